@@ -1,0 +1,118 @@
+"""One file in, its findings out: parse once, derive facts once, run every enabled rule.
+
+This is the single entry point that the CLI, the language server and the estimator's
+script reader share. It never raises for bad input: a syntax error, a binary or
+non-UTF-8 file becomes a :class:`Problem` on the report, and an exception inside one
+rule is logged and isolated to that rule, so the other rules still report.
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+import warnings
+
+import attrs
+
+from .facts import FileFacts, build_facts
+from .finding import Finding, Span
+from .positions import LineIndex
+from .rule import Rule, all_rules
+from .settings import LintSettings
+from .suppressions import parse_suppressions
+
+log = logging.getLogger(__name__)
+
+
+@attrs.frozen
+class Problem:
+    """Why a file could not be (fully) analysed: a syntax error, bad encoding, a crash."""
+
+    kind: str  # "syntax-error" | "encoding" | "internal-error"
+    message: str
+    span: Span | None = None
+
+
+@attrs.frozen
+class FileReport:
+    path: str
+    findings: tuple[Finding, ...] = ()
+    problems: tuple[Problem, ...] = ()
+
+
+def decode_source(data: bytes) -> str:
+    """Decode file bytes as Python source; raises ``UnicodeDecodeError``/``ValueError``."""
+    if b"\x00" in data[:8192]:
+        raise ValueError("binary file (contains NUL bytes)")
+    text = data.decode("utf-8-sig")
+    return text
+
+
+def parse(source: str, path: str) -> tuple[ast.Module | None, Problem | None]:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escape sequences are not our business
+            return ast.parse(source, filename=path, type_comments=False), None
+    except SyntaxError as error:
+        line = error.lineno or 1
+        column = max((error.offset or 1) - 1, 0)
+        end_line = error.end_lineno or line
+        end_column = (error.end_offset or (error.offset or 1) + 1) - 1
+        if (end_line, end_column) <= (line, column):
+            end_line, end_column = line, column + 1
+        return None, Problem("syntax-error", f"SyntaxError: {error.msg}", Span(line, column, end_line, end_column))
+    except (ValueError, RecursionError, MemoryError) as error:
+        return None, Problem("syntax-error", f"cannot parse: {error}")
+
+
+def run_rules(facts: FileFacts, rules: tuple[type[Rule], ...]) -> tuple[list[Finding], list[Problem]]:
+    findings: list[Finding] = []
+    problems: list[Problem] = []
+    for rule_class in rules:
+        try:
+            findings.extend(rule_class().check(facts))
+        except Exception as error:  # one broken rule must not silence the others
+            log.exception("rule %s crashed on %s", rule_class.code, facts.path)
+            problems.append(Problem("internal-error", f"rule {rule_class.code} failed: {error!r}"))
+    return findings, problems
+
+
+def analyze_source(source: str, path: str = "<string>", settings: LintSettings = LintSettings()) -> FileReport:
+    """Lint ``source`` (the text of the file at ``path``) and return its report."""
+    rules = tuple(rule for rule in all_rules() if settings.is_enabled(rule.code))
+    tree, problem = parse(source, path)
+    if tree is None:
+        return FileReport(path, (), (problem,) if problem else ())
+    if not rules:
+        return FileReport(path)
+    try:
+        facts = build_facts(tree, source, path)
+    except RecursionError:
+        return FileReport(path, (), (Problem("internal-error", "file too deeply nested to analyse"),))
+    except Exception as error:  # the analysis must degrade, never take the caller down
+        log.exception("analysis failed on %s", path)
+        return FileReport(path, (), (Problem("internal-error", f"analysis failed: {error!r}"),))
+    findings, problems = run_rules(facts, rules)
+    suppressions = parse_suppressions(source)
+    kept = []
+    for finding in findings:
+        if suppressions.is_suppressed(finding.code, finding.span.line):
+            continue
+        severity = settings.severity_for(finding.code, finding.severity)
+        kept.append(attrs.evolve(finding, path=path, severity=severity))
+    kept.sort(key=lambda f: (f.span, f.code))
+    return FileReport(path, tuple(_dedupe(kept)), tuple(problems))
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    seen: set[tuple] = set()
+    unique = []
+    for finding in findings:
+        key = (finding.code, finding.span)
+        if key not in seen:
+            seen.add(key)
+            unique.append(finding)
+    return unique
+
+
+__all__ = ["FileReport", "Problem", "analyze_source", "decode_source", "LineIndex"]

@@ -1,0 +1,166 @@
+"""Findings as plain values.
+
+A finding must travel: pickled between worker processes of the CLI, cached on disk,
+serialised to JSON, carried inside an LSP diagnostic's ``data`` field and turned back
+into the same edits by ``--fix`` and by the editor's quick fix. So it holds no syntax
+nodes and no closures, only numbers and strings.
+
+Positions follow one convention everywhere in the analysis: ``line`` is 1-based,
+``column`` is 0-based and counts Unicode code points of the line (a ``str`` index).
+``ast`` reports UTF-8 byte offsets; :mod:`torchward.analysis.positions` converts them once.
+Reporters and the server convert these to their own conventions (1-based columns in
+JSON, UTF-16 units on the LSP wire).
+"""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+
+
+class Severity(str, enum.Enum):
+    """How bad the bug is when the finding is right."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    NOTE = "note"
+
+    @property
+    def rank(self) -> int:
+        """Higher is worse: used for ``--fail-on`` thresholds."""
+        return {"note": 0, "warning": 1, "error": 2}[self.value]
+
+    def lowered(self) -> "Severity":
+        """One step less severe; a note stays a note."""
+        return {"error": Severity.WARNING, "warning": Severity.NOTE, "note": Severity.NOTE}[self.value]
+
+
+class Confidence(str, enum.Enum):
+    """How sure the analysis is that the finding is right.
+
+    ``high``: every fact came from bindings and dataflow. ``medium``: a fact came from a
+    weaker source (an unresolved call, a type annotation). ``low``: a fact rests on a name
+    heuristic; such findings are lowered one severity step.
+    """
+
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+
+
+class Applicability(str, enum.Enum):
+    """Whether a fix may be applied without a human look (ruff's model)."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    DISPLAY_ONLY = "display-only"
+
+
+@attrs.frozen(order=True)
+class Span:
+    """A range in one file: 1-based lines, 0-based code-point columns, end exclusive."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@attrs.frozen
+class Evidence:
+    """One link of a finding's chain of proof: a place and a sentence about it."""
+
+    span: Span
+    message: str
+    path: str | None = None  # None: the finding's own file
+
+
+@attrs.frozen
+class Edit:
+    """Replace the text of ``span`` with ``text``."""
+
+    span: Span
+    text: str
+
+
+@attrs.frozen
+class Fix:
+    title: str
+    applicability: Applicability
+    edits: tuple[Edit, ...] = ()
+
+
+@attrs.frozen
+class Finding:
+    code: str
+    name: str
+    severity: Severity
+    confidence: Confidence
+    span: Span
+    message: str
+    path: str = ""
+    evidence: tuple[Evidence, ...] = ()
+    fixes: tuple[Fix, ...] = ()
+
+    def to_dict(self) -> dict:
+        """The stable JSON shape (documented in docs/json-format.md): 1-based columns."""
+
+        def position(span: Span) -> dict:
+            return {
+                "line": span.line,
+                "column": span.column + 1,
+                "end_line": span.end_line,
+                "end_column": span.end_column + 1,
+            }
+
+        return {
+            "code": self.code,
+            "name": self.name,
+            "severity": self.severity.value,
+            "confidence": self.confidence.value,
+            "path": self.path,
+            **position(self.span),
+            "message": self.message,
+            "evidence": [
+                {"path": item.path or self.path, **position(item.span), "message": item.message}
+                for item in self.evidence
+            ],
+            "fixes": [
+                {
+                    "title": fix.title,
+                    "applicability": fix.applicability.value,
+                    "edits": [{**position(edit.span), "text": edit.text} for edit in fix.edits],
+                }
+                for fix in self.fixes
+            ],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Finding":
+        """Inverse of :meth:`to_dict` (the cache and the LSP ``data`` field use it)."""
+
+        def span_of(item: dict) -> Span:
+            return Span(item["line"], item["column"] - 1, item["end_line"], item["end_column"] - 1)
+
+        return cls(
+            code=data["code"],
+            name=data["name"],
+            severity=Severity(data["severity"]),
+            confidence=Confidence(data["confidence"]),
+            span=span_of(data),
+            message=data["message"],
+            path=data["path"],
+            evidence=tuple(
+                Evidence(span_of(e), e["message"], None if e["path"] == data["path"] else e["path"])
+                for e in data["evidence"]
+            ),
+            fixes=tuple(
+                Fix(
+                    f["title"],
+                    Applicability(f["applicability"]),
+                    tuple(Edit(span_of(e), e["text"]) for e in f["edits"]),
+                )
+                for f in data["fixes"]
+            ),
+        )

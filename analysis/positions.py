@@ -1,0 +1,41 @@
+"""The one place where ``ast``'s UTF-8 byte columns become code-point columns.
+
+``ast`` reports ``col_offset`` as a UTF-8 byte offset into the line. Findings use
+code-point columns (:mod:`torchward.analysis.finding`); the language server converts
+those to UTF-16 units. Lines that are pure ASCII (nearly all of them) cost nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .finding import Span
+
+
+class LineIndex:
+    def __init__(self, source: str) -> None:
+        self.lines = source.splitlines()
+
+    def line_text(self, line: int) -> str:
+        return self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+
+    def column(self, line: int, byte_offset: int) -> int:
+        text = self.line_text(line)
+        if text.isascii():
+            return byte_offset
+        return len(text.encode("utf-8")[:byte_offset].decode("utf-8", errors="ignore"))
+
+    def span(self, node: ast.AST) -> Span:
+        line = getattr(node, "lineno", 1)
+        end_line = getattr(node, "end_lineno", None) or line
+        start = self.column(line, getattr(node, "col_offset", 0))
+        end_offset = getattr(node, "end_col_offset", None)
+        end = self.column(end_line, end_offset) if end_offset is not None else start
+        return Span(line, start, end_line, end)
+
+    def head_span(self, node: ast.AST) -> Span:
+        """A one-line span for a statement that may cover many lines (loops, ``with``)."""
+        span = self.span(node)
+        if span.end_line == span.line:
+            return span
+        return Span(span.line, span.column, span.line, len(self.line_text(span.line).rstrip()))

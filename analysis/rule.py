@@ -1,0 +1,109 @@
+"""What a rule is, and how rules are found.
+
+A rule is one small class in one module of :mod:`torchward.analysis.rules` (Fixit's
+model): its code and name, its default severity, its documentation (the class
+docstring, in fixed sections) and its examples. ``VALID`` snippets must produce no
+finding of the rule and ``INVALID`` ones at least one; the registry-driven tests run
+every example, so the documentation and the behaviour cannot drift apart.
+
+Rules read facts, not trees: :meth:`Rule.check` receives the
+:class:`~torchward.analysis.facts.FileFacts` that one analysis of the file derived. The
+cost of a file is one analysis however many rules run.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import re
+import textwrap
+from functools import cache
+from typing import TYPE_CHECKING, ClassVar, Iterable
+
+import attrs
+
+from .finding import Confidence, Evidence, Finding, Fix, Severity, Span
+
+if TYPE_CHECKING:
+    from .facts import FileFacts
+
+DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Fix safety", "Known limitations")
+
+
+@attrs.frozen
+class Invalid:
+    """A snippet the rule must flag; ``severity`` (when given) is the one it must report."""
+
+    source: str
+    severity: Severity | None = None
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    default_severity: ClassVar[Severity]
+    summary: ClassVar[str]
+    VALID: ClassVar[tuple[str, ...]] = ()
+    INVALID: ClassVar[tuple[Invalid, ...]] = ()
+
+    def check(self, facts: "FileFacts") -> Iterable[Finding]:
+        raise NotImplementedError  # every concrete rule overrides this
+
+    def finding(
+        self,
+        span: Span,
+        message: str,
+        *,
+        evidence: Iterable[Evidence] = (),
+        confidence: Confidence = Confidence.HIGH,
+        severity: Severity | None = None,
+        fixes: Iterable[Fix] = (),
+    ) -> Finding:
+        """Build a finding of this rule; low confidence lowers the severity one step."""
+        chosen = severity or self.default_severity
+        if confidence is Confidence.LOW:
+            chosen = chosen.lowered()
+        return Finding(
+            code=self.code,
+            name=self.name,
+            severity=chosen,
+            confidence=confidence,
+            span=span,
+            message=message,
+            evidence=tuple(evidence),
+            fixes=tuple(fixes),
+        )
+
+    @classmethod
+    def documentation(cls) -> str:
+        """The rule's user documentation as Markdown (``explain``, hover and docs/rules)."""
+        body = textwrap.dedent(cls.__doc__ or "").strip()
+        title = f"# {cls.code} {cls.name}\n\n"
+        meta = f"Default severity: **{cls.default_severity.value}**.\n\n"
+        return title + f"{cls.summary}\n\n" + meta + body + "\n"
+
+    @classmethod
+    def doc_sections(cls) -> list[str]:
+        return re.findall(r"^## (.+)$", textwrap.dedent(cls.__doc__ or ""), flags=re.M)
+
+
+@cache
+def all_rules() -> tuple[type[Rule], ...]:
+    """Every rule class, found by walking the rules package, sorted by code."""
+    from . import rules as package
+
+    found: dict[str, type[Rule]] = {}
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        for _, value in inspect.getmembers(module, inspect.isclass):
+            if issubclass(value, Rule) and value is not Rule and value.__module__ == module.__name__:
+                if value.code in found:
+                    raise RuntimeError(f"rule code {value.code} is defined twice")
+                found[value.code] = value
+    return tuple(found[code] for code in sorted(found))
+
+
+def rule_by_code(code: str) -> type[Rule] | None:
+    code = code.upper()
+    return next((rule for rule in all_rules() if rule.code == code or rule.name == code.lower()), None)

@@ -1,0 +1,1 @@
+"""The VRAM cost model: run configuration × architecture × GPU → memory interval."""

@@ -1,0 +1,1 @@
+"""The language server: thin pygls glue over :mod:`torchward.analysis`."""

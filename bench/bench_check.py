@@ -1,0 +1,454 @@
+"""Benchmark ``torchward check`` on PyTorch's own source tree, against torch-preflight.
+
+Why this exists: issue 2 §5 sets speed targets that only count if anyone can re-measure
+them with one command on the 2-core reference machine —
+
+* cold (no cache) at least 10x faster than torch-preflight 0.5.0 on the same tree;
+* warm (cache filled by a previous run) under 3 s;
+* one ~1,000-line training script in under 100 ms in process.
+
+What it does, in order (each step bounded by a timeout):
+
+1. ``pip download torch==2.13.0 --no-deps`` into ``bench/.work/wheels`` (served from this
+   machine's disk) and extract only the ``.py`` files into ``bench/.work/torch-src``
+   (skipped when already there). The linted tree is ``torch-src/torch`` — the 2,285 files
+   torch-preflight's own figures are quoted for.
+2. ``torchward check torch --exit-zero --format json`` three times: ``--no-cache`` (cold),
+   cache emptied then filled (cold, first run) and again with the cache (warm). Default
+   ``--jobs`` unless ``--jobs`` is given here.
+3. torch-preflight 0.5.0 in a side venv ``bench/.work/preflight-venv`` (created and
+   installed when missing; when it cannot be installed the benchmark says so and goes
+   on), run on the same tree with the same number of jobs.
+4. ``analyze_source`` on the synthetic script of ``bench/synthetic_script.py``: median
+   of N runs after one warm-up.
+
+It prints a table and writes everything to ``bench/.work/results.json``.
+
+Run: ``.venv/bin/python bench/bench_check.py`` (``--help`` for options).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import venv
+import zipfile
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+WORK = BENCH / ".work"
+WHEELS = WORK / "wheels"
+TORCH_SRC = WORK / "torch-src"
+PREFLIGHT_VENV = WORK / "preflight-venv"
+RESULTS = WORK / "results.json"
+
+TORCH_VERSION = "2.13.0"
+PREFLIGHT_VERSION = "0.5.0"
+#: The subtree that is linted. torch-preflight's "2,285 files, about four minutes" is for
+#: the ``torch`` package alone; the wheel's ``torchgen``/``functorch`` are extracted too.
+LINTED_SUBDIR = "torch"
+CACHE_DIRNAME = ".torchward_cache"
+
+# Targets from issue 2 §5.
+TARGET_RATIO = 10.0
+TARGET_WARM_S = 3.0
+TARGET_SINGLE_MS = 100.0
+
+
+def log(message: str) -> None:
+    print(f"[bench] {message}", file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------- the torch tree
+
+
+def ensure_torch_tree(timeout: float) -> Path:
+    """Return the extracted tree, downloading and extracting the wheel when needed.
+
+    A marker file records a finished extraction, so an interrupted one is redone rather
+    than silently benchmarked on half a tree. The tree is made its own git repository
+    root (an empty ``git init``) because ``bench/.work/`` is git-ignored in this repo and
+    torchward, like git, honours the ``.gitignore`` files of the enclosing repository; a
+    ``pyproject.toml`` with an empty ``[tool.torchward]`` keeps this repo's configuration
+    from applying to PyTorch's source.
+    """
+    marker = TORCH_SRC / ".extracted"
+    if marker.exists() and marker.read_text().strip() == TORCH_VERSION:
+        isolate_tree(TORCH_SRC)
+        return TORCH_SRC
+    wheel = find_wheel()
+    if wheel is None:
+        log(f"downloading torch=={TORCH_VERSION} (no deps) into {WHEELS}")
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", f"torch=={TORCH_VERSION}", "--no-deps",
+             "-d", str(WHEELS), "-q"],
+            check=True, timeout=timeout,
+        )
+        wheel = find_wheel()
+        if wheel is None:
+            raise SystemExit(f"pip download produced no torch-{TORCH_VERSION} wheel in {WHEELS}")
+    log(f"extracting .py files of {wheel.name}")
+    if TORCH_SRC.exists():
+        shutil.rmtree(TORCH_SRC)
+    with zipfile.ZipFile(wheel) as archive:
+        for name in archive.namelist():
+            if name.endswith(".py") and ".dist-info/" not in name:
+                archive.extract(name, TORCH_SRC)
+    isolate_tree(TORCH_SRC)
+    marker.write_text(TORCH_VERSION + "\n")
+    return TORCH_SRC
+
+
+def find_wheel() -> Path | None:
+    found = sorted(WHEELS.glob(f"torch-{TORCH_VERSION}*.whl")) if WHEELS.is_dir() else []
+    return found[0] if found else None
+
+
+def isolate_tree(root: Path) -> None:
+    """Make ``root`` a project of its own: a repository root with its own configuration."""
+    if not (root / ".git").exists():
+        subprocess.run(["git", "init", "-q", str(root)], check=False,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if not (root / ".git").exists():  # no git binary: the marker alone bounds the walk
+            (root / ".git").mkdir()
+    pyproject = root / "pyproject.toml"
+    if not pyproject.exists():
+        pyproject.write_text(
+            "# Written by torchward's bench/bench_check.py: PyTorch's source is linted with\n"
+            "# torchward's defaults, not with the configuration of the repository around it.\n"
+            "[tool.torchward]\n"
+        )
+
+
+def tree_size(root: Path) -> tuple[int, int]:
+    """Number of ``.py`` files under ``root`` and their total number of lines."""
+    files = lines = 0
+    for path in root.rglob("*.py"):
+        files += 1
+        with open(path, "rb") as handle:
+            lines += sum(1 for _ in handle)
+    return files, lines
+
+
+# ---------------------------------------------------------------- running commands
+
+
+def run_timed(command: list[str], cwd: Path, output: Path, timeout: float) -> dict:
+    """Run ``command`` with stdout into ``output``; wall time, exit code, stderr tail."""
+    start = time.perf_counter()
+    try:
+        with open(output, "wb") as sink:
+            done = subprocess.run(command, cwd=cwd, stdout=sink, stderr=subprocess.PIPE,
+                                  timeout=timeout)
+        seconds = time.perf_counter() - start
+        return {"seconds": round(seconds, 3), "rc": done.returncode,
+                "stderr_tail": done.stderr.decode("utf-8", "replace")[-1500:],
+                "timed_out": False, "output": str(output)}
+    except subprocess.TimeoutExpired:
+        return {"seconds": None, "rc": None, "stderr_tail": "", "timed_out": True,
+                "output": str(output)}
+
+
+def load_json(path: Path):
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+# ---------------------------------------------------------------- torchward
+
+
+def torchward_executable() -> list[str] | None:
+    """The ``torchward`` command of this interpreter's environment, if it has ``check``."""
+    script = Path(sys.executable).parent / "torchward"
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "torchward"]
+    try:
+        probe = subprocess.run(command + ["check", "--help"], capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return command if probe.returncode == 0 else None
+
+
+def clear_caches(tree: Path) -> None:
+    """Remove torchward cache folders that a run on ``tree`` may have written."""
+    for candidate in (tree / CACHE_DIRNAME, tree / LINTED_SUBDIR / CACHE_DIRNAME):
+        if candidate.is_dir():
+            shutil.rmtree(candidate)
+
+
+def findings_per_code(payload) -> collections.Counter:
+    """Count findings by code in torchward's (array) or torch-preflight's (object) JSON."""
+    if isinstance(payload, dict):
+        payload = payload.get("diagnostics", payload.get("findings", []))
+    return collections.Counter(item.get("code", "?") for item in payload or [])
+
+
+def bench_torchward(tree: Path, jobs: int | None, timeout: float) -> dict:
+    """Cold without cache, cold filling the cache, warm from it — same command each time."""
+    command = torchward_executable()
+    if command is None:
+        log("`torchward check` is not available: timing the engine in process instead")
+        return bench_engine_pool(tree, jobs or os.cpu_count() or 1)
+    base = command + ["check", LINTED_SUBDIR, "--exit-zero", "--format", "json"]
+    if jobs:
+        base += ["--jobs", str(jobs)]
+    runs = {}
+    clear_caches(tree)
+    log("torchward cold (--no-cache)")
+    runs["cold_no_cache"] = run_timed(base + ["--no-cache"], tree, WORK / "torchward-nocache.json", timeout)
+    clear_caches(tree)
+    log("torchward cold (first run, fills the cache)")
+    runs["cold_fill_cache"] = run_timed(base, tree, WORK / "torchward-fill.json", timeout)
+    log("torchward warm (second run, cache)")
+    runs["warm"] = run_timed(base, tree, WORK / "torchward-warm.json", timeout)
+    payload = load_json(WORK / "torchward-nocache.json")
+    warm_payload = load_json(WORK / "torchward-warm.json")
+    return {
+        "mode": "cli",
+        "command": " ".join(base),
+        "runs": runs,
+        "findings_per_rule": dict(sorted(findings_per_code(payload).items())),
+        "findings_total": sum(findings_per_code(payload).values()),
+        "warm_findings_total": sum(findings_per_code(warm_payload).values()),
+        "output_ok": isinstance(payload, list),
+    }
+
+
+def bench_engine_pool(tree: Path, jobs: int) -> dict:
+    """Fallback while the CLI does not exist yet: the engine over a process pool."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    files = sorted(str(p) for p in (tree / LINTED_SUBDIR).rglob("*.py"))
+    start = time.perf_counter()
+    counts: collections.Counter = collections.Counter()
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        for codes in pool.map(_codes_of_file, files, chunksize=16):
+            counts.update(codes)
+    seconds = time.perf_counter() - start
+    return {
+        "mode": "engine-pool (no CLI yet)",
+        "command": f"analyze_source over a {jobs}-process pool",
+        "runs": {"cold_no_cache": {"seconds": round(seconds, 3), "rc": 0, "timed_out": False}},
+        "findings_per_rule": dict(sorted(counts.items())),
+        "findings_total": sum(counts.values()),
+        "output_ok": True,
+    }
+
+
+def _codes_of_file(path: str) -> list[str]:
+    from torchward.analysis import analyze_source, decode_source
+
+    try:
+        with open(path, "rb") as handle:
+            text = decode_source(handle.read())
+    except (OSError, ValueError):
+        return []
+    return [finding.code for finding in analyze_source(text, path).findings]
+
+
+# ---------------------------------------------------------------- torch-preflight
+
+
+def ensure_preflight(timeout: float) -> tuple[Path | None, str]:
+    """The side venv's ``torch-preflight`` executable, or ``None`` and the reason."""
+    executable = PREFLIGHT_VENV / "bin" / "torch-preflight"
+    if executable.exists() and preflight_version(executable) == PREFLIGHT_VERSION:
+        return executable, "already installed"
+    try:
+        if not (PREFLIGHT_VENV / "bin" / "python").exists():
+            log(f"creating side venv {PREFLIGHT_VENV}")
+            venv.EnvBuilder(with_pip=True, clear=True).create(PREFLIGHT_VENV)
+        log(f"installing torch-preflight=={PREFLIGHT_VERSION} into the side venv")
+        done = subprocess.run(
+            [str(PREFLIGHT_VENV / "bin" / "python"), "-m", "pip", "install", "-q",
+             f"torch-preflight=={PREFLIGHT_VERSION}"],
+            capture_output=True, timeout=timeout,
+        )
+    except (OSError, subprocess.SubprocessError) as error:
+        return None, f"could not set up the side venv: {error}"
+    if done.returncode != 0 or not executable.exists():
+        tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["?"]
+        return None, f"pip install torch-preflight=={PREFLIGHT_VERSION} failed: {tail[0]}"
+    return executable, "installed now"
+
+
+def preflight_version(executable: Path) -> str | None:
+    try:
+        done = subprocess.run([str(executable), "--version"], capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    words = done.stdout.decode().split()
+    return words[-1] if done.returncode == 0 and words else None
+
+
+def bench_preflight(tree: Path, jobs: int | None, timeout: float) -> dict:
+    """torch-preflight's ``check`` on the same subtree, JSON to a file (exit 1 = findings)."""
+    executable, how = ensure_preflight(timeout=600)
+    if executable is None:
+        log(f"torch-preflight not run: {how}")
+        return {"available": False, "reason": how}
+    command = [str(executable), "check", LINTED_SUBDIR, "--format", "json", "--no-color"]
+    if jobs:
+        command += ["--jobs", str(jobs)]
+    log(f"torch-preflight {PREFLIGHT_VERSION} ({how}); this takes minutes")
+    run = run_timed(command, tree, WORK / "preflight.json", timeout)
+    payload = load_json(WORK / "preflight.json")
+    summary = payload.get("summary", {}) if isinstance(payload, dict) else {}
+    return {
+        "available": True,
+        "command": " ".join(command),
+        "run": run,
+        "files_checked": summary.get("files_checked"),
+        "findings_per_rule": dict(sorted(findings_per_code(payload).items())),
+        "findings_total": sum(findings_per_code(payload).values()),
+    }
+
+
+# ---------------------------------------------------------------- one file in process
+
+
+def bench_single_file(runs: int) -> dict:
+    """Median wall time of ``analyze_source`` on the ~1,000-line synthetic script."""
+    sys.path.insert(0, str(BENCH))
+    from synthetic_script import training_script
+    from torchward.analysis import analyze_source
+
+    source = training_script()
+    path = str(WORK / "synthetic_train.py")
+    Path(path).write_text(source)
+    report = analyze_source(source, path)  # warm-up: imports, rule registry
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        analyze_source(source, path)
+        times.append((time.perf_counter() - start) * 1000)
+    return {
+        "lines": source.count("\n"),
+        "runs": runs,
+        "median_ms": round(statistics.median(times), 2),
+        "min_ms": round(min(times), 2),
+        "max_ms": round(max(times), 2),
+        "findings_per_rule": dict(sorted(collections.Counter(f.code for f in report.findings).items())),
+        "problems": [p.message for p in report.problems],
+        "script": path,
+    }
+
+
+# ---------------------------------------------------------------- report
+
+
+def seconds_of(run: dict | None) -> float | None:
+    return run.get("seconds") if run and not run.get("timed_out") and run.get("rc") in (0, 1) else None
+
+
+def verdict(ok: bool | None) -> str:
+    return "n/a" if ok is None else ("PASS" if ok else "MISS")
+
+
+def summarize(results: dict) -> list[str]:
+    """The compact table; also stores the derived figures in ``results['summary']``."""
+    tw = results["torchward"]
+    runs = tw["runs"]
+    cold = seconds_of(runs.get("cold_no_cache"))
+    fill = seconds_of(runs.get("cold_fill_cache"))
+    warm = seconds_of(runs.get("warm"))
+    pf = results["preflight"]
+    pf_s = seconds_of(pf.get("run")) if pf.get("available") else None
+    ratio = round(pf_s / cold, 1) if pf_s and cold else None
+    single = results["single_file"]["median_ms"]
+    results["summary"] = {
+        "cold_no_cache_s": cold, "cold_fill_cache_s": fill, "warm_s": warm,
+        "preflight_s": pf_s, "ratio_preflight_over_cold": ratio, "single_file_median_ms": single,
+    }
+
+    def fmt(value, unit="s"):
+        return "—" if value is None else f"{value:.2f} {unit}"
+
+    tree = results["tree"]
+    lines = [
+        f"torchward {results['torchward_version']} on torch {TORCH_VERSION}/{LINTED_SUBDIR}: "
+        f"{tree['files']} files, {tree['lines']:,} lines; {results['machine']['cpus']} CPUs; "
+        f"jobs={results['jobs'] or 'default'}; mode={tw['mode']}",
+        "",
+        f"{'measure':<40}{'value':>14}   target",
+        f"{'torchward cold, --no-cache':<40}{fmt(cold):>14}",
+        f"{'torchward cold, first run (fills cache)':<40}{fmt(fill):>14}",
+        f"{'torchward warm (cache)':<40}{fmt(warm):>14}   < {TARGET_WARM_S:.0f} s  "
+        f"{verdict(None if warm is None else warm < TARGET_WARM_S)}",
+        f"{'torch-preflight ' + PREFLIGHT_VERSION:<40}{fmt(pf_s):>14}"
+        + ("" if pf.get("available") else f"   not run: {pf.get('reason')}"),
+        f"{'ratio torch-preflight / torchward cold':<40}"
+        f"{('—' if ratio is None else f'{ratio:.1f}x'):>14}   >= {TARGET_RATIO:.0f}x  "
+        f"{verdict(None if ratio is None else ratio >= TARGET_RATIO)}",
+        f"{'single file in process (' + str(results['single_file']['lines']) + ' lines)':<40}"
+        f"{fmt(single, 'ms'):>14}   < {TARGET_SINGLE_MS:.0f} ms "
+        f"{verdict(single < TARGET_SINGLE_MS)}",
+        "",
+        "torchward findings on the tree: "
+        + (", ".join(f"{code} {n}" for code, n in tw["findings_per_rule"].items()) or "none")
+        + f" (total {tw['findings_total']})",
+    ]
+    if pf.get("available"):
+        lines.append(
+            "torch-preflight findings: "
+            + (", ".join(f"{code} {n}" for code, n in pf["findings_per_rule"].items()) or "none")
+            + f" (total {pf['findings_total']}, files checked {pf.get('files_checked')})"
+        )
+    for name, run in list(runs.items()) + ([("preflight", pf["run"])] if pf.get("available") else []):
+        if run.get("timed_out") or run.get("rc") not in (0, 1):
+            lines.append(f"!! {name}: rc={run.get('rc')} timed_out={run.get('timed_out')} "
+                         f"{run.get('stderr_tail', '')[-300:]}")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--jobs", type=int, default=None,
+                        help="--jobs for both tools (default: each tool's default, the CPU count)")
+    parser.add_argument("--runs", type=int, default=21, help="runs of the single-file timing")
+    parser.add_argument("--skip-preflight", action="store_true", help="do not run torch-preflight")
+    parser.add_argument("--timeout", type=float, default=600,
+                        help="seconds allowed for each torchward run (default 600)")
+    parser.add_argument("--preflight-timeout", type=float, default=1200,
+                        help="seconds allowed for the torch-preflight run (default 1200)")
+    args = parser.parse_args(argv)
+
+    WORK.mkdir(parents=True, exist_ok=True)
+    tree = ensure_torch_tree(timeout=900)
+    files, lines = tree_size(tree / LINTED_SUBDIR)
+    import torchward
+
+    results = {
+        "torchward_version": torchward.__version__,
+        "torch_version": TORCH_VERSION,
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                    "platform": platform.platform()},
+        "jobs": args.jobs,
+        "tree": {"path": str(tree / LINTED_SUBDIR), "files": files, "lines": lines},
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
+    }
+    results["torchward"] = bench_torchward(tree, args.jobs, args.timeout)
+    results["preflight"] = (
+        {"available": False, "reason": "--skip-preflight"} if args.skip_preflight
+        else bench_preflight(tree, args.jobs, args.preflight_timeout)
+    )
+    results["single_file"] = bench_single_file(args.runs)
+    table = summarize(results)
+    RESULTS.write_text(json.dumps(results, indent=2) + "\n")
+    print("\n".join(table))
+    print(f"\nresults: {RESULTS}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,8 @@
+"""``python -m torchward``: the same as the ``torchward`` console script."""
+
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

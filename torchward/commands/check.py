@@ -1,0 +1,103 @@
+"""``torchward check [PATHS...]``: lint files and directories, report, and set the exit status.
+
+The pipeline, each step in its own module: configuration (:mod:`torchward.config`),
+which files (:mod:`torchward.discovery`), which rules per file
+(:mod:`torchward.selection`), cached or parallel analysis (:mod:`torchward.runner`,
+:mod:`torchward.cache`), output (:mod:`torchward.reporters`). Exit status: 0 when
+nothing is at or above ``--fail-on``, 1 when something is (or a file could not be
+analysed), 2 for usage, configuration and internal errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+NAME = "check"
+HELP = "Check Python files for silent PyTorch training bugs."
+ORDER = 10
+
+SEVERITY_RANK = {"note": 0, "warning": 1, "error": 2}
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .)")
+    parser.add_argument("--select", action="append", metavar="CODES",
+                        help="only these codes or prefixes (comma-separated or repeated); replaces the configured select")
+    parser.add_argument("--ignore", action="append", metavar="CODES",
+                        help="skip these codes or prefixes (comma-separated or repeated); adds to the configured ignore")
+    parser.add_argument("--fail-on", choices=("error", "warning", "note"),
+                        help="lowest severity that makes the exit status 1 (default: error)")
+    parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    parser.add_argument("--jobs", "-j", type=_positive, metavar="N", help="worker processes (default: CPU count)")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write .torchward_cache/")
+    parser.add_argument("--statistics", action="store_true", help="print the number of findings per code instead")
+    parser.add_argument("--format", choices=("terminal", "json"), default="terminal", help="output format")
+    parser.add_argument("--config", metavar="PATH", help="the pyproject.toml to read (default: the nearest one)")
+
+
+def parse_selectors(values: list[str] | None) -> tuple[str, ...]:
+    from ..config import normalize_selectors
+    from ..errors import UsageError
+
+    items = [item for value in values or () for item in value.split(",") if item.strip()]
+    try:
+        return normalize_selectors(items)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
+def exit_status(result, fail_on: str, exit_zero: bool) -> int:
+    """2 when the engine broke on a file; else 1 for findings at or above ``fail-on`` or unanalysable files."""
+    problems = [problem for report in result.reports for problem in report.problems]
+    if any(problem.kind == "internal-error" for problem in problems):
+        return 2
+    if exit_zero:
+        return 0
+    threshold = SEVERITY_RANK[fail_on]
+    failing = any(
+        SEVERITY_RANK[finding.severity.value] >= threshold
+        for report in result.reports for finding in report.findings
+    )
+    return 1 if failing or problems else 0
+
+
+def run(args: argparse.Namespace) -> int:
+    from .. import analysis
+    from ..cache import Cache, cache_key, default_cache_dir, engine_fingerprint
+    from ..config import resolve_config
+    from ..discovery import discover
+    from ..patterns import PatternList
+    from ..reporters import FORMATS
+    from ..reporters.terminal import should_colour
+    from ..runner import check_files
+    from ..selection import RuleSelection
+
+    paths = args.paths or ["."]
+    select, ignore = parse_selectors(args.select), parse_selectors(args.ignore)
+    config = resolve_config(args.config, paths[0])
+    exclude = PatternList.parse("", list(config.exclude) + list(config.extend_exclude))
+    files = discover(paths, exclude, config.root)
+    if not files:
+        print(f"torchward: warning: no Python files found under {' '.join(paths)}", file=sys.stderr)
+        return 0
+    selection = RuleSelection(config, select or None, ignore)
+    cache = None
+    if not args.no_cache:
+        key = cache_key(selection.identity(), engine_fingerprint(list(analysis.__path__)))
+        cache = Cache.open(default_cache_dir(config.root), key)
+    result = check_files(files, selection, args.jobs or os.cpu_count() or 1, cache)
+    FORMATS[args.format](result, sys.stdout, errors=sys.stderr, statistics=args.statistics,
+                         colour=should_colour(sys.stdout))
+    return exit_status(result, args.fail_on or config.fail_on, args.exit_zero)

@@ -1,0 +1,191 @@
+"""``[tool.torchward]`` of the nearest ``pyproject.toml``, validated into plain values.
+
+Keys are kebab-case in TOML and snake_case here; the conversion happens in
+:data:`SCHEMA` and nowhere else. A configuration that says something we do not
+understand is an error naming the file and the key, never a silent default: a typo in
+``ignore`` that quietly re-enabled a rule, or in ``fail-on`` that quietly let CI pass,
+would cost more than the error.
+
+The nearest file is found by walking up from the first checked path and taking the
+first ``pyproject.toml`` that has a ``[tool.torchward]`` table (ruff's rule): a
+``pyproject.toml`` without one is not ours and is not even parsed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import sys
+from typing import Any, Callable
+
+import attrs
+
+from .discovery import DEFAULT_EXCLUDE
+from .errors import ConfigError
+
+SEVERITIES = ("error", "warning", "note")
+_SELECTOR = re.compile(r"^(?:ALL|[A-Z]+[0-9]*)$")
+_CODE = re.compile(r"^[A-Z]+[0-9]+$")
+
+
+@attrs.frozen
+class Config:
+    """The validated table, with where it came from (``None``: built-in defaults)."""
+
+    path: str | None = None
+    root: str = "."  # directory that ``exclude`` and ``per-file-ignores`` patterns are relative to
+    select: tuple[str, ...] = ("TW",)
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    severity: tuple[tuple[str, str], ...] = ()
+    fail_on: str = "error"
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    extend_exclude: tuple[str, ...] = ()
+
+
+def normalize_selectors(values: list[str]) -> tuple[str, ...]:
+    """Upper-case rule selectors (codes, prefixes, ``ALL``); ``TG`` codes are ``TW`` aliases."""
+    result = []
+    for value in values:
+        selector = value.strip().upper()
+        if selector.startswith("TG"):
+            selector = "TW" + selector[2:]
+        if not _SELECTOR.match(selector):
+            raise ValueError(f"'{value}' is not a rule code or prefix (like TW001 or TW)")
+        result.append(selector)
+    return tuple(result)
+
+
+def _string_list(value: Any) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ValueError("expected a list of strings")
+    return value
+
+
+def _selectors(value: Any) -> tuple[str, ...]:
+    return normalize_selectors(_string_list(value))
+
+
+def _patterns(value: Any) -> tuple[str, ...]:
+    return tuple(_string_list(value))
+
+
+def _per_file_ignores(value: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    if not isinstance(value, dict):
+        raise ValueError("expected a table of glob = [codes]")
+    return tuple((glob, _selectors(codes)) for glob, codes in value.items())
+
+
+def _severity_overrides(value: Any) -> tuple[tuple[str, str], ...]:
+    if not isinstance(value, dict):
+        raise ValueError('expected a table of code = "error" | "warning" | "note"')
+    overrides = []
+    for code, level in value.items():
+        (normalized,) = normalize_selectors([code])
+        if not _CODE.match(normalized):
+            raise ValueError(f"'{code}' is not a full rule code (like TW001)")
+        overrides.append((normalized, _severity(level)))
+    return tuple(overrides)
+
+
+def _severity(value: Any) -> str:
+    if value not in SEVERITIES:
+        raise ValueError(f"expected one of {', '.join(SEVERITIES)}, got {value!r}")
+    return value
+
+
+SCHEMA: dict[str, Callable[[Any], Any]] = {
+    "select": _selectors,
+    "ignore": _selectors,
+    "per-file-ignores": _per_file_ignores,
+    "severity": _severity_overrides,
+    "fail-on": _severity,
+    "exclude": _patterns,
+    "extend-exclude": _patterns,
+}
+
+
+def _load_toml(path: str) -> dict:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
+    with open(path, "rb") as handle:
+        return tomllib.load(handle)
+
+
+def parse_table(path: str, table: Any) -> Config:
+    """Validate one ``[tool.torchward]`` table read from ``path``."""
+    if not isinstance(table, dict):
+        raise ConfigError(path, None, "expected a table")
+    values: dict[str, Any] = {}
+    for key, raw in table.items():
+        convert = SCHEMA.get(key)
+        if convert is None:
+            close = difflib.get_close_matches(key.replace("_", "-"), SCHEMA, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else f" (known keys: {', '.join(SCHEMA)})"
+            raise ConfigError(path, key, "unknown key" + hint)
+        try:
+            values[key.replace("-", "_")] = convert(raw)
+        except ValueError as error:
+            raise ConfigError(path, key, str(error)) from None
+    return Config(path=path, root=os.path.dirname(os.path.abspath(path)), **values)
+
+
+def _read_document(path: str) -> dict:
+    try:
+        return _load_toml(path)
+    except OSError as error:
+        raise ConfigError(path, None, f"cannot read: {error.strerror or error}") from None
+    except ValueError as error:  # tomllib.TOMLDecodeError is a ValueError
+        raise ConfigError(path, None, f"invalid TOML: {error}") from None
+
+
+def _table(document: dict) -> Any:
+    tool = document.get("tool", {})
+    return tool.get("torchward") if isinstance(tool, dict) else None
+
+
+def load_config(path: str) -> Config:
+    """Read ``[tool.torchward]`` from the ``pyproject.toml`` at ``path`` (defaults when absent)."""
+    table = _table(_read_document(path))
+    if table is None:
+        return Config(path=path, root=os.path.dirname(os.path.abspath(path)))
+    return parse_table(path, table)
+
+
+def _mentions_torchward(path: str) -> bool:
+    """Cheap pre-check so that foreign ``pyproject.toml`` files are never parsed."""
+    try:
+        with open(path, "rb") as handle:
+            return b"torchward" in handle.read()
+    except OSError:
+        return False
+
+
+def find_config(start: str) -> Config | None:
+    """The configuration of the nearest ``pyproject.toml`` at or above ``start`` that has one."""
+    current = os.path.abspath(start)
+    if not os.path.isdir(current):
+        current = os.path.dirname(current)
+    while True:
+        candidate = os.path.join(current, "pyproject.toml")
+        if os.path.isfile(candidate) and _mentions_torchward(candidate):
+            table = _table(_read_document(candidate))
+            if table is not None:
+                return parse_table(candidate, table)
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def resolve_config(explicit: str | None, first_path: str) -> Config:
+    """The configuration for a run: ``--config`` when given, else the nearest one, else defaults."""
+    if explicit is not None:
+        if not os.path.isfile(explicit):
+            raise ConfigError(explicit, None, "no such file")
+        return load_config(explicit)
+    found = find_config(first_path)
+    return found if found is not None else Config(root=os.getcwd())

@@ -1,0 +1,17 @@
+"""Output formats of ``torchward check``: one module per format, each a ``write`` function.
+
+A reporter receives the finished :class:`~torchward.runner.RunResult` and writes it;
+it decides nothing about exit codes. Adding a format is one module plus one line in
+:data:`FORMATS`.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, TextIO
+
+from . import json, terminal
+
+Writer = Callable[..., None]
+FORMATS: dict[str, Writer] = {"terminal": terminal.write, "json": json.write}
+
+__all__ = ["FORMATS", "Writer", "TextIO"]

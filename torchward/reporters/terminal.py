@@ -1,0 +1,145 @@
+"""``--format terminal``: what a person reads, in the shape compilers taught them.
+
+Each finding starts with ``path:line:col: CODE message`` (1-based, so editors and
+terminals turn it into a link), then the source line with a caret span and the
+severity, the evidence that proves it, and a ``help:`` line (the first fix's title, or
+where to read more). A summary ends the output. Colour only when writing to a
+terminal and ``NO_COLOR`` is unset (https://no-color.org); CI logs and pipes stay plain.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Mapping, TextIO
+
+from ..statistics import SEVERITY_ORDER, count_by_code, count_by_severity, plural
+
+_STYLES = {
+    "bold": "1", "error": "1;31", "warning": "1;33", "note": "1;36",
+    "gutter": "34", "code": "1;35", "dim": "2",
+}
+
+
+def should_colour(stream: TextIO, environ: Mapping[str, str] = os.environ) -> bool:
+    """Colour for a TTY only, and never when ``NO_COLOR`` is set to anything non-empty."""
+    if environ.get("NO_COLOR"):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+class Painter:
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+
+    def __call__(self, style: str, text: str) -> str:
+        if not self.enabled or not text:
+            return text
+        return f"\x1b[{_STYLES[style]}m{text}\x1b[0m"
+
+
+def problem_line(path: str, problem) -> str:
+    """One line for a file that could not be analysed: ``path:line:col: kind message``."""
+    line, column = (problem.span.line, problem.span.column + 1) if problem.span else (1, 1)
+    return f"{path}:{line}:{column}: {problem.kind} {problem.message}"
+
+
+class SourceLines:
+    """The text of files with findings, read once each and only for display."""
+
+    def __init__(self) -> None:
+        self._files: dict[str, list[str]] = {}
+
+    def line(self, path: str, number: int) -> str | None:
+        if path not in self._files:
+            try:
+                with open(path, encoding="utf-8-sig", errors="replace") as handle:
+                    self._files[path] = handle.read().splitlines()
+            except OSError:
+                self._files[path] = []
+        lines = self._files[path]
+        return lines[number - 1] if 0 < number <= len(lines) else None
+
+
+def _snippet(paint: Painter, text: str, span, severity: str, confidence: str) -> list[str]:
+    number = str(span.line)
+    pad = " " * len(number)
+    end = span.end_column if span.end_line == span.line else len(text.rstrip())
+    prefix = text[:span.column].expandtabs(4)
+    width = max(len(text[span.column:end].expandtabs(4)), 1)
+    label = severity if confidence == "high" else f"{severity} ({confidence} confidence)"
+    carets = " " * len(prefix) + "^" * width
+    return [
+        f" {pad} {paint('gutter', '|')}",
+        f" {paint('gutter', number)} {paint('gutter', '|')} {text.expandtabs(4)}",
+        f" {pad} {paint('gutter', '|')} {paint(severity, carets + ' ' + label)}",
+    ]
+
+
+def format_finding(finding, lines: SourceLines, paint: Painter) -> list[str]:
+    span = finding.span
+    head = f"{paint('bold', f'{finding.path}:{span.line}:{span.column + 1}:')} {paint('code', finding.code)} {finding.message}"
+    out = [head]
+    text = lines.line(finding.path, span.line)
+    if text is not None:
+        out += _snippet(paint, text, span, finding.severity.value, finding.confidence.value)
+    for item in finding.evidence:
+        where = f"{item.path}:" if item.path and item.path != finding.path else ""
+        out.append(f"   {paint('gutter', '=')} {paint('dim', f'{where}{item.span.line}:{item.span.column + 1}:')} {item.message}")
+    help_text = finding.fixes[0].title if finding.fixes else f"run `torchward explain {finding.code}` for why and how to fix it"
+    out.append(f"   {paint('gutter', '=')} {paint('bold', 'help:')} {help_text}")
+    return out
+
+
+def _summary(result, paint: Painter) -> str:
+    counts = count_by_severity(result.reports)
+    total = sum(counts.values())
+    files = plural(result.files_checked, "file")
+    cached = f" ({result.files_cached} unchanged, from cache)" if result.files_cached else ""
+    if not total:
+        text = f"No findings in {files} checked{cached}."
+    else:
+        parts = ", ".join(plural(counts[level], level) for level in SEVERITY_ORDER if counts[level])
+        with_findings = sum(1 for report in result.reports if report.findings)
+        text = f"Found {plural(total, 'finding')} ({parts}) in {with_findings} of {files} checked{cached}."
+    broken = sum(1 for report in result.reports if report.problems)
+    if broken:
+        text += f" {plural(broken, 'file')} could not be fully analysed."
+    return paint("bold", text)
+
+
+def _statistics(result) -> list[str]:
+    rows = count_by_code(result.reports)
+    if not rows:
+        return []
+    width = max(len(str(row.count)) for row in rows)
+    name_width = max(len(row.name) for row in rows)
+    return [
+        f"{row.count:>{width}}  {row.code}  {row.name:<{name_width}}  "
+        + ", ".join(plural(n, level) for level, n in row.severities)
+        for row in rows
+    ]
+
+
+def write(result, stream: TextIO, *, errors: TextIO, statistics: bool = False, colour: bool = False) -> None:
+    """Findings, then files that could not be analysed, then the summary, all on ``stream``.
+
+    ``errors`` is unused: a person reads one stream, in order.
+    """
+    paint = Painter(colour)
+    out: list[str] = []
+    if statistics:
+        out += _statistics(result)
+    else:
+        lines = SourceLines()
+        for report in result.reports:
+            for finding in report.findings:
+                out += format_finding(finding, lines, paint)
+                out.append("")
+    for report in result.reports:
+        for problem in report.problems:
+            out.append(paint("error", problem_line(report.path, problem)))
+    if out and out[-1] != "":
+        out.append("")
+    out.append(_summary(result, paint))
+    stream.write("\n".join(out) + "\n")

@@ -113,6 +113,7 @@ class Cache:
             fd, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 json.dump({"format": FORMAT, "files": self.entries}, handle, separators=(",", ":"))
+            os.chmod(temporary, 0o644)  # mkstemp's 0600 would lock out a shared CI cache
             os.replace(temporary, self.file)
             self.dirty = False
         except OSError:

@@ -154,4 +154,4 @@ def discover(paths: Iterable[str], exclude: PatternList, root: str) -> list[Sour
             walker.add_file(os.path.normpath(given), absolute)
         else:
             raise UsageError(f"{given}: no such file or directory")
-    return sorted(walker.found.values())
+    return sorted(walker.found.values(), key=lambda source_file: source_file.path)

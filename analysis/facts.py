@@ -1,9 +1,41 @@
-"""Placeholder while the semantic model is written."""
+"""Everything one analysis of a file derived, in the shape rules read.
+
+:func:`build_facts` runs the semantic model and the dataflow once per file; rules receive
+the resulting :class:`FileFacts` and ask it questions (see
+:mod:`torchward.analysis.structure` for the training-structure queries).
+"""
+
+from __future__ import annotations
+
+import ast
+
 import attrs
+
+from .analyzer import FileAnalyzer
+from .events import Trace
+from .positions import LineIndex
+from .semantic import ModuleIndex
+from .values import Loc
+
 
 @attrs.define
 class FileFacts:
     path: str
+    index: ModuleIndex
+    lines: LineIndex
+    traces: list[Trace]
+    backwarded_locs: frozenset[Loc]
+    called_functions: frozenset[str]
 
-def build_facts(tree, source, path):
-    return FileFacts(path)
+
+def build_facts(tree: ast.Module, source: str, path: str) -> FileFacts:
+    analyzer = FileAnalyzer(tree, source, path)
+    analyzer.run()
+    return FileFacts(
+        path=path,
+        index=analyzer.index,
+        lines=analyzer.lines,
+        traces=analyzer.traces,
+        backwarded_locs=frozenset(analyzer.backwarded_locs),
+        called_functions=frozenset(analyzer.called),
+    )

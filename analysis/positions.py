@@ -39,3 +39,8 @@ class LineIndex:
         if span.end_line == span.line:
             return span
         return Span(span.line, span.column, span.line, len(self.line_text(span.line).rstrip()))
+
+    def span_at(self, line: int, byte_offset: int) -> Span:
+        """From a statement's start to the end of its first line (for evidence)."""
+        start = self.column(line, byte_offset)
+        return Span(line, start, line, max(start, len(self.line_text(line).rstrip())))

@@ -1,0 +1,283 @@
+"""The file-level driver: which functions to analyse, in which contexts, and summaries.
+
+Analysis starts at the module body, so ``main()`` and everything it calls are analysed
+with the values their callers actually pass (a model built by ``Net()``, a loader with
+a ``DistributedSampler``). A call to a local function is analysed in the caller's
+context and memoised by its argument values; its *summary* (what it returns, which
+training events it causes, which models it switches to eval mode) is replayed at the
+call site. Functions that nothing in the file calls — entry points called by a
+framework or another module — are analysed afterwards on their own, with parameters
+typed by annotation or, as a last resort, by name (:mod:`torchward.analysis.fallback`).
+"""
+
+from __future__ import annotations
+
+import ast
+
+import attrs
+
+from . import catalog
+from .events import Event, EventKind, Gate, Trace
+from .fallback import kind_from_name
+from .finding import Confidence, Evidence
+from .interpreter import FunctionRun
+from .names import qualified_name
+from .positions import LineIndex
+from .semantic import TRAINING_WORDS, FunctionInfo, ModuleIndex
+from .values import SCALAR, UNKNOWN, Kind, Loc, ModeFact, Value
+
+MAX_CALL_DEPTH = 8
+_REPLAYED = {EventKind.BACKWARD, EventKind.STEP, EventKind.ZERO_GRAD, EventKind.MODE, EventKind.GRAD_CALL, EventKind.DDP_WRAP}
+_ANNOTATION_KINDS = {
+    "torch.nn.Module": Kind.MODEL,
+    "torch.optim.Optimizer": Kind.OPTIMIZER,
+    "torch.Tensor": Kind.TENSOR,
+}
+
+
+@attrs.frozen
+class Summary:
+    returned: Value
+    events: tuple[Event, ...] = ()
+    final_modes: tuple[tuple[str, ModeFact | None], ...] = ()  # parameter or self.attr -> mode at exit
+    final_self: Value | None = None
+
+
+UNKNOWN_SUMMARY = Summary(attrs.evolve(UNKNOWN, scaled=None))
+
+
+class FileAnalyzer:
+    def __init__(self, tree: ast.Module, source: str, path: str) -> None:
+        self.path = path
+        self.tree = tree
+        self.index = ModuleIndex(tree, source)
+        self.lines = LineIndex(source)
+        self.relevant = TRAINING_WORDS.search(source) is not None
+        self.traces: list[Trace] = []
+        self.backwarded_locs: set[Loc] = set()
+        self.closures: dict[str, dict[str, Value]] = {}
+        self.called: set[str] = set()
+        self.analyzed: set[str] = set()
+        self._memo: dict[tuple, tuple[Summary, Trace]] = {}
+        self._registered: set[int] = set()
+        self._stack: list[str] = []
+        self._instances: dict[tuple, Value] = {}
+        self.module_run: FunctionRun | None = None
+
+    # --- driving ----------------------------------------------------------------------
+    def run(self) -> None:
+        if not self.relevant:
+            return  # nothing in the file can trigger a rule: parse-only
+        trace = Trace("<module>")
+        self.module_run = FunctionRun(self, trace, self.tree.body, env={}, outer={}, grad_enabled=True)
+        self.module_run.run()
+        self.traces.append(trace)
+        for info in self.index.functions_in_order():
+            if info.qualname not in self.analyzed and self.index.mentions_training(info.node):
+                self.analyze_standalone(info)
+
+    def globals(self) -> dict[str, Value]:
+        return self.module_run.env if self.module_run else {}
+
+    def analyze_standalone(self, info: FunctionInfo) -> None:
+        self_value = None
+        if info.is_method and info.class_name:
+            self_value = self.instantiate(info.class_name, None, {}, None, None)
+        self.invoke(info, [], {}, self_value, grad_enabled=True, record=True)
+
+    # --- calls ----------------------------------------------------------------------
+    def call_function(self, caller: FunctionRun, info: FunctionInfo, args: list[Value], kwargs: dict[str, Value],
+                      node: ast.Call, self_value: Value | None, receiver_path: str | None) -> Value:
+        self.called.add(info.qualname)
+        summary = self.invoke(info, args, kwargs, self_value, caller.grad_enabled, caller.recording)
+        call_span = self.lines.span(node)
+        name = info.qualname.split(".<locals>.")[-1]
+        for event in summary.events:
+            if event.kind in _REPLAYED and caller.recording:
+                caller.trace.events.append(self._replayed(caller, event, call_span, name))
+        self._transfer_modes(caller, info, summary, node, receiver_path, name)
+        returned = summary.returned
+        return attrs.evolve(returned, backwarded=None) if returned.backwarded else returned
+
+    def _replayed(self, caller: FunctionRun, event: Event, call_span, name: str) -> Event:
+        innermost = caller.loops[-1] if caller.loops else None
+        inherited = tuple(Gate(g.span, g.is_modulo, innermost) for g in event.gates if g.loop is None)
+        step = Evidence(event.span, f"in `{name}`: {event.kind.value.replace('_', ' ')} here")
+        return attrs.evolve(
+            event, span=call_span, loops=tuple(caller.loops), gates=tuple(caller.gates) + inherited,
+            grad_enabled=event.grad_enabled and caller.grad_enabled, via=(step,) + event.via,
+            in_accumulate=event.in_accumulate or caller.in_accumulate,
+            in_helper_loop=bool(event.loops) or event.in_helper_loop,
+        )
+
+    def _transfer_modes(self, caller: FunctionRun, info: FunctionInfo, summary: Summary, node: ast.Call,
+                        receiver_path: str | None, name: str) -> None:
+        if not summary.final_modes:
+            return
+        params = _parameter_names(info)
+        bound: dict[str, str] = {}
+        if receiver_path:
+            bound["self"] = receiver_path
+        offset = 1 if info.is_method else 0
+        for i, arg in enumerate(node.args):
+            if i + offset < len(params) and (path := _dotted(arg)):
+                bound[params[i + offset]] = path
+        for kw in node.keywords:
+            if kw.arg and (path := _dotted(kw.value)):
+                bound[kw.arg] = path
+        for key, fact in summary.final_modes:
+            head, _, rest = key.partition(".")
+            if head not in bound:
+                continue
+            target = bound[head] + ("." + rest if rest else "")
+            if fact is not None:
+                message = f"`{caller.text(node)}` leaves it in {fact.mode.value} mode ({fact.evidence.message}, line {fact.evidence.span.line})"
+                fact = ModeFact(fact.mode, Evidence(self.lines.span(node), message), tuple(caller.loops), caller.trace.function)
+            caller.set_mode(target, fact)
+
+    def invoke(self, info: FunctionInfo, args: list[Value], kwargs: dict[str, Value], self_value: Value | None,
+               grad_enabled: bool, record: bool) -> Summary:
+        grad = self._grad_mode(info, grad_enabled)
+        key = (info.qualname, self_value, tuple(args), tuple(sorted(kwargs.items())), grad)
+        if key in self._memo:
+            summary, trace = self._memo[key]
+            if record:
+                self._register(info, trace)
+            return summary
+        if info.qualname in self._stack or len(self._stack) >= MAX_CALL_DEPTH:
+            return UNKNOWN_SUMMARY
+        env = self._bind(info, args, kwargs, self_value)
+        trace = Trace(info.qualname, contextual=bool(args or kwargs))
+        outer = self.closures.get(info.qualname)
+        run = FunctionRun(self, trace, info.node.body, env=env, outer=outer if outer is not None else {},
+                          grad_enabled=grad, params=frozenset(env))
+        self._stack.append(info.qualname)
+        try:
+            run.run()
+        finally:
+            self._stack.pop()
+        summary = self._summarise(run, env, self_value)
+        self._memo[key] = (summary, trace)
+        if record:
+            self._register(info, trace)
+        return summary
+
+    def _register(self, info: FunctionInfo, trace: Trace) -> None:
+        if id(trace) not in self._registered:
+            self._registered.add(id(trace))
+            self.traces.append(trace)
+            self.analyzed.add(info.qualname)
+
+    def _summarise(self, run: FunctionRun, initial: dict[str, Value], self_value: Value | None) -> Summary:
+        returned = UNKNOWN
+        if run.returns:
+            returned = run.returns[0]
+            from .values import join
+
+            for value in run.returns[1:]:
+                returned = join(returned, value)
+        modes = []
+        for key, value in run.env.items():
+            head = key.split(".")[0]
+            if head in initial and value.kind is Kind.MODEL:
+                before = initial.get(key)
+                if before is None or before.mode != value.mode:
+                    modes.append((key, value.mode))
+        final_self = None
+        if self_value is not None:
+            attributes = dict(self_value.attributes)
+            for key, value in run.env.items():
+                if key.startswith("self.") and key.count(".") == 1:
+                    attributes[key[5:]] = value
+            final_self = attrs.evolve(self_value, attributes=tuple(sorted(attributes.items())))
+        return Summary(returned, tuple(run.trace.events), tuple(modes), final_self)
+
+    def _grad_mode(self, info: FunctionInfo, inherited: bool) -> bool:
+        for decorator in info.node.decorator_list:
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            name = qualified_name(target, self.index.imports)
+            if name in catalog.GRAD_DISABLING:
+                return False
+            if name in catalog.GRAD_ENABLING:
+                return True
+        if (info.class_name and info.node.name in catalog.LIGHTNING_NO_GRAD_HOOKS
+                and self.index.is_lightning_class(info.class_name)):
+            return False  # Lightning runs these hooks under no_grad itself
+        return inherited
+
+    def _bind(self, info: FunctionInfo, args: list[Value], kwargs: dict[str, Value], self_value: Value | None) -> dict[str, Value]:
+        spec = info.node.args
+        positional = [*spec.posonlyargs, *spec.args]
+        defaults = dict(zip([p.arg for p in positional[len(positional) - len(spec.defaults):]], spec.defaults))
+        defaults.update({p.arg: d for p, d in zip(spec.kwonlyargs, spec.kw_defaults) if d is not None})
+        supplied = list(args)
+        if info.is_method and positional:
+            supplied.insert(0, self_value or Value(kind=Kind.INSTANCE, class_name=info.class_name))
+        env: dict[str, Value] = {}
+        for i, param in enumerate([*positional, *spec.kwonlyargs]):
+            if i < len(positional) and i < len(supplied):
+                value = supplied[i]
+            elif param.arg in kwargs:
+                value = kwargs[param.arg]
+            elif param.arg in defaults:
+                value = SCALAR if isinstance(defaults[param.arg], ast.Constant) and defaults[param.arg].value is not None else UNKNOWN
+            else:
+                value = UNKNOWN
+            if value is UNKNOWN or value == UNKNOWN:
+                value = self._guess_parameter(param)
+            env[param.arg] = value
+        for extra in (spec.vararg, spec.kwarg):
+            if extra is not None:
+                env[extra.arg] = UNKNOWN
+        return env
+
+    def _guess_parameter(self, param: ast.arg) -> Value:
+        if param.annotation is not None:
+            name = qualified_name(param.annotation, self.index.imports)
+            kind = _ANNOTATION_KINDS.get(name or "") or (catalog.kind_of_constructor(name) if name else None)
+            if kind is not None:
+                return Value(kind=kind, confidence=Confidence.MEDIUM)
+        kind = kind_from_name(param.arg)
+        return Value(kind=kind, confidence=Confidence.LOW) if kind else UNKNOWN
+
+    # --- classes --------------------------------------------------------------------
+    def instantiate(self, class_name: str, args: list[Value] | None, kwargs: dict[str, Value], node: ast.Call | None,
+                    caller: FunctionRun | None) -> Value:
+        key = (class_name, tuple(args or ()), tuple(sorted(kwargs.items())))
+        if key in self._instances:
+            return self._instances[key]
+        self._instances[key] = Value(kind=Kind.INSTANCE, class_name=class_name)  # recursion guard
+        index = self.index
+        origin = Evidence(self.lines.span(node), f"`{caller.text(node)}` is constructed here") if node is not None and caller else None
+        flavour = index.dataset_flavour(class_name)
+        if flavour is not None:
+            value = Value(kind=Kind.DATASET, class_name=class_name, origin=origin).with_detail(flavour=flavour)
+            self._instances[key] = value
+            return value
+        is_module = index.is_module_class(class_name)
+        value = Value(kind=Kind.MODEL if is_module else Kind.INSTANCE, class_name=class_name, origin=origin)
+        record = caller.recording if caller else True
+        init = index.find_method(class_name, "__init__")
+        if init is not None:
+            summary = self.invoke(init, list(args or ()), kwargs, value, True, record)
+            value = summary.final_self or value
+        if is_module:
+            forward = index.find_method(class_name, "forward")
+            if forward is not None:
+                output = self.invoke(forward, [UNKNOWN], {}, value, True, False).returned
+                value = attrs.evolve(value, activation=output.activation)
+            if index.is_lightning_class(class_name):
+                value = value.with_detail(lightning=True)
+        self._instances[key] = value
+        return value
+
+
+def _parameter_names(info: FunctionInfo) -> list[str]:
+    spec = info.node.args
+    return [p.arg for p in [*spec.posonlyargs, *spec.args]]
+
+
+def _dotted(node: ast.AST) -> str | None:
+    from .names import dotted
+
+    return dotted(node)

@@ -1,0 +1,324 @@
+"""Evaluating calls: where values get their kinds and where training events happen.
+
+A call is resolved in this order, strongest evidence first:
+
+1. an imported API by canonical qualified name (``nn.CrossEntropyLoss()``, ``F.softmax``);
+2. a function or class defined in the file (analysed with the caller's values);
+3. a method of a value whose kind is known (``optimizer.step()``, ``model.eval()``,
+   ``loss.backward()``, ``losses.append(loss)``);
+4. otherwise an unknown call, whose result carries on the graph of its arguments but
+   whose "was it scaled?" is unknown (``None``), so rules that need it stay quiet.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import attrs
+
+from . import catalog
+from .events import EventKind
+from .fallback import kind_from_name
+from .finding import Confidence
+from .names import dotted
+from .values import SCALAR, UNKNOWN, Kind, Mode, ModeFact, Value, combine
+
+_CALLABLE_KINDS = (Kind.MODEL, Kind.CRITERION, Kind.FUNCTION, Kind.ENGINE, Kind.INSTANCE, Kind.TOKENIZER)
+_MODEL_SELF_RETURNING = {"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "requires_grad_", "train_", "share_memory", "apply", "type"}
+
+
+def keyword(node: ast.Call, name: str, position: int | None = None) -> ast.expr | None:
+    """An argument by keyword or, failing that, by position (TorchFix's helper)."""
+    for kw in node.keywords:
+        if kw.arg == name:
+            return kw.value
+    if position is not None and len(node.args) > position and not any(isinstance(a, ast.Starred) for a in node.args[: position + 1]):
+        return node.args[position]
+    return None
+
+
+def literal(node: ast.expr | None) -> object:
+    return node.value if isinstance(node, ast.Constant) else None
+
+
+class CallsMixin:
+    """Call evaluation for :class:`~torchward.analysis.interpreter.FunctionRun`."""
+
+    def _eval_Call(self, node: ast.Call) -> Value:
+        func = node.func
+        name = self.qualified(func)
+        if name is not None:
+            return self.call_api(name, node)
+        if isinstance(func, ast.Attribute):
+            path = dotted(func)
+            stored = self.env.get(path) if path else None
+            receiver = self.evaluate(func.value)
+            if stored is None and receiver.kind in (Kind.INSTANCE, Kind.MODEL):
+                stored = receiver.attribute(func.attr)
+            if stored is not None and stored.kind in _CALLABLE_KINDS:
+                return self.call_value(stored, node)  # self.softmax(x): a stored layer, not a method
+            return self.call_method(receiver, func.attr, node)
+        callee = self.evaluate(func)
+        if isinstance(func, ast.Name) and callee is UNKNOWN:
+            return self.call_unresolved_name(func.id, node)
+        return self.call_value(callee, node)
+
+    def arguments(self, node: ast.Call) -> tuple[list[Value], dict[str, Value]]:
+        positional = [self.evaluate(a) for a in node.args]
+        named = {kw.arg or "**": self.evaluate(kw.value) for kw in node.keywords}
+        return positional, named
+
+    # --- calling a value ----------------------------------------------------------
+    def call_value(self, callee: Value, node: ast.Call) -> Value:
+        if callee.kind is Kind.FUNCTION and callee.class_name:
+            info = self.analyzer.index.functions.get(callee.class_name)
+            if info is not None:
+                args, kwargs = self.arguments(node)
+                return self.call_local(info, args, kwargs, node)
+        if callee.kind in (Kind.MODEL, Kind.ENGINE):
+            return self.forward(callee, node)
+        if callee.kind is Kind.CRITERION:
+            args, kwargs = self.arguments(node)
+            return self.loss(str(callee.get("loss", "other")), callee.get("reduction"), args, node, callee)
+        if callee.kind is Kind.INSTANCE and callee.class_name:
+            method = self.analyzer.index.find_method(callee.class_name, "__call__")
+            if method is not None:
+                args, kwargs = self.arguments(node)
+                return self.call_local(method, args, kwargs, node, self_value=callee)
+        args, kwargs = self.arguments(node)
+        if callee.kind in (Kind.TOKENIZER, Kind.OPTIMIZER, Kind.SCHEDULER, Kind.LOADER):
+            return UNKNOWN
+        return attrs.evolve(combine([*args, *kwargs.values()]), scaled=None)
+
+    def call_unresolved_name(self, name: str, node: ast.Call) -> Value:
+        index = self.analyzer.index
+        args, kwargs = self.arguments(node)
+        if name in index.classes:
+            return self.analyzer.instantiate(name, args, kwargs, node, self)
+        if name in catalog.DETACHING_BUILTINS:
+            return SCALAR
+        if name in ("list", "dict", "set", "tuple", "sorted", "reversed"):
+            if not args:
+                return Value(kind=Kind.CONTAINER)
+            source = args[0]
+            return Value(kind=Kind.CONTAINER, graph=source.graph, graph_confidence=source.graph_confidence, locs=source.locs)
+        if name in ("sum", "max", "min", "next", "iter", "getattr"):
+            joined = combine(args)
+            return attrs.evolve(joined, scaled=all(a.scaled for a in args if a.graph) if joined.graph else False)
+        if name in ("enumerate", "zip"):
+            return combine(args)
+        return attrs.evolve(combine([*args, *kwargs.values()]), scaled=None)
+
+    def forward(self, model: Value, node: ast.Call) -> Value:
+        args, kwargs = self.arguments(node)
+        inputs = combine([*args, *kwargs.values()])
+        result = Value(kind=Kind.TENSOR, locs=inputs.locs, activation=model.activation, scaled=False)
+        if model.activation and model.activation != "raw":
+            result = attrs.evolve(result, origin=self.evidence(node, f"`{self.text(node)}` ends in {model.activation}" + (
+                f" (the model built at line {model.origin.span.line})" if model.origin else "")))
+        if self.grad_enabled:
+            graph = self.evidence(node, f"`{self.text(node)}` runs a model with gradients enabled")
+            result = attrs.evolve(
+                result,
+                graph=graph,
+                graph_confidence=model.confidence,
+                eval_forward=model.mode if model.mode and model.mode.mode is Mode.EVAL else inputs.eval_forward,
+            )
+        self.emit(EventKind.FORWARD, node, target=model, value=result)
+        return result
+
+    def loss(self, loss_type: str, reduction: object, args: list[Value], node: ast.Call, criterion: Value | None = None) -> Value:
+        inputs = combine(args)
+        result = Value(kind=Kind.TENSOR, graph=inputs.graph, graph_confidence=inputs.graph_confidence,
+                       locs=inputs.locs, scaled=False, eval_forward=inputs.eval_forward)
+        result = result.with_detail(loss=loss_type, reduction=reduction)
+        first = args[0] if args else UNKNOWN
+        self.emit(EventKind.LOSS, node, value=first, target=criterion,
+                  detail=(("loss", loss_type), ("input_text", self.text(node.args[0]) if node.args else "")))
+        return result
+
+    # --- imported APIs --------------------------------------------------------------
+    def call_api(self, name: str, node: ast.Call) -> Value:
+        args, kwargs = self.arguments(node)
+        first = args[0] if args else UNKNOWN
+        origin = self.evidence(node, f"`{self.text(node)}` is constructed here")
+        if name in catalog.ACTIVATION_FUNCTIONS:
+            activation = catalog.ACTIVATION_FUNCTIONS[name]
+            applied = self.evidence(node, f"`{self.text(node)}` applies {activation}")
+            return attrs.evolve(combine(args), kind=Kind.TENSOR, activation=activation, scaled=first.scaled, origin=applied)
+        if name in catalog.LOSS_FUNCTIONS or catalog.is_functional_loss(name):
+            loss_type = catalog.LOSS_FUNCTIONS.get(name, "other")
+            return self.loss(loss_type, literal(keyword(node, "reduction")), args, node)
+        if name in catalog.DETACHING_TORCH_FUNCTIONS:
+            return Value(kind=Kind.TENSOR)
+        if name in catalog.SCALING_FUNCTIONS:
+            return attrs.evolve(combine(args), scaled=True)
+        if name in catalog.DDP_WRAPPERS:
+            self.emit(EventKind.DDP_WRAP, node, target=first)
+            base = first if first.kind is Kind.MODEL else Value(kind=Kind.MODEL)
+            return attrs.evolve(base, origin=base.origin or origin).with_detail(ddp=True)
+        if name in catalog.MODEL_PASSTHROUGH_FUNCTIONS:
+            return first if first.kind is Kind.MODEL else Value(kind=Kind.MODEL, origin=origin)
+        if name == catalog.DEEPSPEED_INITIALIZE:
+            engine = Value(kind=Kind.ENGINE, origin=origin)
+            return Value(kind=Kind.CONTAINER).with_detail(elements=(engine, Value(kind=Kind.OPTIMIZER, origin=origin), Value(kind=Kind.LOADER).with_detail(framework="deepspeed"), Value(kind=Kind.SCHEDULER)))
+        if name == "torch.autograd.grad":
+            self.emit(EventKind.GRAD_CALL, node, value=first)
+            return Value(kind=Kind.CONTAINER)
+        if name == "torch.autograd.backward":
+            self.backward(first, node, framework=None)
+            return UNKNOWN
+        kind = catalog.kind_of_constructor(name)
+        if kind is not None:
+            return self.construct(kind, name, node, args, kwargs, origin)
+        if name.startswith(("numpy.", "math.", "statistics.", "np.")):
+            return SCALAR
+        if name.startswith("torch."):
+            joined = combine(args)
+            leaf = name.rsplit(".", 1)[-1]
+            activation = first.activation if leaf in catalog.ACTIVATION_PRESERVING_METHODS else None
+            scaled = all(a.scaled for a in args if a.graph) if joined.graph else False
+            return attrs.evolve(joined, activation=activation, scaled=scaled)
+        return attrs.evolve(combine([*args, *kwargs.values()]), scaled=None, graph_confidence=Confidence.MEDIUM)
+
+    def construct(self, kind: Kind, name: str, node: ast.Call, args: list[Value], kwargs: dict[str, Value], origin) -> Value:
+        value = Value(kind=kind, origin=origin)
+        if kind is Kind.CRITERION:
+            return value.with_detail(loss=catalog.loss_type_of_class(name), reduction=literal(keyword(node, "reduction")))
+        if kind is Kind.MODEL:
+            leaf = name.rsplit(".", 1)[-1]
+            if name in catalog.ACTIVATION_MODULES:
+                return attrs.evolve(value, activation=catalog.ACTIVATION_MODULES[name])
+            if name in catalog.RAW_OUTPUT_MODULES:
+                return attrs.evolve(value, activation="raw")
+            if leaf == "Sequential" and args:
+                return attrs.evolve(value, activation=args[-1].activation if args[-1].kind is Kind.MODEL else None)
+            return value
+        if kind is Kind.LOADER:
+            dataset = args[0] if args else kwargs.get("dataset", UNKNOWN)
+            sampler = keyword(node, "sampler", 2)
+            batch_sampler = keyword(node, "batch_sampler", 3)
+            has_sampler = any(s is not None and not (isinstance(s, ast.Constant) and s.value is None) for s in (sampler, batch_sampler))
+            return value.with_detail(
+                sampler=has_sampler,
+                iterable_dataset=dataset.get("flavour") == "iterable",
+                sampler_text=self.text(sampler or batch_sampler) if has_sampler else None,
+            )
+        if kind is Kind.SAMPLER:
+            return value.with_detail(distributed=name in catalog.DISTRIBUTED_SAMPLERS)
+        if kind is Kind.DATASET:
+            return value.with_detail(flavour="iterable" if name in catalog.ITERABLE_DATASET_BASES else "map")
+        return value
+
+    # --- methods --------------------------------------------------------------------
+    def call_method(self, receiver: Value, method: str, node: ast.Call) -> Value:
+        func = node.func
+        assert isinstance(func, ast.Attribute)
+        kind = receiver.kind
+        receiver_path = dotted(func.value)
+        confidence = receiver.confidence
+        if kind is None and receiver_path and not receiver.graph:
+            guessed = kind_from_name(receiver_path)
+            if guessed in (Kind.MODEL, Kind.OPTIMIZER) and method in ("step", "eval", "train", "zero_grad"):
+                kind, confidence = guessed, Confidence.LOW
+        if method == "zero_grad" or (method in ("zero_", "detach_") and receiver_path and receiver_path.endswith(".grad")):
+            self.arguments(node)
+            self.emit(EventKind.ZERO_GRAD, node)
+            return UNKNOWN
+        if kind in (Kind.INSTANCE, Kind.MODEL) and receiver.class_name:
+            info = self.analyzer.index.find_method(receiver.class_name, method)
+            if info is not None and method not in ("eval", "train") and not (kind is Kind.MODEL and method == "forward"):
+                args, kwargs = self.arguments(node)
+                return self.call_local(info, args, kwargs, node, self_value=receiver, receiver_path=receiver_path)
+        if kind is Kind.OPTIMIZER and method == "step":
+            self.arguments(node)
+            self.emit(EventKind.STEP, node, target=attrs.evolve(receiver, confidence=confidence))
+            return UNKNOWN
+        if kind is Kind.SCALER:
+            args, _ = self.arguments(node)
+            if method == "step":
+                self.emit(EventKind.STEP, node, target=args[0] if args else UNKNOWN)
+                return UNKNOWN
+            if method == "scale":
+                return args[0] if args else UNKNOWN
+            return UNKNOWN
+        if kind in (Kind.ACCELERATOR, Kind.ENGINE):
+            return self.framework_method(receiver, method, node)
+        if kind is Kind.MODEL:
+            return self.model_method(receiver, method, node, receiver_path, confidence)
+        if kind is Kind.CONTAINER or (method in catalog.STORING_METHODS and receiver.locs and not receiver.graph):
+            return self.container_method(receiver, method, node, receiver_path)
+        if kind in (Kind.OPTIMIZER, Kind.SCHEDULER, Kind.LOADER, Kind.SAMPLER, Kind.CRITERION, Kind.TOKENIZER, Kind.DATASET, Kind.INSTANCE):
+            self.arguments(node)
+            return UNKNOWN
+        return self.tensor_method(receiver, method, node, receiver_path)
+
+    def framework_method(self, receiver: Value, method: str, node: ast.Call) -> Value:
+        args, kwargs = self.arguments(node)
+        framework = "accelerate" if receiver.kind is Kind.ACCELERATOR else "deepspeed"
+        if method == "backward":
+            self.backward(args[0] if args else UNKNOWN, node, framework=framework)
+            return UNKNOWN
+        if method == "step" and receiver.kind is Kind.ENGINE:
+            self.emit(EventKind.STEP, node, target=receiver, detail=(("framework", framework),))
+            return UNKNOWN
+        if method == "prepare":
+            prepared = tuple(a.with_detail(prepared=True) for a in args)
+            return prepared[0] if len(prepared) == 1 else Value(kind=Kind.CONTAINER).with_detail(elements=prepared)
+        if method in ("prepare_model", "prepare_data_loader", "setup", "setup_dataloaders"):
+            return args[0].with_detail(prepared=True) if args else UNKNOWN
+        if receiver.kind is Kind.ENGINE and method == "forward":
+            return self.forward(receiver, node)
+        return UNKNOWN
+
+    def model_method(self, model: Value, method: str, node: ast.Call, path: str | None, confidence: Confidence) -> Value:
+        args, _ = self.arguments(node)
+        if method in ("eval", "train"):
+            flag = literal(node.args[0]) if node.args else True
+            mode = Mode.EVAL if method == "eval" or flag is False else Mode.TRAIN if flag is True else None
+            fact = ModeFact(mode, self.evidence(node, f"`{self.text(node)}` switches the model to {mode.value} mode"),
+                            tuple(self.loops), self.trace.function) if mode else None
+            self.emit(EventKind.MODE, node, target=model, detail=(("mode", mode.value if mode else None), ("path", path)))
+            if path:
+                self.set_mode(path, fact)
+            return attrs.evolve(model, mode=fact)
+        if method == "forward":
+            return self.forward(model, node)
+        if method in _MODEL_SELF_RETURNING:
+            return model
+        if method in ("generate", "parameters", "named_parameters", "state_dict", "modules", "children", "buffers"):
+            return UNKNOWN
+        return UNKNOWN
+
+    def container_method(self, container: Value, method: str, node: ast.Call, path: str | None) -> Value:
+        args, kwargs = self.arguments(node)
+        if method in catalog.STORING_METHODS:
+            stored = combine([*args, *kwargs.values()])
+            self.store(container, stored, node, path, node.args[-1] if node.args else node)
+            return UNKNOWN
+        if method in ("pop", "get", "popleft", "values", "items", "copy", "__getitem__"):
+            return self.element_of(container) if method != "copy" else container
+        return UNKNOWN
+
+    def tensor_method(self, tensor: Value, method: str, node: ast.Call, path: str | None) -> Value:
+        args, kwargs = self.arguments(node)
+        if method == "backward":
+            retain = literal(keyword(node, "retain_graph", 1)) is True
+            self.backward(tensor, node, framework=None, retain_graph=retain, path=path)
+            return UNKNOWN
+        if method in catalog.DETACHING_METHODS:
+            return SCALAR if method in ("item", "tolist") else Value(kind=Kind.TENSOR)
+        if method in ("to", "type") and any(self.qualified(a) in catalog.INTEGER_DTYPES for a in [*node.args, *(k.value for k in node.keywords)]):
+            return Value(kind=Kind.TENSOR)
+        if not tensor.graph and not tensor.locs and not tensor.activation and tensor.kind is None:
+            return attrs.evolve(combine([*args, *kwargs.values()]), scaled=None) if any(a.graph for a in args) else UNKNOWN
+        result = combine([tensor, *args])
+        if method in catalog.ACTIVATION_METHODS:
+            activation = catalog.ACTIVATION_METHODS[method]
+            applied = self.evidence(node, f"`{self.text(node)}` applies {activation}")
+            return attrs.evolve(result, kind=Kind.TENSOR, activation=activation, scaled=tensor.scaled, origin=applied)
+        if method in catalog.SCALING_METHODS:
+            return attrs.evolve(result, scaled=True)
+        activation = tensor.activation if method in catalog.ACTIVATION_PRESERVING_METHODS else None
+        return attrs.evolve(result, activation=activation, scaled=tensor.scaled, backwarded=tensor.backwarded,
+                            origin=tensor.origin if activation else None)

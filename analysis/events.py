@@ -1,0 +1,91 @@
+"""The training structure of a function, as an ordered trace of events.
+
+The dataflow walks each function once per calling context and records what happens in
+training terms — a backward, an optimizer step, a gradient reset, a mode switch, a
+forward pass, a loss computed, a tensor stored into a longer-lived container, a loop
+over a data loader — each with the loops and ``if`` gates that enclose it. Rules query
+these traces (see :mod:`torchward.analysis.structure`); they never walk syntax trees.
+
+Events of a called helper are replayed into the caller's trace at the call site (with
+the helper's own statement as evidence), so "the epoch loop calls ``train_one_epoch``
+which steps the optimizer" is one query, not a special case in every rule.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+
+from .finding import Evidence, Span
+from .values import Loc, Value
+
+
+class EventKind(str, enum.Enum):
+    BACKWARD = "backward"
+    STEP = "step"  # an optimizer update
+    ZERO_GRAD = "zero_grad"
+    MODE = "mode"  # model.train() / model.eval()
+    FORWARD = "forward"  # a model called on inputs
+    LOSS = "loss"  # a criterion applied
+    STORE = "store"  # a value put into a container or accumulator
+    ITERATE = "iterate"  # a loop over a data loader
+    DDP_WRAP = "ddp_wrap"
+    GRAD_CALL = "grad_call"  # torch.autograd.grad: gradients taken on purpose
+
+
+@attrs.frozen
+class Gate:
+    """An ``if`` enclosing an event: its span and whether its test is a modulo check."""
+
+    span: Span
+    is_modulo: bool
+    loop: int | None  # the innermost loop enclosing the ``if`` (None: outside loops)
+
+
+@attrs.frozen
+class Event:
+    kind: EventKind
+    span: Span  # in the function whose trace holds the event (a call site when replayed)
+    loops: tuple[int, ...]  # ids of the enclosing loops of that function, outermost first
+    gates: tuple[Gate, ...] = ()
+    grad_enabled: bool = True
+    value: Value | None = None  # the tensor backwarded / stored / the loss, the loader iterated
+    target: Value | None = None  # the model switched / called, the container stored into
+    loc: Loc | None = None  # STORE: where the value was stored
+    detail: tuple[tuple[str, object], ...] = ()
+    via: tuple[Evidence, ...] = ()  # replayed from helpers: the helper's own statements
+    in_accumulate: bool = False  # inside ``with accelerator.accumulate(...)``
+    in_helper_loop: bool = False  # replayed from a loop inside the helper itself
+
+    def get(self, key: str, default: object = None) -> object:
+        return dict(self.detail).get(key, default)
+
+
+@attrs.frozen
+class Loop:
+    id: int
+    span: Span  # the loop header
+    parent: int | None
+
+
+@attrs.define
+class Trace:
+    """Everything one analysis of one function (in one calling context) saw."""
+
+    function: str  # qualified name within the file ("Trainer.fit", "<module>")
+    events: list[Event] = attrs.field(factory=list)
+    loops: dict[int, Loop] = attrs.field(factory=dict)
+    returned_locs: frozenset[Loc] = frozenset()
+    contextual: bool = False  # analysed with the caller's argument values
+
+    def ancestors(self, loop_id: int) -> list[int]:
+        chain = []
+        current: int | None = loop_id
+        while current is not None:
+            chain.append(current)
+            current = self.loops[current].parent
+        return chain
+
+    def events_in(self, loop_id: int, *kinds: EventKind) -> list[Event]:
+        return [e for e in self.events if loop_id in e.loops and (not kinds or e.kind in kinds)]

@@ -1,0 +1,242 @@
+"""Evaluating expressions to abstract values: names, attributes, operators, literals.
+
+Calls, where most of the domain knowledge sits, are in :mod:`torchward.analysis.calls`.
+The rules of propagation are few and deliberate:
+
+- arithmetic on a graph-carrying tensor carries the graph on; a comparison does not;
+- dividing (or multiplying by something that is not a tensor with a graph) marks the
+  value as scaled, which is what gradient-accumulation normalisation looks like;
+- reading a container passes on the container's identity (:class:`Loc`), so that
+  ``sum(losses).backward()`` can be traced back to ``losses``;
+- slicing and indexing keep the activation (``probs[:, 1]`` is still a probability).
+"""
+
+from __future__ import annotations
+
+import ast
+
+import attrs
+
+from . import catalog
+from .finding import Evidence
+from .names import dotted, qualified_name
+from .values import SCALAR, UNKNOWN, Kind, Value, combine
+
+
+def _is_container_literal(node: ast.AST) -> bool:
+    return isinstance(node, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp))
+
+
+class ExpressionsMixin:
+    """Expression evaluation for :class:`~torchward.analysis.interpreter.FunctionRun`."""
+
+    def evaluate(self, node: ast.expr | None) -> Value:
+        if node is None:
+            return UNKNOWN
+        method = getattr(self, "_eval_" + type(node).__name__, None)
+        if method is None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.expr):
+                    self.evaluate(child)
+            return UNKNOWN
+        return method(node)
+
+    # --- names and attributes -------------------------------------------------------
+    def lookup(self, name: str) -> Value | None:
+        if name in self.env:
+            return self.env[name]
+        if name in self.outer:
+            return self.outer[name]
+        module_env = self.analyzer.globals()
+        if module_env is not self.env and name in module_env:
+            return module_env[name]
+        return None
+
+    def _eval_Name(self, node: ast.Name) -> Value:
+        found = self.lookup(node.id)
+        if found is not None:
+            return found
+        index = self.analyzer.index
+        if node.id in index.top_functions:
+            return Value(kind=Kind.FUNCTION, class_name=index.top_functions[node.id].qualname)
+        return UNKNOWN
+
+    def _eval_Attribute(self, node: ast.Attribute) -> Value:
+        path = dotted(node)
+        if path is not None and path in self.env:
+            return self.env[path]
+        base = self.evaluate(node.value)
+        if base.kind is Kind.INSTANCE or base.kind is Kind.MODEL:
+            found = base.attribute(node.attr)
+            if found is not None:
+                return found
+            if base.class_name and self.analyzer.index.find_method(base.class_name, node.attr):
+                return UNKNOWN
+            if node.attr == "module" and base.kind is Kind.MODEL:
+                return base  # DDP(model).module is the model
+            return UNKNOWN
+        if base.graph is not None:
+            if node.attr in catalog.DETACHING_ATTRIBUTES:
+                return SCALAR if node.attr != "data" else Value(kind=Kind.TENSOR)
+            if node.attr == "grad":
+                return Value(kind=Kind.TENSOR)
+            return Value(kind=Kind.TENSOR, graph=base.graph, graph_confidence=base.graph_confidence,
+                         locs=base.locs, scaled=base.scaled, backwarded=base.backwarded,
+                         eval_forward=base.eval_forward)
+        if base.kind is Kind.CONTAINER and base.locs:
+            return attrs.evolve(base, kind=None)
+        return UNKNOWN
+
+    def _eval_Subscript(self, node: ast.Subscript) -> Value:
+        base = self.evaluate(node.value)
+        self.evaluate(node.slice)
+        if base.kind is Kind.CONTAINER:
+            elements = base.get("elements")
+            if isinstance(elements, tuple) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
+                if -len(elements) <= node.slice.value < len(elements):
+                    return elements[node.slice.value]
+            return Value(kind=Kind.TENSOR if base.graph else None, graph=base.graph,
+                         graph_confidence=base.graph_confidence, locs=base.locs, scaled=base.scaled)
+        if base.kind in (Kind.TENSOR, None):
+            return attrs.evolve(base, mode=None, origin=base.origin if base.activation else None) if base.graph or base.activation else (
+                Value(locs=base.locs) if base.locs else UNKNOWN)
+        return UNKNOWN
+
+    # --- operators ----------------------------------------------------------------
+    def _eval_BinOp(self, node: ast.BinOp) -> Value:
+        left, right = self.evaluate(node.left), self.evaluate(node.right)
+        result = combine((left, right))
+        if isinstance(node.op, (ast.Div, ast.FloorDiv)) and left.graph and not right.graph:
+            return attrs.evolve(result, scaled=True)
+        if isinstance(node.op, ast.Mult) and (left.graph or right.graph):
+            graph_side, other = (left, right) if left.graph else (right, left)
+            if not other.graph and not (isinstance(node.right, ast.Constant) and isinstance(node.left, ast.Constant)):
+                return attrs.evolve(result, scaled=True)
+            return attrs.evolve(result, scaled=graph_side.scaled)
+        if left.graph or right.graph:
+            sides = [v for v in (left, right) if v.graph]
+            scaled = all(v.scaled for v in sides) if all(v.scaled is not None for v in sides) else None
+            return attrs.evolve(result, scaled=scaled)
+        return result
+
+    def _eval_UnaryOp(self, node: ast.UnaryOp) -> Value:
+        operand = self.evaluate(node.operand)
+        if isinstance(node.op, ast.Not):
+            return SCALAR
+        return attrs.evolve(combine((operand,)), scaled=operand.scaled)
+
+    def _eval_Compare(self, node: ast.Compare) -> Value:
+        self.evaluate(node.left)
+        for comparator in node.comparators:
+            self.evaluate(comparator)
+        return SCALAR  # comparisons produce booleans, which carry no graph
+
+    def _eval_BoolOp(self, node: ast.BoolOp) -> Value:
+        values = [self.evaluate(v) for v in node.values]
+        return combine(values) if any(v.graph for v in values) else UNKNOWN
+
+    def _eval_IfExp(self, node: ast.IfExp) -> Value:
+        from .values import join
+
+        self.evaluate(node.test)
+        return join(self.evaluate(node.body), self.evaluate(node.orelse))
+
+    def _eval_Constant(self, node: ast.Constant) -> Value:
+        return SCALAR if isinstance(node.value, (int, float, complex, bool)) else UNKNOWN
+
+    def _eval_JoinedStr(self, node: ast.JoinedStr) -> Value:
+        for value in node.values:
+            self.evaluate(value)
+        return UNKNOWN
+
+    def _eval_FormattedValue(self, node: ast.FormattedValue) -> Value:
+        self.evaluate(node.value)
+        return UNKNOWN
+
+    def _eval_Starred(self, node: ast.Starred) -> Value:
+        return self.evaluate(node.value)
+
+    def _eval_NamedExpr(self, node: ast.NamedExpr) -> Value:
+        value = self.evaluate(node.value)
+        self.assign(node.target, value, node)
+        return value
+
+    def _eval_Lambda(self, node: ast.Lambda) -> Value:
+        return UNKNOWN
+
+    def _eval_Await(self, node: ast.Await) -> Value:
+        return self.evaluate(node.value)
+
+    # --- literals and comprehensions ------------------------------------------------
+    def _container(self, elements: list[Value], keep_elements: bool) -> Value:
+        joined = combine(elements)
+        value = Value(kind=Kind.CONTAINER, graph=joined.graph, graph_confidence=joined.graph_confidence,
+                      locs=joined.locs, eval_forward=joined.eval_forward)
+        if keep_elements:
+            value = value.with_detail(elements=tuple(elements))
+        return value
+
+    def _eval_Tuple(self, node: ast.Tuple) -> Value:
+        return self._container([self.evaluate(e) for e in node.elts], keep_elements=True)
+
+    def _eval_List(self, node: ast.List) -> Value:
+        return self._container([self.evaluate(e) for e in node.elts], keep_elements=False)
+
+    def _eval_Set(self, node: ast.Set) -> Value:
+        return self._container([self.evaluate(e) for e in node.elts], keep_elements=False)
+
+    def _eval_Dict(self, node: ast.Dict) -> Value:
+        values = [self.evaluate(v) for v in node.values]
+        for key in node.keys:
+            self.evaluate(key)
+        return self._container(values, keep_elements=False)
+
+    def _comprehension(self, node: ast.AST, elements: list[ast.expr]) -> Value:
+        saved = dict(self.env)
+        for generator in node.generators:
+            iterable = self.evaluate(generator.iter)
+            self.assign(generator.target, self.element_of(iterable), generator)
+            for condition in generator.ifs:
+                self.evaluate(condition)
+        values = [self.evaluate(e) for e in elements]
+        self.env = saved
+        return self._container(values, keep_elements=False)
+
+    def _eval_ListComp(self, node: ast.ListComp) -> Value:
+        return self._comprehension(node, [node.elt])
+
+    def _eval_SetComp(self, node: ast.SetComp) -> Value:
+        return self._comprehension(node, [node.elt])
+
+    def _eval_GeneratorExp(self, node: ast.GeneratorExp) -> Value:
+        return self._comprehension(node, [node.elt])
+
+    def _eval_DictComp(self, node: ast.DictComp) -> Value:
+        return self._comprehension(node, [node.key, node.value])
+
+    def element_of(self, iterable: Value) -> Value:
+        """The value of one element when iterating ``iterable``."""
+        if iterable.kind is Kind.CONTAINER or iterable.graph:
+            return Value(kind=Kind.TENSOR if iterable.graph else None, graph=iterable.graph,
+                         graph_confidence=iterable.graph_confidence, locs=iterable.locs)
+        return UNKNOWN
+
+    # --- helpers shared with calls and statements -----------------------------------
+    def qualified(self, node: ast.AST) -> str | None:
+        path = dotted(node)
+        if path is None:
+            return None
+        head = path.split(".")[0]
+        if head in self.env or head in self.params:
+            return None  # a local variable shadows an import of the same name
+        return qualified_name(node, self.analyzer.index.imports)
+
+    def evidence(self, node: ast.AST, message: str) -> Evidence:
+        return Evidence(self.analyzer.lines.span(node), message)
+
+    def text(self, node: ast.AST, limit: int = 60) -> str:
+        try:
+            rendered = ast.unparse(node)
+        except Exception:  # unparse has gaps on exotic nodes; a placeholder keeps messages whole
+            rendered = "<expression>"
+        return rendered if len(rendered) <= limit else rendered[: limit - 1] + "…"

@@ -1,0 +1,115 @@
+"""TW001 retained-graph."""
+
+from __future__ import annotations
+
+from ..events import EventKind
+from ..finding import Evidence, Severity
+from ..rule import Invalid, Rule
+from ..structure import events, is_iteration_loop, loop_header
+
+
+class RetainedGraph(Rule):
+    """
+    ## What it does
+    Flags a tensor that still carries its autograd graph being stored somewhere that
+    outlives the loop iteration: `losses.append(loss)`, `total += loss`,
+    `history[k] = out`, `self.outputs.append(out)`.
+
+    ## Why is this bad?
+    A stored graph keeps alive everything needed to backpropagate through it. Before
+    `backward()` has run that is the whole step's activations: memory grows by one
+    step's activations per iteration until the job runs out of GPU memory hundreds of
+    steps in (an error). After `backward()` the activations are freed but the graph's
+    nodes and the loss tensor stay (a warning: a slower leak).
+
+    ## Example
+    ```python
+    losses = []
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        losses.append(loss)          # TW001
+        loss.backward()
+    ```
+    Use instead:
+    ```python
+        losses.append(loss.item())   # or loss.detach()
+    ```
+
+    ## Fix safety
+    Storing `.detach()` keeps a tensor and cannot change what the program computes
+    unless the stored values were meant to be backpropagated later — which this rule
+    checks and stays quiet about. Storing `.item()` changes the type to a float.
+
+    ## Known limitations
+    The rule is quiet when the values stored later reach a `backward()` (summed
+    micro-batch losses), when the container is created inside the loop, under
+    `no_grad`/`inference_mode`, and when the container is returned from a function that
+    nothing in the file calls (its caller may backpropagate through it). A graph known
+    only from a parameter's name has low confidence and is reported one severity lower.
+    """
+
+    code = "TW001"
+    name = "retained-graph"
+    default_severity = Severity.ERROR
+    summary = "A tensor that carries its autograd graph is stored beyond its loop iteration."
+
+    VALID = (
+        # .item() turns the loss into a float
+        "import torch\ndef train(model, loader, opt, crit):\n    losses = []\n    for x, y in loader:\n        loss = crit(model(x), y)\n        losses.append(loss.item())\n        loss.backward()\n        opt.step()\n        opt.zero_grad()\n",
+        # .detach() and float()
+        "import torch\ndef train(model, loader, opt, crit):\n    total = 0.0\n    hist = []\n    for x, y in loader:\n        loss = crit(model(x), y)\n        loss.backward()\n        hist.append(loss.detach())\n        total += float(loss)\n",
+        # under no_grad nothing carries a graph
+        "import torch\ndef evaluate(model, loader):\n    outs = []\n    with torch.no_grad():\n        for x, y in loader:\n            outs.append(model(x))\n    return outs\n",
+        # a decorated evaluation function
+        "import torch\n@torch.no_grad()\ndef evaluate(model, loader):\n    outs = []\n    for x, y in loader:\n        outs.append(model(x))\n    return outs\n",
+        # the container is created inside the loop body
+        "import torch\ndef train(model, loader, opt, crit):\n    for x, y in loader:\n        parts = []\n        parts.append(crit(model(x), y))\n        sum(parts).backward()\n        opt.step()\n        opt.zero_grad()\n",
+        # micro-batch losses summed and backwarded: the graph is meant to be kept
+        "import torch\ndef train(model, loader, opt, crit):\n    for batch in loader:\n        losses = []\n        for x, y in batch:\n            losses.append(crit(model(x), y))\n        torch.stack(losses).mean().backward()\n        opt.step()\n        opt.zero_grad()\n",
+        "import torch\ndef step(model, chunks, crit, opt):\n    losses = []\n    for x, y in chunks:\n        losses.append(crit(model(x), y))\n    total = sum(losses)\n    total.backward()\n",
+        # a helper whose return is detached
+        "import torch\ndef train_step(model, x, y, crit, opt):\n    loss = crit(model(x), y)\n    loss.backward()\n    opt.step()\n    opt.zero_grad()\n    return loss.item()\n\ndef train(model, loader, crit, opt):\n    history = []\n    for x, y in loader:\n        history.append(train_step(model, x, y, crit, opt))\n",
+        # argmax / comparisons carry no graph
+        "import torch\ndef train(model, loader, opt, crit):\n    correct = 0\n    preds = []\n    for x, y in loader:\n        out = model(x)\n        preds.append(out.argmax(dim=1))\n        correct += (out.argmax(1) == y).sum()\n        crit(out, y).backward()\n",
+        # inference_mode and set_grad_enabled(False)
+        "import torch\ndef run(model, loader):\n    a, b = [], []\n    with torch.inference_mode():\n        for x in loader:\n            a.append(model(x))\n    with torch.set_grad_enabled(False):\n        for x in loader:\n            b.append(model(x))\n    return a, b\n",
+    )
+    INVALID = (
+        Invalid("import torch\ndef train(model, loader, opt, crit):\n    losses = []\n    for x, y in loader:\n        loss = crit(model(x), y)\n        losses.append(loss)\n        loss.backward()\n        opt.step()\n        opt.zero_grad()\n", Severity.ERROR),
+        Invalid("import torch\ndef train(model, loader, opt, crit):\n    total = 0\n    for x, y in loader:\n        loss = crit(model(x), y)\n        loss.backward()\n        total += loss\n        opt.step()\n        opt.zero_grad()\n    return total.item() / len(loader)\n", Severity.WARNING),
+        Invalid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 2)\nloader = torch.utils.data.DataLoader(range(8))\nhist = {}\nfor i, x in enumerate(loader):\n    out = model(x)\n    hist[i] = out\n"),
+        Invalid("import torch\nclass Trainer:\n    def __init__(self, model, loader):\n        self.model = model\n        self.loader = loader\n        self.losses = []\n    def fit(self):\n        for x, y in self.loader:\n            loss = self.model(x).sum()\n            self.losses.append(loss)\n            loss.backward()\n"),
+    )
+
+    def check(self, facts):
+        for trace, store in events(facts, EventKind.STORE):
+            value = store.value
+            if value is None or value.graph is None or not store.grad_enabled:
+                continue
+            created = store.get("created_loops") or ()
+            retained = [loop for loop in store.loops if loop not in created]
+            if not retained or not is_iteration_loop(trace, retained[0]):
+                continue
+            if store.loc in facts.backwarded_locs:
+                continue  # the stored graphs are backpropagated later: kept on purpose
+            if store.loc in trace.returned_locs and trace.function not in facts.called_functions:
+                continue  # returned to a caller we cannot see, which may backpropagate
+            container, stored = store.get("container"), store.get("stored_text")
+            before_backward = value.backwarded is None
+            if before_backward:
+                cost = "before backward() has run, so every iteration's activations stay in GPU memory until it runs out"
+            else:
+                cost = "after backward(), so the graph's nodes and tensors stay alive for the rest of the loop"
+            message = (
+                f"`{stored}` still carries its autograd graph and is stored in `{container}`, which outlives "
+                f"the loop iteration; it is stored {cost}. Store `{stored}.item()` or `{stored}.detach()` instead."
+            )
+            evidence = [value.graph, Evidence(loop_header(trace, retained[0]), "the loop whose iterations it outlives")]
+            if store.loc.line:
+                evidence.insert(1, Evidence(facts.lines.span_at(store.loc.line, store.loc.column), f"`{store.loc.name}` is created outside that loop"))
+            if value.backwarded is not None:
+                evidence.append(value.backwarded)
+            yield self.finding(
+                store.span, message, evidence=evidence, confidence=value.graph_confidence,
+                severity=Severity.ERROR if before_backward else Severity.WARNING,
+            )

@@ -1,0 +1,143 @@
+"""The static shape of one module: its functions, classes, methods and imports.
+
+This is the part of the semantic model that needs no dataflow: which names are local
+functions and classes (so calls resolve to them), what each class derives from (an
+``nn.Module``, a ``LightningModule``, an ``IterableDataset``...), and which functions a
+cheap text test says are worth analysing at all.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Iterator, Union
+
+import attrs
+
+from . import catalog
+from .names import ImportTable, qualified_name
+
+FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef]
+
+# A function whose text mentions none of these cannot trigger any rule on its own; it is
+# analysed only when an analysed caller reaches it. Measured on PyTorch's source tree,
+# this skips most functions (forward passes, utilities, tests of unrelated features).
+TRAINING_WORDS = re.compile(
+    r"backward|\.step\(|\.eval\(|zero_grad|[Ll]oss|loader|DataLoader|softmax|sigmoid|"
+    r"DistributedDataParallel|DDP|FullyShardedDataParallel|\.train\("
+)
+
+
+@attrs.define(eq=False)
+class FunctionInfo:
+    qualname: str
+    node: FunctionNode
+    class_name: str | None = None  # the class it is a method of
+
+    @property
+    def is_method(self) -> bool:
+        return self.class_name is not None and not any(
+            isinstance(d, ast.Name) and d.id == "staticmethod" for d in self.node.decorator_list
+        )
+
+
+@attrs.define(eq=False)
+class ClassInfo:
+    name: str
+    node: ast.ClassDef
+    base_names: tuple[str, ...]  # canonical qualified names of imported bases
+    local_bases: tuple[str, ...]  # names of bases defined in this module
+    methods: dict[str, FunctionInfo] = attrs.field(factory=dict)
+
+
+class ModuleIndex:
+    def __init__(self, tree: ast.Module, source: str) -> None:
+        self.tree = tree
+        self.source_lines = source.splitlines()
+        self.imports = ImportTable(tree)
+        self.functions: dict[str, FunctionInfo] = {}  # every function, by qualified name
+        self.top_functions: dict[str, FunctionInfo] = {}
+        self.classes: dict[str, ClassInfo] = {}
+        self.by_node: dict[int, FunctionInfo] = {}
+        self._index(tree.body, prefix="", class_name=None, top=True)
+
+    def _index(self, body: list[ast.stmt], prefix: str, class_name: str | None, top: bool) -> None:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                info = FunctionInfo(prefix + node.name, node, class_name)
+                self.functions[info.qualname] = info
+                self.by_node[id(node)] = info
+                if top:
+                    self.top_functions[node.name] = info
+                if class_name is not None and prefix == class_name + ".":
+                    self.classes[class_name].methods[node.name] = info
+                self._index(node.body, f"{info.qualname}.<locals>.", None, False)
+            elif isinstance(node, ast.ClassDef):
+                bases, local_bases = [], []
+                for base in node.bases:
+                    name = qualified_name(base, self.imports)
+                    if name:
+                        bases.append(name)
+                    elif isinstance(base, ast.Name):
+                        local_bases.append(base.id)
+                qual = prefix + node.name
+                self.classes.setdefault(qual, ClassInfo(qual, node, tuple(bases), tuple(local_bases)))
+                if top:
+                    self.classes.setdefault(node.name, self.classes[qual])
+                self._index(node.body, qual + ".", qual, False)
+            elif isinstance(node, (ast.If, ast.Try, ast.With)) and top:
+                # functions defined under ``if TYPE_CHECKING`` / ``try`` are still module level
+                self._index(getattr(node, "body", []), prefix, class_name, top)
+                self._index(getattr(node, "orelse", []), prefix, class_name, top)
+
+    # --- class hierarchy ----------------------------------------------------------
+    def all_bases(self, class_name: str, seen: frozenset[str] = frozenset()) -> set[str]:
+        """Canonical names of every imported base, through local base classes."""
+        info = self.classes.get(class_name)
+        if info is None or class_name in seen:
+            return set()
+        found = set(info.base_names)
+        for local in info.local_bases:
+            found |= self.all_bases(local, seen | {class_name})
+        return found
+
+    def is_module_class(self, class_name: str) -> bool:
+        bases = self.all_bases(class_name)
+        return bool(bases & catalog.MODULE_BASES) or any(
+            b.startswith(("torch.nn.", "transformers.")) and b.rsplit(".", 1)[-1][:1].isupper() for b in bases
+        )
+
+    def is_lightning_class(self, class_name: str) -> bool:
+        return bool(self.all_bases(class_name) & catalog.LIGHTNING_MODULE_BASES)
+
+    def dataset_flavour(self, class_name: str) -> str | None:
+        bases = self.all_bases(class_name)
+        if bases & catalog.ITERABLE_DATASET_BASES:
+            return "iterable"
+        if bases & catalog.DATASET_BASES:
+            return "map"
+        return None
+
+    def find_method(self, class_name: str, method: str, seen: frozenset[str] = frozenset()) -> FunctionInfo | None:
+        info = self.classes.get(class_name)
+        if info is None or class_name in seen:
+            return None
+        if method in info.methods:
+            return info.methods[method]
+        for local in info.local_bases:
+            found = self.find_method(local, method, seen | {class_name})
+            if found:
+                return found
+        return None
+
+    # --- cheap relevance test -----------------------------------------------------
+    def text_of(self, node: ast.AST) -> str:
+        start = getattr(node, "lineno", 1) - 1
+        end = getattr(node, "end_lineno", start + 1)
+        return "\n".join(self.source_lines[start:end])
+
+    def mentions_training(self, node: ast.AST) -> bool:
+        return TRAINING_WORDS.search(self.text_of(node)) is not None
+
+    def functions_in_order(self) -> Iterator[FunctionInfo]:
+        return iter(sorted(self.functions.values(), key=lambda f: f.node.lineno))

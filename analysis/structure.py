@@ -1,0 +1,53 @@
+"""Training-structure questions that several rules ask of a trace.
+
+Which loop is a training step (it runs ``backward``), which is an evaluation pass (it
+runs a model and never ``backward``), where the update boundary is, and which ``if``
+gates an optimizer step every N micro-steps. Kept here so that a rule reads as its
+condition, and two rules never answer the same question two ways.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from .events import Event, EventKind, Trace
+from .facts import FileFacts
+
+FRAMEWORK_BACKWARDS = ("accelerate", "deepspeed")
+
+
+def events(facts: FileFacts, kind: EventKind) -> Iterator[tuple[Trace, Event]]:
+    for trace in facts.traces:
+        for event in trace.events:
+            if event.kind is kind:
+                yield trace, event
+
+
+def runs_backward(trace: Trace, loop_id: int) -> bool:
+    """The loop (or a helper it calls) runs a backward or takes gradients."""
+    return bool(trace.events_in(loop_id, EventKind.BACKWARD, EventKind.GRAD_CALL))
+
+
+def is_iteration_loop(trace: Trace, loop_id: int) -> bool:
+    """A loop whose iterations are training or evaluation steps, not a loop over layers."""
+    return bool(trace.events_in(loop_id, EventKind.BACKWARD, EventKind.STEP, EventKind.ITERATE))
+
+
+def is_framework_step(event: Event) -> bool:
+    return event.get("framework") in FRAMEWORK_BACKWARDS
+
+
+def resets_gradients(trace: Trace, loop_id: int) -> bool:
+    return bool(trace.events_in(loop_id, EventKind.ZERO_GRAD))
+
+
+def accumulation_gate(step: Event):
+    """The ``if (i + 1) % accum == 0`` that gates ``step`` inside its innermost loop."""
+    if not step.loops:
+        return None
+    innermost = step.loops[-1]
+    return next((g for g in reversed(step.gates) if g.is_modulo and g.loop == innermost), None)
+
+
+def loop_header(trace: Trace, loop_id: int):
+    return trace.loops[loop_id].span

@@ -28,7 +28,7 @@ TRAIN_LOOP = textwrap.dedent(
             losses.append(loss)
             loss.backward()
             optimizer.step()
-        return losses
+        print(f"mean loss {sum(l.item() for l in losses) / len(losses):.3f}")
     """
 )
 RETAINED_LINE = 14  # the line of ``losses.append(loss)`` in TRAIN_LOOP
@@ -48,7 +48,7 @@ class StandInRetainedGraph(Rule):
     summary = "A graph-attached tensor is stored beyond its iteration."
 
     def check(self, facts):
-        source = Path(facts.path).read_text(encoding="utf-8")
+        source = Path(facts.path).read_text(encoding="utf-8-sig")
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.Expr) and ast.unparse(node) == "losses.append(loss)":
                 span = Span(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)

@@ -1,0 +1,126 @@
+"""Delivering diagnostics: pushed or pulled, as the client prefers.
+
+Protocol model: a client that declares ``textDocument.diagnostic`` pulls — it sends
+``textDocument/diagnostic`` (and VS Code also ``workspace/diagnostic``) when it wants
+them, and the server answers with the report for the document's *current* version,
+waiting for the running analysis if need be; ``workspace/diagnostic/refresh`` asks it
+to pull again after a settings change. Any other client gets
+``textDocument/publishDiagnostics`` with the document version, after every analysis.
+Never both: a client that receives both shows every problem twice.
+
+Result ids let a puller skip unchanged reports; ``workspace/diagnostic`` is answered
+as a long poll — when nothing changed since the ids the client sent, the reply waits
+for the next analysis (or :data:`WORKSPACE_POLL_S`), so the client does not spin.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from lsprotocol import types
+
+from .diagnostics import SOURCE, diagnostics_for
+from .results import DocumentResult
+from .server import TorchwardServer
+
+log = logging.getLogger(__name__)
+
+WORKSPACE_POLL_S = 30.0  # how long an unchanged workspace/diagnostic pull is held open
+
+
+def publish(server: TorchwardServer, uri: str) -> None:
+    """Called after each delivered analysis: push, or wake the pullers."""
+    if server.pull_diagnostics:
+        return
+    document = server.documents.get(uri)
+    state = server.states.get(uri)
+    if document is None or state is None or state.result is None:
+        return
+    diagnostics = diagnostics_for(document, state.result, server.codec)
+    server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, diagnostics, document.version))
+
+
+def clear(server: TorchwardServer, uri: str) -> None:
+    if not server.pull_diagnostics:
+        server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
+
+
+def request_refresh(server: TorchwardServer) -> None:
+    if not server.pull_diagnostics:
+        return
+    capabilities = server.client_capabilities.workspace
+    if capabilities and capabilities.diagnostics and capabilities.diagnostics.refresh_support:
+        server.workspace_diagnostic_refresh(None)
+
+
+async def current_result(server: TorchwardServer, uri: str) -> DocumentResult | None:
+    """The result for the document's current version and settings (analysing if needed)."""
+    while True:
+        if server.documents.get(uri) is None:
+            return None
+        state = server.states.get(uri)
+        result = state.result if state else None
+        if server.is_current(uri, result):
+            return result
+        settled = server.scheduler.settled(uri)
+        if not server.scheduler.is_pending(uri):
+            server.schedule(uri, immediate=True)
+        await settled
+
+
+async def document_report(server: TorchwardServer, params: types.DocumentDiagnosticParams):
+    uri = params.text_document.uri
+    result = await current_result(server, uri)
+    document = server.documents.get(uri)
+    if result is None or document is None:
+        return types.RelatedFullDocumentDiagnosticReport(items=[])
+    if params.previous_result_id == result.result_id:
+        return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result.result_id)
+    return types.RelatedFullDocumentDiagnosticReport(
+        items=diagnostics_for(document, result, server.codec), result_id=result.result_id
+    )
+
+
+async def _workspace_items(server: TorchwardServer, previous: dict[str, str]):
+    items = []
+    changed = False
+    for document in server.documents:
+        result = await current_result(server, document.uri)
+        if result is None:
+            continue
+        if previous.get(document.uri) == result.result_id:
+            items.append(types.WorkspaceUnchangedDocumentDiagnosticReport(
+                uri=document.uri, version=result.version, result_id=result.result_id))
+            continue
+        changed = True
+        items.append(types.WorkspaceFullDocumentDiagnosticReport(
+            uri=document.uri, version=result.version, items=diagnostics_for(document, result, server.codec),
+            result_id=result.result_id))
+    return items, changed
+
+
+async def workspace_report(server: TorchwardServer, params: types.WorkspaceDiagnosticParams):
+    previous = {item.uri: item.value for item in params.previous_result_ids or []}
+    event = server.delivered
+    event.clear()
+    items, changed = await _workspace_items(server, previous)
+    if not changed and previous:
+        try:
+            await asyncio.wait_for(event.wait(), WORKSPACE_POLL_S)
+        except asyncio.TimeoutError:
+            pass
+        items, _ = await _workspace_items(server, previous)
+    return types.WorkspaceDiagnosticReport(items=items)
+
+
+def register(server: TorchwardServer) -> None:
+    options = types.DiagnosticOptions(inter_file_dependencies=False, workspace_diagnostics=True, identifier=SOURCE)
+
+    @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, options)
+    async def document_diagnostic(params: types.DocumentDiagnosticParams):
+        return await document_report(server, params)
+
+    @server.feature(types.WORKSPACE_DIAGNOSTIC)
+    async def workspace_diagnostic(params: types.WorkspaceDiagnosticParams):
+        return await workspace_report(server, params)

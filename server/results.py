@@ -1,0 +1,117 @@
+"""What the server last learnt about a document, and how it follows edits.
+
+Each open document has one :class:`AnalysisState`. ``good`` holds the findings of the
+last analysis that parsed, moved line by line through every edit since (a finding on
+an edited line stays where it was but loses its fixes, whose edits may no longer fit;
+one whose line was deleted is dropped). While the user types an incomplete statement
+the analysis reports a syntax error, and the server keeps serving ``good`` with one
+syntax diagnostic added instead of clearing every warning on each keystroke.
+
+A :class:`DocumentResult` is published only for the document version it was computed
+from, and only for the current settings ``generation``: results that were overtaken
+are dropped, never published.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import attrs
+
+from torchward.analysis import Edit, Evidence, Finding, Fix, Problem, Span
+
+from .documents import LineShift
+
+_RESULT_IDS = itertools.count(1)
+END_OF_LINE = 1 << 30  # a column past any real line; clamped when converted
+
+
+@attrs.frozen
+class DocumentResult:
+    """The findings to show for one version of a document, under one settings generation."""
+
+    version: int
+    generation: int
+    findings: tuple[Finding, ...] = ()
+    problems: tuple[Problem, ...] = ()
+    result_id: str = attrs.field(factory=lambda: str(next(_RESULT_IDS)))
+
+    @property
+    def syntax_error(self) -> Problem | None:
+        return next((p for p in self.problems if p.kind == "syntax-error"), None)
+
+
+@attrs.define
+class AnalysisState:
+    good: tuple[Finding, ...] = ()
+    result: DocumentResult | None = None
+
+    def follow(self, shifts: list[LineShift]) -> None:
+        """Move the last good findings (and the shown result) through ``shifts``."""
+        if not shifts:
+            return
+        self.good = shift_findings(self.good, shifts)
+        if self.result is not None:
+            self.result = attrs.evolve(self.result, findings=shift_findings(self.result.findings, shifts))
+
+
+def shift_findings(findings: tuple[Finding, ...], shifts: list[LineShift]) -> tuple[Finding, ...]:
+    moved = []
+    for finding in findings:
+        current: Finding | None = finding
+        for shift in shifts:
+            current = _shift_finding(current, shift)
+            if current is None:
+                break
+        if current is not None:
+            moved.append(current)
+    return tuple(moved)
+
+
+def _shift_line(line: int, shift: LineShift) -> int | None:
+    """Where 1-based ``line`` is after ``shift``; None when the line was deleted."""
+    if line < shift.first:
+        return line
+    if line > shift.last:
+        return line + shift.delta
+    return line if line <= shift.new_last() else None
+
+
+def _shift_span(span: Span, shift: LineShift) -> Span | None:
+    line = _shift_line(span.line, shift)
+    if line is None:
+        return None
+    end_line = _shift_line(span.end_line, shift)
+    if end_line is None or end_line < line:
+        # the end was deleted: keep the start, run to the end of its line (the bridge
+        # clamps columns to the line when it builds the range)
+        return Span(line, span.column, line, END_OF_LINE)
+    return Span(line, span.column, end_line, span.end_column)
+
+
+def _touches(span: Span, shift: LineShift) -> bool:
+    return span.line <= shift.last and span.end_line >= shift.first
+
+
+def _shift_finding(finding: Finding, shift: LineShift) -> Finding | None:
+    span = _shift_span(finding.span, shift)
+    if span is None:
+        return None
+    evidence = []
+    for item in finding.evidence:
+        if item.path is not None:
+            evidence.append(item)
+            continue
+        moved = _shift_span(item.span, shift)
+        if moved is not None:
+            evidence.append(Evidence(moved, item.message, item.path))
+    fixes: tuple[Fix, ...] = ()
+    edits_untouched = all(
+        not _touches(edit.span, shift) for fix in finding.fixes for edit in fix.edits
+    )
+    if edits_untouched and not _touches(finding.span, shift):
+        fixes = tuple(
+            Fix(fix.title, fix.applicability, tuple(Edit(_shift_span(e.span, shift) or e.span, e.text) for e in fix.edits))
+            for fix in finding.fixes
+        )
+    return attrs.evolve(finding, span=span, evidence=tuple(evidence), fixes=fixes)

@@ -1,0 +1,160 @@
+"""When documents are analysed: debounced, off the event loop, never out of date.
+
+Each edit (re)starts a per-document timer of ``debounceMs``; when it fires, a snapshot
+of the document (text, version, settings generation, analysis settings) is analysed on
+a worker thread while the event loop keeps reading messages. At most one analysis per
+document is in flight: an edit that arrives meanwhile does not start a second one; the
+running one, when it finishes, sees that the version moved on, drops its result and
+analyses the newest text. Only an outcome whose snapshot still matches the document is
+delivered — a result for a version the client no longer has is never published.
+
+Pull-diagnostic requests await :meth:`Scheduler.settled`, which resolves on the next
+delivery for the document (or its closing).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from concurrent.futures import Executor
+from typing import Callable
+
+import attrs
+
+from torchward.analysis import FileReport, LintSettings, Problem, analyze_source
+
+from .estimates import EstimateService, GpuEstimate
+
+log = logging.getLogger(__name__)
+
+# 50,000 lines of typical training code is about 2 MB; ast parses that in well under a
+# second (ARCHITECTURE.md: 27,820 lines in 0.62 s). Beyond this the document is not
+# analysed and says so, rather than stalling the editor.
+MAX_ANALYSED_CHARS = 4_000_000
+
+
+@attrs.frozen
+class Snapshot:
+    uri: str
+    path: str
+    version: int
+    generation: int
+    text: str
+    settings: LintSettings
+    gpu: str | None = None
+    estimator: bool = True
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return (self.version, self.generation)
+
+
+@attrs.frozen
+class Outcome:
+    snapshot: Snapshot
+    report: FileReport
+    estimate: GpuEstimate | None
+    seconds: float
+
+
+def analyse(snapshot: Snapshot, estimates: EstimateService | None = None) -> Outcome:
+    """Analyse one snapshot (runs on a worker thread); never raises."""
+    started = time.perf_counter()
+    text = snapshot.text
+    if "\x00" in text:
+        report = FileReport(snapshot.path, (), (Problem("binary", "torchward: binary document (contains NUL characters), not analysed"),))
+    elif len(text) > MAX_ANALYSED_CHARS:
+        message = f"torchward: document too large to analyse while editing ({len(text):,} characters; limit {MAX_ANALYSED_CHARS:,})"
+        report = FileReport(snapshot.path, (), (Problem("too-large", message),))
+    else:
+        try:
+            report = analyze_source(text, snapshot.path, snapshot.settings)
+        except Exception as error:  # the engine promises not to raise; the server does not rely on it
+            log.exception("analysis of %s failed", snapshot.uri)
+            report = FileReport(snapshot.path, (), (Problem("internal-error", f"analysis failed: {error!r}"),))
+    estimate = None
+    if estimates is not None:
+        estimate = estimates.estimate(text, snapshot.path, snapshot.gpu, enabled=snapshot.estimator)
+    return Outcome(snapshot, report, estimate, time.perf_counter() - started)
+
+
+class Scheduler:
+    def __init__(
+        self,
+        *,
+        snapshot: Callable[[str], Snapshot | None],
+        current_key: Callable[[str], tuple[int, int] | None],
+        deliver: Callable[[Outcome], None],
+        executor: Executor,
+        estimates: EstimateService | None = None,
+    ) -> None:
+        self._snapshot = snapshot
+        self._current_key = current_key
+        self._deliver = deliver
+        self._executor = executor
+        self._estimates = estimates
+        self._tasks: dict[str, asyncio.Task] = {}
+        self._analysing: set[str] = set()
+        self._waiters: dict[str, list[asyncio.Future]] = {}
+
+    def schedule(self, uri: str, delay_s: float) -> None:
+        """Analyse ``uri`` after ``delay_s`` of quiet (restarting any pending timer)."""
+        task = self._tasks.get(uri)
+        if task is not None and not task.done():
+            if uri in self._analysing:
+                return  # the running analysis re-runs on the newest text when it ends
+            task.cancel()
+        self._tasks[uri] = asyncio.ensure_future(self._run(uri, delay_s))
+
+    def is_pending(self, uri: str) -> bool:
+        task = self._tasks.get(uri)
+        return task is not None and not task.done()
+
+    def settled(self, uri: str) -> asyncio.Future:
+        """A future resolved at the next delivery for ``uri`` (or when it is forgotten)."""
+        future = asyncio.get_running_loop().create_future()
+        self._waiters.setdefault(uri, []).append(future)
+        return future
+
+    def forget(self, uri: str) -> None:
+        task = self._tasks.pop(uri, None)
+        if task is not None and uri not in self._analysing:
+            task.cancel()
+        self._wake(uri)
+
+    def _wake(self, uri: str) -> None:
+        for future in self._waiters.pop(uri, []):
+            if not future.done():
+                future.set_result(None)
+
+    async def _run(self, uri: str, delay_s: float) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            if delay_s > 0:
+                await asyncio.sleep(delay_s)
+            while True:
+                snapshot = self._snapshot(uri)
+                if snapshot is None:
+                    return
+                self._analysing.add(uri)
+                try:
+                    outcome = await loop.run_in_executor(self._executor, analyse, snapshot, self._estimates)
+                finally:
+                    self._analysing.discard(uri)
+                if self._current_key(uri) == snapshot.key:
+                    self._deliver(outcome)
+                    return
+                log.debug("dropped the result for %s version %s: overtaken", uri, snapshot.version)
+                if self._current_key(uri) is None:
+                    return
+                if delay_s > 0:
+                    await asyncio.sleep(delay_s)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # a failure here must not leave pull requests hanging
+            log.exception("scheduling the analysis of %s failed", uri)
+        finally:
+            if self._tasks.get(uri) is asyncio.current_task():
+                self._tasks.pop(uri, None)
+                self._wake(uri)

@@ -1,0 +1,173 @@
+"""The language server object: the session's state and the glue between its parts.
+
+:class:`TorchwardServer` holds what one editor session knows — open documents and their
+analysis state, the editor's settings per workspace folder, the project configurations,
+the negotiated position encoding and whether the client pulls diagnostics — and offers
+the few operations the feature modules share (snapshot, schedule, deliver, settings for
+a document). Each LSP concern lives in its own module and registers its handlers in
+:func:`create_server`; none of them holds state of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from torchward import __version__
+
+from .configuration import ServerSettings, merge_wire, settings_from_wire
+from .documents import Document, DocumentStore
+from .encoding import ColumnCodec
+from .estimates import EstimateService, GpuEstimate
+from .results import AnalysisState, DocumentResult
+from .scheduler import Outcome, Scheduler, Snapshot
+from .workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+# Analysis is CPU-bound Python (the GIL serialises it); two workers let a small file
+# finish while a large one is analysed, more would only contend.
+ANALYSIS_WORKERS = 2
+
+
+class TorchwardServer(LanguageServer):
+    def __init__(self, estimates: EstimateService | None = None) -> None:
+        super().__init__("torchward", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.documents = DocumentStore()
+        self.states: dict[str, AnalysisState] = {}
+        self.folders = Workspace()
+        self.codec = ColumnCodec()
+        self.pull_diagnostics = False
+        self.generation = 0
+        self.init_options: dict[str, Any] = {}
+        self.global_settings: dict[str, Any] = {}
+        self.folder_settings: dict[str, dict[str, Any]] = {}
+        self.gpu_override: str | None = None
+        self.estimates = estimates or EstimateService()
+        self.last_fit: dict[str, GpuEstimate] = {}
+        self._settings_cache: dict[str | None, ServerSettings] = {}
+        self._reported: set[str] = set()
+        self.delivered = asyncio.Event()  # set at each delivery; workspace pulls wait on it
+        self.executor = ThreadPoolExecutor(ANALYSIS_WORKERS, thread_name_prefix="torchward-analysis")
+        self.scheduler = Scheduler(
+            snapshot=self.snapshot,
+            current_key=self.current_key,
+            deliver=self.deliver,
+            executor=self.executor,
+            estimates=self.estimates,
+        )
+
+    # -- messages to the user -------------------------------------------------------
+    def log(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
+        try:
+            self.window_log_message(types.LogMessageParams(kind, message))
+        except Exception:  # no client yet (unit tests) or the pipe is gone
+            log.info("%s", message)
+
+    def warn_once(self, message: str) -> None:
+        """Show ``message`` once per distinct text (configuration errors recur on every lookup)."""
+        if message in self._reported:
+            return
+        self._reported.add(message)
+        try:
+            self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, message))
+        except Exception:
+            log.warning("%s", message)
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """pygls calls this for any failed handler: log it, never pop dialogs per keystroke."""
+        self.log(f"torchward internal error ({getattr(source, '__name__', source)}): {error!r}", types.MessageType.Error)
+
+    # -- settings --------------------------------------------------------------------
+    def settings_changed(self) -> None:
+        """Forget resolved settings and configurations; results of older generations are stale."""
+        self.generation += 1
+        self._settings_cache.clear()
+        self._reported.clear()
+        self.folders.invalidate()
+
+    def settings_for(self, path: str) -> ServerSettings:
+        folder = self.folders.folder_for(path)
+        cached = self._settings_cache.get(folder)
+        if cached is None:
+            raw = merge_wire(self.init_options, self.global_settings, self.folder_settings.get(folder or "", {}))
+            cached, errors = settings_from_wire(raw)
+            for error in errors:
+                self.warn_once(error)
+            self._settings_cache[folder] = cached
+        return cached
+
+    def target_gpu(self, settings: ServerSettings) -> str | None:
+        return self.gpu_override or settings.target_gpu
+
+    # -- analysis --------------------------------------------------------------------
+    def current_key(self, uri: str) -> tuple[int, int] | None:
+        document = self.documents.get(uri)
+        return None if document is None else (document.version, self.generation)
+
+    def snapshot(self, uri: str) -> Snapshot | None:
+        document = self.documents.get(uri)
+        if document is None:
+            return None
+        settings = self.settings_for(document.path)
+        lint, error = self.folders.lint_settings(document.path, settings)
+        if error:
+            self.warn_once(error + " (using the default configuration)")
+        return Snapshot(
+            uri, document.path, document.version, self.generation, document.text, lint,
+            gpu=self.target_gpu(settings), estimator=settings.estimator,
+        )
+
+    def schedule(self, uri: str, *, immediate: bool = False) -> None:
+        document = self.documents.get(uri)
+        if document is None:
+            return
+        delay = 0.0 if immediate else self.settings_for(document.path).debounce_ms / 1000.0
+        self.scheduler.schedule(uri, delay)
+
+    def reanalyse_all(self) -> None:
+        for document in self.documents:
+            self.schedule(document.uri, immediate=True)
+
+    def is_current(self, uri: str, result: DocumentResult | None) -> bool:
+        return result is not None and self.current_key(uri) == (result.version, result.generation)
+
+    def deliver(self, outcome: Outcome) -> None:
+        """Store a fresh outcome (the scheduler checked it is current) and tell the client."""
+        snapshot = outcome.snapshot
+        state = self.states.setdefault(snapshot.uri, AnalysisState())
+        report = outcome.report
+        if any(p.kind == "syntax-error" for p in report.problems):
+            findings = tuple(f for f in state.good if snapshot.settings.is_enabled(f.code))
+        else:
+            findings = report.findings
+            state.good = findings
+        state.result = DocumentResult(snapshot.version, snapshot.generation, findings, report.problems)
+        for problem in report.problems:
+            if problem.kind == "internal-error":
+                self.log(f"torchward: {snapshot.path}: {problem.message}", types.MessageType.Warning)
+        log.debug("analysed %s v%s in %.1f ms", snapshot.uri, snapshot.version, outcome.seconds * 1000)
+        from . import commands, reporting  # the feature modules import this one
+
+        self.delivered.set()
+        reporting.publish(self, snapshot.uri)
+        if outcome.estimate is not None:
+            commands.notify_gpu_fit(self, snapshot.uri, outcome.estimate)
+
+    def document(self, uri: str) -> Document | None:
+        return self.documents.get(uri)
+
+
+def create_server(estimates: EstimateService | None = None) -> TorchwardServer:
+    """A server with every feature registered."""
+    from . import codeactions, commands, hover, lifecycle, reporting, textsync
+
+    server = TorchwardServer(estimates)
+    for module in (lifecycle, textsync, reporting, codeactions, hover, commands):
+        module.register(server)
+    return server

@@ -27,6 +27,7 @@ from .semantic import TRAINING_WORDS, FunctionInfo, ModuleIndex
 from .values import SCALAR, UNKNOWN, Kind, Loc, ModeFact, Value
 
 MAX_CALL_DEPTH = 8
+_TRAINING_KINDS = {Kind.MODEL, Kind.CRITERION, Kind.OPTIMIZER, Kind.LOADER, Kind.ENGINE}
 _REPLAYED = {EventKind.BACKWARD, EventKind.STEP, EventKind.ZERO_GRAD, EventKind.MODE, EventKind.GRAD_CALL, EventKind.DDP_WRAP}
 _ANNOTATION_KINDS = {
     "torch.nn.Module": Kind.MODEL,
@@ -72,9 +73,19 @@ class FileAnalyzer:
         self.module_run = FunctionRun(self, trace, self.tree.body, env={}, outer={}, grad_enabled=True)
         self.module_run.run()
         self.traces.append(trace)
+        kinded = frozenset(name for name, value in self.module_run.env.items() if value.kind in _TRAINING_KINDS)
         for info in self.index.functions_in_order():
-            if info.qualname not in self.analyzed and self.index.mentions_training(info.node):
+            if info.qualname not in self.analyzed and self._worth_analysing(info, kinded):
                 self.analyze_standalone(info)
+
+    def _worth_analysing(self, info: FunctionInfo, kinded_globals: frozenset[str]) -> bool:
+        """Cheap relevance: training words in its text, or it uses a module-level model,
+        criterion, optimizer or loader (``crit(net(x), y)`` mentions neither)."""
+        if self.index.mentions_training(info.node):
+            return True
+        return bool(kinded_globals) and any(
+            isinstance(n, ast.Name) and n.id in kinded_globals for n in ast.walk(info.node)
+        )
 
     def globals(self) -> dict[str, Value]:
         return self.module_run.env if self.module_run else {}

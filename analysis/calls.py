@@ -59,7 +59,7 @@ class CallsMixin:
                 return self.call_value(stored, node)  # self.softmax(x): a stored layer, not a method
             return self.call_method(receiver, func.attr, node)
         callee = self.evaluate(func)
-        if isinstance(func, ast.Name) and callee is UNKNOWN:
+        if isinstance(func, ast.Name) and callee is UNKNOWN and func.id not in self.env:
             return self.call_unresolved_name(func.id, node)
         return self.call_value(callee, node)
 
@@ -88,7 +88,12 @@ class CallsMixin:
         args, kwargs = self.arguments(node)
         if callee.kind in (Kind.TOKENIZER, Kind.OPTIMIZER, Kind.SCHEDULER, Kind.LOADER):
             return UNKNOWN
-        return attrs.evolve(combine([*args, *kwargs.values()]), scaled=None)
+        # A callable passed in (``loss_fn(out, y)``) does not know the accumulation
+        # count: what it returns is as scaled as what it was given.
+        joined = combine([*args, *kwargs.values()])
+        graphs = [a for a in args if a.graph]
+        scaled = None if any(a.scaled is None for a in graphs) else any(a.scaled for a in graphs)
+        return attrs.evolve(joined, scaled=scaled if graphs else None)
 
     def call_unresolved_name(self, name: str, node: ast.Call) -> Value:
         index = self.analyzer.index

@@ -303,7 +303,7 @@ class FunctionRun(ExpressionsMixin, CallsMixin):
     # --- loops ----------------------------------------------------------------------
     def _exec_For(self, node: ast.For) -> None:
         iterable = self.evaluate(node.iter)
-        loaders = self.loaders_iterated(node.iter)
+        loaders = self.loaders_iterated(node.iter, iterable)
 
         def one_iteration() -> None:
             for loader in loaders:
@@ -345,14 +345,16 @@ class FunctionRun(ExpressionsMixin, CallsMixin):
         self.env = join_env(state, self.env)
         self.loops.pop()
 
-    def loaders_iterated(self, node: ast.expr) -> list[Value]:
+    def loaders_iterated(self, node: ast.expr, value: Value | None = None) -> list[Value]:
         """The loaders a ``for`` iterates, through ``enumerate``/``tqdm``/``zip`` wrappers."""
+        if value is not None and value.kind is Kind.LOADER:
+            return [value]
         if isinstance(node, ast.Call):
             name = self.qualified(node.func) or (node.func.id if isinstance(node.func, ast.Name) else None)
             if name in catalog.ITERATION_WRAPPERS or (isinstance(node.func, ast.Name) and node.func.id in catalog.ITERATION_WRAPPERS):
                 return [loader for arg in node.args for loader in self.loaders_iterated(arg)]
             return []
-        value = self.evaluate(node)
+        value = value if value is not None else self.evaluate(node)
         if value.kind is Kind.LOADER:
             return [value]
         if value.kind is None and (path := dotted(node)):

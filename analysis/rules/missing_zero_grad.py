@@ -1,0 +1,101 @@
+"""TW003 missing-zero-grad."""
+
+from __future__ import annotations
+
+from ..events import EventKind
+from ..finding import Evidence, Severity
+from ..rule import Invalid, Rule
+from ..structure import events, is_framework_step, loop_header, resets_gradients
+
+
+class MissingZeroGrad(Rule):
+    """
+    ## What it does
+    Flags a loop that runs `backward()` and an optimizer `step()` but never resets the
+    gradients (`optimizer.zero_grad()`, `model.zero_grad()`, `p.grad = None`).
+
+    ## Why is this bad?
+    `backward()` adds to `.grad`; it does not overwrite it. Without a reset every step
+    applies the sum of all gradients so far: the effective learning rate grows with the
+    step count, training diverges or plateaus, and the logged loss looks merely "bad".
+
+    ## Example
+    ```python
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()          # TW003: gradients are never reset
+    ```
+    Use instead:
+    ```python
+    for x, y in loader:
+        optimizer.zero_grad(set_to_none=True)
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+    ```
+
+    ## Fix safety
+    Inserting `optimizer.zero_grad(set_to_none=True)` before the backward changes the
+    update, which is the point; it is unsafe when the accumulation was deliberate.
+
+    ## Known limitations
+    A reset anywhere in the loop (including inside the `if` that gates an accumulated
+    step, or in a helper the loop calls) counts. Loops without an optimizer step, and
+    DeepSpeed engines (whose `step()` zeroes gradients), are not flagged. A loop that
+    calls `backward(retain_graph=True)` looks like a gradient-comparison harness and is
+    reported as a note at most.
+    """
+
+    code = "TW003"
+    name = "missing-zero-grad"
+    default_severity = Severity.ERROR
+    summary = "A training loop steps the optimizer but never resets the gradients."
+
+    VALID = (
+        "def train(model, loader, opt, crit):\n    for x, y in loader:\n        opt.zero_grad()\n        crit(model(x), y).backward()\n        opt.step()\n",
+        # deliberate accumulation: reset inside the update if
+        "def train(model, loader, opt, crit, accum):\n    for i, (x, y) in enumerate(loader):\n        (crit(model(x), y) / accum).backward()\n        if (i + 1) % accum == 0:\n            opt.step()\n            opt.zero_grad()\n",
+        # no optimizer step: a gradient probe
+        "def grads(model, loader, crit):\n    for x, y in loader:\n        crit(model(x), y).backward()\n",
+        # parameters reset by hand
+        "def train(model, loader, opt, crit):\n    for x, y in loader:\n        for p in model.parameters():\n            p.grad = None\n        crit(model(x), y).backward()\n        opt.step()\n",
+        "def train(model, loader, opt, crit):\n    for x, y in loader:\n        crit(model(x), y).backward()\n        opt.step()\n        model.zero_grad(set_to_none=True)\n",
+        # a scheduler step is not an optimizer step
+        "import torch\ndef train(model, loader, crit):\n    sched = torch.optim.lr_scheduler.StepLR(None, 1)\n    for x, y in loader:\n        crit(model(x), y).backward()\n        sched.step()\n",
+        # a helper resets
+        "def reset(opt):\n    opt.zero_grad()\n\ndef train(model, loader, opt, crit):\n    for x, y in loader:\n        crit(model(x), y).backward()\n        opt.step()\n        reset(opt)\n",
+        # DeepSpeed's engine zeroes gradients in step()
+        "import deepspeed\ndef train(model, loader, crit):\n    engine, opt, _, _ = deepspeed.initialize(model=model)\n    for x, y in loader:\n        loss = crit(engine(x), y)\n        engine.backward(loss)\n        engine.step()\n",
+    )
+    INVALID = (
+        Invalid("def train(model, loader, opt, crit):\n    for x, y in loader:\n        loss = crit(model(x), y)\n        loss.backward()\n        opt.step()\n"),
+        Invalid("import torch\nmodel = torch.nn.Linear(2, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nopt.zero_grad()\nfor x in range(10):\n    model(x).sum().backward()\n    opt.step()\n", Severity.ERROR),
+        Invalid("import torch\ndef step(model, x, opt):\n    model(x).sum().backward()\n    opt.step()\n\ndef train(model, loader):\n    opt = torch.optim.Adam(model.parameters())\n    for x in loader:\n        step(model, x, opt)\n"),
+        Invalid("def compare(model, loader, opt):\n    for x in loader:\n        out = model(x).sum()\n        out.backward(retain_graph=True)\n        out.backward()\n        opt.step()\n", Severity.NOTE),
+    )
+
+    def check(self, facts):
+        for trace, step in events(facts, EventKind.STEP):
+            if not step.loops or step.in_helper_loop or is_framework_step(step):
+                continue
+            loop = step.loops[-1]
+            backwards = [b for b in trace.events_in(loop, EventKind.BACKWARD) if not is_framework_step(b)]
+            if not backwards or resets_gradients(trace, loop):
+                continue
+            harness = any(b.get("retain_graph") for b in backwards)
+            target = step.target
+            confidence = target.confidence if target is not None and target.kind is not None else backwards[0].value.graph_confidence if backwards[0].value else None
+            message = (
+                "this loop runs backward() and steps the optimizer but never resets the gradients: "
+                "backward() adds to `.grad`, so each step applies the sum of all gradients so far. "
+                "Call `optimizer.zero_grad(set_to_none=True)` once per update."
+            )
+            if harness:
+                message += " (backward(retain_graph=True) suggests a gradient-comparison harness: reported as a note.)"
+            evidence = [Evidence(backwards[0].span, "gradients are accumulated here"), Evidence(loop_header(trace, loop), "the loop that repeats it")]
+            evidence.extend(step.via)
+            yield self.finding(
+                step.span, message, evidence=evidence, severity=Severity.NOTE if harness else None,
+                **({"confidence": confidence} if confidence else {}),
+            )

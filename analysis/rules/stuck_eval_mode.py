@@ -1,0 +1,84 @@
+"""TW011 stuck-eval-mode."""
+
+from __future__ import annotations
+
+from ..events import EventKind
+from ..finding import Evidence, Severity
+from ..rule import Invalid, Rule
+from ..structure import events
+
+
+class StuckEvalMode(Rule):
+    """
+    ## What it does
+    Flags `model.eval()` inside the epoch loop (directly, or in a helper such as
+    `evaluate(model)`) with no `model.train()` before the next training step.
+
+    ## Why is this bad?
+    After the first validation pass every later epoch trains in eval mode: dropout is
+    off and batch-norm uses frozen running statistics instead of batch statistics. The
+    model still trains, the loss still falls, and the final accuracy is quietly worse.
+
+    ## Example
+    ```python
+    for epoch in range(epochs):
+        for x, y in train_loader:
+            ...
+            loss.backward()
+        evaluate(model, val_loader)     # calls model.eval()  — TW011
+    ```
+    Use instead: call `model.train()` at the top of each epoch.
+
+    ## Fix safety
+    Inserting `model.train()` before the training loop is safe: it restores the mode the
+    first epoch trained in.
+
+    ## Known limitations
+    Only mode switches the analysis can follow are seen (in the file, through helpers it
+    can resolve). A model put into eval mode once before the loop on purpose (frozen
+    batch-norm fine-tuning) is not reported, and nor is a frozen teacher whose outputs
+    carry no graph.
+    """
+
+    code = "TW011"
+    name = "stuck-eval-mode"
+    default_severity = Severity.WARNING
+    summary = "model.eval() in the epoch loop is never undone before the next training step."
+
+    VALID = (
+        "def fit(model, train_loader, val_loader, opt):\n    for epoch in range(3):\n        model.train()\n        for x, y in train_loader:\n            opt.zero_grad()\n            model(x).sum().backward()\n            opt.step()\n        model.eval()\n        for x, y in val_loader:\n            model(x)\n",
+        # eval before the whole loop: deliberate
+        "def finetune(model, loader, opt):\n    model.eval()\n    for x, y in loader:\n        opt.zero_grad()\n        model(x).sum().backward()\n        opt.step()\n",
+        # the helper restores train mode
+        "def evaluate(model, loader):\n    model.eval()\n    for x in loader:\n        model(x)\n    model.train()\n\ndef fit(model, loader, opt):\n    for epoch in range(3):\n        for x in loader:\n            opt.zero_grad()\n            model(x).sum().backward()\n            opt.step()\n        evaluate(model, loader)\n",
+        # a frozen teacher under no_grad
+        "import torch\ndef distill(student, teacher, loader, opt):\n    for epoch in range(3):\n        teacher.eval()\n        for x in loader:\n            with torch.no_grad():\n                t = teacher(x)\n            opt.zero_grad()\n            (student(x) - t).pow(2).mean().backward()\n            opt.step()\n",
+        "def fit(model, loader, opt):\n    for epoch in range(3):\n        model.train(True)\n        for x in loader:\n            opt.zero_grad()\n            model(x).sum().backward()\n            opt.step()\n        model.train(False)\n",
+        "def test(model, loader):\n    for epoch in range(2):\n        model.eval()\n        for x in loader:\n            model(x)\n",
+    )
+    INVALID = (
+        Invalid("def fit(model, train_loader, val_loader, opt):\n    model.train()\n    for epoch in range(3):\n        for x, y in train_loader:\n            opt.zero_grad()\n            model(x).sum().backward()\n            opt.step()\n        model.eval()\n        for x, y in val_loader:\n            model(x)\n"),
+        Invalid("def evaluate(model, loader):\n    model.eval()\n    for x in loader:\n        model(x)\n\ndef fit(model, loader, opt):\n    for epoch in range(3):\n        for x in loader:\n            opt.zero_grad()\n            model(x).sum().backward()\n            opt.step()\n        evaluate(model, loader)\n"),
+        Invalid("import torch\nmodel = torch.nn.Linear(2, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor epoch in range(3):\n    for x in range(4):\n        opt.zero_grad()\n        model(x).sum().backward()\n        opt.step()\n    model.eval()\n", Severity.WARNING),
+        Invalid("def fit(model, loader, opt):\n    for epoch in range(3):\n        for x in loader:\n            opt.zero_grad()\n            model(x).sum().backward()\n            opt.step()\n        model.train(False)\n"),
+    )
+
+    def check(self, facts):
+        reported: set = set()
+        for trace, backward in events(facts, EventKind.BACKWARD):
+            value = backward.value
+            stuck = value.eval_forward if value is not None else None
+            if stuck is None or stuck.owner != trace.function or not set(stuck.loops) & set(backward.loops):
+                continue
+            if stuck.evidence.span in reported:
+                continue
+            reported.add(stuck.evidence.span)
+            message = (
+                "the model is switched to eval mode inside the epoch loop and nothing switches it back before "
+                "the next training step: later epochs train with dropout off and batch-norm statistics frozen. "
+                "Call `model.train()` at the start of each epoch."
+            )
+            yield self.finding(
+                stuck.evidence.span, message,
+                evidence=[stuck.evidence, Evidence(backward.span, "the next iteration trains here in eval mode")],
+            )

@@ -74,18 +74,42 @@ class FileAnalyzer:
         self.module_run.run()
         self.traces.append(trace)
         kinded = frozenset(name for name, value in self.module_run.env.items() if value.kind in _TRAINING_KINDS)
+        worth = self._worth_analysing(kinded)
         for info in self.index.functions_in_order():
-            if info.qualname not in self.analyzed and self._worth_analysing(info, kinded):
+            if info.qualname not in self.analyzed and info.qualname in worth:
                 self.analyze_standalone(info)
 
-    def _worth_analysing(self, info: FunctionInfo, kinded_globals: frozenset[str]) -> bool:
-        """Cheap relevance: training words in its text, or it uses a module-level model,
-        criterion, optimizer or loader (``crit(net(x), y)`` mentions neither)."""
-        if self.index.mentions_training(info.node):
-            return True
-        return bool(kinded_globals) and any(
-            isinstance(n, ast.Name) and n.id in kinded_globals for n in ast.walk(info.node)
-        )
+    def _worth_analysing(self, kinded_globals: frozenset[str]) -> set[str]:
+        """Cheap relevance, so most functions of a large file are never interpreted.
+
+        A function is worth analysing when its text has training words, when it uses a
+        module-level model, criterion, optimizer or loader (``crit(net(x), y)`` mentions
+        neither), or when it calls — by name, transitively — a function or class that is
+        (``trainer.fit()`` whose ``fit`` calls ``self.train_epoch()``).
+        """
+        calls: dict[str, set[str]] = {}
+        worth: set[str] = set()
+        for info in self.index.functions.values():
+            names: set[str] = set()
+            for node in ast.walk(info.node):
+                if isinstance(node, ast.Call):
+                    func = node.func
+                    names.add(func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", ""))
+                elif isinstance(node, ast.Name) and node.id in kinded_globals:
+                    worth.add(info.qualname)
+            calls[info.qualname] = names
+            if self.index.mentions_training(info.node):
+                worth.add(info.qualname)
+        changed = True
+        while changed:
+            relevant_names = {q.rsplit(".", 1)[-1] for q in worth}
+            relevant_names |= {q.split(".")[0] for q in worth if "." in q}  # a class whose method is relevant
+            changed = False
+            for qualname, names in calls.items():
+                if qualname not in worth and names & relevant_names:
+                    worth.add(qualname)
+                    changed = True
+        return worth
 
     def globals(self) -> dict[str, Value]:
         return self.module_run.env if self.module_run else {}

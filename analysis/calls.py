@@ -118,9 +118,10 @@ class CallsMixin:
         args, kwargs = self.arguments(node)
         inputs = combine([*args, *kwargs.values()])
         result = Value(kind=Kind.TENSOR, locs=inputs.locs, activation=model.activation, scaled=False)
-        if model.activation and model.activation != "raw":
-            result = attrs.evolve(result, origin=self.evidence(node, f"`{self.text(node)}` ends in {model.activation}" + (
-                f" (the model built at line {model.origin.span.line})" if model.origin else "")))
+        if model.activation:
+            ending = "a linear layer (raw logits)" if model.activation == "raw" else model.activation
+            built = f" (the model built at line {model.origin.span.line})" if model.origin else ""
+            result = attrs.evolve(result, origin=self.evidence(node, f"`{self.text(node)}` ends in {ending}{built}"))
         if self.grad_enabled:
             graph = self.evidence(node, f"`{self.text(node)}` runs a model with gradients enabled")
             result = attrs.evolve(

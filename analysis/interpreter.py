@@ -125,11 +125,32 @@ class FunctionRun(ExpressionsMixin, CallsMixin):
                                           locs=container.locs | stored.locs)
 
     def set_mode(self, path: str, fact: ModeFact | None) -> None:
-        current = self.lookup(path)
-        if current is not None:
+        current = self.lookup(path) or self.resolve_path(path)
+        if current is not None and current.kind is Kind.MODEL:
             self.env[path] = attrs.evolve(current, mode=fact)
 
+    def resolve_path(self, path: str) -> Value | None:
+        """The value at ``self.model``-style paths that live inside an instance value."""
+        head, *rest = path.split(".")
+        value = self.lookup(head)
+        for name in rest:
+            value = value.attribute(name) if value is not None else None
+        return value
+
+    def with_path_attributes(self, path: str, value: Value) -> Value:
+        """``value`` with the facts this function learnt about ``path.attr`` folded in,
+        so a method called on ``self`` sees ``self.model.eval()`` done by a sibling."""
+        prefix = path + "."
+        updates = {k[len(prefix):]: v for k, v in self.env.items() if k.startswith(prefix) and "." not in k[len(prefix):]}
+        if not updates:
+            return value
+        merged = dict(value.attributes)
+        merged.update(updates)
+        return attrs.evolve(value, attributes=tuple(sorted(merged.items())))
+
     def call_local(self, info, args, kwargs, node: ast.Call, self_value: Value | None = None, receiver_path: str | None = None) -> Value:
+        if self_value is not None and receiver_path:
+            self_value = self.with_path_attributes(receiver_path, self_value)
         return self.analyzer.call_function(self, info, args, kwargs, node, self_value, receiver_path)
 
     # --- assignment -----------------------------------------------------------------

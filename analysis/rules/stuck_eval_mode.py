@@ -8,6 +8,12 @@ from ..rule import Invalid, Rule
 from ..structure import events
 
 
+def _switches_back(trace, loop: int) -> bool:
+    """The loop also calls ``model.train()`` somewhere (a phase loop): path-insensitive
+    analysis cannot tell which branch runs first, so stay quiet."""
+    return any(e.get("mode") == "train" for e in trace.events_in(loop, EventKind.MODE))
+
+
 class StuckEvalMode(Rule):
     """
     ## What it does
@@ -68,7 +74,10 @@ class StuckEvalMode(Rule):
         for trace, backward in events(facts, EventKind.BACKWARD):
             value = backward.value
             stuck = value.eval_forward if value is not None else None
-            if stuck is None or stuck.owner != trace.function or not set(stuck.loops) & set(backward.loops):
+            if stuck is None or stuck.owner != trace.function:
+                continue
+            shared = [loop for loop in backward.loops if loop in stuck.loops]
+            if not shared or _switches_back(trace, shared[-1]):
                 continue
             if stuck.evidence.span in reported:
                 continue

@@ -1,0 +1,77 @@
+"""A training script with one of every bug torchward knows. `torchward check examples/`.
+
+Each line marked `# TWxxx` is a finding; examples/good_train.py is the same job, fixed.
+"""
+
+import argparse
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Classifier(nn.Module):
+    def __init__(self, features: int, classes: int) -> None:
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(features, 256), nn.ReLU(), nn.Dropout(0.1))
+        self.head = nn.Linear(256, classes)
+        self.probs = nn.Softmax(dim=1)
+
+    def forward(self, x):
+        return self.probs(self.head(self.body(x)))
+
+
+class Scorer(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.out = nn.Linear(256, 1)
+
+    def forward(self, x):
+        return self.out(x)
+
+
+def evaluate(model, loader):
+    model.eval()
+    correct = 0
+    for x, y in loader:  # TW002
+        correct += (model(x).argmax(1) == y).sum().item()
+    return correct / len(loader.dataset)
+
+
+def train(args):
+    torch.distributed.init_process_group("nccl")
+    dataset = TensorDataset(torch.randn(1024, 32), torch.randint(0, 10, (1024,)))
+    train_loader = DataLoader(dataset, batch_size=args.batch_size, shuffle=True)  # TW012
+    val_loader = DataLoader(dataset, batch_size=256)
+    model = DDP(Classifier(32, 10).cuda())
+    criterion = nn.CrossEntropyLoss()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
+    history = []
+    for epoch in range(args.epochs):
+        for step, (x, y) in enumerate(train_loader):
+            loss = criterion(model(x), y)  # TW005
+            history.append(loss)  # TW001
+            loss.backward()  # TW014
+            if (step + 1) % args.accumulate == 0:
+                optimizer.step()  # TW003
+        print(epoch, evaluate(model, val_loader))  # TW011
+
+
+def train_scorer(features, targets):
+    scorer = Scorer()
+    optimizer = torch.optim.SGD(scorer.parameters(), lr=0.1)
+    for x, y in zip(features, targets):
+        optimizer.zero_grad()
+        loss = F.binary_cross_entropy(scorer(x).squeeze(1), y)  # TW006
+        loss.backward()
+        optimizer.step()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--epochs", type=int, default=10)
+    parser.add_argument("--accumulate", type=int, default=4)
+    train(parser.parse_args())

@@ -66,6 +66,8 @@ class Architecture:
     aliases: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     published_params: int | None = None
     published_source: str | None = None
+    published_precision: int | None = None
+    """The unit the published figure is rounded to ("1.7B" → 100M), when it is rounded."""
     note: str = ""
     """Why a computed count may differ from the published one, or what the entry leaves out."""
 
@@ -112,6 +114,7 @@ def _from_record(record: Mapping[str, Any]) -> Architecture:
         aliases=record.get("aliases", ()),
         published_params=published.get("params"),
         published_source=published.get("source"),
+        published_precision=published.get("precision"),
         note=record.get("note", ""),
     )
 

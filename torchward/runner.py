@@ -5,7 +5,8 @@ The warm path is what users feel on every save and in CI, so it is kept to one
 nothing is parsed unless its content changed. Files that need analysis go to a pool
 of worker processes, largest first so that the one 27,000-line file does not start
 last; a worker reads the file itself (only the path crosses the process boundary) and
-sends back JSON-able data, which is also exactly what the cache stores.
+sends back JSON-able data, which is also exactly what the cache stores. Files travel
+in batches of about equal size (:func:`batches`), not one message each.
 
 A pool costs tens of milliseconds to start, more than checking a handful of files, so
 small runs stay in process (:data:`POOL_MIN_FILES`, :data:`POOL_MIN_BYTES`).
@@ -28,6 +29,7 @@ from .selection import RuleSelection
 
 POOL_MIN_FILES = 8
 POOL_MIN_BYTES = 256 * 1024  # about 6,000 lines: below this a pool's start-up is the larger cost
+BATCHES_PER_JOB = 8
 
 
 @attrs.frozen
@@ -96,20 +98,46 @@ def _pool_context():
     return None
 
 
+def check_many(tasks: list[tuple[str, str, LintSettings]]) -> list[tuple[str | None, dict]]:
+    """One worker task: several files, so that a message crosses processes per batch, not per file."""
+    return [check_one(path, absolute, settings) for path, absolute, settings in tasks]
+
+
+def batches(sizes: list[int], jobs: int) -> list[list[int]]:
+    """Indices grouped into batches of about equal bytes, largest files first.
+
+    About :data:`BATCHES_PER_JOB` batches per worker: few enough that the per-message
+    cost vanishes (it was ~15% of a 318-file run with one message per file), many enough
+    that the last, small batches even out the workers' finishing times.
+    """
+    order = sorted(range(len(sizes)), key=lambda i: -sizes[i])
+    target = max(sum(sizes) // (jobs * BATCHES_PER_JOB), 1)
+    groups: list[list[int]] = []
+    current: list[int] = []
+    current_bytes = 0
+    for index in order:
+        current.append(index)
+        current_bytes += sizes[index]
+        if current_bytes >= target:
+            groups.append(current)
+            current, current_bytes = [], 0
+    if current:
+        groups.append(current)
+    return groups
+
+
 def _analyse(todo: list[tuple[SourceFile, os.stat_result]], selection: RuleSelection, jobs: int) -> list[tuple[str | None, dict]]:
-    total = sum(stat.st_size for _, stat in todo)
-    if jobs <= 1 or len(todo) < POOL_MIN_FILES or total < POOL_MIN_BYTES:
-        return [check_one(f.path, f.absolute, selection.settings_for(f.absolute)) for f, _ in todo]
-    order = sorted(range(len(todo)), key=lambda i: -todo[i][1].st_size)
+    sizes = [stat.st_size for _, stat in todo]
+    tasks = [(f.path, f.absolute, selection.settings_for(f.absolute)) for f, _ in todo]
+    if jobs <= 1 or len(todo) < POOL_MIN_FILES or sum(sizes) < POOL_MIN_BYTES:
+        return check_many(tasks)
+    groups = batches(sizes, jobs)
     results: list = [None] * len(todo)
-    with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=_pool_context()) as pool:
-        futures = {
-            index: pool.submit(check_one, todo[index][0].path, todo[index][0].absolute,
-                               selection.settings_for(todo[index][0].absolute))
-            for index in order
-        }
-        for index, future in futures.items():
-            results[index] = future.result()
+    with ProcessPoolExecutor(max_workers=min(jobs, len(groups)), mp_context=_pool_context()) as pool:
+        futures = [(group, pool.submit(check_many, [tasks[i] for i in group])) for group in groups]
+        for group, future in futures:
+            for index, result in zip(group, future.result()):
+                results[index] = result
     return results
 
 

@@ -91,3 +91,12 @@ def test_bad_files_do_not_stop_a_parallel_run(many_files, torchward, tw001, pool
     assert "pkg/binary.py:1:1: encoding" in outcome.out
     assert "pkg/broken.py:1:" in outcome.out
     assert outcome.out.count(" TW001 ") == 4
+
+
+def test_batches_hold_every_file_once_largest_first_and_stay_few():
+    sizes = [10, 5_000, 300, 7, 12_000, 40, 800, 800, 1, 2_500] * 30
+    groups = runner.batches(sizes, jobs=2)
+    flat = [index for group in groups for index in group]
+    assert sorted(flat) == list(range(len(sizes)))
+    assert [sizes[i] for i in flat] == sorted(sizes, reverse=True)
+    assert len(groups) <= 2 * runner.BATCHES_PER_JOB + 1

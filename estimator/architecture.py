@@ -37,6 +37,7 @@ __all__ = [
     "lookup_model",
     "parameter_count",
     "read_config_json",
+    "spellings",
 ]
 
 

@@ -158,7 +158,7 @@ def _indexes() -> tuple[dict[str, Gpu], dict[str, list[Gpu]], dict[str, Instance
             by_name[normalize(spelling)] = gpu
         family = normalize(gpu.family)
         families.setdefault(family, []).append(gpu)
-        if family.startswith("rtx") and family[3:].isdigit():
+        if family.startswith("rtx") and family[3:4].isdigit():
             # "3080" names the RTX 3080 family as much as "rtx 3080" does.
             families.setdefault(family[3:], []).append(gpu)
     by_instance = {}

@@ -13,6 +13,7 @@ typed by annotation or, as a last resort, by name (:mod:`torchward.analysis.fall
 from __future__ import annotations
 
 import ast
+import re
 
 import attrs
 
@@ -21,12 +22,13 @@ from .events import Event, EventKind, Gate, Trace
 from .fallback import kind_from_name
 from .finding import Confidence, Evidence
 from .interpreter import FunctionRun
-from .names import qualified_name
+from .names import canonical, qualified_name
 from .positions import LineIndex
 from .semantic import TRAINING_WORDS, FunctionInfo, ModuleIndex
 from .values import SCALAR, UNKNOWN, Kind, Loc, ModeFact, Value
 
 MAX_CALL_DEPTH = 8
+_CALLED_NAME = re.compile(r"(\w+)\s*\(")
 _TRAINING_KINDS = {Kind.MODEL, Kind.CRITERION, Kind.OPTIMIZER, Kind.LOADER, Kind.ENGINE}
 _REPLAYED = {EventKind.BACKWARD, EventKind.STEP, EventKind.ZERO_GRAD, EventKind.MODE, EventKind.GRAD_CALL, EventKind.DDP_WRAP}
 _ANNOTATION_KINDS = {
@@ -74,10 +76,21 @@ class FileAnalyzer:
         self.module_run.run()
         self.traces.append(trace)
         kinded = frozenset(name for name, value in self.module_run.env.items() if value.kind in _TRAINING_KINDS)
+        kinded |= self._training_import_aliases()
         worth = self._worth_analysing(kinded)
         for info in self.index.functions_in_order():
             if info.qualname not in self.analyzed and info.qualname in worth:
                 self.analyze_standalone(info)
+
+    def _training_import_aliases(self) -> frozenset[str]:
+        """Local names of imported losses, loaders and DDP wrappers (``cross_entropy as ce``)."""
+        found = set()
+        for alias, target in self.index.imports.names.items():
+            name = canonical(target)
+            if (name in catalog.LOSS_CLASSES or catalog.is_functional_loss(name) or name in catalog.DDP_WRAPPERS
+                    or name in catalog.LOADERS):
+                found.add(alias)
+        return frozenset(found)
 
     def _worth_analysing(self, kinded_globals: frozenset[str]) -> set[str]:
         """Cheap relevance, so most functions of a large file are never interpreted.
@@ -89,16 +102,11 @@ class FileAnalyzer:
         """
         calls: dict[str, set[str]] = {}
         worth: set[str] = set()
+        uses_global = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, kinded_globals))) if kinded_globals else None
         for info in self.index.functions.values():
-            names: set[str] = set()
-            for node in ast.walk(info.node):
-                if isinstance(node, ast.Call):
-                    func = node.func
-                    names.add(func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", ""))
-                elif isinstance(node, ast.Name) and node.id in kinded_globals:
-                    worth.add(info.qualname)
-            calls[info.qualname] = names
-            if self.index.mentions_training(info.node):
+            text = self.index.text_of(info.node)
+            calls[info.qualname] = set(_CALLED_NAME.findall(text))
+            if TRAINING_WORDS.search(text) or (uses_global and uses_global.search(text)):
                 worth.add(info.qualname)
         changed = True
         while changed:
@@ -110,6 +118,13 @@ class FileAnalyzer:
                     worth.add(qualname)
                     changed = True
         return worth
+
+    def mentions(self, body: list[ast.stmt], word: str) -> bool:
+        """Whether the source lines of ``body`` contain ``word`` (a cheap pre-test)."""
+        if not body:
+            return False
+        start, end = body[0].lineno - 1, getattr(body[-1], "end_lineno", body[-1].lineno)
+        return any(word in line for line in self.index.source_lines[start:end])
 
     def globals(self) -> dict[str, Value]:
         return self.module_run.env if self.module_run else {}

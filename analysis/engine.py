@@ -93,6 +93,8 @@ def analyze_source(source: str, path: str = "<string>", settings: LintSettings =
         log.exception("analysis failed on %s", path)
         return FileReport(path, (), (Problem("internal-error", f"analysis failed: {error!r}"),))
     findings, problems = run_rules(facts, rules)
+    if not findings:
+        return FileReport(path, (), tuple(problems))
     suppressions = parse_suppressions(source)
     kept = []
     for finding in findings:

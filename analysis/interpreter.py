@@ -43,11 +43,23 @@ def _is_modulo_test(node: ast.expr) -> bool:
 _FRAMEWORK_BACKWARD_OWNERS = ("accelerator", "fabric", "engine", "model_engine", "deepspeed_engine")
 
 
+def _walk_own_code(body: list[ast.stmt]):
+    """Every node of ``body`` except those of nested functions and classes, which are
+    analysed in their own right."""
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+
+
 def _backward_targets(body: list[ast.stmt]) -> dict[str, ast.Call]:
     """Names on which the function calls ``backward``: directly, through a grad scaler
     (``scaler.scale(loss).backward()``) or through a framework (``accelerator.backward(loss)``)."""
     found: dict[str, ast.Call] = {}
-    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+    for node in _walk_own_code(body):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "backward"):
             continue
         receiver = node.func.value
@@ -79,7 +91,7 @@ class FunctionRun(ExpressionsMixin, CallsMixin):
         self.recording = True
         self.returns: list[Value] = []
         self.loc_loops: dict[Loc, tuple[int, ...]] = {}
-        self.backward_targets = _backward_targets(body)
+        self.backward_targets = _backward_targets(body) if analyzer.mentions(body, "backward") else {}
 
     # --- running --------------------------------------------------------------------
     def run(self) -> None:

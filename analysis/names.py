@@ -70,7 +70,7 @@ class ImportTable:
 
     def __init__(self, tree: ast.Module) -> None:
         self.names: dict[str, str] = {}
-        for node in ast.walk(tree):
+        for node in _statements(tree.body):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
@@ -85,6 +85,19 @@ class ImportTable:
 
     def imports(self, module_prefix: str) -> bool:
         return any(v == module_prefix or v.startswith(module_prefix + ".") for v in self.names.values())
+
+
+def _statements(body: list[ast.stmt]):
+    """Every statement at any depth, without descending into expressions: imports are
+    statements, and walking expressions too costs most of the time on large files."""
+    stack = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        yield node
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            children = getattr(node, field, None)
+            if children:
+                stack.extend(reversed(children))
 
 
 def dotted(node: ast.AST) -> str | None:

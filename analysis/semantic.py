@@ -23,7 +23,7 @@ FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 # analysed only when an analysed caller reaches it. Measured on PyTorch's source tree,
 # this skips most functions (forward passes, utilities, tests of unrelated features).
 TRAINING_WORDS = re.compile(
-    r"backward|\.step\(|\.eval\(|zero_grad|[Ll]oss|loader|DataLoader|softmax|sigmoid|cross_entropy|nll_loss|"
+    r"backward|\.step\(|\.eval\(|zero_grad|Loss\b|_loss\(|loss_f|criterion|cross_entropy|loader|"
     r"DistributedDataParallel|DDP|FullyShardedDataParallel|\.train\("
 )
 

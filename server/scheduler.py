@@ -22,7 +22,7 @@ from typing import Callable
 
 import attrs
 
-from torchward.analysis import FileReport, LintSettings, Problem, analyze_source
+from torchward.analysis import FileReport, LintSettings, Problem, Span, analyze_source
 
 from .estimates import EstimateService, GpuEstimate
 
@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 # second (ARCHITECTURE.md: 27,820 lines in 0.62 s). Beyond this the document is not
 # analysed and says so, rather than stalling the editor.
 MAX_ANALYSED_CHARS = 4_000_000
+BOM = "\ufeff"
 
 
 @attrs.frozen
@@ -69,7 +70,10 @@ def analyse(snapshot: Snapshot, estimates: EstimateService | None = None) -> Out
         report = FileReport(snapshot.path, (), (Problem("too-large", message),))
     else:
         try:
-            report = analyze_source(text, snapshot.path, snapshot.settings)
+            if text.startswith(BOM):  # most editors strip it; one that does not still gets findings
+                report = _after_bom(analyze_source(text[1:], snapshot.path, snapshot.settings))
+            else:
+                report = analyze_source(text, snapshot.path, snapshot.settings)
         except Exception as error:  # the engine promises not to raise; the server does not rely on it
             log.exception("analysis of %s failed", snapshot.uri)
             report = FileReport(snapshot.path, (), (Problem("internal-error", f"analysis failed: {error!r}"),))
@@ -77,6 +81,30 @@ def analyse(snapshot: Snapshot, estimates: EstimateService | None = None) -> Out
     if estimates is not None:
         estimate = estimates.estimate(text, snapshot.path, snapshot.gpu, enabled=snapshot.estimator)
     return Outcome(snapshot, report, estimate, time.perf_counter() - started)
+
+
+def _after_bom(report: FileReport) -> FileReport:
+    """Move first-line columns one to the right: the analysed text lacked the leading BOM."""
+
+    def moved(span: Span | None) -> Span | None:
+        if span is None or span.line != 1:
+            return span
+        return Span(1, span.column + 1, span.end_line, span.end_column + (1 if span.end_line == 1 else 0))
+
+    findings = tuple(
+        attrs.evolve(
+            f,
+            span=moved(f.span),
+            evidence=tuple(attrs.evolve(e, span=moved(e.span)) if e.path is None else e for e in f.evidence),
+            fixes=tuple(
+                attrs.evolve(fix, edits=tuple(attrs.evolve(edit, span=moved(edit.span)) for edit in fix.edits))
+                for fix in f.fixes
+            ),
+        )
+        for f in report.findings
+    )
+    problems = tuple(attrs.evolve(p, span=moved(p.span)) for p in report.problems)
+    return attrs.evolve(report, findings=findings, problems=problems)
 
 
 class Scheduler:

@@ -119,14 +119,14 @@ class Editor:
             changes.append(types.TextDocumentContentChangePartial(range=edit.range, text=edit.new_text))
         self.versions[uri] += 1
         self.client.text_document_did_change(types.DidChangeTextDocumentParams(
-            types.VersionedTextDocumentIdentifier(uri, self.versions[uri]), changes))
+            types.VersionedTextDocumentIdentifier(version=self.versions[uri], uri=uri), changes))
 
     def replace_all(self, uri: str, text: str) -> None:
         """A change without a range (full-text sync from the client)."""
         self.texts[uri] = text
         self.versions[uri] += 1
         self.client.text_document_did_change(types.DidChangeTextDocumentParams(
-            types.VersionedTextDocumentIdentifier(uri, self.versions[uri]),
+            types.VersionedTextDocumentIdentifier(version=self.versions[uri], uri=uri),
             [types.TextDocumentContentChangeWholeDocument(text=text)]))
 
     def type_text(self, uri: str, line: int, column: int, text: str) -> None:
@@ -198,6 +198,10 @@ async def session(
             root_uri=workspace_folders[0].uri if workspace_folders else None,
         )), TIMEOUT_S)
         yield Editor(client, name, result)
-        await asyncio.wait_for(client.shutdown_session(), TIMEOUT_S)
     finally:
-        await client.stop()
+        try:
+            await asyncio.wait_for(client.shutdown_session(), TIMEOUT_S)
+        except Exception:
+            if client._server is not None and client._server.returncode is None:
+                client._server.kill()
+        await asyncio.wait_for(client.stop(), TIMEOUT_S)

@@ -11,6 +11,7 @@ prefix and suffix of the old and new lines.
 
 from __future__ import annotations
 
+import bisect
 from typing import Iterable
 
 import attrs
@@ -26,6 +27,14 @@ class LineShift:
     first: int
     last: int
     delta: int
+    start_column: int | None = None  # code-point columns of the replaced range, when known
+    end_column: int | None = None
+
+    def removes(self, line: int, column: int, end_line: int, end_column: int) -> bool:
+        """True when the replaced range covers the whole of the given (old) span."""
+        if self.start_column is None or self.end_column is None:
+            return False
+        return (self.first, self.start_column) <= (line, column) and (end_line, end_column) <= (self.last, self.end_column)
 
     def new_last(self) -> int:
         return self.last + self.delta
@@ -88,6 +97,12 @@ class Document:
         column = codec.from_client(self.lines[position.line], position.character)
         return starts[position.line] + column
 
+    def position_at(self, offset: int) -> tuple[int, int]:
+        """0-based line and code-point column of a code-point offset into the text."""
+        starts = self._line_starts()
+        line = bisect.bisect_right(starts, offset) - 1
+        return line, min(offset - starts[line], len(self.lines[line]))
+
     def _replace(self, text: str) -> None:
         self._text = text
         self._lines = None
@@ -106,14 +121,14 @@ class Document:
                 continue
             start = self.offset_at(change_range.start, codec)
             end = max(self.offset_at(change_range.end, codec), start)
-            first = min(change_range.start.line, len(self.lines) - 1)
-            last = max(min(change_range.end.line, len(self.lines) - 1), first)
+            first, start_column = self.position_at(start)
+            last, end_column = self.position_at(end)
             # counting line breaks in the removed and inserted text would miss a "\r\n"
             # pair that the edit splits or joins; the counts before and after do not
             before = len(self.lines)
             self._replace(self._text[:start] + change.text + self._text[end:])
             delta = len(self.lines) - before
-            shifts.append(LineShift(first + 1, last + 1, delta))
+            shifts.append(LineShift(first + 1, last + 1, delta, start_column, end_column))
         if version is not None:
             self.version = version
         return shifts

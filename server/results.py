@@ -94,7 +94,10 @@ def _touches(span: Span, shift: LineShift) -> bool:
 
 
 def _shift_finding(finding: Finding, shift: LineShift) -> Finding | None:
-    span = _shift_span(finding.span, shift)
+    old = finding.span
+    if shift.removes(old.line, old.column, old.end_line, old.end_column):
+        return None  # the flagged code itself was replaced or deleted
+    span = _shift_span(old, shift)
     if span is None:
         return None
     evidence = []

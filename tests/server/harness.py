@@ -14,7 +14,7 @@ import contextlib
 import json
 import pathlib
 import sys
-from typing import Any
+from typing import Any, Union
 
 import pytest_lsp
 from lsprotocol import types
@@ -43,8 +43,26 @@ def capabilities(name: str) -> types.ClientCapabilities:
     return pytest_lsp.client_capabilities(spec[name])
 
 
+def converter():
+    """pygls' converter, with lsprotocol's ``Command | CodeAction`` hook corrected.
+
+    lsprotocol 2025.0.0 structures *any* object with a ``command`` key as a ``Command``,
+    so a code action that runs a command ("Explain TW900") would arrive mangled; real
+    clients tell them apart by the type of ``command`` (a string only on ``Command``).
+    """
+    result = default_converter()
+
+    def code_action_or_command(value, _):
+        if isinstance(value.get("command"), str):
+            return result.structure(value, types.Command)
+        return result.structure(value, types.CodeAction)
+
+    result.register_structure_hook(Union[types.Command, types.CodeAction], code_action_or_command)
+    return result
+
+
 def make_client() -> LanguageClient:
-    client = LanguageClient(converter_factory=default_converter)
+    client = LanguageClient(converter_factory=converter)
     client.published = {}
     client.gpu_fits = []
     client.registrations = []

@@ -199,8 +199,14 @@ async def session(
     options: dict[str, Any] | None = None,
     folders: list[pathlib.Path] = (),
     configuration: dict[str, Any] | None = None,
+    without_configuration: bool = False,
 ):
-    """A running server initialised as client ``name``; ``options`` are initializationOptions."""
+    """A running server initialised as client ``name``; ``options`` are initializationOptions.
+
+    ``configuration`` maps a scope URI ('' for global) to the client's ``torchward``
+    section; ``without_configuration`` makes the client one that cannot answer
+    ``workspace/configuration`` (settings then come with didChangeConfiguration).
+    """
     config = ClientServerConfig(server_command=server, client_factory=make_client)
     client = await config.start()
     if configuration is not None:
@@ -208,9 +214,12 @@ async def session(
             client.set_configuration(values, section="torchward", scope_uri=scope or None)
     init_options = {"debounceMs": 0, **(options or {})}
     workspace_folders = [types.WorkspaceFolder(uri_of(f), f.name) for f in folders] or None
+    client_capabilities = capabilities(name)
+    if without_configuration:
+        client_capabilities.workspace.configuration = False
     try:
         result = await asyncio.wait_for(client.initialize_session(types.InitializeParams(
-            capabilities=capabilities(name),
+            capabilities=client_capabilities,
             initialization_options=init_options,
             workspace_folders=workspace_folders,
             root_uri=workspace_folders[0].uri if workspace_folders else None,

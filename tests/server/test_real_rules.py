@@ -1,0 +1,45 @@
+"""The real engine behind the real entry point (``python -m torchward.server``).
+
+Skipped while the engine has no TW001; independent of its exact messages and spans.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from torchward.analysis import rule_by_code
+
+from harness import REAL_SERVER, session
+
+pytestmark = [
+    pytest.mark.asyncio,
+    pytest.mark.skipif(rule_by_code("TW001") is None, reason="TW001 is not implemented yet"),
+]
+
+TRAINING = """\
+import torch
+def train(model, loader, optimizer):
+    losses = []
+    for x, y in loader:
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        losses.append(loss)
+        loss.backward()
+"""
+URI = "file:///work/project/train.py"
+
+
+@pytest.mark.parametrize("client", ["vscode-1.96", "neovim-0.7"])
+async def test_a_retained_graph_is_flagged_explained_and_fixed_or_suppressed(client):
+    async with session(client, server=REAL_SERVER) as editor:
+        editor.open(URI, TRAINING)
+        diagnostics = [d for d in await editor.diagnostics(URI) if d.code == "TW001"]
+        assert diagnostics, "TW001 should flag the list of losses"
+        diagnostic = diagnostics[0]
+        assert diagnostic.related_information, "the evidence chain travels as related information"
+        hover = await editor.hover(URI, diagnostic.range.start)
+        assert "TW001" in hover.contents.value
+        actions = await editor.code_actions(URI, [diagnostic])
+        fixes = [a for a in actions if a.edit is not None and not a.title.startswith("Suppress")]
+        chosen = fixes[0] if fixes else next(a for a in actions if a.title == "Suppress TW001 on this line")
+        editor.apply(chosen.edit)
+        assert not [d for d in await editor.diagnostics(URI) if d.code == "TW001"]

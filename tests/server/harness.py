@@ -232,3 +232,11 @@ async def session(
             if client._server is not None and client._server.returncode is None:
                 client._server.kill()
         await asyncio.wait_for(client.stop(), TIMEOUT_S)
+
+
+_URIS = iter(range(1, 1 << 30))
+
+
+def fresh_uri(stem: str = "train") -> str:
+    """A URI no other test uses, so tests can share one server."""
+    return f"file:///work/project/{stem}_{next(_URIS)}.py"

@@ -7,9 +7,9 @@ import asyncio
 import pytest
 from lsprotocol import types
 
-from harness import ALL_CLIENTS, PULL_CLIENTS, PUSH_CLIENTS, session
+from harness import ALL_CLIENTS, PULL_CLIENTS, PUSH_CLIENTS, fresh_uri, session
 
-pytestmark = pytest.mark.asyncio
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 SCRIPT = """\
 def train(model, loader):
@@ -22,10 +22,11 @@ URI = "file:///work/project/train.py"
 
 
 @pytest.mark.parametrize("client", ALL_CLIENTS)
-async def test_open_reports_each_finding_with_code_source_severity_and_docs_link(client):
-    async with session(client) as editor:
-        editor.open(URI, SCRIPT)
-        diagnostics = await editor.diagnostics(URI)
+async def test_open_reports_each_finding_with_code_source_severity_and_docs_link(client, editors):
+    uri = fresh_uri()
+    editor = await editors(client)
+    editor.open(uri, SCRIPT)
+    diagnostics = await editor.diagnostics(uri)
     by_code = {d.code: d for d in diagnostics}
     assert set(by_code) == {"TW900", "TW901", "TW902"}
     assert by_code["TW900"].severity == types.DiagnosticSeverity.Warning
@@ -36,13 +37,14 @@ async def test_open_reports_each_finding_with_code_source_severity_and_docs_link
     assert by_code["TW900"].range == types.Range(types.Position(2, 8), types.Position(2, 13))
 
 
-async def test_evidence_becomes_related_information_and_the_finding_travels_in_data():
-    async with session("vscode-1.96") as editor:
-        editor.open(URI, SCRIPT)
-        diagnostics = await editor.diagnostics(URI)
+async def test_evidence_becomes_related_information_and_the_finding_travels_in_data(editors):
+    uri = fresh_uri()
+    editor = await editors("vscode-1.96")
+    editor.open(uri, SCRIPT)
+    diagnostics = await editor.diagnostics(uri)
     breakpoint_ = next(d for d in diagnostics if d.code == "TW901")
     (related,) = breakpoint_.related_information
-    assert related.location.uri == URI
+    assert related.location.uri == uri
     assert related.location.range.start == types.Position(0, 0)
     assert related.message
     print_ = next(d for d in diagnostics if d.code == "TW900")
@@ -52,13 +54,14 @@ async def test_evidence_becomes_related_information_and_the_finding_travels_in_d
 
 
 @pytest.mark.parametrize("client", ["vscode-1.96", "neovim-0.11"])
-async def test_columns_on_a_non_ascii_line_are_in_the_negotiated_encoding(client):
+async def test_columns_on_a_non_ascii_line_are_in_the_negotiated_encoding(client, editors):
+    uri = fresh_uri()
     # "é" is one UTF-16 unit but two UTF-8 bytes; "𝛼" is two UTF-16 units, four bytes
     source = 'def f():\n    s = "é𝛼"; print(s)\n'
-    async with session(client) as editor:
-        editor.open(URI, source)
-        (diagnostic,) = await editor.diagnostics(URI)
-        encoding = editor.result.capabilities.position_encoding
+    editor = await editors(client)
+    editor.open(uri, source)
+    (diagnostic,) = await editor.diagnostics(uri)
+    encoding = editor.result.capabilities.position_encoding
     line = source.splitlines()[1]
     prefix = line[: line.index("print")]
     expected = len(prefix.encode("utf-16-le")) // 2 if encoding in (None, "utf-16") else len(prefix.encode("utf-8"))
@@ -71,29 +74,31 @@ async def test_columns_on_a_non_ascii_line_are_in_the_negotiated_encoding(client
 
 
 @pytest.mark.parametrize("client", ["vscode-1.65", "vscode-1.96"])
-async def test_an_edit_moves_diagnostics_and_fixing_the_code_clears_them(client):
-    async with session(client) as editor:
-        editor.open(URI, SCRIPT)
-        assert len(await editor.diagnostics(URI)) == 3
-        editor.type_text(URI, 0, 0, "import os\n\n")
-        diagnostics = await editor.diagnostics(URI)
-        assert {d.range.start.line for d in diagnostics} == {4, 5, 6}
-        editor.replace_all(URI, "def train(model, loader):\n    pass\n")
-        assert await editor.diagnostics(URI) == []
+async def test_an_edit_moves_diagnostics_and_fixing_the_code_clears_them(client, editors):
+    uri = fresh_uri()
+    editor = await editors(client)
+    editor.open(uri, SCRIPT)
+    assert len(await editor.diagnostics(uri)) == 3
+    editor.type_text(uri, 0, 0, "import os\n\n")
+    diagnostics = await editor.diagnostics(uri)
+    assert {d.range.start.line for d in diagnostics} == {4, 5, 6}
+    editor.replace_all(uri, "def train(model, loader):\n    pass\n")
+    assert await editor.diagnostics(uri) == []
 
 
 @pytest.mark.parametrize("client", PUSH_CLIENTS)
-async def test_pushed_diagnostics_carry_the_version_and_closing_clears_them(client):
-    async with session(client) as editor:
-        editor.open(URI, SCRIPT)
-        await editor.diagnostics(URI)
-        assert editor.client.published[URI].version == 1
-        editor.close(URI)
-        for _ in range(400):
-            if not editor.client.published[URI].diagnostics:
-                break
-            await asyncio.sleep(0.005)
-        assert list(editor.client.published[URI].diagnostics) == []
+async def test_pushed_diagnostics_carry_the_version_and_closing_clears_them(client, editors):
+    uri = fresh_uri()
+    editor = await editors(client)
+    editor.open(uri, SCRIPT)
+    await editor.diagnostics(uri)
+    assert editor.client.published[uri].version == 1
+    editor.close(uri)
+    for _ in range(400):
+        if not editor.client.published[uri].diagnostics:
+            break
+        await asyncio.sleep(0.005)
+    assert list(editor.client.published[uri].diagnostics) == []
 
 
 async def test_a_burst_of_edits_publishes_only_for_the_final_version():
@@ -110,26 +115,29 @@ async def test_a_burst_of_edits_publishes_only_for_the_final_version():
 
 
 @pytest.mark.parametrize("client", PULL_CLIENTS)
-async def test_pull_returns_an_unchanged_report_for_a_known_result_id(client):
-    async with session(client) as editor:
-        editor.open(URI, SCRIPT)
-        identifier = types.TextDocumentIdentifier(URI)
-        first = await editor.client.text_document_diagnostic_async(types.DocumentDiagnosticParams(identifier))
-        again = await editor.client.text_document_diagnostic_async(
-            types.DocumentDiagnosticParams(identifier, previous_result_id=first.result_id))
-        assert first.kind == "full" and len(first.items) == 3
-        assert again.kind == "unchanged" and again.result_id == first.result_id
-        assert editor.client.published == {}  # a pulling client is never pushed to
+async def test_pull_returns_an_unchanged_report_for_a_known_result_id(client, editors):
+    uri = fresh_uri()
+    editor = await editors(client)
+    editor.open(uri, SCRIPT)
+    identifier = types.TextDocumentIdentifier(uri)
+    first = await editor.client.text_document_diagnostic_async(types.DocumentDiagnosticParams(identifier))
+    again = await editor.client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(identifier, previous_result_id=first.result_id))
+    assert first.kind == "full" and len(first.items) == 3
+    assert again.kind == "unchanged" and again.result_id == first.result_id
+    assert editor.client.published == {}  # a pulling client is never pushed to
 
 
-async def test_workspace_pull_reports_every_open_document():
-    async with session("vscode-1.96") as editor:
-        editor.open(URI, SCRIPT)
-        editor.open("file:///work/project/clean.py", "x = 1\n")
-        report = await editor.client.workspace_diagnostic_async(types.WorkspaceDiagnosticParams(previous_result_ids=[]))
-    counts = {item.uri: len(item.items) for item in report.items}
-    assert counts == {URI: 3, "file:///work/project/clean.py": 0}
-    assert all(item.version == 1 for item in report.items)
+async def test_workspace_pull_reports_every_open_document(editors):
+    uri = fresh_uri()
+    editor = await editors("vscode-1.96")
+    editor.open(uri, SCRIPT)
+    clean = fresh_uri("clean")
+    editor.open(clean, "x = 1\n")
+    report = await editor.client.workspace_diagnostic_async(types.WorkspaceDiagnosticParams(previous_result_ids=[]))
+    items = [item for item in report.items if item.uri in (uri, clean)]
+    assert {item.uri: len(item.items) for item in items} == {uri: 3, clean: 0}
+    assert all(item.version == 1 for item in items)
 
 
 @pytest.mark.parametrize(
@@ -137,12 +145,13 @@ async def test_workspace_pull_reports_every_open_document():
     ["", "\n\n\n", "x = '\x00\x01\x02'\x00\n", "\ufeffprint(1)\r\nprint(2)\rprint(3)\n"],
     ids=["empty", "blank", "binary", "bom-and-mixed-line-ends"],
 )
-async def test_odd_documents_are_answered_without_harm(text):
-    async with session("vscode-1.65") as editor:
-        editor.open(URI, text)
-        diagnostics = await editor.diagnostics(URI)
-        editor.type_text(URI, 0, 0, "y = 2\n")
-        await editor.diagnostics(URI)
+async def test_odd_documents_are_answered_without_harm(text, editors):
+    uri = fresh_uri()
+    editor = await editors("vscode-1.65")
+    editor.open(uri, text)
+    diagnostics = await editor.diagnostics(uri)
+    editor.type_text(uri, 0, 0, "y = 2\n")
+    await editor.diagnostics(uri)
     if "\x00" in text:
         (note,) = diagnostics
         assert note.severity == types.DiagnosticSeverity.Information and "binary" in note.message
@@ -152,9 +161,10 @@ async def test_odd_documents_are_answered_without_harm(text):
         assert diagnostics == []
 
 
-async def test_a_50000_line_document_is_analysed():
+async def test_a_50000_line_document_is_analysed(editors):
+    uri = fresh_uri()
     body = "".join(f"value_{i} = {i}\n" for i in range(50_000)) + "print(value_1)\n"
-    async with session("vscode-1.65") as editor:
-        editor.open(URI, body)
-        (diagnostic,) = await editor.diagnostics(URI)
+    editor = await editors("vscode-1.65")
+    editor.open(uri, body)
+    (diagnostic,) = await editor.diagnostics(uri)
     assert diagnostic.range.start.line == 50_000

@@ -7,9 +7,9 @@ import asyncio
 import pytest
 from lsprotocol import types
 
-from harness import session
+from harness import fresh_uri, session
 
-pytestmark = pytest.mark.asyncio
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 SCRIPT = """\
 def train(model, loader):
@@ -20,12 +20,13 @@ URI = "file:///work/project/train.py"
 
 
 @pytest.mark.parametrize("client", ["vscode-1.96", "neovim-0.7"])
-async def test_hover_on_a_flagged_range_shows_the_message_and_the_rule_documentation(client):
-    async with session(client) as editor:
-        editor.open(URI, SCRIPT)
-        await editor.diagnostics(URI)
-        hover = await editor.hover(URI, types.Position(2, 10))
-        outside = await editor.hover(URI, types.Position(0, 2))
+async def test_hover_on_a_flagged_range_shows_the_message_and_the_rule_documentation(client, editors):
+    uri = fresh_uri()
+    editor = await editors(client)
+    editor.open(uri, SCRIPT)
+    await editor.diagnostics(uri)
+    hover = await editor.hover(uri, types.Position(2, 10))
+    outside = await editor.hover(uri, types.Position(0, 2))
     assert hover.contents.kind == types.MarkupKind.Markdown
     assert "**TW900**" in hover.contents.value
     assert "# TW900 print-call" in hover.contents.value
@@ -47,22 +48,23 @@ async def test_estimate_request_answers_unavailable_without_inventing_numbers():
     assert _plain(missing)["status"] == "error"
 
 
-async def test_gpu_fit_is_notified_once_per_document_until_the_estimate_changes():
-    async with session("vscode-1.65") as editor:
-        editor.open(URI, SCRIPT)
-        await editor.diagnostics(URI)
-        editor.type_text(URI, 0, 0, "\n")
-        await editor.diagnostics(URI)
-        await asyncio.sleep(0.05)
-        fits = [_plain(f) for f in editor.client.gpu_fits]
-        assert [(f["uri"], f["status"]) for f in fits] == [(URI, "unavailable")]
-        answer = await editor.command("torchward.selectGpu", "H100 80GB")
-        assert answer == {"gpu": "H100 80GB", "status": "unavailable"}
-        for _ in range(200):
-            if len(editor.client.gpu_fits) == 2:
-                break
-            await asyncio.sleep(0.01)
-        latest = _plain(editor.client.gpu_fits[-1])
+async def test_gpu_fit_is_notified_once_per_document_until_the_estimate_changes(editors):
+    uri = fresh_uri()
+    editor = await editors("vscode-1.65")
+    editor.open(uri, SCRIPT)
+    await editor.diagnostics(uri)
+    editor.type_text(uri, 0, 0, "\n")
+    await editor.diagnostics(uri)
+    await asyncio.sleep(0.05)
+    fits = [_plain(f) for f in editor.client.gpu_fits]
+    assert [(f["uri"], f["status"]) for f in fits] == [(uri, "unavailable")]
+    answer = await editor.command("torchward.selectGpu", "H100 80GB")
+    assert answer == {"gpu": "H100 80GB", "status": "unavailable"}
+    for _ in range(200):
+        if len(editor.client.gpu_fits) == 2:
+            break
+        await asyncio.sleep(0.01)
+    latest = _plain(editor.client.gpu_fits[-1])
     assert latest["gpu"] == "H100 80GB" and latest["status"] == "unavailable"
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from lsprotocol import types
 
-from harness import session
+from harness import fresh_uri, session
 
-pytestmark = pytest.mark.asyncio
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 SCRIPT = """\
 def train(model, loader):
@@ -19,60 +19,64 @@ URI = "file:///work/project/train.py"
 
 
 @pytest.mark.parametrize("client", ["vscode-1.65", "vscode-1.96"])
-async def test_a_syntax_error_keeps_the_last_findings_moved_by_the_edit_plus_one_syntax_diagnostic(client):
-    async with session(client) as editor:
-        editor.open(URI, SCRIPT)
-        assert len(await editor.diagnostics(URI)) == 2
-        editor.type_text(URI, 0, 0, "x = (\n\n")  # unclosed parenthesis, two lines added above
-        diagnostics = await editor.diagnostics(URI)
-        kept = sorted((d.code, d.range.start.line) for d in diagnostics if d.code)
-        syntax = [d for d in diagnostics if not d.code]
-        assert kept == [("TW900", 4), ("TW901", 5)]
-        assert len(syntax) == 1 and syntax[0].severity == types.DiagnosticSeverity.Error
-        assert "SyntaxError" in syntax[0].message
-        editor.edit(URI, [types.TextEdit(types.Range(types.Position(0, 0), types.Position(2, 0)), "")])
-        recovered = await editor.diagnostics(URI)
-        assert sorted((d.code, d.range.start.line) for d in recovered) == [("TW900", 2), ("TW901", 3)]
+async def test_a_syntax_error_keeps_the_last_findings_moved_by_the_edit_plus_one_syntax_diagnostic(client, editors):
+    uri = fresh_uri()
+    editor = await editors(client)
+    editor.open(uri, SCRIPT)
+    assert len(await editor.diagnostics(uri)) == 2
+    editor.type_text(uri, 0, 0, "x = (\n\n")  # unclosed parenthesis, two lines added above
+    diagnostics = await editor.diagnostics(uri)
+    kept = sorted((d.code, d.range.start.line) for d in diagnostics if d.code)
+    syntax = [d for d in diagnostics if not d.code]
+    assert kept == [("TW900", 4), ("TW901", 5)]
+    assert len(syntax) == 1 and syntax[0].severity == types.DiagnosticSeverity.Error
+    assert "SyntaxError" in syntax[0].message
+    editor.edit(uri, [types.TextEdit(types.Range(types.Position(0, 0), types.Position(2, 0)), "")])
+    recovered = await editor.diagnostics(uri)
+    assert sorted((d.code, d.range.start.line) for d in recovered) == [("TW900", 2), ("TW901", 3)]
 
 
-async def test_findings_on_deleted_lines_go_away_while_the_file_does_not_parse():
-    async with session("vscode-1.65") as editor:
-        editor.open(URI, SCRIPT)
-        await editor.diagnostics(URI)
-        # delete the print line and break the file in the same edit
-        editor.edit(URI, [types.TextEdit(types.Range(types.Position(2, 0), types.Position(3, 0)), "        x = (\n")])
-        diagnostics = await editor.diagnostics(URI)
+async def test_findings_on_deleted_lines_go_away_while_the_file_does_not_parse(editors):
+    uri = fresh_uri()
+    editor = await editors("vscode-1.65")
+    editor.open(uri, SCRIPT)
+    await editor.diagnostics(uri)
+    # delete the print line and break the file in the same edit
+    editor.edit(uri, [types.TextEdit(types.Range(types.Position(2, 0), types.Position(3, 0)), "        x = (\n")])
+    diagnostics = await editor.diagnostics(uri)
     assert sorted(d.code for d in diagnostics if d.code) == ["TW901"]
     assert sum(1 for d in diagnostics if not d.code) == 1
 
 
-async def test_kept_findings_lose_fixes_that_the_edit_touched():
-    async with session("vscode-1.96") as editor:
-        editor.open(URI, SCRIPT)
-        await editor.diagnostics(URI)
-        editor.type_text(URI, 2, 16, " +")  # `print(x +)`: a syntax error on the fixable line
-        diagnostics = await editor.diagnostics(URI)
-        kept = next(d for d in diagnostics if d.code == "TW900")
-        actions = await editor.code_actions(URI, [kept])
+async def test_kept_findings_lose_fixes_that_the_edit_touched(editors):
+    uri = fresh_uri()
+    editor = await editors("vscode-1.96")
+    editor.open(uri, SCRIPT)
+    await editor.diagnostics(uri)
+    editor.type_text(uri, 2, 16, " +")  # `print(x +)`: a syntax error on the fixable line
+    diagnostics = await editor.diagnostics(uri)
+    kept = next(d for d in diagnostics if d.code == "TW900")
+    actions = await editor.code_actions(uri, [kept])
     titles = [a.title for a in actions]
     assert not any("Replace print" in t for t in titles)
     assert "Suppress TW900 on this line" in titles
 
 
-async def test_requests_about_unknown_documents_and_positions_outside_them_get_empty_answers():
-    async with session("vscode-1.96") as editor:
-        editor.open(URI, SCRIPT)
-        await editor.diagnostics(URI)
-        far = types.Position(10_000, 10_000)
-        assert await editor.hover("file:///nowhere.py", far) is None
-        assert await editor.hover(URI, far) is None
-        report = await editor.client.text_document_diagnostic_async(
-            types.DocumentDiagnosticParams(types.TextDocumentIdentifier("file:///nowhere.py")))
-        assert list(report.items) == []
-        editor.edit(URI, [types.TextEdit(types.Range(far, far), "\nprint(1)\n")])  # past the end: appended
-        diagnostics = await editor.diagnostics(URI)
-        assert {d.code for d in diagnostics} == {"TW900", "TW901"}
-        assert max(d.range.start.line for d in diagnostics) == 5
+async def test_requests_about_unknown_documents_and_positions_outside_them_get_empty_answers(editors):
+    uri = fresh_uri()
+    editor = await editors("vscode-1.96")
+    editor.open(uri, SCRIPT)
+    await editor.diagnostics(uri)
+    far = types.Position(10_000, 10_000)
+    assert await editor.hover("file:///nowhere.py", far) is None
+    assert await editor.hover(uri, far) is None
+    report = await editor.client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(types.TextDocumentIdentifier("file:///nowhere.py")))
+    assert list(report.items) == []
+    editor.edit(uri, [types.TextEdit(types.Range(far, far), "\nprint(1)\n")])  # past the end: appended
+    diagnostics = await editor.diagnostics(uri)
+    assert {d.code for d in diagnostics} == {"TW900", "TW901"}
+    assert max(d.range.start.line for d in diagnostics) == 5
 
 
 async def test_a_crashing_rule_is_logged_and_the_server_keeps_serving(monkeypatch):

@@ -55,7 +55,7 @@ class FileAnalyzer:
         self.tree = tree
         self.index = ModuleIndex(tree, source)
         self.lines = LineIndex(source)
-        self.relevant = TRAINING_WORDS.search(source) is not None
+        self.relevant = TRAINING_WORDS.search(source) is not None and not _other_framework(self.index.imports)
         self.traces: list[Trace] = []
         self.backwarded_locs: set[Loc] = set()
         self.closures: dict[str, dict[str, Value]] = {}
@@ -146,8 +146,7 @@ class FileAnalyzer:
             if event.kind in _REPLAYED and caller.recording:
                 caller.trace.events.append(self._replayed(caller, event, call_span, name))
         self._transfer_modes(caller, info, summary, node, receiver_path, name)
-        returned = summary.returned
-        return attrs.evolve(returned, backwarded=None) if returned.backwarded else returned
+        return summary.returned
 
     def _replayed(self, caller: FunctionRun, event: Event, call_span, name: str) -> Event:
         innermost = caller.loops[-1] if caller.loops else None
@@ -245,8 +244,8 @@ class FileAnalyzer:
     def _grad_mode(self, info: FunctionInfo, inherited: bool) -> bool:
         for decorator in info.node.decorator_list:
             target = decorator.func if isinstance(decorator, ast.Call) else decorator
-            name = qualified_name(target, self.index.imports)
-            if name in catalog.GRAD_DISABLING:
+            name = qualified_name(target, self.index.imports) or _dotted(target)
+            if catalog.is_grad_disabling(name):
                 return False
             if name in catalog.GRAD_ENABLING:
                 return True
@@ -320,6 +319,16 @@ class FileAnalyzer:
                 value = value.with_detail(lightning=True)
         self._instances[key] = value
         return value
+
+
+_OTHER_FRAMEWORKS = ("mxnet", "tensorflow", "jax", "paddle", "mindspore", "oneflow", "keras", "flax", "chainer")
+_TORCH_WORLD = ("torch", "lightning", "pytorch_lightning", "transformers", "accelerate", "deepspeed", "timm", "torchvision")
+
+
+def _other_framework(imports) -> bool:
+    """The file is written for another framework (d2l's MXNet chapters): ``loss.backward()``
+    and ``trainer.step()`` there mean something else, so no PyTorch rule applies."""
+    return any(imports.imports(f) for f in _OTHER_FRAMEWORKS) and not any(imports.imports(t) for t in _TORCH_WORLD)
 
 
 def _parameter_names(info: FunctionInfo) -> list[str]:

@@ -88,6 +88,16 @@ GRAD_DISABLING = {"torch.no_grad", "torch.inference_mode"}
 GRAD_ENABLING = {"torch.enable_grad"}
 GRAD_SETTING = "torch.set_grad_enabled"
 
+
+def is_grad_disabling(name: str | None) -> bool:
+    """``torch.no_grad`` and friends, and project wrappers named after them
+    (ultralytics' ``smart_inference_mode``): a decorator or context manager whose name
+    says ``no_grad`` or ``inference_mode`` is one in every codebase we scanned."""
+    if not name:
+        return False
+    leaf = name.rsplit(".", 1)[-1]
+    return name in GRAD_DISABLING or "no_grad" in leaf or "inference_mode" in leaf
+
 # --- tensors ------------------------------------------------------------------------
 # Methods and attributes of a tensor whose result carries no autograd graph.
 DETACHING_METHODS = {

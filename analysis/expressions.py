@@ -171,7 +171,7 @@ class ExpressionsMixin:
     def _container(self, elements: list[Value], keep_elements: bool) -> Value:
         joined = combine(elements)
         value = Value(kind=Kind.CONTAINER, graph=joined.graph, graph_confidence=joined.graph_confidence,
-                      locs=joined.locs, eval_forward=joined.eval_forward)
+                      locs=joined.locs, eval_forward=joined.eval_forward, backwarded=joined.backwarded)
         if keep_elements:
             value = value.with_detail(elements=tuple(elements))
         return value

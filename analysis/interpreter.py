@@ -43,6 +43,13 @@ def _is_modulo_test(node: ast.expr) -> bool:
 _FRAMEWORK_BACKWARD_OWNERS = ("accelerator", "fabric", "engine", "model_engine", "deepspeed_engine")
 
 
+def _reads(node: ast.AST | None, path: str) -> bool:
+    """Whether expression ``node`` reads the variable or attribute path ``path``."""
+    return node is not None and any(
+        isinstance(n, (ast.Name, ast.Attribute)) and dotted(n) == path for n in ast.walk(node)
+    )
+
+
 def _walk_own_code(body: list[ast.stmt]):
     """Every node of ``body`` except those of nested functions and classes, which are
     analysed in their own right."""
@@ -198,7 +205,9 @@ class FunctionRun(ExpressionsMixin, CallsMixin):
             self.loc_loops[loc] = tuple(self.loops)
             value = attrs.evolve(value, locs=value.locs | {loc})
         previous = self.lookup(path)
-        if previous is not None and previous.locs and value.graph and (previous.locs & value.locs):
+        if (isinstance(statement, (ast.Assign, ast.AnnAssign)) and previous is not None and previous.locs
+                and value.graph and (previous.locs & value.locs) and _reads(statement.value, path)):
+            # ``total = total + loss``: an accumulator, like ``total += loss``
             self.store(previous, value, statement, path, statement.value if hasattr(statement, "value") else target)
         self.env[path] = value
 
@@ -312,8 +321,9 @@ class FunctionRun(ExpressionsMixin, CallsMixin):
         saved_grad, saved_accumulate = self.grad_enabled, self.in_accumulate
         for item in node.items:
             context = item.context_expr
-            name = self.qualified(context.func if isinstance(context, ast.Call) else context)
-            if name in catalog.GRAD_DISABLING and not (isinstance(context, ast.Call) and context.args and literal(context.args[0]) is False):
+            func = context.func if isinstance(context, ast.Call) else context
+            name = self.qualified(func) or dotted(func)
+            if catalog.is_grad_disabling(name) and not (isinstance(context, ast.Call) and context.args and literal(context.args[0]) is False):
                 self.grad_enabled = False
             elif name in catalog.GRAD_ENABLING:
                 self.grad_enabled = True

@@ -170,9 +170,12 @@ def combine(values: Iterable[Value]) -> Value:
     graph_confidence = Confidence.HIGH
     locs: frozenset[Loc] = frozenset()
     eval_forward = None
+    backwarded = None
     for value in values:
         if value.graph and graph is None:
             graph, graph_confidence = value.graph, value.graph_confidence
+        if value.graph and value.backwarded and backwarded is None:
+            backwarded = value.backwarded  # one graph: a backward through part of it freed it
         locs |= value.locs
         eval_forward = eval_forward or value.eval_forward
     return Value(
@@ -181,4 +184,5 @@ def combine(values: Iterable[Value]) -> Value:
         graph_confidence=graph_confidence,
         locs=locs,
         eval_forward=eval_forward if graph else None,
+        backwarded=backwarded,
     )

@@ -41,6 +41,8 @@ class RetainedGraph(Rule):
     checks and stays quiet about. Storing `.item()` changes the type to a float.
 
     ## Known limitations
+    An accumulator that the loop also resets (`running_loss = 0` after each update)
+    retains only the iterations between resets and is reported as a warning.
     The rule is quiet when the values stored later reach a `backward()` (summed
     micro-batch losses), when the container is created inside the loop, under
     `no_grad`/`inference_mode`, and when the container is returned from a function that
@@ -82,6 +84,9 @@ class RetainedGraph(Rule):
     )
 
     def check(self, facts):
+        created_at_store: dict[tuple[int, object], list[tuple]] = {}
+        for trace, store in events(facts, EventKind.STORE):
+            created_at_store.setdefault((id(trace), store.span), []).append(store.get("created_loops") or ())
         for trace, store in events(facts, EventKind.STORE):
             value = store.value
             if value is None or value.graph is None or not store.grad_enabled:
@@ -109,7 +114,12 @@ class RetainedGraph(Rule):
                 evidence.insert(1, Evidence(facts.lines.span_at(store.loc.line, store.loc.column), f"`{store.loc.name}` is created outside that loop"))
             if value.backwarded is not None:
                 evidence.append(value.backwarded)
+            # ``running_loss = 0`` inside the loop as well: reset every update, so only the
+            # micro-steps between resets are kept; a leak bounded by the window.
+            reset = any(retained[0] in loops for loops in created_at_store[(id(trace), store.span)])
+            if reset:
+                message += f" (`{container}` is reset inside the loop, so only the iterations between resets are retained.)"
             yield self.finding(
                 store.span, message, evidence=evidence, confidence=value.graph_confidence,
-                severity=Severity.ERROR if before_backward else Severity.WARNING,
+                severity=Severity.ERROR if before_backward and not reset else Severity.WARNING,
             )

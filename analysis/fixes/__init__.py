@@ -1,0 +1,67 @@
+"""Fixes: the edits that repair a finding, built on demand on a lossless tree.
+
+Findings leave the analysis with ``fixes == ()``: linting never parses LibCST. Whoever
+wants edits asks for them with the source the finding was computed on:
+
+- :func:`fixes_for` ``(source, finding) -> tuple[Fix, ...]`` — the fixes of one finding,
+  best first. The language server calls it when it answers a code action (or resolves
+  one) for a diagnostic whose ``data`` carries the finding; the tree is parsed once per
+  document content and cached, so fixing ten findings of a file parses it once.
+- :func:`with_fixes` ``(source, findings) -> tuple[Finding, ...]`` — the same findings
+  with their ``fixes`` filled (the CLI's JSON and SARIF reports, ``--fix``).
+- :func:`fix_source` — apply fixes to a whole text until nothing more changes
+  (``--fix``, ``--diff``, fix-all), see :mod:`.applying`.
+
+Each fix is ``safe`` (cannot change what the program computes beyond the bug) or
+``unsafe`` (needs a human look); the reason is in the rule's "Fix safety" section. A
+fixer lives in its own module here, named after its rule, and is discovered
+(:func:`all_fixers`); a rule with no module has no fixes. A fixer that crashes or a
+file LibCST cannot parse yields no fixes, never an exception.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Iterable
+
+import attrs
+
+from ..finding import Finding, Fix
+from .applying import FixOutcome, fix_source
+from .edits import apply_edits, edits_between
+from .fixer import Fixer, all_fixers
+from .tree import source_tree
+
+log = logging.getLogger(__name__)
+
+
+def is_fixable(code: str) -> bool:
+    """Whether the rule ``code`` has a fixer (its findings may carry fixes)."""
+    return code in all_fixers()
+
+
+def fixes_for(source: str, finding: Finding) -> tuple[Fix, ...]:
+    """The fixes of ``finding`` in ``source`` (the text it was found in), best first."""
+    fixer = all_fixers().get(finding.code)
+    if fixer is None:
+        return ()
+    try:
+        tree = source_tree(source)
+        return tuple(fix for fix in fixer.build(tree, finding) if fix is not None and fix.edits)
+    except Exception:  # a fix is a convenience: never let it take the caller down
+        log.debug("no fix for %s at %s", finding.code, finding.span, exc_info=True)
+        return ()
+
+
+def with_fixes(source: str, findings: Iterable[Finding]) -> tuple[Finding, ...]:
+    """``findings`` with their fixes filled in (those that have fixes already keep them)."""
+    return tuple(
+        finding if finding.fixes else attrs.evolve(finding, fixes=fixes_for(source, finding))
+        for finding in findings
+    )
+
+
+__all__ = [
+    "FixOutcome", "Fixer", "all_fixers", "apply_edits", "edits_between", "fix_source", "fixes_for",
+    "is_fixable", "with_fixes",
+]

@@ -1,0 +1,95 @@
+"""Dropping an activation fed to a loss that applies it itself (TW005, TW006).
+
+The evidence of such a finding points at the expression that applied the activation:
+``F.softmax(z, dim=1)``, ``torch.sigmoid(z)``, ``z.softmax(-1)`` or ``nn.Sigmoid()(z)``.
+Dropping it means replacing that call by its input ``z``. When the call sits inside the
+loss call, nothing else sees it: safe. When it was assigned to a name first
+(``probs = F.softmax(z, 1)``), the replacement happens at the assignment, and it is safe
+only if the loss is the name's one use in the function; otherwise (the probabilities also
+feed a metric) the fix is offered as unsafe.
+
+Evidence that names a whole model ("``net(x)`` ends in softmax") has no call to drop:
+the layer lives in the model's definition. When that definition is an
+``nn.Sequential(...)`` bound in this file whose last layer is the activation, the fix
+removes that layer — unsafe, since every other user of the model (inference code that
+wanted probabilities) changes too. Activations inside a ``forward`` get no fix.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ..finding import Applicability, Finding
+from .tree import Rewrite, SourceTree, contains
+
+
+def activation_input(tree: SourceTree, call: cst.Call, names: tuple[str, ...]) -> cst.BaseExpression | None:
+    """The tensor ``call`` applies one of ``names`` to, or None when it is not such a call."""
+    func = call.func
+    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+    keyword = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+    if isinstance(func, cst.Call):  # nn.Softmax(dim=1)(z)
+        layer = tree.text(func.func).rsplit(".", 1)[-1].lower()
+        return positional[0] if layer in names and len(positional) == 1 else None
+    attr = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    if attr not in names:
+        return None
+    owner = tree.text(func.value) if isinstance(func, cst.Attribute) else ""
+    if owner in ("F", "torch", "nn.functional", "torch.nn.functional", "functional", "special", "torch.special") \
+            or isinstance(func, cst.Name):
+        return positional[0] if positional else keyword.get("input")
+    return func.value if isinstance(func, cst.Attribute) else None  # z.softmax(dim=-1)
+
+
+def drop_activation(tree: SourceTree, finding: Finding, names: tuple[str, ...]):
+    """(rewrite, applicability, dropped text) for the activation in the finding's evidence."""
+    for item in finding.evidence:
+        if item.path:
+            continue
+        call = tree.at(item.span, cst.Call)
+        source = activation_input(tree, call, names) if call is not None else None
+        if source is None:
+            continue
+        rewrite = Rewrite(tree)
+        rewrite.replace(call, lambda _node, new=source: new.with_changes(lpar=(), rpar=()) if _bare(new) else new)
+        inline = contains(finding.span, item.span)
+        applicability = Applicability.SAFE if inline or _only_use_is_loss(tree, call, finding) else Applicability.UNSAFE
+        return rewrite, applicability, tree.text(call)
+    return _drop_final_layer(tree, finding, names)
+
+
+def _drop_final_layer(tree: SourceTree, finding: Finding, names: tuple[str, ...]):
+    for item in finding.evidence:
+        call = tree.at(item.span, cst.Call) if not item.path else None
+        if call is None or not isinstance(call.func, (cst.Name, cst.Attribute)):
+            continue
+        model = tree.text(call.func)
+        for assign in tree.within(tree.spans[tree.module], cst.Assign):
+            value = assign.value
+            if not any(tree.text(t.target) == model for t in assign.targets) or not isinstance(value, cst.Call):
+                continue
+            if not tree.text(value.func).endswith("Sequential") or len(value.args) < 2:
+                continue
+            last = value.args[-1].value
+            if isinstance(last, cst.Call) and tree.text(last.func).rsplit(".", 1)[-1].lower() in names:
+                rewrite = Rewrite(tree)
+                args = list(value.args)
+                args[-2] = args[-2].with_changes(comma=args[-1].comma)
+                rewrite.replace(value, lambda node, kept=args[:-1]: node.with_changes(args=kept))
+                return rewrite, Applicability.UNSAFE, tree.text(last)
+    return None, None, None
+
+
+def _bare(node: cst.BaseExpression) -> bool:
+    return isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript))
+
+
+def _only_use_is_loss(tree: SourceTree, call: cst.Call, finding: Finding) -> bool:
+    assign = tree.parents.get(call)
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+        return False
+    name = assign.targets[0].target.value
+    scope = tree.function_of(assign)
+    uses = [node for node in tree.within(tree.spans[scope], cst.Name)
+            if node.value == name and node is not assign.targets[0].target]
+    return all(contains(finding.span, tree.spans[node]) for node in uses)

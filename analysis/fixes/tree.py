@@ -1,0 +1,177 @@
+"""The lossless tree a fix is built on: LibCST, parsed lazily, cached by content hash.
+
+Linting runs on ``ast`` and never pays for LibCST (it costs 5-15x ``ast.parse``, see
+ARCHITECTURE.md). A fix is built only when one is asked for — ``--fix``, ``--diff``, a
+JSON or SARIF report, an editor's quick fix — and then for that one file: the tree is
+parsed once per content (:func:`source_tree`, an LRU keyed by a hash of the text), so
+building the fixes of ten findings in one file parses it once.
+
+A fixer finds its nodes by the finding's spans. LibCST positions use the same
+convention as findings (1-based lines, 0-based code-point columns, a tab is one column),
+so a span and a node's range compare directly.
+
+A fixer never edits text. It records node replacements and statement insertions on a
+:class:`Rewrite`; :meth:`Rewrite.code` regenerates the module, and
+:mod:`.edits` turns the difference into minimal text edits. Regenerating from the tree is
+what keeps comments, odd indentation, tabs and CRLF line endings intact, and what
+re-indents a block that a fix wraps.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from functools import lru_cache
+from typing import Callable, Iterator, TypeVar
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, ParentNodeProvider, PositionProvider
+
+from ..finding import Span
+
+N = TypeVar("N", bound=cst.CSTNode)
+LOOPS = (cst.For, cst.While)
+
+
+def span_of(code_range: CodeRange) -> Span:
+    return Span(code_range.start.line, code_range.start.column, code_range.end.line, code_range.end.column)
+
+
+def contains(outer: Span, inner: Span) -> bool:
+    return (outer.line, outer.column) <= (inner.line, inner.column) and (inner.end_line, inner.end_column) <= (
+        outer.end_line, outer.end_column)
+
+
+class SourceTree:
+    """One parsed file: its module, every node's span and parent, lookups by span."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
+        self.module = wrapper.module
+        self.spans: dict[cst.CSTNode, Span] = {
+            node: span_of(code_range) for node, code_range in wrapper.resolve(PositionProvider).items()
+        }
+        self.parents = wrapper.resolve(ParentNodeProvider)
+        self._by_span: dict[Span, list[cst.CSTNode]] = defaultdict(list)
+        for node, span in self.spans.items():
+            self._by_span[span].append(node)
+
+    def at(self, span: Span, kind: type[N] | tuple[type, ...]) -> N | None:
+        """The node of ``kind`` whose range is exactly ``span`` (the outermost, if nested)."""
+        found = [node for node in self._by_span.get(span, ()) if isinstance(node, kind)]
+        found.sort(key=lambda node: len(list(self.ancestors(node))))
+        return found[0] if found else None
+
+    def within(self, span: Span, kind: type[N]) -> Iterator[N]:
+        """Every node of ``kind`` inside ``span``."""
+        for node, node_span in self.spans.items():
+            if isinstance(node, kind) and contains(span, node_span):
+                yield node
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        while node in self.parents:
+            node = self.parents[node]
+            yield node
+
+    def enclosing(self, node: cst.CSTNode, kind: type[N] | tuple[type, ...]) -> N | None:
+        return next((a for a in self.ancestors(node) if isinstance(a, kind)), None)
+
+    def statement(self, node: cst.CSTNode) -> cst.BaseStatement | None:
+        """The whole statement (a line of simple statements, or a compound one) holding ``node``."""
+        if isinstance(node, cst.BaseStatement):
+            return node
+        return self.enclosing(node, cst.BaseStatement)
+
+    def innermost_statement_at(self, span: Span) -> cst.BaseStatement | None:
+        """The smallest statement whose range contains ``span``."""
+        best = None
+        for node, node_span in self.spans.items():
+            if isinstance(node, cst.BaseStatement) and contains(node_span, span):
+                if best is None or contains(self.spans[best], node_span):
+                    best = node
+        return best
+
+    def loops_around(self, span: Span) -> list[cst.For | cst.While]:
+        """Loops whose body contains ``span``, innermost first."""
+        loops = [node for node, node_span in self.spans.items()
+                 if isinstance(node, LOOPS) and contains(node_span, span) and contains(self.spans[node.body], span)]
+        loops.sort(key=lambda node: len(list(self.ancestors(node))), reverse=True)
+        return loops
+
+    def function_of(self, node: cst.CSTNode) -> cst.FunctionDef | cst.Module:
+        return self.enclosing(node, cst.FunctionDef) or self.module
+
+    def text(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+
+@lru_cache(maxsize=16)
+def _cached(digest: str, source: str) -> SourceTree:
+    return SourceTree(source)
+
+
+def source_tree(source: str) -> SourceTree:
+    """The tree of ``source``, parsed once per content; raises ``libcst.ParserSyntaxError``."""
+    return _cached(hashlib.blake2b(source.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest(), source)
+
+
+class Rewrite(cst.CSTTransformer):
+    """Replacements and insertions on one tree, applied in a single pass.
+
+    A replacement is a function of the node *as rebuilt* (its children already
+    rewritten), so a fix that wraps a statement and another that edits inside it compose.
+    """
+
+    def __init__(self, tree: SourceTree) -> None:
+        super().__init__()
+        self.tree = tree
+        self._replace: dict[cst.CSTNode, list[Callable[[cst.CSTNode], cst.CSTNode]]] = defaultdict(list)
+        self._before: dict[cst.CSTNode, list[cst.BaseStatement]] = defaultdict(list)
+        self._after: dict[cst.CSTNode, list[cst.BaseStatement]] = defaultdict(list)
+
+    def replace(self, node: cst.CSTNode, change: Callable[[cst.CSTNode], cst.CSTNode] | cst.CSTNode) -> None:
+        self._replace[node].append(change if callable(change) else (lambda _old, new=change: new))
+
+    def insert_before(self, statement: cst.BaseStatement, new: cst.BaseStatement) -> None:
+        self._before[statement].append(new)
+
+    def insert_after(self, statement: cst.BaseStatement, new: cst.BaseStatement) -> None:
+        self._after[statement].append(new)
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self._replace or self._before or self._after)
+
+    def on_leave(self, original, updated):
+        for change in self._replace.get(original, ()):
+            updated = change(updated)
+        before, after = self._before.get(original), self._after.get(original)
+        if before or after:
+            if before and updated.leading_lines:  # the comments above stay above the block
+                before = [before[0].with_changes(leading_lines=updated.leading_lines), *before[1:]]
+                updated = updated.with_changes(leading_lines=())
+            return cst.FlattenSentinel([*(before or ()), updated, *(after or ())])
+        return updated
+
+    def code(self) -> str:
+        return self.tree.module.visit(self).code
+
+
+def statement_line(code: str) -> cst.SimpleStatementLine:
+    """One simple statement parsed from ``code`` (no newline), ready to insert."""
+    return cst.parse_statement(code)  # type: ignore[return-value]
+
+
+def expression(code: str) -> cst.BaseExpression:
+    return cst.parse_expression(code)
+
+
+def is_atomic(node: cst.BaseExpression) -> bool:
+    """Whether ``node.attr`` can be written without parentheses."""
+    return isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString,
+                             cst.ConcatenatedString, cst.List, cst.Tuple, cst.Dict)) or bool(node.lpar)
+
+
+def parenthesized(node: cst.BaseExpression) -> cst.BaseExpression:
+    return node if is_atomic(node) else node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])

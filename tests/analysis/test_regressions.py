@@ -1,0 +1,65 @@
+"""Severity and quietness decisions taken from reading findings on real training code.
+
+Each case names the code it came from; the snippets are reduced rewrites, not copies.
+"""
+
+from __future__ import annotations
+
+from torchward.analysis import Severity, analyze_source
+
+
+def findings(source: str):
+    return analyze_source(source, "case.py").findings
+
+
+def test_accumulator_reset_every_update_is_a_warning_not_an_error():
+    # torchtune recipes: running_loss += current_loss, reset to 0 after each optimizer step
+    source = (
+        "def train(model, loader, opt, loss_fn, accum):\n"
+        "    running_loss = 0\n"
+        "    for idx, batch in enumerate(loader):\n"
+        "        current_loss = loss_fn(model(batch), batch)\n"
+        "        running_loss += current_loss\n"
+        "        current_loss.backward()\n"
+        "        if (idx + 1) % accum == 0:\n"
+        "            opt.step()\n"
+        "            opt.zero_grad()\n"
+        "            print(running_loss.item())\n"
+        "            running_loss = 0\n"
+    )
+    found = [f for f in findings(source) if f.code == "TW001"]
+    assert [(f.span.line, f.severity) for f in found] == [(5, Severity.WARNING)]
+    assert "reset inside the loop" in found[0].message
+
+
+def test_stats_returned_after_backward_in_a_helper_are_a_warning():
+    # torchtune PPO/GRPO: a step helper runs loss.backward() and returns stats holding the loss
+    source = (
+        "def ppo_step(model, batch, opt):\n"
+        "    loss = model(batch).mean()\n"
+        "    loss.backward()\n"
+        "    return (loss, loss * 2)\n"
+        "\n"
+        "def train(model, loader, opt):\n"
+        "    stats = []\n"
+        "    for batch in loader:\n"
+        "        stats.append(ppo_step(model, batch, opt))\n"
+        "        opt.step()\n"
+        "        opt.zero_grad()\n"
+    )
+    found = [f for f in findings(source) if f.code == "TW001"]
+    assert [(f.span.line, f.severity) for f in found] == [(9, Severity.WARNING)]
+
+
+def test_loop_variable_rebinding_is_not_a_store():
+    # timm tests: `for o, r in zip(out, ref)` rebinding `o` each iteration is no accumulator
+    source = (
+        "import torch\n"
+        "def check(model, x, ref):\n"
+        "    for _ in range(2):\n"
+        "        out = model(x)\n"
+        "        for o, r in zip(out, ref):\n"
+        "            torch.testing.assert_close(o, r)\n"
+        "        sum(o.mean() for o in out).backward()\n"
+    )
+    assert findings(source) == ()

@@ -1,4 +1,8 @@
-"""``torchward lsp``: start the language server on stdio (or TCP, for debugging)."""
+"""``torchward lsp``: start the language server on stdio (or TCP, for debugging).
+
+Only the standard library is imported here: the CLI builds its parser from
+:func:`add_arguments` without paying for pygls; :func:`serve` imports the server.
+"""
 
 from __future__ import annotations
 
@@ -8,36 +12,48 @@ import sys
 from typing import Sequence
 
 
-def parser() -> argparse.ArgumentParser:
-    result = argparse.ArgumentParser(prog="torchward lsp", description="Run the torchward language server.")
-    transport = result.add_mutually_exclusive_group()
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    transport = parser.add_mutually_exclusive_group()
     transport.add_argument("--stdio", action="store_true", help="speak LSP over stdin/stdout (the default)")
     transport.add_argument("--tcp", metavar="HOST:PORT", help="listen on HOST:PORT instead (for debugging)")
-    result.add_argument("--log-file", metavar="PATH", help="write the server's log to PATH (default: stderr)")
-    result.add_argument("-v", "--verbose", action="count", default=0, help="log more (-v info, -vv debug)")
-    return result
+    parser.add_argument("--log-file", metavar="PATH", help="write the server's log to PATH (default: stderr)")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (-v info, -vv debug)")
 
 
 def _address(value: str) -> tuple[str, int]:
     host, _, port = value.rpartition(":")
     if not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise SystemExit(f"torchward lsp: --tcp expects HOST:PORT, got {value!r}")
+        from torchward.errors import UsageError
+
+        raise UsageError(f"--tcp expects HOST:PORT, got {value!r}")
     return host, int(port)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def serve(options: argparse.Namespace) -> int:
     """Run the server until the client says ``exit``; returns the exit status."""
-    options = parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(options.verbose, 2)]
     handler: logging.Handler = logging.FileHandler(options.log_file) if options.log_file else logging.StreamHandler(sys.stderr)
     logging.basicConfig(level=level, handlers=[handler], format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    address = _address(options.tcp) if options.tcp else None
 
     from .server import create_server
 
     server = create_server()
-    if options.tcp:
-        host, port = _address(options.tcp)
-        server.start_tcp(host, port)
+    if address is not None:
+        server.start_tcp(*address)
     else:
         server.start_io()
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``torchward lsp [--stdio | --tcp HOST:PORT] [--log-file PATH] [-v]``; ``argv`` excludes the program."""
+    parser = argparse.ArgumentParser(prog="torchward lsp", description="Run the torchward language server.")
+    add_arguments(parser)
+    from torchward.errors import UsageError
+
+    try:
+        return serve(parser.parse_args(list(sys.argv[1:] if argv is None else argv)))
+    except UsageError as error:
+        print(f"torchward lsp: error: {error}", file=sys.stderr)
+        return 2

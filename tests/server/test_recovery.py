@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from lsprotocol import types
 
@@ -95,3 +97,20 @@ def _crashing_server() -> list[str]:
 
     script = pathlib.Path(__file__).parent / "crashing_rule.py"
     return [sys.executable, str(script)]
+
+
+async def test_a_cancelled_pull_is_answered_as_cancelled_and_the_server_keeps_serving():
+    async with session("vscode-1.96", options={"debounceMs": 2000}) as editor:
+        uri = fresh_uri()
+        editor.open(uri, SCRIPT)
+        await editor.diagnostics(uri)
+        editor.type_text(uri, 0, 0, "\n")  # analysis now waits out a 2 s debounce
+        params = types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri))
+        waiting = asyncio.ensure_future(
+            editor.client.protocol.send_request_async(types.TEXT_DOCUMENT_DIAGNOSTIC, params, msg_id="pull-1"))
+        await asyncio.sleep(0.1)  # the request is in, waiting for the debounced analysis
+        editor.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="pull-1"))
+        with pytest.raises(Exception, match="cancel"):
+            await waiting
+        assert await editor.hover(uri, types.Position(0, 0)) is None
+        assert {d.code for d in await editor.diagnostics(uri)} == {"TW900", "TW901"}

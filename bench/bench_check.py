@@ -35,6 +35,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -143,19 +144,26 @@ def tree_size(root: Path) -> tuple[int, int]:
 
 
 def run_timed(command: list[str], cwd: Path, output: Path, timeout: float) -> dict:
-    """Run ``command`` with stdout into ``output``; wall time, exit code, stderr tail."""
+    """Run ``command`` with stdout into ``output``; wall time, exit code, stderr tail.
+
+    The command gets its own process group, and on timeout the whole group is killed:
+    both tools fan out into worker processes, and killing only the parent would leave
+    the workers running (and skewing every later measurement).
+    """
     start = time.perf_counter()
-    try:
-        with open(output, "wb") as sink:
-            done = subprocess.run(command, cwd=cwd, stdout=sink, stderr=subprocess.PIPE,
-                                  timeout=timeout)
-        seconds = time.perf_counter() - start
-        return {"seconds": round(seconds, 3), "rc": done.returncode,
-                "stderr_tail": done.stderr.decode("utf-8", "replace")[-1500:],
-                "timed_out": False, "output": str(output)}
-    except subprocess.TimeoutExpired:
-        return {"seconds": None, "rc": None, "stderr_tail": "", "timed_out": True,
-                "output": str(output)}
+    with open(output, "wb") as sink:
+        process = subprocess.Popen(command, cwd=cwd, stdout=sink, stderr=subprocess.PIPE,
+                                   start_new_session=True)
+        try:
+            _, stderr = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+            return {"seconds": round(time.perf_counter() - start, 3), "rc": None,
+                    "stderr_tail": "", "timed_out": True, "output": str(output)}
+    return {"seconds": round(time.perf_counter() - start, 3), "rc": process.returncode,
+            "stderr_tail": stderr.decode("utf-8", "replace")[-1500:], "timed_out": False,
+            "output": str(output)}
 
 
 def load_json(path: Path):
@@ -168,15 +176,51 @@ def load_json(path: Path):
 # ---------------------------------------------------------------- torchward
 
 
-def torchward_executable() -> list[str] | None:
-    """The ``torchward`` command of this interpreter's environment, if it has ``check``."""
-    script = Path(sys.executable).parent / "torchward"
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "torchward"]
+def torchward_executable(python: str = sys.executable) -> list[str] | None:
+    """The ``torchward`` command of ``python``'s environment, if it has ``check``."""
+    script = Path(python).parent / "torchward"
+    command = [str(script)] if script.exists() else [python, "-m", "torchward"]
     try:
         probe = subprocess.run(command + ["check", "--help"], capture_output=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
         return None
     return command if probe.returncode == 0 else None
+
+
+def snapshot_python(timeout: float) -> tuple[str, str]:
+    """Install the committed ``HEAD`` into a venv of its own; its interpreter and the commit.
+
+    Why: the cache key includes a fingerprint of the engine's source files, so while
+    anyone edits the working tree every run misses the cache and "warm" measures nothing;
+    and a benchmark of a moving tree cannot be reproduced. ``--snapshot`` measures the
+    commit, installed as a user would install it (not editable). One venv per commit.
+    """
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True,
+                          text=True, check=True).stdout.strip()
+    root = WORK / f"snapshot-{head[:12]}"
+    python = root / "venv" / "bin" / "python"
+    if python.exists():
+        return str(python), head
+    for old in WORK.glob("snapshot-*"):
+        shutil.rmtree(old, ignore_errors=True)
+    source = root / "src"
+    source.mkdir(parents=True)
+    log(f"installing HEAD {head[:12]} into {root}/venv")
+    archive = subprocess.run(["git", "archive", "HEAD"], cwd=REPO, capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(source)], input=archive.stdout, check=True)
+    venv.EnvBuilder(with_pip=True).create(root / "venv")
+    subprocess.run([str(python), "-m", "pip", "install", "-q", str(source)], check=True,
+                   timeout=timeout, capture_output=True)
+    return str(python), head
+
+
+def repository_state() -> dict:
+    """The commit measured and whether the working tree differs from it."""
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True)
+        return done.stdout.strip() if done.returncode == 0 else ""
+    dirty = git("status", "--porcelain", "--untracked-files=no", "--", "analysis", "torchward")
+    return {"head": git("rev-parse", "HEAD"), "engine_dirty": bool(dirty)}
 
 
 def clear_caches(tree: Path) -> None:
@@ -193,9 +237,19 @@ def findings_per_code(payload) -> collections.Counter:
     return collections.Counter(item.get("code", "?") for item in payload or [])
 
 
-def bench_torchward(tree: Path, jobs: int | None, timeout: float) -> dict:
-    """Cold without cache, cold filling the cache, warm from it — same command each time."""
-    command = torchward_executable()
+def cache_indexes(tree: Path) -> set[str]:
+    """The cache index files (one per settings-and-engine key) under ``tree``."""
+    return {str(p) for p in (tree / CACHE_DIRNAME).glob("*/*.json")}
+
+
+def bench_torchward(tree: Path, jobs: int | None, timeout: float, python: str) -> dict:
+    """Cold without cache, cold filling the cache, warm from it — same command each time.
+
+    If the warm run wrote a new cache index, the engine's fingerprint changed between the
+    two runs (someone edited ``analysis/``), so it was not warm: that is recorded, and
+    ``--snapshot`` is the way to get a meaningful figure while the tree is being edited.
+    """
+    command = torchward_executable(python)
     if command is None:
         log("`torchward check` is not available: timing the engine in process instead")
         return bench_engine_pool(tree, jobs or os.cpu_count() or 1)
@@ -209,8 +263,12 @@ def bench_torchward(tree: Path, jobs: int | None, timeout: float) -> dict:
     clear_caches(tree)
     log("torchward cold (first run, fills the cache)")
     runs["cold_fill_cache"] = run_timed(base, tree, WORK / "torchward-fill.json", timeout)
+    filled = cache_indexes(tree)
     log("torchward warm (second run, cache)")
     runs["warm"] = run_timed(base, tree, WORK / "torchward-warm.json", timeout)
+    if not filled or cache_indexes(tree) - filled:
+        runs["warm"]["cache_missed"] = True
+        log("the warm run did not reuse the cache (engine files changed?); try --snapshot")
     payload = load_json(WORK / "torchward-nocache.json")
     warm_payload = load_json(WORK / "torchward-warm.json")
     return {
@@ -317,8 +375,20 @@ def bench_preflight(tree: Path, jobs: int | None, timeout: float) -> dict:
 # ---------------------------------------------------------------- one file in process
 
 
-def bench_single_file(runs: int) -> dict:
-    """Median wall time of ``analyze_source`` on the ~1,000-line synthetic script."""
+def bench_single_file(runs: int, python: str) -> dict:
+    """Median wall time of ``analyze_source`` on the ~1,000-line synthetic script.
+
+    Measured in a fresh ``python`` process (the snapshot's under ``--snapshot``), which
+    runs :func:`single_file_timing` and prints its result as JSON.
+    """
+    done = subprocess.run([python, __file__, "--single-file-json", str(runs)],
+                          capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        raise SystemExit(f"single-file timing failed:\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout)
+
+
+def single_file_timing(runs: int) -> dict:
     sys.path.insert(0, str(BENCH))
     from synthetic_script import training_script
     from torchward.analysis import analyze_source
@@ -363,13 +433,20 @@ def summarize(results: dict) -> list[str]:
     fill = seconds_of(runs.get("cold_fill_cache"))
     warm = seconds_of(runs.get("warm"))
     pf = results["preflight"]
-    pf_s = seconds_of(pf.get("run")) if pf.get("available") else None
+    pf_run = pf.get("run") if pf.get("available") else None
+    pf_s = seconds_of(pf_run)
+    # A torch-preflight run cut off by its timeout still bounds the ratio from below.
+    pf_lower = bool(pf_run and pf_run.get("timed_out"))
+    if pf_lower:
+        pf_s = pf_run["seconds"]
     ratio = round(pf_s / cold, 1) if pf_s and cold else None
     single = results["single_file"]["median_ms"]
     results["summary"] = {
         "cold_no_cache_s": cold, "cold_fill_cache_s": fill, "warm_s": warm,
-        "preflight_s": pf_s, "ratio_preflight_over_cold": ratio, "single_file_median_ms": single,
+        "preflight_s": pf_s, "preflight_timed_out": pf_lower,
+        "ratio_preflight_over_cold": ratio, "single_file_median_ms": single,
     }
+    more = "> " if pf_lower else ""
 
     def fmt(value, unit="s"):
         return "—" if value is None else f"{value:.2f} {unit}"
@@ -379,16 +456,21 @@ def summarize(results: dict) -> list[str]:
         f"torchward {results['torchward_version']} on torch {TORCH_VERSION}/{LINTED_SUBDIR}: "
         f"{tree['files']} files, {tree['lines']:,} lines; {results['machine']['cpus']} CPUs; "
         f"jobs={results['jobs'] or 'default'}; mode={tw['mode']}",
+        f"measured: {'snapshot of ' if results['measured'].get('snapshot') else 'working tree at '}"
+        f"{results['measured']['head'][:12]}"
+        + (" (engine files modified)" if results["measured"].get("engine_dirty") else ""),
         "",
         f"{'measure':<40}{'value':>14}   target",
         f"{'torchward cold, --no-cache':<40}{fmt(cold):>14}",
         f"{'torchward cold, first run (fills cache)':<40}{fmt(fill):>14}",
         f"{'torchward warm (cache)':<40}{fmt(warm):>14}   < {TARGET_WARM_S:.0f} s  "
-        f"{verdict(None if warm is None else warm < TARGET_WARM_S)}",
-        f"{'torch-preflight ' + PREFLIGHT_VERSION:<40}{fmt(pf_s):>14}"
-        + ("" if pf.get("available") else f"   not run: {pf.get('reason')}"),
+        f"{verdict(None if warm is None else warm < TARGET_WARM_S)}"
+        + ("  (cache missed: engine changed between runs)" if runs.get("warm", {}).get("cache_missed") else ""),
+        f"{'torch-preflight ' + PREFLIGHT_VERSION:<40}{more + fmt(pf_s):>14}"
+        + ("" if pf.get("available") else f"   not run: {pf.get('reason')}")
+        + ("   (stopped at --preflight-timeout)" if pf_lower else ""),
         f"{'ratio torch-preflight / torchward cold':<40}"
-        f"{('—' if ratio is None else f'{ratio:.1f}x'):>14}   >= {TARGET_RATIO:.0f}x  "
+        f"{('—' if ratio is None else f'{more}{ratio:.1f}x'):>14}   >= {TARGET_RATIO:.0f}x  "
         f"{verdict(None if ratio is None else ratio >= TARGET_RATIO)}",
         f"{'single file in process (' + str(results['single_file']['lines']) + ' lines)':<40}"
         f"{fmt(single, 'ms'):>14}   < {TARGET_SINGLE_MS:.0f} ms "
@@ -417,19 +499,33 @@ def main(argv: list[str] | None = None) -> int:
                         help="--jobs for both tools (default: each tool's default, the CPU count)")
     parser.add_argument("--runs", type=int, default=21, help="runs of the single-file timing")
     parser.add_argument("--skip-preflight", action="store_true", help="do not run torch-preflight")
+    parser.add_argument("--snapshot", action="store_true",
+                        help="measure the committed HEAD installed in a venv of its own instead "
+                        "of the working tree (stable while others edit the engine)")
+    parser.add_argument("--single-file-json", type=int, metavar="RUNS", help=argparse.SUPPRESS)
     parser.add_argument("--timeout", type=float, default=600,
                         help="seconds allowed for each torchward run (default 600)")
-    parser.add_argument("--preflight-timeout", type=float, default=1200,
-                        help="seconds allowed for the torch-preflight run (default 1200)")
+    parser.add_argument("--preflight-timeout", type=float, default=2400,
+                        help="seconds allowed for the torch-preflight run (default 2400); "
+                        "a run cut off there is reported as a lower bound")
     args = parser.parse_args(argv)
+    if args.single_file_json:
+        print(json.dumps(single_file_timing(args.single_file_json)))
+        return 0
 
     WORK.mkdir(parents=True, exist_ok=True)
     tree = ensure_torch_tree(timeout=900)
     files, lines = tree_size(tree / LINTED_SUBDIR)
-    import torchward
+    python, state = sys.executable, repository_state()
+    if args.snapshot:
+        python, head = snapshot_python(timeout=600)
+        state = {"head": head, "engine_dirty": False, "snapshot": python}
+    version = subprocess.run([python, "-c", "import torchward; print(torchward.__version__)"],
+                             capture_output=True, text=True).stdout.strip()
 
     results = {
-        "torchward_version": torchward.__version__,
+        "torchward_version": version,
+        "measured": state,
         "torch_version": TORCH_VERSION,
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                     "platform": platform.platform()},
@@ -437,12 +533,12 @@ def main(argv: list[str] | None = None) -> int:
         "tree": {"path": str(tree / LINTED_SUBDIR), "files": files, "lines": lines},
         "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
     }
-    results["torchward"] = bench_torchward(tree, args.jobs, args.timeout)
+    results["torchward"] = bench_torchward(tree, args.jobs, args.timeout, python)
     results["preflight"] = (
         {"available": False, "reason": "--skip-preflight"} if args.skip_preflight
         else bench_preflight(tree, args.jobs, args.preflight_timeout)
     )
-    results["single_file"] = bench_single_file(args.runs)
+    results["single_file"] = bench_single_file(args.runs, python)
     table = summarize(results)
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     print("\n".join(table))

@@ -1,0 +1,94 @@
+"""Activation bytes of transformer stacks: what training saves, what inference keeps live.
+
+Training (bytes per token per layer) counts the tensors autograd saves for backward in
+the transformers implementations, op by op (``a`` = 16-bit or 32-bit matmul element,
+``r`` = residual-stream element, fp32 under AMP):
+
+- a pre-norm LayerNorm saves its input (``r·h``) and the next matmul saves its output
+  (``a·h``); HF's RMSNorm upcasts to fp32 and saves the fp32 input (4h), the normalised
+  tensor (``n·h``, fp32 under AMP) and the matmul input (``a·h``);
+- SDPA (flash / memory-efficient) saves q, k, v, its output and the logsumexp; the
+  output is copied into the o-projection's input (``5·a·h_q``; K/V are counted at full
+  head width because transformers expands grouped KV heads before the kernel);
+- eager attention saves q, k, v, the merged-heads copy (``4·a·h_q``) and per score
+  element (``heads × seq`` of them) the fp32 softmax and its 16-bit cast, plus a 1-byte
+  mask with dropout;
+- a gated MLP saves gate, activation, up and product (``4·a·i``); a plain MLP its fc1
+  output and activation (``2·a·i``), plus three more for GPT-2's composite GELU-tanh;
+- dropout saves a 1-byte mask per dropped tensor.
+
+This is Korthikanti et al. 2022 (“Reducing Activation Recomputation”, eq. 2: 34·h + 5·a·s
+bytes per token per layer for GPT-3 in fp16) refined by the upcasts that transformers
+performs; for a GPT-3-shaped layer in pure fp16 it gives 37·h (the paper's 34·h plus the
+o-projection's input copy and a third dropout mask).
+
+Inference keeps only the current layer live: the residual, one norm output and the
+widest of the attention block and the MLP.
+"""
+
+from __future__ import annotations
+
+from .precision import Numerics
+from .shape import Stack
+
+__all__ = ["saved_per_token", "live_per_token", "scores_per_token"]
+
+
+def _norm(stack: Stack, n: Numerics) -> int:
+    h = stack.hidden
+    if stack.norm == "rms":
+        return (4 + n.rms_normalized + n.activation) * h
+    return (n.residual + n.activation) * h
+
+
+def scores_per_token(stack: Stack, n: Numerics, context: int, *, training: bool) -> float:
+    """Eager attention's heads × context elements per token, in bytes."""
+    # fp32 softmax output (saved by its backward) + its 16-bit cast; with dropout the cast
+    # is not saved but the 1-byte mask and the dropped copy (saved by the matmul) are.
+    per_element = 4 + n.activation + (1 if training and stack.dropout else 0)
+    return stack.heads * context * per_element
+
+
+def saved_per_token(stack: Stack, n: Numerics, *, eager: bool, context: int,
+                    cross_context: int = 0) -> float:
+    """Bytes saved for backward per token per layer of ``stack``."""
+    a, h, i = n.activation, stack.hidden, stack.intermediate
+    total = stack.norms * _norm(stack, n)
+    q = stack.q_width
+    if eager:  # q, k, v and the merged-heads copy (the matmul output itself is not saved)
+        total += 4 * a * q + scores_per_token(stack, n, context, training=True)
+    else:
+        total += 5 * a * q
+    if stack.cross_attention:
+        total += 3 * a * q  # query, output, o-proj input (K/V of the source: per source token)
+        if eager:
+            total += scores_per_token(stack, n, cross_context, training=True)
+    if stack.moe:
+        m = stack.moe
+        per_expert = 4 * a * m["expert_intermediate"] + 2 * a * h  # MLP + gathered in/out
+        total += m["active"] * per_expert + 4 * m["experts"]  # router logits in fp32
+        if m.get("shared_intermediate"):
+            total += 4 * a * m["shared_intermediate"]
+    elif stack.mlp == "gated":
+        total += 4 * a * i
+    else:
+        total += 2 * a * i + (3 * a * i if stack.mlp == "gelu-tanh" else 0)
+    if stack.dropout:
+        total += 3 * h  # masks after attention, after MLP, inside MLP
+    return total
+
+
+def cross_kv_per_source_token(stack: Stack, n: Numerics) -> float:
+    """Per source token per decoder layer: cross-attention K and V (saved)."""
+    return 2 * n.activation * stack.q_width if stack.cross_attention else 0
+
+
+def live_per_token(stack: Stack, n: Numerics) -> float:
+    """Bytes live per token while one layer runs without autograd (inference)."""
+    a, h = n.activation, stack.hidden
+    attention = 2 * stack.q_width + 2 * stack.kv_width
+    if stack.moe:
+        widest = max(attention, 3 * stack.moe["expert_intermediate"] * stack.moe["active"])
+    else:
+        widest = max(attention, 3 * stack.intermediate)
+    return 2 * n.residual * h + a * h + a * widest

@@ -1,0 +1,252 @@
+"""The live set of each phase of a step, per GPU; the peak is the largest phase.
+
+Why phases and not a sum (``shared/MEMORY-MODEL.md``): at the start of backward every
+activation is saved but (with ``zero_grad(set_to_none=True)``) almost no gradient exists;
+at the optimizer step the activations are gone but gradients, state and the optimizer's
+temporaries are live. Summing both double-counts; the reference tool's sum over-estimates
+7-8B bf16 training by 35-50%. Backward in between frees activations as gradients appear,
+so its live set moves linearly between the two ends and never exceeds the larger.
+
+Phases modelled:
+
+- training: ``step start`` (weights, state, persisting grads), ``forward`` (+ saved
+  activations, autocast copies, forward-only loss temporaries), ``backward start`` (+ the
+  loss / logits gradients), ``optimizer step`` (weights, grads, state, step temporaries);
+- inference: ``forward`` (weights + one layer's live intermediates + logits);
+- generation: ``prefill`` (the whole prompt at once, the cache filling) and ``decode``
+  (the full cache, one token at a time).
+
+Each phase is a dict of the JSON term names (``weights``, ``gradients``,
+``optimizer_state``, ``master_weights``, ``activations``, ``kv_cache``, ``temporaries``);
+the CUDA context and fragmentation are added by :mod:`.estimate`.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from .activations import cross_kv_per_source_token, live_per_token, saved_per_token, scores_per_token
+from .hardware import Gpu
+from .cnn import cnn_activation_elements, is_modelled
+from .lora import lora_params
+from .precision import QUANTIZED_WEIGHT_BYTES, numerics, optimizer_cost
+from .resolve import Resolved
+from .shape import ModelShape, Stack
+
+__all__ = ["Phase", "phases", "WORKSPACE_BYTES"]
+
+# cuBLAS workspace: ≈ 8 MiB per stream and thread (MEMORY-MODEL.md, measured on a T4);
+# the backward runs on its own thread, so training holds two. Hopper (sm90+) cuBLAS asks
+# for 32 MiB (cuBLAS documentation, "cublasSetWorkspace": recommended sizes per arch).
+WORKSPACE_BYTES = {"pre-hopper": 8 * 2**20, "hopper": 32 * 2**20}
+
+TERMS = ("weights", "gradients", "optimizer_state", "master_weights", "activations",
+         "kv_cache", "temporaries")
+
+
+@attrs.frozen
+class Phase:
+    name: str
+    parts: dict
+
+    @property
+    def total(self) -> float:
+        return sum(self.parts.values())
+
+
+def _phase(name: str, **parts: float) -> Phase:
+    return Phase(name, {t: float(parts.get(t, 0.0)) for t in TERMS})
+
+
+def _tokens(stack: Stack, r: Resolved) -> tuple[int, int]:
+    """(tokens per sequence, cross-attention source tokens) for one stack."""
+    cfg, shape = r.config, r.shape
+    if stack.stream == "image":
+        side = int(cfg.value("image_size") or shape.image_size or 224) // (shape.patch_size or 16)
+        return side * side + 1, 0
+    seq = int(cfg.value("seq_len"))
+    if stack.stream == "src" and r.arch.model_type == "whisper":
+        return 1500, 0  # 30 s of audio → 1500 encoder frames, whatever the text length
+    source = 1500 if r.arch.model_type == "whisper" else seq
+    return seq, source if stack.cross_attention else 0
+
+
+def _is_eager(r: Resolved) -> bool:
+    return r.shape.eager_only or r.config.value("attention") == "eager"
+
+
+def _training_activations(r: Resolved, n, batch: int) -> tuple[float, float, float]:
+    """(saved activations, forward-only loss temporaries, backward-start extra) per GPU."""
+    shape = r.shape
+    if not shape.stacks:
+        if shape.cnn is None or not is_modelled(shape.cnn):
+            return 0.0, 0.0, 0.0
+        saved, _ = cnn_activation_elements(shape.cnn, int(r.config.value("image_size")))
+        return saved * n.activation * batch, 0.0, 0.0
+    checkpointing = bool(r.config.value("checkpointing"))
+    eager = _is_eager(r)
+    saved = 0.0
+    one_layer = 0.0
+    for stack in shape.stacks:
+        seq, source = _tokens(stack, r)
+        per = saved_per_token(stack, n, eager=eager, context=seq, cross_context=source)
+        layer = per * seq * batch + cross_kv_per_source_token(stack, n) * source * batch
+        if checkpointing:  # each layer keeps its input; one layer is recomputed at a time
+            saved += stack.layers * n.residual * stack.hidden * seq * batch
+            one_layer = max(one_layer, layer)
+        else:
+            saved += stack.layers * layer
+        saved += n.residual * stack.hidden * seq * batch  # embedding output / final norm input
+    saved += one_layer
+    if not shape.lm_head:
+        return saved, 0.0, 0.0
+    tokens = _tokens(shape.stacks[-1], r)[0] * batch
+    logits = n.activation * shape.vocab * tokens          # lm_head output, held by the output
+    log_softmax = 4 * shape.vocab * tokens                # HF's loss upcasts: fp32 log-softmax
+    upcast = 4 * shape.vocab * tokens if n.activation != 4 else 0  # logits.float(), transient
+    # backward of the loss: d(log_softmax) and d(logits fp32), then the cast back
+    backward = 8 * shape.vocab * tokens
+    return saved + logits + log_softmax, upcast, backward
+
+
+def _weights(r: Resolved, n) -> tuple[float, float]:
+    """(weight bytes, trainable parameters)."""
+    shape, cfg = r.shape, r.config
+    quant = cfg.value("quantize")
+    rank = cfg.value("lora_rank")
+    adapters = lora_params(shape, int(rank), cfg.value("lora_targets")) if rank else 0
+    if quant:
+        linear = min(shape.linear_params, shape.params)
+        rest = shape.params - linear
+        weights = linear * QUANTIZED_WEIGHT_BYTES[quant] + rest * min(n.weight, 2)
+    else:
+        weights = shape.params * n.weight
+    if rank:  # peft keeps adapters in fp32 (autocast_adapter_dtype=True)
+        return weights + 4 * adapters, adapters
+    return weights, shape.params
+
+
+def _training(r: Resolved, work: float) -> list[Phase]:
+    cfg, shape = r.config, r.shape
+    n = numerics(cfg.value("dtype"))
+    world = int(cfg.value("gpus") or 1)
+    sharding = cfg.value("sharding") or "none"
+    offload = cfg.value("offload") or "none"
+    batch = int(cfg.value("batch_size"))
+    weights, trainable = _weights(r, n)
+    lora = bool(cfg.value("lora_rank"))
+    grad_bytes = 4 if lora else n.grad
+    deepspeed = sharding.startswith("zero")
+    state_dtype = 4 if (lora or deepspeed) else n.state_dtype
+    hidden = shape.stacks[0].hidden if shape.stacks else None
+    opt = optimizer_cost(cfg.value("optimizer"), state_dtype, hidden)
+    grads = trainable * grad_bytes
+    state = trainable * opt.states
+    master = trainable * 4 if (deepspeed and n.weight == 2 and not lora) else 0.0
+    temp_opt = trainable * opt.temporary
+    temporaries = 2 * work
+    gathered = 0.0
+    if sharding in ("zero-1", "zero-2", "zero-3", "fsdp", "fsdp-grad-op"):
+        state, master = state / world, master / world
+        temp_opt = 0.0 if deepspeed else temp_opt / world  # DeepSpeed steps with FusedAdam
+    if sharding in ("zero-2", "zero-3", "fsdp", "fsdp-grad-op"):
+        grads = grads / world
+    if sharding in ("zero-3", "fsdp"):
+        weights = weights / world
+        gathered = 2 * shape.largest_layer_params * n.weight  # current + prefetched layer
+    if sharding == "ddp" and world > 1:
+        temporaries += grads  # DDP's flat gradient buckets (gradient_as_bucket_view=False)
+    if offload in ("optimizer", "optimizer+params"):
+        state, master, temp_opt = 0.0, 0.0, 0.0
+    if offload == "optimizer+params" and sharding in ("zero-3", "fsdp"):
+        weights = 0.0
+    persist = int(cfg.value("accumulation") or 1) > 1 or bool(cfg.value("grads_persist"))
+    live_grads = grads if persist else 0.0
+    matmul_params = shape.linear_params + shape.lm_head_params
+    copies = matmul_params * n.autocast_copies if not cfg.value("quantize") else 0.0
+    if sharding in ("zero-3", "fsdp"):
+        copies = copies / world
+    acts, fwd_temp, bwd_temp = _training_activations(r, n, batch)
+    base = dict(weights=weights + gathered, optimizer_state=state, master_weights=master)
+    # the LM head's weight gradient is the first to appear (and its 16-bit matmul result)
+    head = 0.0 if lora else shape.lm_head_params
+    first_grads = 0.0 if persist else min(grads, head * grad_bytes)
+    bwd_temp += head * n.activation if n.weight != n.activation else 0.0
+    return [
+        _phase("step start", **base, gradients=live_grads, temporaries=temporaries),
+        _phase("forward", **base, gradients=live_grads, activations=acts,
+               temporaries=temporaries + copies + fwd_temp),
+        _phase("backward start", **base, gradients=live_grads + first_grads, activations=acts,
+               temporaries=temporaries + copies + bwd_temp),
+        _phase("optimizer step", **base, gradients=grads, temporaries=temporaries + temp_opt),
+    ]
+
+
+def workspace_bytes(gpu: Gpu | None) -> float:
+    sm = gpu.sm_version if gpu is not None else None
+    return WORKSPACE_BYTES["hopper" if (sm or 0) >= 90 else "pre-hopper"]
+
+
+def kv_bytes_per_token(shape: ModelShape, activation: int) -> float:
+    """Cache bytes per cached token of one sequence (all layers, K and V)."""
+    total = 0.0
+    for stack in shape.stacks:
+        if stack.stream in ("text", "tgt"):
+            if stack.mla:
+                total += stack.layers * (stack.mla["kv_lora_rank"] + stack.mla["qk_rope_head_dim"]) * activation
+            else:
+                total += stack.layers * 2 * stack.kv_width * activation
+    return total
+
+
+def _inference(r: Resolved, generate: bool, work: float) -> list[Phase]:
+    cfg, shape = r.config, r.shape
+    n = numerics(cfg.value("dtype"))
+    weights, _ = _weights(r, n)
+    batch = int(cfg.value("batch_size"))
+    if not shape.stacks:
+        acts = 0.0
+        if shape.cnn is not None and is_modelled(shape.cnn):
+            _, largest = cnn_activation_elements(shape.cnn, int(cfg.value("image_size")))
+            acts = 3 * largest * n.activation * batch
+        return [_phase("forward", weights=weights, activations=acts, temporaries=work)]
+    eager = _is_eager(r)
+
+    def transient(tokens_per_seq: int, rows: int) -> float:
+        live = 0.0
+        for stack in shape.stacks:
+            seq, source = (_tokens(stack, r) if not generate else (tokens_per_seq, 0))
+            per = live_per_token(stack, n) * seq * rows
+            if eager:
+                per += scores_per_token(stack, n, seq, training=False) * seq * rows
+            live = max(live, per)
+        return live
+
+    if not generate:
+        seq = _tokens(shape.stacks[-1], r)[0]
+        logits = n.activation * shape.vocab * seq * batch if shape.lm_head else 0.0
+        return [_phase("forward", weights=weights, activations=transient(seq, batch) + logits,
+                       temporaries=work)]
+    beams = int(cfg.value("num_beams") or 1)
+    prompt = int(cfg.value("seq_len"))
+    new = int(cfg.value("max_new_tokens"))
+    context = int(cfg.value("max_context") or prompt + new)
+    kv_dtype = 2 if cfg.value("quantize") else n.activation
+    per_token = kv_bytes_per_token(shape, kv_dtype)
+    rows = batch * beams
+    last_logits = 4 * shape.vocab * rows  # generate keeps last-position logits, fp32 scores
+    return [
+        _phase("prefill", weights=weights, kv_cache=per_token * prompt * rows,
+               activations=transient(prompt, rows), temporaries=work + last_logits),
+        _phase("decode", weights=weights, kv_cache=per_token * context * rows,
+               activations=transient(1, rows), temporaries=work + 2 * last_logits),
+    ]
+
+
+def phases(r: Resolved, gpu: Gpu | None = None) -> list[Phase]:
+    """The phases of one step of the resolved job, per GPU."""
+    mode = r.config.value("mode")
+    work = workspace_bytes(gpu)
+    if mode == "train":
+        return _training(r, work)
+    return _inference(r, mode == "generate", work)

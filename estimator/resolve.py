@@ -1,0 +1,137 @@
+"""From a partial :class:`RunConfig` to a complete one, naming every value we had to assume.
+
+A missing input is never silently defaulted: each assumption becomes a field with
+source ``assumed`` and low confidence, is listed in :attr:`Resolved.missing`, and carries
+an optimistic and a pessimistic alternative (:data:`ALTERNATIVES`) that the cost model
+evaluates to widen its interval. A model given only as a parameter count (``--params
+7B``) borrows the structure of the catalog decoder nearest in size — said in the output.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import attrs
+
+from .architecture import Architecture, all_architectures, lookup_model, read_config_json
+from .runconfig import Field, RunConfig, parse_param_count
+from .shape import ModelShape, shape_of
+
+__all__ = ["Resolved", "resolve"]
+
+
+@attrs.frozen
+class Resolved:
+    config: RunConfig
+    arch: Architecture
+    shape: ModelShape
+    model_label: str
+    missing: tuple[str, ...]
+    """Fields that were assumed (each is in ``config`` with source ``assumed``)."""
+    notes: tuple[str, ...] = ()
+    proxy: bool = False
+    """The structure is borrowed from another checkpoint (only a parameter count was given)."""
+
+
+def _max_positions(arch: Architecture) -> int | None:
+    c = arch.config
+    return c.get("max_position_embeddings") or c.get("n_positions")
+
+
+def _defaults(arch: Architecture, mode: str, shape: ModelShape) -> dict[str, Any]:
+    positions = _max_positions(arch) or 2048
+    seq = min(positions, 512 if shape.kind in ("encoder", "encoder-decoder") else 2048)
+    training = mode == "train"
+    return {
+        "batch_size": 8 if training else 1,
+        "seq_len": seq,
+        "image_size": shape.image_size or 224,
+        "max_new_tokens": 256,
+        "num_beams": 1,
+        "dtype": "amp-bf16" if training else "bf16",
+        "optimizer": "adamw",
+        "checkpointing": False,
+        "attention": "eager" if shape.eager_only else "sdpa",
+        "sharding": "none",
+        "offload": "none",
+        "gpus": 1,
+        "accumulation": 1,
+        "grads_persist": False,
+    }
+
+
+# name → (optimistic, pessimistic) alternative for an assumed value; callables get the default.
+ALTERNATIVES = {
+    "batch_size": (lambda d: 1, lambda d: d * 4),
+    "seq_len": (lambda d: min(d, 128), lambda d: d * 2),
+    "image_size": (lambda d: d, lambda d: d),
+    "max_new_tokens": (lambda d: 1, lambda d: d * 8),
+    "dtype": (lambda d: "bf16", lambda d: "fp32"),
+    "optimizer": (lambda d: "sgd", lambda d: "adamw"),
+}
+_CRITICAL = ("batch_size", "seq_len", "dtype")  # assumptions that make an estimate low-confidence
+
+
+def _find_arch(config: RunConfig) -> tuple[Architecture, str, bool, list[str]]:
+    notes: list[str] = []
+    model = config.value("model")
+    if model is not None:
+        text = str(model)
+        if os.path.exists(text):
+            arch = read_config_json(text)
+            return arch, arch.name, False, notes
+        arch = lookup_model(text)
+        return arch, arch.name, False, notes
+    params = config.value("params")
+    if params is None:
+        raise LookupError("no model: give --model ID or --params N (or a script that names one)")
+    count = parse_param_count(params)
+    decoders = [a for a in all_architectures() if a.kind == "decoder" and not a.is_moe]
+    proxy = min(decoders, key=lambda a: abs(a.params - count))
+    notes.append(f"only a parameter count ({count:,}) is known: layer shapes borrowed from "
+                 f"{proxy.name} ({proxy.params:,} parameters), activations are approximate")
+    return proxy, f"{count / 1e9:.2f}B-parameter model", True, notes
+
+
+def resolve(config: RunConfig) -> Resolved:
+    """Complete ``config``: architecture found, every missing field assumed and named."""
+    arch, label, proxy, notes = _find_arch(config)
+    shape = shape_of(arch)
+    if proxy:
+        count = parse_param_count(config.value("params"))
+        shape = attrs.evolve(shape, params=count)
+    elif config.params is not None:
+        shape = attrs.evolve(shape, params=parse_param_count(config.value("params")))
+    mode = config.value("mode")
+    assumed: dict[str, Field] = {}
+    if mode is None:
+        mode = "train"
+        assumed["mode"] = Field(mode, "assumed", "low")
+    for name, value in _defaults(arch, mode, shape).items():
+        if getattr(config, name) is None:
+            if name == "image_size" and shape.kind in ("decoder", "encoder", "encoder-decoder"):
+                continue
+            if name == "seq_len" and shape.kind not in ("decoder", "encoder", "encoder-decoder"):
+                continue
+            if name in ("max_new_tokens", "num_beams") and mode != "generate":
+                continue
+            if name in ("optimizer", "accumulation", "grads_persist") and mode != "train":
+                continue
+            assumed[name] = Field(value, "assumed", "low")
+    if shape.kind in ("decoder", "encoder", "encoder-decoder") and "seq_len" in assumed \
+            and mode == "generate" and config.max_context is not None:
+        new = config.value("max_new_tokens", assumed.get("max_new_tokens", Field(0, "")).value)
+        assumed["seq_len"] = Field(max(1, int(config.value("max_context")) - int(new)),
+                                   "max_context - max_new_tokens", "high")
+    filled = attrs.evolve(config, **assumed)
+    silent = {"num_beams", "sharding", "offload", "gpus", "accumulation", "grads_persist",
+              "checkpointing"}  # the ordinary default: named in config, not a warning
+    missing = tuple(n for n, f in assumed.items() if n not in silent and f.source == "assumed")
+    if not shape.stacks and shape.cnn is not None and shape.kind != "cnn":
+        notes.append(shape.note)
+    return Resolved(filled, arch, shape, label, missing, tuple(notes), proxy)
+
+
+def is_critical(name: str) -> bool:
+    return name in _CRITICAL

@@ -1,0 +1,196 @@
+"""The structure the cost model reads: transformer stacks, a vocabulary, or a CNN.
+
+The catalog keeps each checkpoint in its own ``config.json`` vocabulary (``n_embd``,
+``d_model``, ``dim``...). Activation and cache arithmetic wants one vocabulary, so this
+module translates an :class:`~.architecture.Architecture` into a :class:`ModelShape`:
+a list of :class:`Stack` (layers of one width that see one token stream: a decoder's
+layers, an encoder's, a seq2seq decoder with cross-attention, a ViT's patches) plus the
+language-model head. CNNs get a per-image activation count from :mod:`.cnn`.
+
+The conventions that a config does not spell out (LayerNorm vs RMSNorm, GELU-tanh
+written as a Python composite, dropout defaults, T5 running eager attention) are written
+here once, each with the transformers source it comes from.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from .architecture import Architecture
+from .paramcount import DECODER_TYPES, decoder_shape
+
+__all__ = ["ModelShape", "Stack", "shape_of"]
+
+
+@attrs.frozen
+class Stack:
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    intermediate: int
+    stream: str = "text"            # "text" | "src" | "tgt" | "image"
+    norm: str = "layer"             # "rms" (HF computes in fp32) | "layer"
+    norms: int = 2
+    mlp: str = "plain"              # "gated" | "plain" | "gelu-tanh" (composite: 3 extra saves)
+    dropout: bool = False           # residual / attention dropout on in training
+    cross_attention: bool = False
+    moe: dict | None = None         # {"experts", "active", "expert_intermediate", "shared_intermediate"}
+    mla: dict | None = None         # DeepSeek latent sizes, for the KV cache
+
+    @property
+    def q_width(self) -> int:
+        return self.heads * self.head_dim
+
+    @property
+    def kv_width(self) -> int:
+        return self.kv_heads * self.head_dim
+
+    def linear_params_per_layer(self) -> int:
+        """Parameters of one layer's linear weights (what 4/8-bit loading quantises)."""
+        h = self.hidden
+        attn = h * self.q_width * 2 + 2 * h * self.kv_width
+        if self.cross_attention:
+            attn *= 2
+        mats = 3 if self.mlp == "gated" else 2
+        if self.moe:
+            mlp = self.moe["experts"] * mats * h * self.moe["expert_intermediate"]
+            mlp += mats * h * self.moe.get("shared_intermediate", 0)
+        else:
+            mlp = mats * h * self.intermediate
+        return attn + mlp
+
+
+@attrs.frozen
+class ModelShape:
+    kind: str
+    params: int
+    stacks: tuple[Stack, ...] = ()
+    vocab: int = 0
+    lm_head: bool = False           # produces batch × seq × vocab logits
+    embedding_params: int = 0       # embeddings + untied LM head (not quantised by bitsandbytes)
+    lm_head_params: int = 0         # the vocab × hidden projection (tied or not)
+    eager_only: bool = False        # T5: transformers runs eager attention only
+    image_size: int | None = None   # native input resolution (vision)
+    patch_size: int | None = None
+    cnn: Architecture | None = None
+    note: str = ""
+
+    @property
+    def linear_params(self) -> int:
+        return sum(s.layers * s.linear_params_per_layer() for s in self.stacks)
+
+    @property
+    def largest_layer_params(self) -> int:
+        """One layer's parameters: what FSDP / ZeRO-3 gathers at a time."""
+        if not self.stacks:
+            return max(self.params // 50, 1)
+        return max(s.linear_params_per_layer() for s in self.stacks)
+
+
+# transformers sources: GPT-2 / GPT-NeoX / Phi / Falcon / BLOOM / OPT use LayerNorm; GPT-2's
+# "gelu_new" and GPT-NeoX's "gelu" differ (NewGELUActivation is a Python composite whose
+# tanh, product and half-input are all saved for backward). Dropout 0.1 by default in GPT-2,
+# OPT, BERT, RoBERTa, DistilBERT, BART, T5, ViT (hidden_dropout_prob 0.0 in HF ViT: off).
+_LAYERNORM = {"gpt2", "gpt_neox", "phi", "falcon", "bloom", "opt", "starcoder2", "phimoe", "olmo"}
+_GELU_TANH = {"gpt2", "phi", "starcoder2", "bloom"}
+_DROPOUT = {"gpt2", "opt"}
+
+
+def _decoder(arch: Architecture) -> ModelShape:
+    s = decoder_shape(arch.model_type, arch.config)
+    h, vocab = s["hidden"], s["vocab"]
+    moe = None
+    if s["moe"]:
+        m = s["moe"]
+        moe = {"experts": m["experts"], "active": m["active"],
+               "expert_intermediate": m["expert_intermediate"],
+               "shared_intermediate": m["shared_intermediate"]}
+    mlp = s["mlp"] if s["mlp"] == "gated" else (
+        "gelu-tanh" if arch.model_type in _GELU_TANH else "plain")
+    stack = Stack(layers=s["layers"], hidden=h, heads=s["heads"], kv_heads=s["kv_heads"],
+                  head_dim=s["head_dim"], intermediate=s["intermediate"],
+                  norm="layer" if arch.model_type in _LAYERNORM else "rms", norms=s["norms"],
+                  mlp=mlp, dropout=arch.model_type in _DROPOUT, moe=moe, mla=s.get("mla"))
+    embed = vocab * h * (1 if s["tied"] else 2) + s["positions"] * h
+    return ModelShape("decoder", arch.params, (stack,), vocab, True, embed, vocab * h)
+
+
+def _encoder(arch: Architecture) -> ModelShape:
+    c = arch.config
+    h = c.get("hidden_size", c.get("dim"))
+    heads = c.get("num_attention_heads", c.get("n_heads"))
+    stack = Stack(layers=c.get("num_hidden_layers", c.get("n_layers")), hidden=h, heads=heads,
+                  kv_heads=heads, head_dim=h // heads,
+                  intermediate=c.get("intermediate_size", c.get("hidden_dim")), dropout=True)
+    # Encoders are fine-tuned with a small head (classification): no vocab-sized logits.
+    return ModelShape("encoder", arch.params, (stack,), c["vocab_size"], False,
+                      c["vocab_size"] * h)
+
+
+def _seq2seq(arch: Architecture) -> ModelShape:
+    c = arch.config
+    if arch.model_type == "t5":
+        d, heads, dkv = c["d_model"], c["num_heads"], c["d_kv"]
+        gated = str(c.get("feed_forward_proj", "relu")).startswith("gated")
+        common = dict(hidden=d, heads=heads, kv_heads=heads, head_dim=dkv, intermediate=c["d_ff"],
+                      norm="rms", mlp="gated" if gated else "plain", dropout=True)
+        enc = Stack(layers=c["num_layers"], stream="src", **common)
+        dec = Stack(layers=c.get("num_decoder_layers") or c["num_layers"], stream="tgt",
+                    cross_attention=True, norms=3, **common)
+        return ModelShape("encoder-decoder", arch.params, (enc, dec), c["vocab_size"], True,
+                          c["vocab_size"] * d, c["vocab_size"] * d, eager_only=True,
+                          note="T5 runs eager attention in transformers (scores are materialised)")
+    d = c["d_model"]
+    heads_e, heads_d = c["encoder_attention_heads"], c["decoder_attention_heads"]
+    enc = Stack(layers=c["encoder_layers"], hidden=d, heads=heads_e, kv_heads=heads_e,
+                head_dim=d // heads_e, intermediate=c["encoder_ffn_dim"], stream="src",
+                dropout=True)
+    dec = Stack(layers=c["decoder_layers"], hidden=d, heads=heads_d, kv_heads=heads_d,
+                head_dim=d // heads_d, intermediate=c["decoder_ffn_dim"], stream="tgt",
+                norms=3, cross_attention=True, dropout=True)
+    return ModelShape("encoder-decoder", arch.params, (enc, dec), c["vocab_size"], True,
+                      c["vocab_size"] * d, c["vocab_size"] * d)
+
+
+def _vision_transformer(arch: Architecture, cfg: dict[str, Any]) -> ModelShape:
+    h, heads = cfg["hidden_size"], cfg["num_attention_heads"]
+    stack = Stack(layers=cfg["num_hidden_layers"], hidden=h, heads=heads, kv_heads=heads,
+                  head_dim=h // heads, intermediate=cfg["intermediate_size"], stream="image")
+    return ModelShape(arch.kind, arch.params, (stack,), image_size=cfg.get("image_size", 224),
+                      patch_size=cfg["patch_size"])
+
+
+def _dit(arch: Architecture) -> ModelShape:
+    c = arch.config
+    h = c["num_attention_heads"] * c["attention_head_dim"]
+    stack = Stack(layers=c["num_layers"], hidden=h, heads=c["num_attention_heads"],
+                  kv_heads=c["num_attention_heads"], head_dim=c["attention_head_dim"],
+                  intermediate=4 * h, stream="image", mlp="gelu-tanh")
+    return ModelShape(arch.kind, arch.params, (stack,), image_size=c.get("sample_size", 32),
+                      patch_size=c["patch_size"], note="DiT sizes are in latent pixels")
+
+
+def shape_of(arch: Architecture) -> ModelShape:
+    """The cost model's view of ``arch``."""
+    kind = arch.kind
+    if arch.model_type in DECODER_TYPES:
+        return _decoder(arch)
+    if kind == "encoder":
+        return _encoder(arch)
+    if kind == "encoder-decoder":
+        return _seq2seq(arch)
+    if kind == "vision-transformer":
+        return _vision_transformer(arch, dict(arch.config))
+    if kind == "clip":
+        return _vision_transformer(arch, dict(arch.config["vision_config"],
+                                              num_attention_heads=arch.config["vision_config"]
+                                              .get("num_attention_heads", 12)))
+    if kind == "diffusion-transformer":
+        return _dit(arch)
+    return ModelShape(kind, arch.params, cnn=arch,
+                      image_size=arch.config.get("sample_size", 224),
+                      note="" if kind == "cnn" else f"activations of {kind} are not modelled")

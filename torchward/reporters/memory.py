@@ -1,0 +1,70 @@
+"""The terminal view of an estimate: verdict line, a breakdown bar chart, phases, remedies.
+
+Reads only the JSON-able report (:func:`torchward.estimator.report.estimate_report`), so
+the terminal and ``--format json`` cannot disagree about a number.
+"""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+GIB = 2**30
+BAR = 40
+_LABELS = {
+    "weights": "weights", "gradients": "gradients", "optimizer_state": "optimizer state",
+    "master_weights": "master weights", "activations": "activations", "kv_cache": "KV cache",
+    "temporaries": "temporaries", "cuda_context": "CUDA context", "fragmentation": "fragmentation",
+}
+
+
+def _gib(value: float | None) -> str:
+    return "?" if value is None else f"{value / GIB:.2f} GiB"
+
+
+def render(data: dict, out: TextIO) -> None:
+    write = lambda text="": print(text, file=out)  # noqa: E731
+    gpus = data.get("gpus", 1)
+    title = f"{data['model']} ({data['params'] / 1e9:.2f}B parameters), {data['mode']}"
+    write(title)
+    if data["gpu"]:
+        write(f"on {data['gpu']}" + (f" (per GPU, {gpus} GPUs)" if gpus > 1 else "")
+              + f": {_gib(data['usable_bytes'])} usable")
+    verdict = (data["verdict"] or "no GPU given").upper()
+    write(f"peak {_gib(data['peak_bytes'])}  (interval {_gib(data['low_bytes'])} – "
+          f"{_gib(data['high_bytes'])}, confidence {data['confidence']})  → {verdict}")
+    write(f"peak phase: {data['peak_phase']}; live tensors {_gib(data['allocated_bytes'])}")
+    write()
+    largest = max(data["terms"].values()) or 1
+    for name, value in data["terms"].items():
+        if value <= 0:
+            continue
+        bar = "█" * max(1, round(BAR * value / largest))
+        write(f"  {_LABELS[name]:<16} {_gib(value):>12}  {bar}")
+    write()
+    write("phases: " + ", ".join(f"{p['name']} {_gib(p['allocated_bytes'])}" for p in data["phases"]))
+    for name, field in data["config"].items():
+        if field["source"] == "assumed":
+            continue
+        write(f"  {name} = {field['value']!r}  ({field['source']}, {field['confidence']})")
+    if data["missing"]:
+        assumed = ", ".join(f"{m}={data['config'][m]['value']!r}" for m in data["missing"])
+        write(f"missing inputs, assumed (the interval covers alternatives): {assumed}")
+    for note in data["notes"]:
+        write(f"note: {note}")
+    if data["remedies"]:
+        write()
+        write("what would make it fit (largest saving first):")
+        for m in data["remedies"]:
+            write(f"  - {m['title']}: saves {_gib(m['saving_bytes'])} → {_gib(m['peak_bytes'])} "
+                  f"({m['verdict']}); cost: {m['cost']}")
+    if data["stacked_remedies"]:
+        write("together: " + " + ".join(m["title"] for m in data["stacked_remedies"])
+              + f" → {data['stacked_remedies'][-1]['verdict']}")
+    if data["smallest_gpu"] or data["smallest_instance"]:
+        write(f"smallest GPU that fits as is: {data['smallest_gpu'] or 'none'}; "
+              f"instance: {data['smallest_instance'] or 'none'}")
+    if data["max_batch_size"] is not None:
+        line = f"largest batch that fits: {data['max_batch_size']}"
+        if data["max_seq_len"] is not None:
+            line += f"; longest sequence: {data['max_seq_len']}"
+        write(line)

@@ -112,7 +112,9 @@ def _with_alias(node: cst.ImportFrom, name: str) -> cst.ImportFrom:
     if last.comma is cst.MaybeSentinel.DEFAULT or last.comma is None:
         names[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
         names.append(cst.ImportAlias(name=cst.Name(name)))
-    else:  # a trailing comma (often a parenthesised multi-line import): keep the style
+    else:  # a trailing comma (often a parenthesised multi-line import): keep the layout
+        if len(names) > 1:
+            names[-1] = last.with_changes(comma=names[-2].comma)
         names.append(cst.ImportAlias(name=cst.Name(name), comma=last.comma))
     return node.with_changes(names=names)
 

@@ -147,10 +147,7 @@ class Rewrite(cst.CSTTransformer):
         for change in self._replace.get(original, ()):
             updated = change(updated)
         before, after = self._before.get(original), self._after.get(original)
-        if before or after:
-            if before and updated.leading_lines:  # the comments above stay above the block
-                before = [before[0].with_changes(leading_lines=updated.leading_lines), *before[1:]]
-                updated = updated.with_changes(leading_lines=())
+        if before or after:  # a comment above a statement stays with it, below the insertion
             return cst.FlattenSentinel([*(before or ()), updated, *(after or ())])
         return updated
 

@@ -36,8 +36,11 @@ class MissingZeroGrad(Rule):
     ```
 
     ## Fix safety
-    Inserting `optimizer.zero_grad(set_to_none=True)` before the backward changes the
-    update, which is the point; it is unsafe when the accumulation was deliberate.
+    The fix inserts `optimizer.zero_grad(set_to_none=True)` right after the optimizer
+    step (inside an accumulation `if` when the step is there), which changes the update
+    only by removing the stale gradients: safe. In a loop that calls
+    `backward(retain_graph=True)` the accumulation may be deliberate (a
+    gradient-comparison harness), so there the fix is unsafe.
 
     ## Known limitations
     A reset anywhere in the loop (including inside the `if` that gates an accumulated
@@ -65,6 +68,9 @@ class MissingZeroGrad(Rule):
         "import torch\ndef train(model, loader, crit):\n    sched = torch.optim.lr_scheduler.StepLR(None, 1)\n    for x, y in loader:\n        crit(model(x), y).backward()\n        sched.step()\n",
         # a helper resets
         "def reset(opt):\n    opt.zero_grad()\n\ndef train(model, loader, opt, crit):\n    for x, y in loader:\n        crit(model(x), y).backward()\n        opt.step()\n        reset(opt)\n",
+        # framework loops: a HF Trainer and Lightning's automatic optimization
+        "from transformers import Trainer, TrainingArguments\ndef main(model, ds):\n    trainer = Trainer(model=model, args=TrainingArguments('out'), train_dataset=ds)\n    trainer.train()\n",
+        "import lightning as L\nclass Lit(L.LightningModule):\n    def training_step(self, batch, idx):\n        loss = self.model(batch).mean()\n        return loss\n",
         # DeepSpeed's engine zeroes gradients in step()
         "import deepspeed\ndef train(model, loader, crit):\n    engine, opt, _, _ = deepspeed.initialize(model=model)\n    for x, y in loader:\n        loss = crit(engine(x), y)\n        engine.backward(loss)\n        engine.step()\n",
     )
@@ -76,10 +82,14 @@ class MissingZeroGrad(Rule):
     )
 
     def check(self, facts):
+        reported = set()
         for trace, step in events(facts, EventKind.STEP):
             if not step.loops or step.in_helper_loop or is_framework_step(step):
                 continue
             loop = step.loops[-1]
+            if (id(trace), loop) in reported:
+                continue  # one finding per loop, however many optimizers it steps
+            reported.add((id(trace), loop))
             backwards = [b for b in trace.events_in(loop, EventKind.BACKWARD) if not is_framework_step(b)]
             if not backwards or resets_gradients(trace, loop):
                 continue

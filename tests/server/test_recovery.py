@@ -100,11 +100,11 @@ def _crashing_server() -> list[str]:
 
 
 async def test_a_cancelled_pull_is_answered_as_cancelled_and_the_server_keeps_serving():
-    async with session("vscode-1.96", options={"debounceMs": 2000}) as editor:
+    async with session("vscode-1.96", options={"debounceMs": 800}) as editor:
         uri = fresh_uri()
         editor.open(uri, SCRIPT)
         await editor.diagnostics(uri)
-        editor.type_text(uri, 0, 0, "\n")  # analysis now waits out a 2 s debounce
+        editor.type_text(uri, 0, 0, "\n")  # analysis now waits out a 0.8 s debounce
         params = types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri))
         waiting = asyncio.ensure_future(
             editor.client.protocol.send_request_async(types.TEXT_DOCUMENT_DIAGNOSTIC, params, msg_id="pull-1"))

@@ -87,6 +87,7 @@ def analyze_source(source: str, path: str = "<string>", settings: LintSettings =
         return FileReport(path)
     try:
         facts = build_facts(tree, source, path)
+        facts.settings = settings
     except RecursionError:
         return FileReport(path, (), (Problem("internal-error", "file too deeply nested to analyse"),))
     except Exception as error:  # the analysis must degrade, never take the caller down

@@ -15,6 +15,7 @@ from .analyzer import FileAnalyzer
 from .events import Trace
 from .positions import LineIndex
 from .semantic import ModuleIndex
+from .settings import LintSettings
 from .values import Loc
 
 
@@ -26,6 +27,7 @@ class FileFacts:
     traces: list[Trace]
     backwarded_locs: frozenset[Loc]
     called_functions: frozenset[str]
+    settings: LintSettings = attrs.field(factory=LintSettings)  # set by the engine for rules that read it
 
 
 def build_facts(tree: ast.Module, source: str, path: str) -> FileFacts:

@@ -46,6 +46,8 @@ class Rule:
     summary: ClassVar[str]
     VALID: ClassVar[tuple[str, ...]] = ()
     INVALID: ClassVar[tuple[Invalid, ...]] = ()
+    EXAMPLE_SETTINGS: ClassVar[dict] = {}
+    """LintSettings fields the examples run with (TW010 needs a ``target_gpu``)."""
 
     def check(self, facts: "FileFacts") -> Iterable[Finding]:
         raise NotImplementedError  # every concrete rule overrides this

@@ -21,6 +21,7 @@ class LintSettings:
     select: tuple[str, ...] = ("TW",)
     ignore: tuple[str, ...] = ()
     severity: tuple[tuple[str, Severity], ...] = ()  # code -> severity override
+    target_gpu: str | None = None  # GPU or instance name for TW010 (projected-oom); None: off
 
     def is_enabled(self, code: str) -> bool:
         return matches_code(code, self.select) and not matches_code(code, self.ignore)

@@ -42,6 +42,7 @@ class Config:
     fail_on: str = "error"
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
+    target_gpu: str | None = None  # the card TW010 and `torchward estimate` project onto
 
 
 def normalize_selectors(values: list[str]) -> tuple[str, ...]:
@@ -89,6 +90,12 @@ def _severity_overrides(value: Any) -> tuple[tuple[str, str], ...]:
     return tuple(overrides)
 
 
+def _gpu_name(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError("expected a GPU or instance name, like \"a100-80gb\" or \"p4d.24xlarge\"")
+    return value.strip()
+
+
 def _severity(value: Any) -> str:
     if value not in SEVERITIES:
         raise ValueError(f"expected one of {', '.join(SEVERITIES)}, got {value!r}")
@@ -103,6 +110,7 @@ SCHEMA: dict[str, Callable[[Any], Any]] = {
     "fail-on": _severity,
     "exclude": _patterns,
     "extend-exclude": _patterns,
+    "target-gpu": _gpu_name,
 }
 
 

@@ -23,6 +23,7 @@ class RuleSelection:
         self.select = select if select else config.select
         self.ignore = tuple(config.ignore) + tuple(ignore)
         self.severity = tuple((code, Severity(level)) for code, level in config.severity)
+        self.target_gpu = config.target_gpu
         self.per_file = tuple(
             (PatternList.parse("", [glob]), codes) for glob, codes in config.per_file_ignores
         )
@@ -32,6 +33,7 @@ class RuleSelection:
             "severity": [[code, level.value] for code, level in self.severity],
             "per-file-ignores": [[glob, list(codes)] for glob, codes in config.per_file_ignores],
             "root": self.root if self.per_file else "",
+            "target-gpu": self.target_gpu,
         }
         self._by_extra: dict[tuple[str, ...], LintSettings] = {}
 
@@ -53,6 +55,7 @@ class RuleSelection:
                     extra += codes
         settings = self._by_extra.get(extra)
         if settings is None:
-            settings = LintSettings(select=self.select, ignore=self.ignore + extra, severity=self.severity)
+            settings = LintSettings(select=self.select, ignore=self.ignore + extra, severity=self.severity,
+                                    target_gpu=self.target_gpu)
             self._by_extra[extra] = settings
         return settings

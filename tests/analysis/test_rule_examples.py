@@ -15,7 +15,7 @@ def _cases(kind: str):
 
 
 def _findings(rule, source: str):
-    report = analyze_source(source, "example.py", LintSettings(select=(rule.code,)))
+    report = analyze_source(source, "example.py", LintSettings(select=(rule.code,), **rule.EXAMPLE_SETTINGS))
     assert not report.problems, report.problems
     return report.findings
 

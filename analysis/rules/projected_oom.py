@@ -1,0 +1,131 @@
+"""TW010 projected-oom."""
+
+from __future__ import annotations
+
+import re
+
+from ..finding import Confidence, Evidence, Severity, Span
+from ..rule import Invalid, Rule
+
+_LINE = re.compile(r":(\d+)")
+GIB = 2**30
+
+
+class ProjectedOom(Rule):
+    """
+    ## What it does
+    With `target-gpu` set in `[tool.torchward]`, reads the script's run configuration
+    (model, batch, sequence, precision, optimizer, checkpointing, LoRA, sharding...) and
+    flags it when the projected peak GPU memory exceeds the card even at the optimistic
+    end of the estimate's interval. `torchward estimate SCRIPT` shows the breakdown and
+    the changes that would make it fit.
+
+    ## Why is this bad?
+    The job will run out of memory on the machine it is meant for, after the data has
+    loaded, the model has downloaded and the GPU has been paid for.
+
+    ## Example
+    ```toml
+    [tool.torchward]
+    target-gpu = "t4"
+    ```
+    ```python
+    model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-2-7b-hf")
+    args = TrainingArguments(per_device_train_batch_size=8, bf16=True)  # TW010
+    ```
+    Use instead: a smaller batch with gradient accumulation, gradient checkpointing,
+    LoRA / QLoRA or a larger card (`torchward estimate` ranks them by saving).
+
+    ## Fix safety
+    No automatic fix: every remedy trades speed, quality or money.
+
+    ## Known limitations
+    Silent unless `target-gpu` is set, and silent when the estimate has low confidence
+    (a batch size, sequence length or precision the script does not state, a model
+    whose activations are not modelled) — except when the weights alone, which depend
+    on none of those, already exceed the card. Unknown models are never estimated. Values read from `argparse`
+    defaults can be overridden at launch. Never touches the network: models are known
+    from the bundled catalog or a local `config.json`.
+    """
+
+    code = "TW010"
+    name = "projected-oom"
+    default_severity = Severity.ERROR
+    summary = "The job's projected peak GPU memory exceeds the target GPU."
+    EXAMPLE_SETTINGS = {"target_gpu": "t4"}
+
+    _HEAD = ("from transformers import AutoModelForCausalLM, TrainingArguments\n"
+             "model = AutoModelForCausalLM.from_pretrained({model!r})\n")
+    VALID = (
+        _HEAD.format(model="gpt2") + "args = TrainingArguments(per_device_train_batch_size=4, max_seq_length=512, fp16=True)\n",
+        # no batch size: low confidence, silent (the 13.5 GB of bf16 weights alone fit)
+        "import torch\nfrom transformers import AutoModelForCausalLM, TrainingArguments\n"
+        "model = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-2-7b-hf', torch_dtype=torch.bfloat16)\n"
+        "args = TrainingArguments(bf16=True)\n",
+        # no model at all
+        "import torch\nmodel = torch.nn.Linear(10, 10)\nfor x in range(3):\n    model(x).sum().backward()\n",
+        # small vision model, stated batch
+        "import torch, torchvision\nfrom torch.utils.data import DataLoader\nmodel = torchvision.models.resnet18()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nloader = DataLoader(range(8), batch_size=32)\nwith torch.autocast('cuda'):\n    for x in loader:\n        model(x).sum().backward()\n",
+        # unknown model name: never an invented number
+        _HEAD.format(model="my-org/private-model") + "args = TrainingArguments(per_device_train_batch_size=64, max_seq_length=4096, bf16=True)\n",
+        # QLoRA makes a 7B fine-tune fit a 16 GB card
+        "from peft import LoraConfig\n" + "from transformers import AutoModelForCausalLM, TrainingArguments\n"
+        "model = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-2-7b-hf', load_in_4bit=True)\n"
+        "lora = LoraConfig(r=8)\nargs = TrainingArguments(per_device_train_batch_size=1, max_seq_length=256, bf16=True, gradient_checkpointing=True)\n",
+    )
+    INVALID = (
+        Invalid(_HEAD.format(model="meta-llama/Llama-2-7b-hf") + "args = TrainingArguments(per_device_train_batch_size=8, max_seq_length=2048, bf16=True)\n", Severity.ERROR),
+        Invalid(_HEAD.format(model="meta-llama/Meta-Llama-3-8B") + "args = TrainingArguments(per_device_train_batch_size=1, max_seq_length=512, bf16=True, gradient_checkpointing=True)\n"),
+        Invalid("import torch\nfrom transformers import AutoModelForCausalLM\n"
+                "model = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-2-13b-hf', torch_dtype=torch.bfloat16)\n"
+                "with torch.no_grad():\n    model.generate(ids, max_length=4096, max_new_tokens=128)\n"),
+        Invalid("import torch\nfrom transformers import AutoModelForCausalLM\nfrom torch.utils.data import DataLoader\n"
+                "model = AutoModelForCausalLM.from_pretrained('gpt2-xl')\nopt = torch.optim.AdamW(model.parameters())\n"
+                "loader = DataLoader(tokenizer(texts, max_length=1024), batch_size=16)\nfor batch in loader:\n    model(**batch).loss.backward()\n    opt.step()\n"),
+    )
+
+    def check(self, facts):
+        target = facts.settings.target_gpu
+        if not target:
+            return
+        from torchward.estimator.estimate import estimate
+        from torchward.estimator.hardware import lookup_hardware
+
+        from ..runconfig import read_source
+
+        try:
+            choice = lookup_hardware(target)
+        except (LookupError, ValueError):
+            return  # a bad name is the configuration's error, reported by `estimate`
+        config, _ = read_source("\n".join(facts.index.source_lines), facts.path)
+        if config.model is None:
+            return
+        try:
+            result = estimate(config, choice.gpu)
+        except (LookupError, ValueError):
+            return  # unknown model: no invented number
+        usable = choice.gpu.usable_bytes
+        weights_alone = result.terms["weights"] + result.context  # depends on no assumed input
+        if result.low <= usable or (result.confidence == "low" and weights_alone <= usable):
+            return
+        line = _line(config.model.source) or 1
+        evidence = [Evidence(_span(facts, _line(f.source)), f"{name} = {f.value!r}")
+                    for name, f in config.fields() if _line(f.source) and name != "model"][:6]
+        message = (f"projected peak {result.peak / GIB:.1f} GiB (at least {result.low / GIB:.1f} GiB) "
+                   f"exceeds the {choice.gpu.name}'s {choice.gpu.usable_bytes / GIB:.1f} GiB; "
+                   f"the peak is the {result.peak_phase.name} phase. "
+                   "Run `torchward estimate` on this file for the breakdown and what would make it fit.")
+        confidence = Confidence.HIGH if result.confidence == "high" else Confidence.MEDIUM
+        yield self.finding(_span(facts, line), message, evidence=evidence, confidence=confidence)
+
+
+def _line(source: str) -> int | None:
+    match = _LINE.search(source.rsplit("/", 1)[-1]) if source.endswith(tuple("0123456789")) else None
+    return int(match.group(1)) if match else None
+
+
+def _span(facts, line: int | None) -> Span:
+    line = line or 1
+    text = facts.index.source_lines[line - 1] if line <= len(facts.index.source_lines) else ""
+    start = len(text) - len(text.lstrip())
+    return Span(line, start, line, max(len(text), start + 1))

@@ -1,0 +1,249 @@
+"""The calls that say something about a job's memory, and what each one says.
+
+One method per API family; :meth:`CallReader.call` dispatches on the qualified name (or
+the method name for calls on values). A field seen twice keeps the more confident value,
+and on a tie the first (scripts configure before they run).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from torchward.estimator.runconfig import Field, RunConfig
+
+from .names import ImportTable
+
+_RANK = {"high": 2, "medium": 1, "low": 0}
+_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float32": "fp32", "float": "fp32"}
+_OPTIMIZERS = {
+    "AdamW": "adamw", "Adam": "adam", "SGD": "sgd", "Adafactor": "adafactor", "Lion": "lion",
+    "AdamW8bit": "adamw-8bit", "Adam8bit": "adamw-8bit", "PagedAdamW8bit": "paged-adamw-8bit",
+    "PagedAdamW": "paged-adamw", "PagedAdamW32bit": "paged-adamw",
+}
+_HF_OPTIM = {"adamw_torch": "adamw", "adamw_torch_fused": "adamw-fused", "adamw_hf": "adamw",
+             "adafactor": "adafactor", "adamw_bnb_8bit": "adamw-8bit", "adamw_8bit": "adamw-8bit",
+             "paged_adamw_8bit": "paged-adamw-8bit", "paged_adamw_32bit": "paged-adamw",
+             "sgd": "sgd", "lion_32bit": "lion"}
+_LIGHTNING_PRECISION = {"bf16-mixed": "amp-bf16", "16-mixed": "amp-fp16", "16": "amp-fp16",
+                        "bf16-true": "bf16", "16-true": "fp16", "32": "fp32", "32-true": "fp32",
+                        "bf16": "amp-bf16"}
+_VISION_BUILDERS = ("torchvision.models.", "timm.create_model", "timm.models.")
+
+
+class CallReader:
+    def __init__(self, imports: ImportTable, values, path: str) -> None:
+        self.imports = imports
+        self.values = values
+        self.path = path
+        self.fields: dict[str, Field] = {}
+        self.signals: dict[str, int] = {}  # what the script does → first line
+
+    # -- recording ---------------------------------------------------------------------
+    def set(self, name: str, value: Any, line: int, confidence: str = "high", source: str | None = None) -> None:
+        if value is None:
+            return
+        field = Field(value, source or f"{self.path}:{line}", confidence)
+        old = self.fields.get(name)
+        if old is None or _RANK[confidence] > _RANK[old.confidence]:
+            self.fields[name] = field
+
+    def keyword(self, call: ast.Call, *names: str):
+        for kw in call.keywords:
+            if kw.arg in names:
+                return self.values.get(kw.value)
+        return None
+
+    def take(self, call: ast.Call, field: str, *names: str, convert=lambda v: v) -> None:
+        found = self.keyword(call, *names)
+        if found is not None:
+            value = convert(found[0])
+            if value is not None:
+                self.set(field, value, call.lineno, found[1])
+
+    # -- dispatch ----------------------------------------------------------------------
+    def call(self, call: ast.Call, name: str) -> None:
+        tail = name.rsplit(".", 1)[-1]
+        if tail == "from_pretrained":
+            self.from_pretrained(call, name)
+        elif name.startswith(_VISION_BUILDERS) and name != "timm.models.":
+            arg = self.values.get(call.args[0]) if call.args and "timm" in name else None
+            model = arg[0] if arg and isinstance(arg[0], str) else tail
+            if model not in ("create_model", "get_model"):
+                self.set("model", model, call.lineno, arg[1] if arg else "high")
+        elif tail in ("TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "DPOConfig"):
+            self.training_arguments(call)
+        elif tail in ("Trainer", "SFTTrainer", "Seq2SeqTrainer", "DPOTrainer"):
+            self.signals.setdefault("train", call.lineno)
+            if name.startswith(("lightning", "pytorch_lightning")):
+                self.lightning(call)
+        elif tail == "DataLoader":
+            self.take(call, "batch_size", "batch_size", convert=_int)
+        elif name.startswith(("torch.optim.", "bitsandbytes.optim.", "transformers.optimization.",
+                              "lion_pytorch.")) and tail in _OPTIMIZERS:
+            self.optimizer(call, tail)
+        elif tail in ("autocast",) and name.startswith("torch"):
+            found = self.keyword(call, "dtype")
+            bf16 = (found and "bfloat16" in str(found[0])) or _is_dtype(call, "bfloat16")
+            dtype = "amp-bf16" if bf16 else "amp-fp16"
+            self.set("dtype", dtype, call.lineno, "high")
+        elif tail == "GradScaler":
+            self.signals.setdefault("grad-scaler", call.lineno)
+        elif tail in ("gradient_checkpointing_enable", "checkpoint", "checkpoint_sequential"):
+            self.set("checkpointing", True, call.lineno)
+        elif tail == "LoraConfig":
+            self.take(call, "lora_rank", "r", convert=_int)
+            self.take(call, "lora_targets", "target_modules",
+                      convert=lambda v: v if isinstance(v, str) else tuple(v))
+            if "lora_rank" not in self.fields:  # peft's default rank
+                self.set("lora_rank", 8, call.lineno, "medium")
+        elif tail in ("FullyShardedDataParallel", "FSDP", "fully_shard"):
+            strategy = ast.unparse(call)
+            self.set("sharding", "fsdp-grad-op" if "SHARD_GRAD_OP" in strategy else "fsdp", call.lineno)
+        elif tail in ("DistributedDataParallel", "DDP"):
+            self.set("sharding", "ddp", call.lineno, "medium")
+        elif name.startswith("deepspeed") and tail == "initialize":
+            self.signals.setdefault("train", call.lineno)
+            found = self.keyword(call, "config", "config_params")
+            if found:
+                self.deepspeed(found[0], call.lineno)
+        elif tail == "generate":
+            self.signals.setdefault("generate", call.lineno)
+            self.take(call, "max_new_tokens", "max_new_tokens", convert=_int)
+            self.take(call, "num_beams", "num_beams", convert=_int)
+            self.take(call, "max_context", "max_length", convert=_int)
+        elif tail == "backward":
+            self.signals.setdefault("train", call.lineno)
+        elif tail in ("half", "bfloat16") and not call.args:
+            self.signals.setdefault("weights-" + ("fp16" if tail == "half" else "bf16"), call.lineno)
+        elif tail in ("no_grad", "inference_mode"):
+            self.signals.setdefault("no-grad", call.lineno)
+        if tail in ("AutoTokenizer", "tokenizer") or tail.endswith("tokenizer"):
+            self.take(call, "seq_len", "max_length", convert=_int)
+
+    # -- families ----------------------------------------------------------------------
+    def from_pretrained(self, call: ast.Call, name: str) -> None:
+        if any(word in name for word in ("Tokenizer", "Processor", "FeatureExtractor", "Config.")):
+            return
+        arg = self.values.get(call.args[0]) if call.args else self.keyword(call, "pretrained_model_name_or_path")
+        if arg and isinstance(arg[0], str):
+            self.set("model", arg[0], call.lineno, arg[1])
+        found = self.keyword(call, "torch_dtype", "dtype")
+        text = ast.unparse(call)
+        for key, dtype in _DTYPES.items():
+            if f"torch.{key}" in text or (found and found[0] == key):
+                self.signals.setdefault("weights-" + dtype, call.lineno)
+                break
+        if "load_in_4bit" in text:
+            self.set("quantize", "4bit", call.lineno)
+        elif "load_in_8bit" in text:
+            self.set("quantize", "8bit", call.lineno)
+        attention = self.keyword(call, "attn_implementation")
+        if attention:
+            value = {"flash_attention_2": "flash", "flash_attention_3": "flash"}.get(attention[0], attention[0])
+            if value in ("eager", "sdpa", "flash"):
+                self.set("attention", value, call.lineno, attention[1])
+
+    def training_arguments(self, call: ast.Call) -> None:
+        self.signals.setdefault("train", call.lineno)
+        self.take(call, "batch_size", "per_device_train_batch_size", convert=_int)
+        self.take(call, "accumulation", "gradient_accumulation_steps", convert=_int)
+        self.take(call, "checkpointing", "gradient_checkpointing", convert=bool)
+        self.take(call, "seq_len", "max_seq_length", "max_length", convert=_int)
+        self.take(call, "optimizer", "optim", convert=lambda v: _HF_OPTIM.get(str(v)))
+        for flag, dtype in (("bf16", "amp-bf16"), ("fp16", "amp-fp16")):
+            found = self.keyword(call, flag)
+            if found and found[0] is True:
+                self.set("dtype", dtype, call.lineno, found[1])
+        found = self.keyword(call, "deepspeed")
+        if found:
+            self.deepspeed(found[0], call.lineno)
+        found = self.keyword(call, "fsdp")
+        if found and found[0]:
+            self.set("sharding", "fsdp-grad-op" if "shard_grad_op" in str(found[0]) else "fsdp", call.lineno)
+        if "optimizer" not in self.fields:  # the Trainer's default (transformers >= 4.x): AdamW
+            self.set("optimizer", "adamw", call.lineno, "medium")
+
+    def lightning(self, call: ast.Call) -> None:
+        self.take(call, "dtype", "precision", convert=lambda v: _LIGHTNING_PRECISION.get(str(v)))
+        self.take(call, "accumulation", "accumulate_grad_batches", convert=_int)
+        self.take(call, "gpus", "devices", convert=lambda v: v if isinstance(v, int) and v > 0 else None)
+        found = self.keyword(call, "strategy")
+        if found and isinstance(found[0], str):
+            strategy = found[0]
+            for stage in ("1", "2", "3"):
+                if strategy.startswith("deepspeed_stage_" + stage):
+                    self.set("sharding", "zero-" + stage, call.lineno, found[1])
+            if strategy == "fsdp":
+                self.set("sharding", "fsdp", call.lineno, found[1])
+            if strategy == "ddp":
+                self.set("sharding", "ddp", call.lineno, found[1])
+
+    def optimizer(self, call: ast.Call, tail: str) -> None:
+        name = _OPTIMIZERS[tail]
+        text = ast.unparse(call)
+        if name in ("adamw", "adam") and "fused=True" in text:
+            name = "adamw-fused"
+        if name == "sgd":
+            momentum = self.keyword(call, "momentum")
+            if momentum and momentum[0]:
+                name = "sgd-momentum"
+        self.set("optimizer", name, call.lineno)
+
+    def deepspeed(self, value: Any, line: int) -> None:
+        source = f"{self.path}:{line}"
+        if isinstance(value, str):
+            loaded = self.values.read_file(value)
+            if loaded is None:
+                return
+            value, source = loaded[0], loaded[1]
+        if not isinstance(value, dict):
+            return
+        zero = value.get("zero_optimization") or {}
+        stage = zero.get("stage")
+        if stage in (1, 2, 3):
+            self.set("sharding", f"zero-{stage}", line, "high", source)
+        if (zero.get("offload_optimizer") or {}).get("device") in ("cpu", "nvme"):
+            offload = "optimizer+params" if (zero.get("offload_param") or {}).get("device") in ("cpu", "nvme") else "optimizer"
+            self.set("offload", offload, line, "high", source)
+        for key, field in (("train_micro_batch_size_per_gpu", "batch_size"),
+                           ("gradient_accumulation_steps", "accumulation")):
+            if isinstance(value.get(key), int):
+                self.set(field, value[key], line, "high", source)
+        if (value.get("bf16") or {}).get("enabled") is True:
+            self.set("dtype", "bf16", line, "high", source)
+        elif (value.get("fp16") or {}).get("enabled") is True:
+            self.set("dtype", "fp16", line, "high", source)
+
+    # -- result ------------------------------------------------------------------------
+    def config(self) -> RunConfig:
+        fields = dict(self.fields)
+        at = lambda signal: f"{self.path}:{self.signals[signal]}"  # noqa: E731
+        if "mode" not in fields:
+            if "generate" in self.signals and "train" not in self.signals:
+                fields["mode"] = Field("generate", at("generate"), "medium")
+            elif "train" in self.signals:
+                fields["mode"] = Field("train", at("train"), "medium")
+            elif "no-grad" in self.signals:
+                fields["mode"] = Field("inference", at("no-grad"), "medium")
+        weights_signal = next((s for s in self.signals if s.startswith("weights-")), None)
+        weights = weights_signal[len("weights-"):] if weights_signal else None
+        line = at(weights_signal) if weights_signal else self.path
+        mode = fields["mode"].value if "mode" in fields else None
+        if weights and weights != "fp32" and ("dtype" not in fields or mode != "train"):
+            fields["dtype"] = Field(weights, line + " (model loaded in " + weights + ")", "medium")
+        elif weights in ("bf16", "fp16") and fields["dtype"].value.startswith("amp"):
+            fields["dtype"] = Field(weights, fields["dtype"].source, "medium")  # autocast over 16-bit weights
+        if "dtype" not in fields and "grad-scaler" in self.signals:
+            fields["dtype"] = Field("amp-fp16", at("grad-scaler"), "medium")
+        if "dtype" not in fields and mode == "train" and not weights:
+            fields["dtype"] = Field("fp32", f"{self.path} (no autocast or 16-bit weights found)", "medium")
+        return RunConfig(**fields)
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _is_dtype(call: ast.Call, name: str) -> bool:
+    return any(name in ast.unparse(k.value) for k in call.keywords if k.arg == "dtype")

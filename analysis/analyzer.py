@@ -28,6 +28,10 @@ from .semantic import TRAINING_WORDS, FunctionInfo, ModuleIndex
 from .values import SCALAR, UNKNOWN, Kind, Loc, ModeFact, Value
 
 MAX_CALL_DEPTH = 8
+MAX_CONTEXTS = 4  # precise calling contexts analysed per function
+# Callee names too common to follow: every ``super().__init__()`` and ``x.backward()``
+# would otherwise pull its caller in (autograd Functions define ``backward``).
+_GENERIC_CALLEES = {"__init__", "__call__", "forward", "backward", "step", "apply", "run", "get", "update", "reset"}
 _CALLED_NAME = re.compile(r"(\w+)\s*\(")
 _TRAINING_KINDS = {Kind.MODEL, Kind.CRITERION, Kind.OPTIMIZER, Kind.LOADER, Kind.ENGINE}
 _REPLAYED = {EventKind.BACKWARD, EventKind.STEP, EventKind.ZERO_GRAD, EventKind.MODE, EventKind.GRAD_CALL, EventKind.DDP_WRAP}
@@ -64,6 +68,7 @@ class FileAnalyzer:
         self._memo: dict[tuple, tuple[Summary, Trace]] = {}
         self._registered: set[int] = set()
         self._stack: list[str] = []
+        self._contexts: dict[str, int] = {}
         self._instances: dict[tuple, Value] = {}
         self.module_run: FunctionRun | None = None
 
@@ -112,6 +117,7 @@ class FileAnalyzer:
         while changed:
             relevant_names = {q.rsplit(".", 1)[-1] for q in worth}
             relevant_names |= {q.split(".")[0] for q in worth if "." in q}  # a class whose method is relevant
+            relevant_names -= _GENERIC_CALLEES
             changed = False
             for qualname, names in calls.items():
                 if qualname not in worth and names & relevant_names:
@@ -195,6 +201,12 @@ class FileAnalyzer:
             return summary
         if info.qualname in self._stack or len(self._stack) >= MAX_CALL_DEPTH:
             return UNKNOWN_SUMMARY
+        contexts = self._contexts.get(info.qualname, 0)
+        if contexts >= MAX_CONTEXTS and (args or kwargs):
+            # Enough precise contexts: further callers share one analysis with unknown
+            # arguments, so a helper called from 200 places costs a bounded amount.
+            return self.invoke(info, [], {}, self_value and _bare(self_value), grad_enabled, record)
+        self._contexts[info.qualname] = contexts + 1
         env = self._bind(info, args, kwargs, self_value)
         trace = Trace(info.qualname, contextual=bool(args or kwargs))
         outer = self.closures.get(info.qualname)
@@ -329,6 +341,11 @@ def _other_framework(imports) -> bool:
     """The file is written for another framework (d2l's MXNet chapters): ``loss.backward()``
     and ``trainer.step()`` there mean something else, so no PyTorch rule applies."""
     return any(imports.imports(f) for f in _OTHER_FRAMEWORKS) and not any(imports.imports(t) for t in _TORCH_WORLD)
+
+
+def _bare(value: Value) -> Value:
+    """An instance value without the facts its callers accumulated (for the shared context)."""
+    return Value(kind=value.kind, class_name=value.class_name, confidence=value.confidence)
 
 
 def _parameter_names(info: FunctionInfo) -> list[str]:

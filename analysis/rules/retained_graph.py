@@ -73,6 +73,10 @@ class RetainedGraph(Rule):
         "import torch\ndef train_step(model, x, y, crit, opt):\n    loss = crit(model(x), y)\n    loss.backward()\n    opt.step()\n    opt.zero_grad()\n    return loss.item()\n\ndef train(model, loader, crit, opt):\n    history = []\n    for x, y in loader:\n        history.append(train_step(model, x, y, crit, opt))\n",
         # argmax / comparisons carry no graph
         "import torch\ndef train(model, loader, opt, crit):\n    correct = 0\n    preds = []\n    for x, y in loader:\n        out = model(x)\n        preds.append(out.argmax(dim=1))\n        correct += (out.argmax(1) == y).sum()\n        crit(out, y).backward()\n",
+        # chunked losses returned for the caller's backward
+        "import torch\ndef chunked_loss(model, chunks, targets, crit):\n    losses = []\n    for x, y in zip(chunks, targets):\n        losses.append(crit(model(x), y))\n    return losses\n\ndef step(model, loader, crit, opt):\n    for chunks, targets in loader:\n        torch.stack(chunked_loss(model, chunks, targets, crit)).mean().backward()\n        opt.step()\n        opt.zero_grad()\n",
+        # argsort and integer casts carry no graph
+        "import torch\ndef train(model, loader, opt, crit):\n    ranks, labels = [], []\n    for x, y in loader:\n        out = model(x)\n        ranks.append(out.argsort(dim=1))\n        labels.append(out.long())\n        labels.append(out.to(torch.int64))\n        crit(out, y).backward()\n",
         # inference_mode and set_grad_enabled(False)
         "import torch\ndef run(model, loader):\n    a, b = [], []\n    with torch.inference_mode():\n        for x in loader:\n            a.append(model(x))\n    with torch.set_grad_enabled(False):\n        for x in loader:\n            b.append(model(x))\n    return a, b\n",
     )

@@ -235,8 +235,6 @@ class ExpressionsMixin:
         return Evidence(self.analyzer.lines.span(node), message)
 
     def text(self, node: ast.AST, limit: int = 60) -> str:
-        try:
-            rendered = ast.unparse(node)
-        except Exception:  # unparse has gaps on exotic nodes; a placeholder keeps messages whole
-            rendered = "<expression>"
-        return rendered if len(rendered) <= limit else rendered[: limit - 1] + "…"
+        """The source text of ``node`` for messages: a slice of its line, never a re-render
+        (``ast.unparse`` cost more than the analysis on large files)."""
+        return self.analyzer.lines.snippet(node, limit)

@@ -10,6 +10,7 @@ catalog lists each API once.
 from __future__ import annotations
 
 import ast
+import functools
 
 # Internal module paths that re-export under a public one (the torch source defines the
 # class in the long path; users import either).
@@ -55,6 +56,7 @@ _CANONICAL_EXACT = {
 }
 
 
+@functools.lru_cache(maxsize=4096)
 def canonical(name: str) -> str:
     if name in _CANONICAL_EXACT:
         return _CANONICAL_EXACT[name]

@@ -44,3 +44,13 @@ class LineIndex:
         """From a statement's start to the end of its first line (for evidence)."""
         start = self.column(line, byte_offset)
         return Span(line, start, line, max(start, len(self.line_text(line).rstrip())))
+
+    def snippet(self, node: ast.AST, limit: int = 60) -> str:
+        """The text of ``node`` on its first line, shortened to ``limit`` characters."""
+        span = self.span(node)
+        line = self.line_text(span.line)
+        end = span.end_column if span.end_line == span.line else len(line.rstrip())
+        text = line[span.column:end].strip() or "<expression>"
+        if span.end_line != span.line:
+            text += "…"
+        return text if len(text) <= limit else text[: limit - 1] + "…"

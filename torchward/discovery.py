@@ -29,7 +29,7 @@ DEFAULT_EXCLUDE = (
     "buck-out", "__pycache__", "__pypackages__", "node_modules", "site-packages",
     ".mypy_cache", ".pytest_cache", ".ruff_cache", ".torchward_cache", ".ipynb_checkpoints",
 )
-PYTHON_SUFFIXES = (".py",)
+PYTHON_SUFFIXES = (".py", ".ipynb")  # notebooks: see torchward.notebook
 
 
 @attrs.frozen(order=True)

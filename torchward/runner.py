@@ -87,6 +87,10 @@ def check_one(path: str, absolute: str, settings: LintSettings) -> tuple[str | N
         reason = "not UTF-8 text" if isinstance(error, UnicodeDecodeError) else str(error)
         problem = Problem("encoding", f"cannot decode file: {reason}")
         return digest, report_to_data(FileReport(path, (), (problem,)))
+    if absolute.endswith(".ipynb"):  # code cells as one program, in program coordinates
+        from .notebook import analyze_notebook
+
+        return digest, report_to_data(analyze_notebook(source, path, settings))
     return digest, report_to_data(analyze_source(source, path, settings))
 
 

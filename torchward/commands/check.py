@@ -43,8 +43,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jobs", "-j", type=_positive, metavar="N", help="worker processes (default: CPU count)")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write .torchward_cache/")
     parser.add_argument("--statistics", action="store_true", help="print the number of findings per code instead")
-    parser.add_argument("--format", choices=("terminal", "json"), default="terminal", help="output format")
+    parser.add_argument("--format", choices=("terminal", "json", "github", "sarif", "junit", "grouped"),
+                        default="terminal", help="output format")
     parser.add_argument("--config", metavar="PATH", help="the pyproject.toml to read (default: the nearest one)")
+    fixing = parser.add_argument_group("fixes")
+    fixing.add_argument("--fix", action="store_true", help="apply safe fixes, then report what is left")
+    fixing.add_argument("--unsafe-fixes", action="store_true", help="apply unsafe fixes too (implies --fix)")
+    fixing.add_argument("--diff", action="store_true",
+                        help="print the fixes as a unified diff and change nothing; exit 1 if there is any")
+    fixing.add_argument("--fix-only", action="store_true", help="apply fixes and report nothing else; exit 0")
+    parser.add_argument("--report-unused-suppressions", action="store_true",
+                        help="also report suppression comments that suppress nothing (TW100)")
 
 
 def parse_selectors(values: list[str] | None) -> tuple[str, ...]:
@@ -101,6 +110,17 @@ def run(args: argparse.Namespace) -> int:
         key = cache_key(selection.identity(), engine_fingerprint(engine_dirs))
         cache = Cache.open(default_cache_dir(config.root), key)
     result = check_files(files, selection, args.jobs or os.cpu_count() or 1, cache)
+    if args.fix or args.unsafe_fixes or args.diff or args.fix_only:
+        from ..fixing import apply_fixes
+
+        status = apply_fixes(files, selection, result, args, sys.stdout, sys.stderr)
+        if status is not None:
+            return status
+        result = check_files(files, selection, args.jobs or os.cpu_count() or 1, cache)
+    from ..presentation import prepare
+
+    result = prepare(result, files, format=args.format, selection=selection,
+                     unused_suppressions=args.report_unused_suppressions)
     FORMATS[args.format](result, sys.stdout, errors=sys.stderr, statistics=args.statistics,
                          colour=should_colour(sys.stdout))
     return exit_status(result, args.fail_on or config.fail_on, args.exit_zero)

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from typing import Callable, TextIO
 
-from . import json, terminal
+from . import github, grouped, json, junit, sarif, terminal
 
 Writer = Callable[..., None]
-FORMATS: dict[str, Writer] = {"terminal": terminal.write, "json": json.write}
+FORMATS: dict[str, Writer] = {
+    "terminal": terminal.write, "json": json.write, "github": github.write, "sarif": sarif.write,
+    "junit": junit.write, "grouped": grouped.write,
+}
 
 __all__ = ["FORMATS", "Writer", "TextIO"]

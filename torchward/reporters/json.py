@@ -13,7 +13,20 @@ import json
 from typing import TextIO
 
 from ..statistics import count_by_code
+from ..notebook import split_cell
 from .terminal import problem_line
+
+
+def _finding(finding) -> dict:
+    """``Finding.to_dict()``; a notebook finding's path is the file, with its ``cell`` added."""
+    data = finding.to_dict()
+    path, cell = split_cell(finding.path)
+    if cell is not None:
+        data["path"], data["cell"] = path, cell
+        for item in data["evidence"]:
+            item["path"], item_cell = split_cell(item["path"])
+            item["cell"] = item_cell or cell
+    return data
 
 
 def write(result, stream: TextIO, *, errors: TextIO, statistics: bool = False, colour: bool = False) -> None:
@@ -23,7 +36,7 @@ def write(result, stream: TextIO, *, errors: TextIO, statistics: bool = False, c
             for row in count_by_code(result.reports)
         ]
     else:
-        payload = [finding.to_dict() for report in result.reports for finding in report.findings]
+        payload = [_finding(finding) for report in result.reports for finding in report.findings]
     json.dump(payload, stream, indent=2, ensure_ascii=False)
     stream.write("\n")
     for report in result.reports:

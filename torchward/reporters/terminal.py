@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from typing import Mapping, TextIO
 
+from ..notebook import cell_lines, location, split_cell
 from ..statistics import SEVERITY_ORDER, count_by_code, count_by_severity, plural
 
 _STYLES = {
@@ -51,6 +52,8 @@ class SourceLines:
         self._files: dict[str, list[str]] = {}
 
     def line(self, path: str, number: int) -> str | None:
+        if path not in self._files and split_cell(path)[1] is not None:
+            self._files[path] = cell_lines(path)
         if path not in self._files:
             try:
                 with open(path, encoding="utf-8-sig", errors="replace") as handle:
@@ -78,7 +81,8 @@ def _snippet(paint: Painter, text: str, span, severity: str, confidence: str) ->
 
 def format_finding(finding, lines: SourceLines, paint: Painter) -> list[str]:
     span = finding.span
-    head = f"{paint('bold', f'{finding.path}:{span.line}:{span.column + 1}:')} {paint('code', finding.code)} {finding.message}"
+    where = location(finding.path, span.line, span.column + 1)
+    head = f"{paint('bold', f'{where}:')} {paint('code', finding.code)} {finding.message}"
     out = [head]
     text = lines.line(finding.path, span.line)
     if text is not None:

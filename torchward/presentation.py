@@ -1,0 +1,50 @@
+"""The last step of ``check`` before a reporter: what each format needs added.
+
+- Notebook findings move from program to cell coordinates (:func:`torchward.notebook.present`).
+- JSON and SARIF carry fixes. Findings leave the analysis without them (linting never
+  parses LibCST), so here, for the files that have findings and only for these two
+  formats, the fixes are built (:func:`torchward.analysis.fixes.with_fixes`). One LibCST
+  parse per file with findings: cheap on a mostly clean tree, and the price of a
+  machine-readable report that can be applied by another tool.
+- ``--report-unused-suppressions`` adds a finding per suppression comment that
+  suppressed nothing (:mod:`torchward.suppression_audit`).
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from .analysis import FileReport, decode_source
+
+FORMATS_WITH_FIXES = ("json", "sarif")
+
+
+def _with_fixes(report: FileReport, absolute: str) -> FileReport:
+    from .analysis.fixes import with_fixes
+
+    try:
+        with open(absolute, "rb") as handle:
+            text = decode_source(handle.read())
+        if absolute.endswith(".ipynb"):
+            from .notebook import program
+
+            text = program(text).text
+    except (OSError, UnicodeDecodeError, ValueError):
+        return report
+    return attrs.evolve(report, findings=with_fixes(text, report.findings))
+
+
+def prepare(result, files, *, format: str, selection=None, unused_suppressions: bool = False):
+    from .notebook import present
+
+    absolute = {source_file.path: source_file.absolute for source_file in files}
+    reports = list(result.reports)
+    if unused_suppressions:
+        from .suppression_audit import unused_suppressions as audit
+
+        reports = [attrs.evolve(r, findings=tuple(sorted(
+            r.findings + audit(absolute.get(r.path, r.path), r.path, selection),
+            key=lambda f: (f.span, f.code)))) for r in reports]
+    if format in FORMATS_WITH_FIXES:
+        reports = [_with_fixes(r, absolute.get(r.path, r.path)) if r.findings else r for r in reports]
+    return present(attrs.evolve(result, reports=tuple(reports)))

@@ -111,7 +111,8 @@ class RetainedGraph(Rule):
                 cost = "after backward(), so the graph's nodes and tensors stay alive for the rest of the loop"
             message = (
                 f"`{stored}` still carries its autograd graph and is stored in `{container}`, which outlives "
-                f"the loop iteration; it is stored {cost}. Store `{stored}.item()` or `{stored}.detach()` instead."
+                f"the loop iteration; it is stored {cost}. Store `{stored}.detach()` instead (or `{stored}.item()` "
+                "for a scalar that is only logged)."
             )
             evidence = [value.graph, Evidence(loop_header(trace, retained[0]), "the loop whose iterations it outlives")]
             if store.loc.line:

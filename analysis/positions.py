@@ -8,13 +8,18 @@ those to UTF-16 units. Lines that are pure ASCII (nearly all of them) cost nothi
 from __future__ import annotations
 
 import ast
+import re
 
 from .finding import Span
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 class LineIndex:
     def __init__(self, source: str) -> None:
-        self.lines = source.splitlines()
+        # ``ast`` (and LSP) end lines only at \n, \r\n and \r; ``str.splitlines`` also
+        # splits at form feeds and \u2028, which would shift every later line.
+        self.lines = _LINE_BREAK.split(source)
 
     def line_text(self, line: int) -> str:
         return self.lines[line - 1] if 0 < line <= len(self.lines) else ""

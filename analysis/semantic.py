@@ -16,6 +16,7 @@ import attrs
 
 from . import catalog
 from .names import ImportTable, qualified_name
+from .positions import LineIndex
 
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 
@@ -54,7 +55,7 @@ class ClassInfo:
 class ModuleIndex:
     def __init__(self, tree: ast.Module, source: str) -> None:
         self.tree = tree
-        self.source_lines = source.splitlines()
+        self.source_lines = LineIndex(source).lines
         self.imports = ImportTable(tree)
         self.functions: dict[str, FunctionInfo] = {}  # every function, by qualified name
         self.top_functions: dict[str, FunctionInfo] = {}

@@ -63,3 +63,20 @@ def test_loop_variable_rebinding_is_not_a_store():
         "        sum(o.mean() for o in out).backward()\n"
     )
     assert findings(source) == ()
+
+
+def test_columns_and_lines_survive_form_feeds_and_non_ascii_text():
+    # str.splitlines() splits at \f and \u2028 where ast does not; columns count code points
+    source = (
+        "import torch\n"
+        "\f\n"
+        "def train(model, loader, opt):\n"
+        "    hist = []  # \u2028 ünïcødé\n"
+        "    for x in loader:\n"
+        "        loss = model(x).sum()\n"
+        "        é = 1; hist.append(loss)\n"
+        "        loss.backward()\n"
+    )
+    [finding] = [f for f in findings(source) if f.code == "TW001"]
+    assert finding.span.line == 7
+    assert source.split("\n")[6][finding.span.column:finding.span.end_column] == "hist.append(loss)"

@@ -52,6 +52,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     fixing.add_argument("--diff", action="store_true",
                         help="print the fixes as a unified diff and change nothing; exit 1 if there is any")
     fixing.add_argument("--fix-only", action="store_true", help="apply fixes and report nothing else; exit 0")
+    parser.add_argument("--target-gpu", metavar="GPU",
+                        help="the GPU the memory rules project onto; replaces the configured target-gpu")
     parser.add_argument("--report-unused-suppressions", action="store_true",
                         help="also report suppression comments that suppress nothing (TW100)")
 
@@ -86,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
     from .. import analysis
     from ..cache import Cache, cache_key, default_cache_dir, engine_fingerprint
     from ..config import resolve_config
+    from ..errors import UsageError
     from ..discovery import discover
     from ..patterns import PatternList
     from ..reporters import FORMATS
@@ -96,6 +99,15 @@ def run(args: argparse.Namespace) -> int:
     paths = args.paths or ["."]
     select, ignore = parse_selectors(args.select), parse_selectors(args.ignore)
     config = resolve_config(args.config, paths[0])
+    if args.target_gpu:
+        import attrs
+
+        from ..config import _gpu_name
+
+        try:
+            config = attrs.evolve(config, target_gpu=_gpu_name(args.target_gpu))
+        except ValueError as error:
+            raise UsageError(f"--target-gpu: {error}") from None
     exclude = PatternList.parse("", list(config.exclude) + list(config.extend_exclude))
     files = discover(paths, exclude, config.root)
     if not files:

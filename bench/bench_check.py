@@ -34,6 +34,7 @@ import collections
 import json
 import os
 import platform
+import resource
 import shutil
 import signal
 import statistics
@@ -150,7 +151,8 @@ def run_timed(command: list[str], cwd: Path, output: Path, timeout: float) -> di
     both tools fan out into worker processes, and killing only the parent would leave
     the workers running (and skewing every later measurement).
     """
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), children_cpu_seconds()
+    timed_out, stderr = False, b""
     with open(output, "wb") as sink:
         process = subprocess.Popen(command, cwd=cwd, stdout=sink, stderr=subprocess.PIPE,
                                    start_new_session=True)
@@ -159,11 +161,23 @@ def run_timed(command: list[str], cwd: Path, output: Path, timeout: float) -> di
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.communicate()
-            return {"seconds": round(time.perf_counter() - start, 3), "rc": None,
-                    "stderr_tail": "", "timed_out": True, "output": str(output)}
-    return {"seconds": round(time.perf_counter() - start, 3), "rc": process.returncode,
-            "stderr_tail": stderr.decode("utf-8", "replace")[-1500:], "timed_out": False,
+            timed_out = True
+    return {"seconds": round(time.perf_counter() - start, 3),
+            "cpu_seconds": round(children_cpu_seconds() - cpu_start, 3),
+            "rc": None if timed_out else process.returncode,
+            "stderr_tail": stderr.decode("utf-8", "replace")[-1500:], "timed_out": timed_out,
             "output": str(output)}
+
+
+def children_cpu_seconds() -> float:
+    """User + system CPU time of all waited-for descendants so far.
+
+    Reported next to wall time because this machine is shared: when other work competes
+    for the two cores, wall time stretches but the CPU a tool needs does not, so the CPU
+    ratio is the steadier comparison. Worker processes count once their parent reaps them.
+    """
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def load_json(path: Path):
@@ -201,7 +215,9 @@ def snapshot_python(timeout: float) -> tuple[str, str]:
     python = root / "venv" / "bin" / "python"
     if python.exists():
         return str(python), head
-    for old in WORK.glob("snapshot-*"):
+    # Keep the two newest others: a benchmark still running may be using one of them.
+    others = sorted(WORK.glob("snapshot-*"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in others[2:]:
         shutil.rmtree(old, ignore_errors=True)
     source = root / "src"
     source.mkdir(parents=True)
@@ -440,11 +456,15 @@ def summarize(results: dict) -> list[str]:
     if pf_lower:
         pf_s = pf_run["seconds"]
     ratio = round(pf_s / cold, 1) if pf_s and cold else None
+    cold_cpu = (runs.get("cold_no_cache") or {}).get("cpu_seconds")
+    pf_cpu = pf_run.get("cpu_seconds") if pf_run else None
+    cpu_ratio = round(pf_cpu / cold_cpu, 1) if pf_cpu and cold_cpu else None
     single = results["single_file"]["median_ms"]
     results["summary"] = {
         "cold_no_cache_s": cold, "cold_fill_cache_s": fill, "warm_s": warm,
         "preflight_s": pf_s, "preflight_timed_out": pf_lower,
         "ratio_preflight_over_cold": ratio, "single_file_median_ms": single,
+        "cold_no_cache_cpu_s": cold_cpu, "preflight_cpu_s": pf_cpu, "cpu_ratio_preflight_over_cold": cpu_ratio,
     }
     more = "> " if pf_lower else ""
 
@@ -455,7 +475,8 @@ def summarize(results: dict) -> list[str]:
     lines = [
         f"torchward {results['torchward_version']} on torch {TORCH_VERSION}/{LINTED_SUBDIR}: "
         f"{tree['files']} files, {tree['lines']:,} lines; {results['machine']['cpus']} CPUs; "
-        f"jobs={results['jobs'] or 'default'}; mode={tw['mode']}",
+        f"jobs={results['jobs'] or 'default'}; mode={tw['mode']}; load average "
+        f"{results['machine']['load_average_at_start'][0]:.1f} -> {results['machine']['load_average_at_end'][0]:.1f}",
         f"measured: {'snapshot of ' if results['measured'].get('snapshot') else 'working tree at '}"
         f"{results['measured']['head'][:12]}"
         + (" (engine files modified)" if results["measured"].get("engine_dirty") else ""),
@@ -472,6 +493,9 @@ def summarize(results: dict) -> list[str]:
         f"{'ratio torch-preflight / torchward cold':<40}"
         f"{('—' if ratio is None else f'{more}{ratio:.1f}x'):>14}   >= {TARGET_RATIO:.0f}x  "
         f"{verdict(None if ratio is None else ratio >= TARGET_RATIO)}",
+        f"{'CPU seconds, torchward cold / preflight':<40}"
+        f"{(fmt(cold_cpu) + ' / ' + more + fmt(pf_cpu)) if cold_cpu else '—':>14}   "
+        f"ratio {('—' if cpu_ratio is None else f'{more}{cpu_ratio:.1f}x')}",
         f"{'single file in process (' + str(results['single_file']['lines']) + ' lines)':<40}"
         f"{fmt(single, 'ms'):>14}   < {TARGET_SINGLE_MS:.0f} ms "
         f"{verdict(single < TARGET_SINGLE_MS)}",
@@ -528,7 +552,7 @@ def main(argv: list[str] | None = None) -> int:
         "measured": state,
         "torch_version": TORCH_VERSION,
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                    "platform": platform.platform()},
+                    "platform": platform.platform(), "load_average_at_start": os.getloadavg()},
         "jobs": args.jobs,
         "tree": {"path": str(tree / LINTED_SUBDIR), "files": files, "lines": lines},
         "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
@@ -539,6 +563,7 @@ def main(argv: list[str] | None = None) -> int:
         else bench_preflight(tree, args.jobs, args.preflight_timeout)
     )
     results["single_file"] = bench_single_file(args.runs, python)
+    results["machine"]["load_average_at_end"] = os.getloadavg()
     table = summarize(results)
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     print("\n".join(table))

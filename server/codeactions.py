@@ -11,11 +11,18 @@ land in the wrong place. Per torchward diagnostic the client gets:
 - "Suppress TWxxx on this line" (:mod:`.suppression`);
 - "Explain TWxxx", running ``torchward.explain``.
 
-``source.fixAll.torchward`` applies every *safe* fix of the document's current findings
-whose edits do not overlap (editors run it on save).
+Fixes are built on demand (:mod:`.fixing`): the finding in ``data`` names the code and
+spans, the fixer builds the edits from the current text. ``source.fixAll.torchward``
+applies every *safe* fix, repeated until stable as ``torchward check --fix`` does
+(editors run it on save). That is the expensive action, so a client that can resolve
+code actions (``codeAction/resolve`` with ``edit``) gets it without its edit, and the
+edit is built only when the action is chosen; others get it only when they ask for the
+kind explicitly (``only``), never with every cursor move.
 """
 
 from __future__ import annotations
+
+import asyncio
 
 from lsprotocol import types
 
@@ -23,6 +30,7 @@ from torchward.analysis import Applicability, Edit, Finding
 
 from .diagnostics import SOURCE, finding_of, text_edit
 from .documents import Document
+from .fixing import fix_all_edits, fixes_of
 from .server import TorchwardServer
 from .suppression import suppression_edit
 
@@ -44,8 +52,8 @@ def _wanted(kind: str, only: list[str] | None) -> bool:
     return only is None or any(kind == want or kind.startswith(want + ".") for want in only)
 
 
-def _fix_actions(server: TorchwardServer, document: Document, diagnostic: types.Diagnostic, finding: Finding):
-    fixes = [fix for fix in finding.fixes if fix.edits and fix.applicability is not Applicability.DISPLAY_ONLY]
+def _fix_actions(server: TorchwardServer, document: Document, diagnostic: types.Diagnostic, finding: Finding, found):
+    fixes = [fix for fix in found if fix.edits and fix.applicability is not Applicability.DISPLAY_ONLY]
     fixes.sort(key=lambda fix: fix.applicability is not Applicability.SAFE)
     for index, fix in enumerate(fixes):
         safe = fix.applicability is Applicability.SAFE
@@ -81,34 +89,57 @@ def _explain_action(code: str, diagnostic: types.Diagnostic) -> types.CodeAction
     )
 
 
-def fix_all_edits(server: TorchwardServer, document: Document) -> list[Edit]:
-    """Every safe fix of the current findings, skipping any that overlaps one already taken."""
+def _resolves_edits(server: TorchwardServer) -> bool:
+    text_document = server.client_capabilities.text_document
+    code_action = text_document.code_action if text_document else None
+    support = code_action.resolve_support if code_action else None
+    return bool(support and "edit" in (support.properties or []))
+
+
+async def _has_fixable(server: TorchwardServer, document: Document) -> bool:
+    """Whether a current finding has or may get a fix (the fixer registry loads on a worker)."""
+    from .fixing import is_fixable
+
     state = server.states.get(document.uri)
     if state is None or not server.is_current(document.uri, state.result):
-        return []
-    chosen: list[Edit] = []
-    taken: list[tuple] = []
-    for finding in state.result.findings:
-        for fix in finding.fixes:
-            if fix.applicability is not Applicability.SAFE or not fix.edits:
-                continue
-            spans = [(e.span.line, e.span.column, e.span.end_line, e.span.end_column) for e in fix.edits]
-            if any(_overlaps(span, other) for span in spans for other in taken):
-                continue
-            chosen.extend(fix.edits)
-            taken.extend(spans)
-            break
-    chosen.sort(key=lambda edit: edit.span)
-    return chosen
-
-
-def _overlaps(a: tuple, b: tuple) -> bool:
-    if a == b:
+        return False
+    findings = state.result.findings
+    if any(f.fixes for f in findings):
         return True
-    return (a[0], a[1]) < (b[2], b[3]) and (b[0], b[1]) < (a[2], a[3])
+    codes = {f.code for f in findings}
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(server.executor, lambda: any(is_fixable(code) for code in codes))
 
 
-def code_actions(server: TorchwardServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+async def _fix_all_action(server: TorchwardServer, document: Document, explicit: bool) -> types.CodeAction | None:
+    title = "Fix all torchward safe fixes"
+    if _resolves_edits(server):
+        if not await _has_fixable(server, document):
+            return None
+        return types.CodeAction(title=title, kind=FIX_ALL, data={"uri": document.uri, "version": document.version})
+    if not explicit:
+        return None
+    version = document.version
+    edits = await fix_all_edits(server, document)
+    if not edits or document.version != version:
+        return None
+    return types.CodeAction(title=title, kind=FIX_ALL, edit=_workspace_edit(server, document, list(edits)))
+
+
+async def resolve(server: TorchwardServer, action: types.CodeAction) -> types.CodeAction:
+    """Fill in the edit of a lazily offered fix-all (unchanged when the document moved on)."""
+    data = action.data if isinstance(action.data, dict) else {}
+    document = server.documents.get(data.get("uri")) if isinstance(data.get("uri"), str) else None
+    if action.kind != FIX_ALL or document is None or data.get("version") != document.version:
+        return action
+    version = document.version
+    edits = await fix_all_edits(server, document)
+    if edits and document.version == version:
+        action.edit = _workspace_edit(server, document, list(edits))
+    return action
+
+
+async def code_actions(server: TorchwardServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
     document = server.documents.get(params.text_document.uri)
     if document is None:
         return None
@@ -123,19 +154,27 @@ def code_actions(server: TorchwardServer, params: types.CodeActionParams) -> lis
                 continue
             finding, version = carried
             if version == document.version:
-                actions.extend(_fix_actions(server, document, diagnostic, finding))
+                found = await fixes_of(server, document, finding)
+                if document.version == version:  # edits built for older text would land wrong
+                    actions.extend(_fix_actions(server, document, diagnostic, finding, found))
             suppress = _suppress_action(server, document, diagnostic, finding.code)
             if suppress is not None:
                 actions.append(suppress)
             actions.append(_explain_action(finding.code, diagnostic))
     if _wanted(FIX_ALL, only):
-        edits = fix_all_edits(server, document)
-        if edits:
-            actions.append(types.CodeAction(
-                title="Fix all torchward safe fixes", kind=FIX_ALL, edit=_workspace_edit(server, document, edits)))
+        fix_all = await _fix_all_action(server, document, explicit=only is not None)
+        if fix_all is not None:
+            actions.append(fix_all)
     return actions
 
 
 def register(server: TorchwardServer) -> None:
-    options = types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL], resolve_provider=False)
-    server.feature(types.TEXT_DOCUMENT_CODE_ACTION, options)(lambda params: code_actions(server, params))
+    options = types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL], resolve_provider=True)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, options)
+    async def code_action(params: types.CodeActionParams):
+        return await code_actions(server, params)
+
+    @server.feature(types.CODE_ACTION_RESOLVE)
+    async def code_action_resolve(params: types.CodeAction) -> types.CodeAction:
+        return await resolve(server, params)

@@ -183,6 +183,12 @@ class Editor:
             types.TextDocumentIdentifier(uri), anchor, types.CodeActionContext(diagnostics=diagnostics, only=only)))
         return list(result or [])
 
+    async def resolved(self, action: types.CodeAction) -> types.CodeAction:
+        """``action`` with its edit, resolving it (``codeAction/resolve``) when it came without."""
+        if action.edit is not None or action.command is not None:
+            return action
+        return await asyncio.wait_for(self.client.code_action_resolve_async(action), TIMEOUT_S)
+
     async def hover(self, uri: str, position: types.Position) -> types.Hover | None:
         return await self.client.text_document_hover_async(
             types.HoverParams(types.TextDocumentIdentifier(uri), position))

@@ -95,16 +95,17 @@ async def test_explain_runs_a_command_that_returns_the_rule_documentation(editor
     assert unknown["markdown"] is None and "TW999" in unknown["error"]
 
 
-async def test_fix_all_applies_safe_fixes_only(editors):
+@pytest.mark.parametrize("client", ["vscode-1.96", "vscode-1.65"])  # resolved lazily / built at once
+async def test_fix_all_applies_safe_fixes_only(client, editors):
     uri = fresh_uri()
     source = "def f():\n    print(1)\n    print(2)\n    breakpoint()\n"
-    editor = await editors("vscode-1.96")
+    editor = await editors(client)
     editor.open(uri, source)
     await editor.diagnostics(uri)
     actions = await editor.code_actions(uri, [], only=["source.fixAll.torchward"])
     (fix_all,) = actions
     assert fix_all.kind == "source.fixAll.torchward"
-    editor.apply(fix_all.edit)
+    editor.apply((await editor.resolved(fix_all)).edit)
     assert editor.texts[uri] == "def f():\n    log(1)\n    log(2)\n    breakpoint()\n"
     assert [d.code for d in await editor.diagnostics(uri)] == ["TW901"]
 

@@ -1,4 +1,4 @@
-"""The real engine behind the real entry point (``python -m torchward.server``).
+"""The real engine and fixers behind the real entry point (``python -m torchward.server``).
 
 Skipped while the engine has no TW001; independent of its exact messages and spans.
 """
@@ -40,6 +40,8 @@ async def test_a_retained_graph_is_flagged_explained_and_fixed_or_suppressed(cli
         assert "TW001" in hover.contents.value
         actions = await editor.code_actions(URI, [diagnostic])
         fixes = [a for a in actions if a.edit is not None and not a.title.startswith("Suppress")]
-        chosen = fixes[0] if fixes else next(a for a in actions if a.title == "Suppress TW001 on this line")
-        editor.apply(chosen.edit)
+        assert fixes, "the fix is built on demand from the finding in the diagnostic's data"
+        assert fixes[0].is_preferred
+        editor.apply(fixes[0].edit)
+        assert "losses.append(loss.detach())" in editor.texts[URI]
         assert not [d for d in await editor.diagnostics(URI) if d.code == "TW001"]

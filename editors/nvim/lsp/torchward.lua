@@ -1,0 +1,29 @@
+-- torchward for Neovim's built-in client (Neovim 0.11+: vim.lsp.config / vim.lsp.enable).
+--
+-- Neovim reads this file when `vim.lsp.enable('torchward')` runs and the folder that
+-- holds it (editors/nvim) is on 'runtimepath'. Override any key with
+-- `vim.lsp.config('torchward', { ... })`; the two are merged, yours winning.
+--
+-- Settings travel twice on purpose: `init_options` reach the server at `initialize`
+-- (before the first analysis), `settings.torchward` answers the server's
+-- `workspace/configuration` requests (and changes made later with
+-- `vim.lsp.config` + `:lsp restart`). Keys are the server's camelCase names.
+return {
+  cmd = { 'torchward', 'lsp' },
+  filetypes = { 'python' },
+  root_markers = { 'pyproject.toml', 'setup.py', 'setup.cfg', '.git' },
+  init_options = {},
+  settings = {
+    torchward = {
+      -- targetGpu = 'A100 80GB',  -- GPU or instance type the fit is checked against
+      -- debounceMs = 150,          -- quiet time after typing before re-analysis
+      -- select = { 'TW0' }, ignore = { 'TW011' }, severity = { TW002 = 'error' },
+      -- estimator = true, inlayHints = true, codeLens = true,
+    },
+  },
+  handlers = {
+    ['torchward/gpuFit'] = function(err, result, ctx)
+      require('torchward').on_gpu_fit(err, result, ctx)
+    end,
+  },
+}

@@ -1,0 +1,268 @@
+/**
+ * The extension is a launcher: resolve the server (interpreter.ts), start it
+ * (client.ts), pass settings (settings.ts), and show what it sends back that VS Code has
+ * no place for by itself — the GPU fit (statusbar.ts) and the estimate report.
+ */
+import * as path from 'node:path';
+
+import * as vscode from 'vscode';
+import { ExecuteCommandRequest, type LanguageClient } from 'vscode-languageclient/node';
+
+import { createClient, SECTION, wireSettings } from './client';
+import { type GpuFit } from './gpufit';
+import { type GpuCatalog, gpuItems } from './gpus';
+import { describe, type Resolution, resolveServer } from './interpreter';
+import {
+  bundledPath,
+  cliCommand,
+  hasBundle,
+  isFile,
+  PATH_PYTHONS,
+  probePython,
+  runCommand,
+  type ServerCommand,
+  serverCommand,
+} from './launch';
+import { activeInterpreter, onInterpreterChanged } from './pythonExtension';
+import { type EstimateJson, reportMarkdown } from './report';
+import { clientSettings, needsRestart } from './settings';
+import { GpuFitStatus, PICK_GPU_COMMAND } from './statusbar';
+
+export const COMMANDS = {
+  pickGpu: PICK_GPU_COMMAND,
+  showEstimateReport: 'torchward.showEstimateReport',
+  fixAll: 'torchward.fixAll',
+  restart: 'torchward.restart',
+  showLogs: 'torchward.showLogs',
+} as const;
+
+/** Server-side commands (server/commands.py); vscode-languageclient registers proxies for them. */
+export const SERVER_COMMANDS = { selectGpu: 'torchward.selectGpu', explain: 'torchward.explain' } as const;
+export const GPU_FIT_NOTIFICATION = 'torchward/gpuFit';
+export const ESTIMATE_REQUEST = 'torchward/estimate';
+export const FIX_ALL_KIND = 'source.fixAll.torchward';
+
+class Session implements vscode.Disposable {
+  client: LanguageClient | undefined;
+  command: ServerCommand | undefined;
+  resolution: Resolution | undefined;
+  selectedGpu: string | undefined;
+  private starting: Promise<void> | undefined;
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    readonly output: vscode.LogOutputChannel,
+    readonly status: GpuFitStatus,
+  ) {}
+
+  restart(): Promise<void> {
+    const previous = this.starting ?? Promise.resolve();
+    this.starting = previous.then(() => this.doRestart()).finally(() => (this.starting = undefined));
+    return this.starting;
+  }
+
+  private async doRestart(): Promise<void> {
+    await this.stop();
+    const configuration = vscode.workspace.getConfiguration(SECTION);
+    const settings = clientSettings((key) => configuration.get(key));
+    const root = this.context.extensionPath;
+    const resource = vscode.window.activeTextEditor?.document.uri ?? vscode.workspace.workspaceFolders?.[0]?.uri;
+    this.resolution = await resolveServer({
+      settings,
+      pythonExtensionInterpreter: () => activeInterpreter(resource),
+      probe: (python, extra) => probePython(python, extra),
+      isFile,
+      hasBundle: hasBundle(root),
+      bundledPath: (version) => bundledPath(root, version),
+      pathPythons: PATH_PYTHONS,
+    });
+    if (this.resolution.kind === 'none') {
+      this.output.error(this.resolution.message);
+      this.resolution.tried.forEach((line) => this.output.info(`  tried: ${line}`));
+      this.status.setProblem(this.resolution.message);
+      void vscode.window
+        .showErrorMessage(this.resolution.message, 'Select Interpreter', 'Open Settings', 'Show Logs')
+        .then((choice) => {
+          if (choice === 'Select Interpreter') {
+            void vscode.commands.executeCommand('python.setInterpreter');
+          } else if (choice === 'Open Settings') {
+            void vscode.commands.executeCommand('workbench.action.openSettings', 'torchward.');
+          } else if (choice === 'Show Logs') {
+            this.output.show();
+          }
+        });
+      return;
+    }
+    this.status.setProblem(undefined);
+    this.command = serverCommand(this.resolution, settings.logLevel);
+    this.output.info(`Starting the server: ${describe(this.resolution)}`);
+    this.output.info(`  ${[this.command.command, ...this.command.args].join(' ')}`);
+    const client = createClient(this.command, this.output);
+    client.onNotification(GPU_FIT_NOTIFICATION, (fit: GpuFit) => this.status.update(fit));
+    this.client = client;
+    try {
+      await client.start();
+      if (this.selectedGpu) {
+        await this.selectGpu(this.selectedGpu);
+      }
+    } catch (error) {
+      this.output.error(`The server did not start: ${String(error)}`);
+      this.status.setProblem(`torchward: the server did not start (${String(error)}). See "torchward: Show Logs".`);
+    }
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    this.status.clear();
+    if (client) {
+      try {
+        await client.stop(2000);
+      } catch (error) {
+        this.output.warn(`Stopping the server: ${String(error)}`);
+      }
+    }
+  }
+
+  async selectGpu(name: string): Promise<void> {
+    this.selectedGpu = name;
+    if (!this.client) {
+      return;
+    }
+    const answer = await this.client.sendRequest(ExecuteCommandRequest.type, { command: SERVER_COMMANDS.selectGpu, arguments: [name] });
+    this.output.info(`Selected GPU ${name}: ${JSON.stringify(answer)}`);
+  }
+
+  async runCli(args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
+    if (!this.command) {
+      return { stdout: '', stderr: 'the server is not running', code: -1 };
+    }
+    return runCommand(cliCommand(this.command, args), 60_000);
+  }
+
+  dispose(): void {
+    void this.stop();
+  }
+}
+
+async function pickGpu(session: Session): Promise<void> {
+  const result = await session.runCli(['gpus', '--instances', '--format', 'json']);
+  let catalog: GpuCatalog = {};
+  try {
+    catalog = JSON.parse(result.stdout) as GpuCatalog;
+  } catch {
+    session.output.warn(`Could not list GPUs: ${result.stderr.trim() || 'no output'}`);
+  }
+  const editor = vscode.window.activeTextEditor;
+  const current = session.status.fitFor(editor?.document.uri.toString())?.gpu ?? session.selectedGpu;
+  const other = { label: '$(edit) Another GPU or instance…', value: undefined as string | undefined, other: true };
+  const items = gpuItems(catalog, current).map((item) =>
+    item.kind === 'separator'
+      ? { label: item.label, kind: vscode.QuickPickItemKind.Separator, value: undefined, other: false }
+      : { label: item.label, description: item.description, value: item.value, other: false },
+  );
+  const choice = await vscode.window.showQuickPick([other, ...items], {
+    title: 'torchward: GPU or cloud instance to estimate for',
+    placeHolder: current ? `Now: ${current}` : 'Pick the GPU the job will run on',
+    matchOnDescription: true,
+  });
+  if (!choice) {
+    return;
+  }
+  const name = choice.other
+    ? await vscode.window.showInputBox({ prompt: 'GPU name or instance type (e.g. "A100 80GB", p4d.24xlarge, 8xh100)' })
+    : choice.value;
+  if (name) {
+    await session.selectGpu(name);
+  }
+}
+
+async function showEstimateReport(session: Session): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor || editor.document.languageId !== 'python') {
+    void vscode.window.showInformationMessage('torchward: open a Python training script first.');
+    return;
+  }
+  const document = editor.document;
+  let fit: GpuFit | undefined;
+  if (session.client) {
+    fit = (await session.client.sendRequest(ESTIMATE_REQUEST, { uri: document.uri.toString() })) as GpuFit;
+  }
+  let estimate: EstimateJson | undefined;
+  let problem: string | undefined;
+  if (document.uri.scheme === 'file') {
+    if (document.isDirty) {
+      await document.save();
+    }
+    const gpu = session.selectedGpu ?? vscode.workspace.getConfiguration(SECTION, document.uri).get<string>('targetGpu');
+    const args = ['estimate', document.uri.fsPath, '--format', 'json', ...(gpu ? ['--gpu', gpu] : [])];
+    const result = await session.runCli(args);
+    try {
+      estimate = JSON.parse(result.stdout) as EstimateJson;
+    } catch {
+      problem = result.stderr.trim().replace(/^torchward: error: /, '') || 'no output';
+    }
+  }
+  const markdown = reportMarkdown(path.basename(document.uri.fsPath), estimate, fit, problem);
+  const report = await vscode.workspace.openTextDocument({ language: 'markdown', content: markdown });
+  await vscode.commands.executeCommand('markdown.showPreview', report.uri);
+}
+
+async function fixAll(): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor) {
+    return;
+  }
+  const document = editor.document;
+  const range = new vscode.Range(0, 0, document.lineCount, 0);
+  const actions =
+    (await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', document.uri, range, FIX_ALL_KIND)) ?? [];
+  const action = actions.find((candidate) => candidate.kind?.value === FIX_ALL_KIND && candidate.edit);
+  if (!action?.edit) {
+    void vscode.window.showInformationMessage('torchward: nothing to fix safely in this file.');
+    return;
+  }
+  await vscode.workspace.applyEdit(action.edit);
+}
+
+let session: Session | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const output = vscode.window.createOutputChannel('torchward', { log: true });
+  const status = new GpuFitStatus();
+  session = new Session(context, output, status);
+  const current = session;
+  context.subscriptions.push(
+    output,
+    status,
+    current,
+    vscode.commands.registerCommand(COMMANDS.pickGpu, () => pickGpu(current)),
+    vscode.commands.registerCommand(COMMANDS.showEstimateReport, () => showEstimateReport(current)),
+    vscode.commands.registerCommand(COMMANDS.fixAll, fixAll),
+    vscode.commands.registerCommand(COMMANDS.restart, () => current.restart()),
+    vscode.commands.registerCommand(COMMANDS.showLogs, () => output.show()),
+    vscode.workspace.onDidChangeConfiguration((event) => {
+      if (needsRestart((section) => event.affectsConfiguration(section))) {
+        void current.restart();
+      } else if (event.affectsConfiguration(SECTION) && current.client) {
+        // A server that can ask (workspace/configuration) asks again; the payload is for one that cannot.
+        void current.client.sendNotification('workspace/didChangeConfiguration', { settings: { [SECTION]: wireSettings() } });
+      }
+    }),
+  );
+  const interpreterWatch = await onInterpreterChanged(() => {
+    const configuration = vscode.workspace.getConfiguration(SECTION);
+    if (clientSettings((key) => configuration.get(key)).path.length === 0) {
+      void current.restart();
+    }
+  });
+  if (interpreterWatch) {
+    context.subscriptions.push(interpreterWatch);
+  }
+  await current.restart();
+}
+
+export async function deactivate(): Promise<void> {
+  await session?.stop();
+  session = undefined;
+}

@@ -1,0 +1,97 @@
+/**
+ * The `torchward/gpuFit` notification and how it reads in the status bar.
+ *
+ * Wire shape (server/estimates.py): `{uri, status, gpu, peak, interval: [low, high],
+ * percent, verdict, reason}`; `status` is `ok` / `none` / `unavailable` / `disabled`,
+ * byte counts are integers, `percent` is of the GPU's usable memory. The server names a
+ * failed fit `does-not-fit`, the CLI `oom`; both read as OOM here.
+ */
+
+export interface GpuFit {
+  uri: string;
+  status: 'ok' | 'none' | 'unavailable' | 'disabled' | string;
+  gpu?: string | null;
+  peak?: number | null;
+  interval?: [number, number] | null;
+  percent?: number | null;
+  verdict?: string | null;
+  reason?: string;
+}
+
+export type Tone = 'normal' | 'warning' | 'error';
+
+export interface FitView {
+  visible: boolean;
+  text: string;
+  /** Markdown. */
+  tooltip: string;
+  tone: Tone;
+}
+
+export const GIB = 1024 ** 3;
+
+export function formatBytes(bytes: number | null | undefined): string {
+  if (bytes === null || bytes === undefined || !Number.isFinite(bytes)) {
+    return '?';
+  }
+  if (bytes >= GIB) {
+    return `${(bytes / GIB).toFixed(bytes >= 100 * GIB ? 0 : 1)} GiB`;
+  }
+  return `${(bytes / 1024 ** 2).toFixed(0)} MiB`;
+}
+
+function percent(value: number | null | undefined): string {
+  return value === null || value === undefined ? '?%' : `${Math.round(value)}%`;
+}
+
+/** Short GPU names for the status bar: "NVIDIA A100 80GB SXM4" → "A100 80GB SXM4". */
+export function shortGpu(name: string | null | undefined): string {
+  if (!name) {
+    return 'no GPU';
+  }
+  return name.replace(/^(NVIDIA|AMD|Tesla)\s+/i, '').replace(/^Tesla\s+/i, '');
+}
+
+export function isOom(verdict: string | null | undefined): boolean {
+  return verdict === 'oom' || verdict === 'does-not-fit';
+}
+
+const CLICK = '\n\n*Click to choose a GPU or cloud instance.* [Show estimate report](command:torchward.showEstimateReport)';
+
+export function renderFit(fit: GpuFit | undefined): FitView {
+  if (!fit || fit.status === 'disabled' || fit.status === 'none') {
+    const tooltip = fit?.reason ? `torchward: ${fit.reason}` : 'torchward';
+    return { visible: false, text: '', tooltip, tone: 'normal' };
+  }
+  if (fit.status !== 'ok') {
+    return {
+      visible: true,
+      text: '$(circle-slash) VRAM ?',
+      tooltip: `**torchward GPU fit**: no estimate\n\n${fit.reason || fit.status}${CLICK}`,
+      tone: 'normal',
+    };
+  }
+  const gpu = shortGpu(fit.gpu);
+  const lines = [
+    `**torchward GPU fit** — ${fit.gpu ?? 'no GPU selected'}`,
+    '',
+    '| | |',
+    '|---|---|',
+    `| peak | ${formatBytes(fit.peak)} (${percent(fit.percent)} of usable memory) |`,
+  ];
+  if (fit.interval) {
+    lines.push(`| interval | ${formatBytes(fit.interval[0])} – ${formatBytes(fit.interval[1])} |`);
+  }
+  lines.push(`| verdict | ${fit.verdict ?? 'unknown'} |`);
+  const tooltip = lines.join('\n') + CLICK;
+  if (isOom(fit.verdict)) {
+    return { visible: true, text: `✗ ${gpu} · OOM ${percent(fit.percent)}`, tooltip, tone: 'error' };
+  }
+  if (fit.verdict === 'tight') {
+    return { visible: true, text: `~ ${gpu} · ${percent(fit.percent)} tight`, tooltip, tone: 'warning' };
+  }
+  if (fit.verdict === 'fits') {
+    return { visible: true, text: `✓ ${gpu} · ${percent(fit.percent)}`, tooltip, tone: 'normal' };
+  }
+  return { visible: true, text: `? ${gpu} · ${formatBytes(fit.peak)}`, tooltip, tone: 'normal' };
+}

@@ -1,0 +1,83 @@
+/** The status bar item: the GPU fit of the active editor's document (see gpufit.ts). */
+import * as vscode from 'vscode';
+
+import { type GpuFit, renderFit } from './gpufit';
+
+export const PICK_GPU_COMMAND = 'torchward.pickGpu';
+
+export class GpuFitStatus implements vscode.Disposable {
+  private readonly item: vscode.StatusBarItem;
+  private readonly fits = new Map<string, GpuFit>();
+  private readonly subscriptions: vscode.Disposable[] = [];
+  private problem: string | undefined;
+
+  constructor() {
+    this.item = vscode.window.createStatusBarItem('torchward.gpuFit', vscode.StatusBarAlignment.Right, 100);
+    this.item.name = 'torchward GPU fit';
+    this.item.command = PICK_GPU_COMMAND;
+    this.subscriptions.push(vscode.window.onDidChangeActiveTextEditor(() => this.refresh()));
+  }
+
+  update(fit: GpuFit): void {
+    this.fits.set(fit.uri, fit);
+    this.refresh();
+  }
+
+  fitFor(uri: string | undefined): GpuFit | undefined {
+    return uri === undefined ? undefined : this.fits.get(uri);
+  }
+
+  /** Shown instead of a fit while the server cannot start. */
+  setProblem(message: string | undefined): void {
+    this.problem = message;
+    this.refresh();
+  }
+
+  clear(): void {
+    this.fits.clear();
+    this.refresh();
+  }
+
+  refresh(): void {
+    if (this.problem) {
+      this.item.text = '$(error) torchward';
+      this.item.tooltip = this.problem;
+      this.item.command = 'torchward.showLogs';
+      this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');
+      this.item.show();
+      return;
+    }
+    this.item.command = PICK_GPU_COMMAND;
+    const uri = vscode.window.activeTextEditor?.document.uri.toString();
+    const view = renderFit(this.fitFor(uri));
+    if (!view.visible) {
+      this.item.hide();
+      return;
+    }
+    this.item.text = view.text;
+    const tooltip = new vscode.MarkdownString(view.tooltip);
+    tooltip.isTrusted = true;
+    tooltip.supportThemeIcons = true;
+    this.item.tooltip = tooltip;
+    this.item.backgroundColor =
+      view.tone === 'normal'
+        ? undefined
+        : new vscode.ThemeColor(view.tone === 'error' ? 'statusBarItem.errorBackground' : 'statusBarItem.warningBackground');
+    this.item.show();
+  }
+
+  /** What the item shows now (for tests and the report). */
+  get state(): { text: string; visible: boolean; tooltip: string | undefined } {
+    const tooltip = this.item.tooltip;
+    return {
+      text: this.item.text,
+      visible: (this.item as { visible?: boolean }).visible ?? true,
+      tooltip: typeof tooltip === 'string' ? tooltip : tooltip?.value,
+    };
+  }
+
+  dispose(): void {
+    this.item.dispose();
+    this.subscriptions.forEach((subscription) => subscription.dispose());
+  }
+}

@@ -372,10 +372,18 @@ class FunctionRun(ExpressionsMixin, CallsMixin):
         loop_id = len(self.trace.loops) + 1
         self.trace.loops[loop_id] = Loop(loop_id, self.analyzer.lines.head_span(node), self.loops[-1] if self.loops else None)
         self.loops.append(loop_id)
+        if not self.recording:
+            # A quiet pass (an enclosing loop is still looking for its fixpoint): one
+            # iteration joined with the entry is enough, and keeps nested loops linear.
+            state = dict(self.env)
+            one_iteration()
+            self.env = join_env(state, self.env)
+            self.loops.pop()
+            return
         saved_recording = self.recording
         self.recording = False
         state = dict(self.env)
-        for _ in range(MAX_LOOP_PASSES if saved_recording else 1):
+        for _ in range(MAX_LOOP_PASSES):
             self.env = dict(state)
             one_iteration()
             widened = join_env(state, self.env)

@@ -80,3 +80,25 @@ def test_columns_and_lines_survive_form_feeds_and_non_ascii_text():
     [finding] = [f for f in findings(source) if f.code == "TW001"]
     assert finding.span.line == 7
     assert source.split("\n")[6][finding.span.column:finding.span.end_column] == "hist.append(loss)"
+
+
+def test_deeply_nested_loops_are_interpreted_a_linear_number_of_times(monkeypatch):
+    # a quiet pass of an inner loop runs its body once, so 40 nested loops execute each
+    # body a bounded number of times (the exponential version never finished)
+    from torchward.analysis.interpreter import FunctionRun
+
+    executed = []
+    original = FunctionRun.execute
+
+    def counting(self, body):
+        executed.append(len(body))
+        return original(self, body)
+
+    monkeypatch.setattr(FunctionRun, "execute", counting)
+    depth = 40
+    source = "import torch\ndef f(model, loader):\n" + "".join(
+        "    " * (k + 1) + f"for a{k} in loader:\n" for k in range(depth)
+    ) + "    " * (depth + 1) + "model(a0).sum().backward()\n"
+    report = analyze_source(source, "nested.py")
+    assert not report.problems
+    assert len(executed) < 20 * depth * depth

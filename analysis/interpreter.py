@@ -20,21 +20,12 @@ import attrs
 
 from . import catalog
 from .calls import CallsMixin, literal
-from .events import Event, EventKind, Gate, Loop, Trace
+from .events import Event, EventKind, Gate, Trace
 from .expressions import ExpressionsMixin
+from .loops import LoopsMixin
 from .finding import Confidence, Evidence
 from .names import dotted
-from .values import SCALAR, UNKNOWN, Kind, Loc, ModeFact, Value, join
-
-MAX_LOOP_PASSES = 3
-
-
-def join_env(a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:
-    merged = dict(a)
-    for key, value in b.items():
-        merged[key] = join(merged[key], value) if key in merged else value
-    return merged
-
+from .values import UNKNOWN, Kind, Loc, ModeFact, Value, join, join_env
 
 def _is_modulo_test(node: ast.expr) -> bool:
     return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in ast.walk(node))
@@ -82,7 +73,7 @@ def _backward_targets(body: list[ast.stmt]) -> dict[str, ast.Call]:
     return found
 
 
-class FunctionRun(ExpressionsMixin, CallsMixin):
+class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
     def __init__(self, analyzer, trace: Trace, body: list[ast.stmt], *, env: dict[str, Value],
                  outer: dict[str, Value], grad_enabled: bool, params: frozenset[str] = frozenset()) -> None:
         self.analyzer = analyzer
@@ -343,86 +334,3 @@ class FunctionRun(ExpressionsMixin, CallsMixin):
 
     _exec_AsyncWith = _exec_With
 
-    # --- loops ----------------------------------------------------------------------
-    def _exec_For(self, node: ast.For) -> None:
-        iterable = self.evaluate(node.iter)
-        loaders = self.loaders_iterated(node.iter, iterable)
-
-        def one_iteration() -> None:
-            for loader in loaders:
-                self.emit(EventKind.ITERATE, node.iter, value=loader)
-            self.assign(node.target, self.iteration_value(node.iter, iterable), node)
-            self.execute(node.body)
-
-        self.loop(node, one_iteration)
-        self.execute(node.orelse)
-
-    _exec_AsyncFor = _exec_For
-
-    def _exec_While(self, node: ast.While) -> None:
-        def one_iteration() -> None:
-            self.evaluate(node.test)
-            self.execute(node.body)
-
-        self.evaluate(node.test)
-        self.loop(node, one_iteration)
-        self.execute(node.orelse)
-
-    def loop(self, node: ast.stmt, one_iteration) -> None:
-        loop_id = len(self.trace.loops) + 1
-        self.trace.loops[loop_id] = Loop(loop_id, self.analyzer.lines.head_span(node), self.loops[-1] if self.loops else None)
-        self.loops.append(loop_id)
-        if not self.recording:
-            # A quiet pass (an enclosing loop is still looking for its fixpoint): one
-            # iteration joined with the entry is enough, and keeps nested loops linear.
-            state = dict(self.env)
-            one_iteration()
-            self.env = join_env(state, self.env)
-            self.loops.pop()
-            return
-        saved_recording = self.recording
-        self.recording = False
-        state = dict(self.env)
-        for _ in range(MAX_LOOP_PASSES):
-            self.env = dict(state)
-            one_iteration()
-            widened = join_env(state, self.env)
-            if widened == state:
-                break
-            state = widened
-        self.recording = saved_recording
-        self.env = dict(state)
-        one_iteration()
-        self.env = join_env(state, self.env)
-        self.loops.pop()
-
-    def loaders_iterated(self, node: ast.expr, value: Value | None = None) -> list[Value]:
-        """The loaders a ``for`` iterates, through ``enumerate``/``tqdm``/``zip`` wrappers."""
-        if value is not None and value.kind is Kind.LOADER:
-            return [value]
-        if isinstance(node, ast.Call):
-            name = self.qualified(node.func) or (node.func.id if isinstance(node.func, ast.Name) else None)
-            if name in catalog.ITERATION_WRAPPERS or (isinstance(node.func, ast.Name) and node.func.id in catalog.ITERATION_WRAPPERS):
-                return [loader for arg in node.args for loader in self.loaders_iterated(arg)]
-            return []
-        value = value if value is not None else self.evaluate(node)
-        if value.kind is Kind.LOADER:
-            return [value]
-        if value.kind is None and (path := dotted(node)):
-            from .fallback import kind_from_name
-
-            if kind_from_name(path) is Kind.LOADER:
-                return [Value(kind=Kind.LOADER, confidence=_low())]
-        return []
-
-    def iteration_value(self, iter_node: ast.expr, iterable: Value) -> Value:
-        if isinstance(iter_node, ast.Call) and isinstance(iter_node.func, ast.Name) and iter_node.func.id == "enumerate":
-            inner = self.evaluate(iter_node.args[0]) if iter_node.args else UNKNOWN
-            return Value(kind=Kind.CONTAINER).with_detail(elements=(SCALAR, self.element_of(inner)))
-        if iterable.kind in (Kind.LOADER, Kind.DATASET):
-            return UNKNOWN
-        return self.element_of(iterable)
-
-
-def _low():
-    return Confidence.LOW

@@ -141,6 +141,14 @@ def join(a: Value, b: Value) -> Value:
     )
 
 
+def join_env(a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:
+    """Two environments merging: each variable's values joined; one-sided ones kept."""
+    merged = dict(a)
+    for key, value in b.items():
+        merged[key] = join(merged[key], value) if key in merged else value
+    return merged
+
+
 def _join_modes(a: ModeFact | None, b: ModeFact | None) -> ModeFact | None:
     """May-eval: if either path leaves the model in eval mode, eval may be in force."""
     if a is not None and a.mode is Mode.EVAL:

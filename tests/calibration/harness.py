@@ -1,0 +1,266 @@
+"""Peak bytes of live tensor storage of a training step, an inference pass and a generation.
+
+Nothing is allocated: the model and its inputs are ``FakeTensor``s (``FakeTensorMode``) on
+a fake ``cuda`` device (``fakecuda.py``), and :class:`LiveStorageCounter` — a
+``TorchDispatchMode`` under the fake mode — sees every aten op's outputs: a storage seen
+for the first time is an allocation of ``nbytes`` (rounded up to the CUDA caching
+allocator's 512-byte blocks), ``weakref.finalize`` on the storage object is its free. Only
+storages on the measured device count. That is what ``torch.cuda.max_memory_allocated``
+reports, less what kernels allocate internally (cuBLAS/cuDNN workspaces, the flash-attention
+backward's ``dq`` accumulator): those never appear as aten outputs.
+
+What a fake device cannot ask the hardware is emulated, by rule (see ``MEMORY-MODEL.md``):
+
+- autocast: ``torch.autocast("cuda")`` switches itself off when ``torch.cuda.is_available()``
+  is false; :func:`cuda_autocast` turns it on through the same C++ switches;
+- optimizers get ``foreach=True`` explicitly (the CUDA default; the device check in
+  ``torch.optim`` would pick the per-tensor loop on a fake device);
+- ``F.scaled_dot_product_attention`` picks its kernel the way an sm80 / sm90 GPU (A100,
+  H100) does: FlashAttention for fp16 / bf16 inputs without an explicit mask and head_dim
+  <= 256 (grouped K/V heads natively), the memory-efficient kernel otherwise (a boolean mask
+  is converted to an additive one of the query's dtype, padded to 16 columns; grouped K/V
+  heads are expanded first) — :func:`sdpa_by_rule` calls the fused aten op directly;
+- transformers treats fake tensors as traced and then builds attention masks and packed
+  sequence indices a real run would not build: the unpadded inputs here are answered as
+  "not packed, not traced" (:func:`patch_transformers`).
+
+The same counter runs on real CPU execution (``device="cpu"``, no fake mode) so that the
+fake-tensor path can be checked against a real run to the byte (``test_counter.py``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import math
+import weakref
+from typing import Callable
+
+import torch
+import torch.nn.functional as F
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
+
+BLOCK = 512  # CUDA caching allocator: every block is a multiple of 512 bytes
+
+
+def rounded(n: int, block: int = BLOCK) -> int:
+    return ((n + block - 1) // block) * block if n else 0
+
+
+class LiveStorageCounter(TorchDispatchMode):
+    """Live bytes of tensor storage on ``device_type``; the peak, overall and per phase."""
+
+    def __init__(self, device_type: str, block: int = BLOCK):
+        super().__init__()
+        self.device_type = device_type
+        self.block = block
+        self.live: dict[int, int] = {}
+        self.current = 0
+        self.peak = 0
+        self.phase = "setup"
+        self.phase_peaks: dict[str, int] = {}
+
+    # -- bookkeeping ---------------------------------------------------------------------------
+    def _free(self, key: int) -> None:
+        n = self.live.pop(key, 0)
+        self.current -= n
+
+    def track(self, t) -> None:
+        if not isinstance(t, torch.Tensor) or t.device.type != self.device_type:
+            return
+        storage = t.untyped_storage()
+        key = storage._cdata
+        if key in self.live:
+            return
+        n = rounded(storage.nbytes(), self.block)
+        self.live[key] = n
+        self.current += n
+        weakref.finalize(storage, self._free, key)
+        if self.current > self.peak:
+            self.peak = self.current
+        if self.current > self.phase_peaks.get(self.phase, 0):
+            self.phase_peaks[self.phase] = self.current
+
+    def track_all(self, *objs) -> None:
+        for obj in objs:
+            for t in tree_leaves(obj):
+                self.track(t)
+
+    def set_phase(self, name: str) -> None:
+        self.phase = name
+        self.phase_peaks[name] = max(self.phase_peaks.get(name, 0), self.current)
+
+    def reset_peak(self) -> None:
+        gc.collect()
+        self.peak = self.current
+        self.phase_peaks = {}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for t in tree_leaves(out):
+            self.track(t)
+        return out
+
+
+# -- emulation of what a fake device cannot ask the hardware ------------------------------------
+@contextlib.contextmanager
+def cuda_autocast(dtype: torch.dtype):
+    """``torch.autocast("cuda", dtype)`` without its ``torch.cuda.is_available()`` check."""
+    prev_enabled = torch.is_autocast_enabled("cuda")
+    prev_dtype = torch.get_autocast_dtype("cuda")
+    prev_cache = torch.is_autocast_cache_enabled()
+    torch.set_autocast_enabled("cuda", True)
+    torch.set_autocast_dtype("cuda", dtype)
+    torch.set_autocast_cache_enabled(True)
+    torch.autocast_increment_nesting()
+    try:
+        yield
+    finally:
+        if torch.autocast_decrement_nesting() == 0:
+            torch.clear_autocast_cache()
+        torch.set_autocast_enabled("cuda", prev_enabled)
+        torch.set_autocast_dtype("cuda", prev_dtype)
+        torch.set_autocast_cache_enabled(prev_cache)
+
+
+_ORIGINAL_SDPA = F.scaled_dot_product_attention
+KERNELS_USED: dict[str, int] = {}
+
+
+def _autocast_inputs(*ts):
+    if torch.is_autocast_enabled("cuda"):
+        dtype = torch.get_autocast_dtype("cuda")
+        return tuple(t.to(dtype) if t is not None and t.is_floating_point() else t for t in ts)
+    return ts
+
+
+def sdpa_by_rule(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                 enable_gqa=False):
+    """SDPA with the kernel an sm80 / sm90 GPU picks (module docstring)."""
+    if query.device.type != "cuda":
+        return _ORIGINAL_SDPA(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p,
+                              is_causal=is_causal, scale=scale, enable_gqa=enable_gqa)
+    query, key, value = _autocast_inputs(query, key, value)  # SDPA is on autocast's fp16 list
+    head_dim = query.size(-1)
+    if query.dtype in (torch.float16, torch.bfloat16) and attn_mask is None and head_dim <= 256:
+        KERNELS_USED["flash"] = KERNELS_USED.get("flash", 0) + 1
+        with torch.autocast("cuda", enabled=False):
+            out = torch.ops.aten._scaled_dot_product_flash_attention(
+                query, key, value, dropout_p, is_causal, False, scale=scale)[0]
+        return out
+    KERNELS_USED["efficient"] = KERNELS_USED.get("efficient", 0) + 1
+    if key.size(-3) != query.size(-3):
+        rep = query.size(-3) // key.size(-3)
+        key = key.repeat_interleave(rep, dim=-3)
+        value = value.repeat_interleave(rep, dim=-3)
+    if attn_mask is not None:
+        if attn_mask.dtype == torch.bool:
+            attn_mask = torch.where(attn_mask, 0.0, float("-inf")).to(query.dtype)
+        cols = attn_mask.size(-1)
+        pad = (-cols) % 16
+        if pad:
+            attn_mask = F.pad(attn_mask, (0, pad))[..., :cols]
+        attn_mask = attn_mask.expand(query.size(0), query.size(1), query.size(2), cols)
+    needs_lse = torch.is_grad_enabled() and any(t.requires_grad for t in (query, key, value))
+    with torch.autocast("cuda", enabled=False):
+        return torch.ops.aten._scaled_dot_product_efficient_attention(
+            query, key, value, attn_mask, needs_lse, dropout_p, is_causal, scale=scale)[0]
+
+
+def patch_transformers() -> None:
+    """Answer transformers' tracing checks as a real, unpadded, unpacked run would."""
+    import transformers.masking_utils as mu
+    import transformers.utils.import_utils as iu
+
+    iu.is_fake_tensor = lambda tensor: False
+    mu.find_packed_sequence_indices = lambda position_ids: None
+    F.scaled_dot_product_attention = sdpa_by_rule
+    torch.nn.functional.scaled_dot_product_attention = sdpa_by_rule
+
+
+# -- the steps --------------------------------------------------------------------------------
+DTYPES = {"fp32": None, "amp-bf16": torch.bfloat16, "amp-fp16": torch.float16,
+          "bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def _precision(dtype: str, device: str):
+    if dtype.startswith("amp-"):
+        if device == "cuda":
+            return cuda_autocast(DTYPES[dtype])
+        return torch.autocast(device, dtype=DTYPES[dtype])
+    return contextlib.nullcontext()
+
+
+def train_step(counter: LiveStorageCounter, model, make_batch: Callable, loss_of: Callable,
+               dtype: str, device: str, warmup: bool = True) -> None:
+    """One steady-state step: zero_grad(set_to_none), forward + loss, backward, AdamW step."""
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        counter.set_phase("step start")
+        batch = make_batch()
+        counter.set_phase("forward")
+        with _precision(dtype, device):
+            loss = loss_of(model, batch)
+        counter.set_phase("backward")
+        loss.backward()
+        del loss, batch
+        counter.set_phase("optimizer step")
+        opt.step()
+
+    if warmup:
+        step()
+    opt.zero_grad(set_to_none=True)
+    counter.reset_peak()
+    step()
+    opt.zero_grad(set_to_none=True)
+
+
+def inference_pass(counter, model, make_batch, forward_of, dtype, device) -> None:
+    model.eval()
+    with torch.no_grad():
+        batch = make_batch()
+        counter.reset_peak()
+        counter.set_phase("forward")
+        with _precision(dtype, device):
+            out = forward_of(model, batch)
+        del out
+
+
+def generation(counter, model, prompt_ids, new_tokens: int, dtype, device) -> None:
+    """Prefill the prompt (last-position logits, as ``generate`` does), then decode greedily."""
+    from transformers import DynamicCache
+
+    model.eval()
+    with torch.no_grad():
+        counter.reset_peak()
+        counter.set_phase("prefill")
+        cache = DynamicCache(config=model.config)
+        with _precision(dtype, device):
+            out = model(input_ids=prompt_ids, past_key_values=cache, use_cache=True,
+                        logits_to_keep=1)
+        scores = out.logits[:, -1, :].to(copy=True, dtype=torch.float32)
+        cache = out.past_key_values
+        del out
+        token = scores.argmax(-1, keepdim=True)
+        counter.set_phase("decode")
+        for _ in range(new_tokens):
+            del scores
+            with _precision(dtype, device):
+                out = model(input_ids=token, past_key_values=cache, use_cache=True,
+                            logits_to_keep=1)
+            scores = out.logits[:, -1, :].to(copy=True, dtype=torch.float32)
+            cache = out.past_key_values
+            del out
+            token = scores.argmax(-1, keepdim=True)
+        del cache, scores, token
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+__all__ = ["LiveStorageCounter", "cuda_autocast", "sdpa_by_rule", "patch_transformers",
+           "train_step", "inference_pass", "generation", "rounded", "KERNELS_USED", "math"]

@@ -35,7 +35,7 @@ DEFAULT_PYTHONS = "3.10,3.11,3.12,3.13"  # pyproject.toml: requires-python >= 3.
 
 
 def pip(*args: str) -> None:
-    command = [sys.executable, "-m", "pip", "--disable-pip-version-check", *args]
+    command = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--root-user-action=ignore", *args]
     print("+", " ".join(command), flush=True)
     subprocess.run(command, check=True)
 
@@ -93,7 +93,9 @@ def complete_for_version(target: Path, version: str, platform: list[str]) -> Non
         missing = missing_requirements(target, version)
         if not missing:
             return
-        pip("install", "--quiet", "--no-compile", "--no-deps", "--target", str(target), "--python-version", version,
+        # --ignore-requires-python: pip compares Requires-Python with the Python it runs on
+        pip("install", "--quiet", "--no-compile", "--no-deps", "--ignore-requires-python", "--target", str(target),
+            "--python-version", version,
             "--implementation", "cp", "--only-binary=:all:", *platform, *missing)
     raise SystemExit(f"dependencies for Python {version} did not settle: {missing_requirements(target, version)}")
 

@@ -1,17 +1,15 @@
 /** The language client: which documents, which settings, and how the server is started. */
 import * as vscode from 'vscode';
 import {
-  type ConfigurationParams,
   LanguageClient,
   type LanguageClientOptions,
   type ServerOptions,
 } from 'vscode-languageclient/node';
 
 import type { ServerCommand } from './launch';
-import { toWire, type WireSettings } from './settings';
+import { answerConfiguration, wireSettings } from './workspaceSettings';
 
 export const CLIENT_ID = 'torchward';
-export const SECTION = 'torchward';
 
 /** Python files on disk and unsaved, and the Python cells of notebooks. */
 export const DOCUMENT_SELECTOR = [
@@ -19,18 +17,6 @@ export const DOCUMENT_SELECTOR = [
   { scheme: 'untitled', language: 'python' },
   { notebook: '*', language: 'python' },
 ];
-
-export function wireSettings(scope?: vscode.ConfigurationScope | null): WireSettings {
-  const configuration = vscode.workspace.getConfiguration(SECTION, scope);
-  return toWire((key) => configuration.get(key));
-}
-
-/** Answers `workspace/configuration` for the `torchward` section with the wire mapping. */
-export function answerConfiguration(params: ConfigurationParams): unknown[] {
-  return params.items.map((item) =>
-    item.section === SECTION ? wireSettings(item.scopeUri ? vscode.Uri.parse(item.scopeUri) : undefined) : null,
-  );
-}
 
 export function clientOptions(output: vscode.LogOutputChannel): LanguageClientOptions {
   return {

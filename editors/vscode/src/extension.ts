@@ -8,7 +8,8 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, type LanguageClient } from 'vscode-languageclient/node';
 
-import { createClient, SECTION, wireSettings } from './client';
+import { createClient } from './client';
+import { COMMANDS, ESTIMATE_REQUEST, FIX_ALL_KIND, GPU_FIT_NOTIFICATION, SERVER_COMMANDS } from './commands';
 import { type GpuFit } from './gpufit';
 import { type GpuCatalog, gpuItems } from './gpus';
 import { describe, type Resolution, resolveServer } from './interpreter';
@@ -25,22 +26,9 @@ import {
 } from './launch';
 import { activeInterpreter, onInterpreterChanged } from './pythonExtension';
 import { type EstimateJson, reportMarkdown } from './report';
-import { clientSettings, needsRestart } from './settings';
-import { GpuFitStatus, PICK_GPU_COMMAND } from './statusbar';
-
-export const COMMANDS = {
-  pickGpu: PICK_GPU_COMMAND,
-  showEstimateReport: 'torchward.showEstimateReport',
-  fixAll: 'torchward.fixAll',
-  restart: 'torchward.restart',
-  showLogs: 'torchward.showLogs',
-} as const;
-
-/** Server-side commands (server/commands.py); vscode-languageclient registers proxies for them. */
-export const SERVER_COMMANDS = { selectGpu: 'torchward.selectGpu', explain: 'torchward.explain' } as const;
-export const GPU_FIT_NOTIFICATION = 'torchward/gpuFit';
-export const ESTIMATE_REQUEST = 'torchward/estimate';
-export const FIX_ALL_KIND = 'source.fixAll.torchward';
+import { needsRestart } from './settings';
+import { GpuFitStatus } from './statusbar';
+import { currentClientSettings, SECTION, wireSettings } from './workspaceSettings';
 
 class Session implements vscode.Disposable {
   client: LanguageClient | undefined;
@@ -63,8 +51,7 @@ class Session implements vscode.Disposable {
 
   private async doRestart(): Promise<void> {
     await this.stop();
-    const configuration = vscode.workspace.getConfiguration(SECTION);
-    const settings = clientSettings((key) => configuration.get(key));
+    const settings = currentClientSettings();
     const root = this.context.extensionPath;
     const resource = vscode.window.activeTextEditor?.document.uri ?? vscode.workspace.workspaceFolders?.[0]?.uri;
     this.resolution = await resolveServer({
@@ -215,14 +202,27 @@ async function fixAll(): Promise<void> {
   }
   const document = editor.document;
   const range = new vscode.Range(0, 0, document.lineCount, 0);
+  // The server sends fix-all without its edit to clients that resolve (codeAction/resolve);
+  // the fourth argument asks VS Code to resolve that many actions.
   const actions =
-    (await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', document.uri, range, FIX_ALL_KIND)) ?? [];
-  const action = actions.find((candidate) => candidate.kind?.value === FIX_ALL_KIND && candidate.edit);
-  if (!action?.edit) {
+    (await vscode.commands.executeCommand<vscode.CodeAction[]>(
+      'vscode.executeCodeActionProvider',
+      document.uri,
+      range,
+      FIX_ALL_KIND,
+      10,
+    )) ?? [];
+  const action = actions.find((candidate) => candidate.kind?.value === FIX_ALL_KIND);
+  if (!action?.edit && !action?.command) {
     void vscode.window.showInformationMessage('torchward: nothing to fix safely in this file.');
     return;
   }
-  await vscode.workspace.applyEdit(action.edit);
+  if (action.edit) {
+    await vscode.workspace.applyEdit(action.edit);
+  }
+  if (action.command) {
+    await vscode.commands.executeCommand(action.command.command, ...(action.command.arguments ?? []));
+  }
 }
 
 let session: Session | undefined;
@@ -251,8 +251,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
   );
   const interpreterWatch = await onInterpreterChanged(() => {
-    const configuration = vscode.workspace.getConfiguration(SECTION);
-    if (clientSettings((key) => configuration.get(key)).path.length === 0) {
+    if (currentClientSettings().path.length === 0) {
       void current.restart();
     }
   });

@@ -1,9 +1,10 @@
 /** The status bar item: the GPU fit of the active editor's document (see gpufit.ts). */
 import * as vscode from 'vscode';
 
+import { COMMANDS } from './commands';
 import { type GpuFit, renderFit } from './gpufit';
 
-export const PICK_GPU_COMMAND = 'torchward.pickGpu';
+export const PICK_GPU_COMMAND = COMMANDS.pickGpu;
 
 export class GpuFitStatus implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
@@ -42,7 +43,7 @@ export class GpuFitStatus implements vscode.Disposable {
     if (this.problem) {
       this.item.text = '$(error) torchward';
       this.item.tooltip = this.problem;
-      this.item.command = 'torchward.showLogs';
+      this.item.command = COMMANDS.showLogs;
       this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');
       this.item.show();
       return;
@@ -64,16 +65,6 @@ export class GpuFitStatus implements vscode.Disposable {
         ? undefined
         : new vscode.ThemeColor(view.tone === 'error' ? 'statusBarItem.errorBackground' : 'statusBarItem.warningBackground');
     this.item.show();
-  }
-
-  /** What the item shows now (for tests and the report). */
-  get state(): { text: string; visible: boolean; tooltip: string | undefined } {
-    const tooltip = this.item.tooltip;
-    return {
-      text: this.item.text,
-      visible: (this.item as { visible?: boolean }).visible ?? true,
-      tooltip: typeof tooltip === 'string' ? tooltip : tooltip?.value,
-    };
   }
 
   dispose(): void {

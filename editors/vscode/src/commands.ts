@@ -1,0 +1,17 @@
+/** Command ids and protocol names the extension uses (package.json declares the commands). */
+
+/** Commands the extension contributes (package.json `contributes.commands`). */
+export const COMMANDS = {
+  pickGpu: 'torchward.pickGpu',
+  showEstimateReport: 'torchward.showEstimateReport',
+  fixAll: 'torchward.fixAll',
+  restart: 'torchward.restart',
+  showLogs: 'torchward.showLogs',
+} as const;
+
+/** Server-side commands (server/commands.py); vscode-languageclient registers proxies for them. */
+export const SERVER_COMMANDS = { selectGpu: 'torchward.selectGpu', explain: 'torchward.explain' } as const;
+
+export const GPU_FIT_NOTIFICATION = 'torchward/gpuFit';
+export const ESTIMATE_REQUEST = 'torchward/estimate';
+export const FIX_ALL_KIND = 'source.fixAll.torchward';

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import email.parser
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -35,9 +36,9 @@ DEFAULT_PYTHONS = "3.10,3.11,3.12,3.13"  # pyproject.toml: requires-python >= 3.
 
 
 def pip(*args: str) -> None:
-    command = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--root-user-action=ignore", *args]
+    command = [sys.executable, "-m", "pip", "--disable-pip-version-check", *args]
     print("+", " ".join(command), flush=True)
-    subprocess.run(command, check=True)
+    subprocess.run(command, check=True, env={**os.environ, "PIP_ROOT_USER_ACTION": "ignore"})
 
 
 def build_wheel(into: Path) -> Path:

@@ -382,10 +382,38 @@ def bench_preflight(tree: Path, jobs: int | None, timeout: float) -> dict:
         "available": True,
         "command": " ".join(command),
         "run": run,
+        "single_file": preflight_single_file(executable.parent / "python", runs=3),
         "files_checked": summary.get("files_checked"),
         "findings_per_rule": dict(sorted(findings_per_code(payload).items())),
         "findings_total": sum(findings_per_code(payload).values()),
     }
+
+
+def preflight_single_file(python: Path, runs: int) -> dict | None:
+    """torch-preflight's in-process time on the same synthetic script, for comparison.
+
+    Its engine entry point is ``torch_preflight.engine.check_source(path, source)``; a
+    run takes seconds, hence few runs.
+    """
+    program = (
+        "import json, statistics, sys, time\n"
+        f"sys.path.insert(0, {str(BENCH)!r})\n"
+        "from synthetic_script import training_script\n"
+        "from torch_preflight.engine import check_source\n"
+        "source = training_script()\n"
+        "check_source('synthetic_train.py', source)\n"
+        "times = []\n"
+        f"for _ in range({runs}):\n"
+        "    start = time.perf_counter(); check_source('synthetic_train.py', source)\n"
+        "    times.append((time.perf_counter() - start) * 1000)\n"
+        "print(json.dumps({'median_ms': round(statistics.median(times), 1), 'runs': len(times)}))\n"
+    )
+    try:
+        done = subprocess.run([str(python), "-c", program], capture_output=True, text=True,
+                              timeout=600, cwd=WORK)
+        return json.loads(done.stdout) if done.returncode == 0 else None
+    except (subprocess.SubprocessError, ValueError):
+        return None
 
 
 # ---------------------------------------------------------------- one file in process
@@ -499,6 +527,8 @@ def summarize(results: dict) -> list[str]:
         f"{'single file in process (' + str(results['single_file']['lines']) + ' lines)':<40}"
         f"{fmt(single, 'ms'):>14}   < {TARGET_SINGLE_MS:.0f} ms "
         f"{verdict(single < TARGET_SINGLE_MS)}",
+        f"{'  the same file, torch-preflight':<40}"
+        f"{fmt((pf.get('single_file') or {}).get('median_ms'), 'ms'):>14}",
         "",
         "torchward findings on the tree: "
         + (", ".join(f"{code} {n}" for code, n in tw["findings_per_rule"].items()) or "none")

@@ -232,7 +232,7 @@ def finding_line(package: str, finding: dict) -> str:
     message = " ".join(str(finding.get("message", "")).split())
     severity = finding.get("severity", "")
     return (f"{package}/{finding.get('path')}:{finding.get('line')}: {finding.get('code')} "
-            f"[{severity}] {message}")
+            f"{message} [{severity}]")
 
 
 def table(per_package: dict[str, collections.Counter]) -> list[str]:

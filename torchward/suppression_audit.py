@@ -16,7 +16,6 @@ about training code.
 from __future__ import annotations
 
 import io
-import re
 import tokenize
 
 from .analysis import Confidence, Finding, LintSettings, Severity, Span, analyze_source, decode_source

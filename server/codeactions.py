@@ -26,7 +26,10 @@ import asyncio
 
 from lsprotocol import types
 
-from torchward.analysis import Applicability, Edit, Finding
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the engine loads after the initialize reply (server start-up time)
+    from torchward.analysis import Edit, Finding
 
 from .diagnostics import SOURCE, finding_of, text_edit
 from .documents import Document
@@ -53,6 +56,8 @@ def _wanted(kind: str, only: list[str] | None) -> bool:
 
 
 def _fix_actions(server: TorchwardServer, document: Document, diagnostic: types.Diagnostic, finding: Finding, found):
+    from torchward.analysis import Applicability
+
     fixes = [fix for fix in found if fix.edits and fix.applicability is not Applicability.DISPLAY_ONLY]
     fixes.sort(key=lambda fix: fix.applicability is not Applicability.SAFE)
     for index, fix in enumerate(fixes):

@@ -2,13 +2,17 @@
 
 - ``torchward.explain [code]`` → ``{code, markdown, url}``: the rule's documentation;
   clients that support ``window/showDocument`` are also asked to open the rule's page.
-- ``torchward.selectGpu [name]`` → sets the GPU for this session (over the
-  ``targetGpu`` setting) and re-estimates every open document; answers
-  ``{gpu, status}``.
-- request ``torchward/estimate {uri}`` → the document's GPU fit (see :mod:`.estimates`
-  for the shape); ``status: "unavailable"`` until the estimator exists.
+- ``torchward.selectGpu [name]`` → checks the name against the GPU and instance
+  catalog; a known one becomes the GPU for this session (over the ``targetGpu``
+  setting) and every open document is re-estimated: ``{gpu, name, count, status: "ok"}``
+  (``gpu`` as given, ``name`` the catalog's). An unknown one changes nothing:
+  ``{status: "error", error}`` with the closest names. Without an argument the
+  *editor* is expected to ask the user (the code lens sends it that way).
+- request ``torchward/estimate {uri}`` → the document's GPU fit with its breakdown
+  (see :mod:`.estimates` for the shape).
 - notification ``torchward/gpuFit`` → sent after an analysis whenever a document's
-  estimate differs from the last one sent for it (status bars listen to it).
+  estimate differs from the last one sent for it (status bars listen to it); inlay
+  hints and code lenses are refreshed at the same time.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import Any
 from lsprotocol import types
 
 from .diagnostics import docs_url
-from .estimates import GpuEstimate
+from .estimates import GpuEstimate, UnknownGpu, lookup_gpu
 from .hover import rule_markdown
 from .server import TorchwardServer
 
@@ -30,10 +34,17 @@ GPU_FIT_NOTIFICATION = "torchward/gpuFit"
 
 
 def notify_gpu_fit(server: TorchwardServer, uri: str, estimate: GpuEstimate) -> None:
-    if server.last_fit.get(uri) == estimate:
+    """Keep ``estimate``; notify status bars when what they show changed, and refresh
+    hints and lenses when anything did (an edit above the model moves its line)."""
+    from . import lenses
+
+    previous = server.last_fit.get(uri)
+    if previous == estimate:
         return
     server.last_fit[uri] = estimate
-    server.protocol.notify(GPU_FIT_NOTIFICATION, estimate.to_wire(uri))
+    if previous is None or previous.to_wire(uri) != estimate.to_wire(uri):
+        server.protocol.notify(GPU_FIT_NOTIFICATION, estimate.to_wire(uri))
+    lenses.refresh(server)
 
 
 def explain(server: TorchwardServer, code: Any) -> dict[str, Any]:
@@ -52,12 +63,20 @@ def explain(server: TorchwardServer, code: Any) -> dict[str, Any]:
 def select_gpu(server: TorchwardServer, name: Any) -> dict[str, Any]:
     if not isinstance(name, str) or not name.strip():
         return {"gpu": server.gpu_override, "status": "error", "error": "give a GPU name or instance type"}
+    answer: dict[str, Any] = {"gpu": name.strip(), "status": "ok"}
+    if server.estimates.is_available:
+        try:
+            choice = lookup_gpu(name.strip())
+        except UnknownGpu as error:
+            return {"gpu": server.gpu_override, "status": "error", "error": str(error)}
+        answer.update(name=choice.gpu.name, count=choice.count)
+    else:
+        answer["status"] = "unavailable"
     server.gpu_override = name.strip()
     server.last_fit.clear()
     server.settings_changed()
     server.reanalyse_all()
-    status = "ok" if server.estimates.is_available else "unavailable"
-    return {"gpu": server.gpu_override, "status": status}
+    return answer
 
 
 def _param(params: Any, name: str) -> Any:
@@ -77,7 +96,7 @@ async def estimate(server: TorchwardServer, params: Any) -> dict[str, Any]:
         server.executor,
         lambda: server.estimates.estimate(document.text, document.path, server.target_gpu(settings), enabled=settings.estimator),
     )
-    return result.to_wire(uri)
+    return result.to_wire_detailed(uri)
 
 
 def register(server: TorchwardServer) -> None:

@@ -16,7 +16,10 @@ from typing import Any
 
 from lsprotocol import types
 
-from torchward.analysis import Edit, Finding, Problem, Severity, Span
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the engine loads after the initialize reply (server start-up time)
+    from torchward.analysis import Edit, Finding, Problem, Span
 
 from .documents import Document
 from .encoding import ColumnCodec
@@ -27,10 +30,10 @@ SOURCE = "torchward"
 # this base is the one place that names where they are published.
 DOCS_BASE_URL = "https://github.com/torchward/torchward/blob/main/docs/rules/"
 
-SEVERITIES = {
-    Severity.ERROR: types.DiagnosticSeverity.Error,
-    Severity.WARNING: types.DiagnosticSeverity.Warning,
-    Severity.NOTE: types.DiagnosticSeverity.Information,
+SEVERITIES = {  # by Severity value: error / warning / note
+    "error": types.DiagnosticSeverity.Error,
+    "warning": types.DiagnosticSeverity.Warning,
+    "note": types.DiagnosticSeverity.Information,
 }
 
 
@@ -63,6 +66,8 @@ def to_span(document: Document, range_: types.Range, codec: ColumnCodec) -> Span
     """A client range → a :class:`Span` (1-based lines, code-point columns)."""
     start = range_.start
     end = range_.end
+    from torchward.analysis import Span
+
     return Span(
         start.line + 1,
         codec.from_client(document.line_text(start.line), start.character),
@@ -93,7 +98,7 @@ def finding_diagnostic(document: Document, finding: Finding, version: int, codec
     return types.Diagnostic(
         range=to_range(document, finding.span, codec),
         message=finding.message,
-        severity=SEVERITIES.get(finding.severity, types.DiagnosticSeverity.Warning),
+        severity=SEVERITIES.get(getattr(finding.severity, "value", finding.severity), types.DiagnosticSeverity.Warning),
         code=finding.code,
         code_description=types.CodeDescription(href=docs_url(finding.code)),
         source=SOURCE,
@@ -111,6 +116,8 @@ def problem_diagnostic(document: Document, problem: Problem, codec: ColumnCodec)
     if problem.kind == "internal-error":
         return None
     severity = types.DiagnosticSeverity.Error if problem.kind == "syntax-error" else types.DiagnosticSeverity.Information
+    from torchward.analysis import Span
+
     span = problem.span or Span(1, 0, 1, 0)
     return types.Diagnostic(
         range=to_range(document, span, codec),
@@ -132,6 +139,8 @@ def diagnostics_for(document: Document, result: DocumentResult, codec: ColumnCod
 
 def finding_of(diagnostic: types.Diagnostic) -> tuple[Finding, int] | None:
     """The finding (and the document version it belongs to) a diagnostic carries in ``data``."""
+    from torchward.analysis import Finding
+
     data: Any = diagnostic.data
     if not isinstance(data, dict) or not isinstance(data.get("finding"), dict):
         return None

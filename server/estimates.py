@@ -1,20 +1,25 @@
 """The estimator behind a small seam: GPU fit for status bars, ``torchward/estimate``.
 
 The server asks one question — *how much memory does this script need on this GPU?* —
-through :class:`EstimateService`. Until :mod:`torchward.estimator` offers an entry point
-the answer is an honest ``unavailable`` with a reason, never an invented number. The
-seam expects ``torchward.estimator.estimate_source(source, path, gpu)`` returning an
-object with ``gpu``, ``peak_bytes``, ``low_bytes``, ``high_bytes``, ``usable_bytes`` and
-``verdict`` (``fits`` / ``tight`` / ``does-not-fit`` / ``unknown``), or ``None`` when the
-script holds no training run to estimate; :func:`_from_estimator` is the only code that
-reads it.
+through :class:`EstimateService`. The answer comes from :mod:`torchward.estimator` the
+way ``torchward estimate SCRIPT --gpu NAME`` computes it: the script's run configuration
+read from the editor's text (:func:`torchward.analysis.runconfig.read_source`, ``ast``
+only), the GPU or instance looked up in the catalog (an instance's GPU count becomes the
+world size unless the script says otherwise), then
+:func:`torchward.estimator.estimate.estimate`. :func:`_from_estimator` is the only code
+that reads an estimate; a future ``torchward.estimator.estimate_source(source, path,
+gpu)`` entry point replaces the adapter when the estimator offers one.
 
 Wire shapes (camelCase, as everything on the wire):
 
 - notification ``torchward/gpuFit`` and the ``torchward/estimate`` reply:
   ``{uri, status, gpu, peak, interval: [low, high], percent, verdict, reason}``, with
   ``status`` one of ``ok`` / ``none`` (nothing to estimate) / ``unavailable`` /
-  ``disabled``; byte counts are integers, ``percent`` of the GPU's usable memory.
+  ``disabled`` / ``error`` (an unknown GPU name); byte counts are integers, ``percent``
+  of the GPU's usable memory (summed over an instance's GPUs is *not* done: memory is
+  per device). ``torchward/estimate`` adds ``model``, ``params``, ``confidence``,
+  ``terms`` (bytes per term at the peak phase) and ``lines`` (where the model, batch
+  size, sequence length and training step were read, 1-based).
 """
 
 from __future__ import annotations
@@ -27,11 +32,12 @@ import attrs
 log = logging.getLogger(__name__)
 
 UNAVAILABLE_REASON = "the VRAM estimator is not available in this version of torchward"
+ANCHORS = ("model", "batch_size", "seq_len", "mode")  # RunConfig fields shown in the editor
 
 
 @attrs.frozen
 class GpuEstimate:
-    status: str  # "ok" | "none" | "unavailable" | "disabled"
+    status: str  # "ok" | "none" | "unavailable" | "disabled" | "error"
     gpu: str | None = None
     peak_bytes: int | None = None
     low_bytes: int | None = None
@@ -39,12 +45,21 @@ class GpuEstimate:
     usable_bytes: int | None = None
     verdict: str | None = None
     reason: str = ""
+    model: str | None = None
+    params: int | None = None
+    confidence: str | None = None
+    terms: tuple[tuple[str, int], ...] = ()
+    lines: tuple[tuple[str, int], ...] = ()  # RunConfig field → 1-based line in this document
+    detail: Any = attrs.field(default=None, eq=False, repr=False)  # the estimator's own object
 
     @property
     def percent(self) -> float | None:
         if self.peak_bytes is None or not self.usable_bytes:
             return None
         return round(100.0 * self.peak_bytes / self.usable_bytes, 1)
+
+    def line_of(self, field: str) -> int | None:
+        return dict(self.lines).get(field)
 
     def to_wire(self, uri: str) -> dict[str, Any]:
         interval = None
@@ -61,19 +76,81 @@ class GpuEstimate:
             "reason": self.reason,
         }
 
+    def to_wire_detailed(self, uri: str) -> dict[str, Any]:
+        return {
+            **self.to_wire(uri), "model": self.model, "params": self.params, "confidence": self.confidence,
+            "terms": dict(self.terms), "lines": dict(self.lines),
+        }
 
-def _from_estimator(result: Any, gpu: str | None) -> GpuEstimate:
+
+def _lines(config: Any, path: str) -> tuple[tuple[str, int], ...]:
+    """Where the anchoring fields were read, when that was this document (``path:line``)."""
+    found = []
+    for name in ANCHORS:
+        field = getattr(config, name, None)
+        source = getattr(field, "source", "") or ""
+        where, _, line = source.rpartition(":")
+        if where == path and line.isdigit():
+            found.append((name, int(line)))
+    return tuple(found)
+
+
+def _from_estimator(result: Any, gpu: str | None, path: str = "") -> GpuEstimate:
+    """The one reader of the estimator's answer (an ``Estimate``, or None: nothing to estimate)."""
     if result is None:
         return GpuEstimate("none", gpu, reason="no training run found to estimate")
+    resolved = getattr(result, "resolved", None)
+    config = getattr(resolved, "config", None)
+    device = getattr(result, "gpu", None)
+    terms = getattr(result, "terms", None) or {}
+    shape = getattr(resolved, "shape", None)
     return GpuEstimate(
         "ok",
-        getattr(result, "gpu", gpu),
-        peak_bytes=getattr(result, "peak_bytes", None),
-        low_bytes=getattr(result, "low_bytes", None),
-        high_bytes=getattr(result, "high_bytes", None),
-        usable_bytes=getattr(result, "usable_bytes", None),
+        getattr(device, "name", None) or gpu,
+        peak_bytes=getattr(result, "peak", None),
+        low_bytes=getattr(result, "low", None),
+        high_bytes=getattr(result, "high", None),
+        usable_bytes=getattr(result, "usable", None),
         verdict=getattr(result, "verdict", None),
+        model=getattr(resolved, "model_label", None),
+        params=int(shape.params) if getattr(shape, "params", None) is not None else None,
+        confidence=getattr(result, "confidence", None),
+        terms=tuple((name, int(value)) for name, value in terms.items()),
+        lines=_lines(config, path) if config is not None else (),
+        detail=result,
     )
+
+
+class UnknownGpu(ValueError):
+    """A target GPU name the catalog does not know (the message names close matches)."""
+
+
+def lookup_gpu(name: str) -> Any:
+    """The catalog's ``HardwareChoice`` for a GPU or instance name; raises :class:`UnknownGpu`."""
+    from torchward.estimator.hardware import lookup_hardware
+
+    try:
+        return lookup_hardware(name)
+    except (LookupError, ValueError) as error:
+        raise UnknownGpu(str(error)) from None
+
+
+def estimate_source(source: str, path: str, gpu: str | None) -> Any:
+    """``torchward estimate`` on editor text: an ``Estimate``, or None when there is no run."""
+    from torchward.analysis.runconfig import read_source
+    from torchward.estimator.estimate import estimate
+    from torchward.estimator.runconfig import Field, RunConfig
+
+    choice = lookup_gpu(gpu) if gpu else None
+    config, _ = read_source(source, path)
+    if not any(True for _ in config.fields()):
+        return None
+    if choice is not None and choice.count > 1 and config.gpus is None:
+        config = config.merged(RunConfig(gpus=Field(choice.count, "settings targetGpu")))
+    try:
+        return estimate(config, choice.gpu if choice else None)
+    except LookupError:  # no model named anywhere: nothing to estimate yet
+        return None
 
 
 def _find_entry_point() -> Callable[..., Any] | None:
@@ -82,7 +159,7 @@ def _find_entry_point() -> Callable[..., Any] | None:
     except Exception:  # a broken estimator must not take the linter down with it
         log.exception("cannot import torchward.estimator")
         return None
-    return getattr(estimator, "estimate_source", None)
+    return getattr(estimator, "estimate_source", None) or estimate_source
 
 
 class EstimateService:
@@ -105,7 +182,9 @@ class EstimateService:
         if not self.is_available:
             return GpuEstimate("unavailable", gpu, reason=UNAVAILABLE_REASON)
         try:
-            return _from_estimator(self._entry_point(source, path, gpu), gpu)
+            return _from_estimator(self._entry_point(source, path, gpu), gpu, path)
+        except UnknownGpu as error:
+            return GpuEstimate("error", gpu, reason=str(error))
         except Exception as error:  # degrade to "unavailable", never crash the server
             log.exception("estimator failed on %s", path)
             return GpuEstimate("unavailable", gpu, reason=f"the estimator failed: {error!r}")

@@ -14,9 +14,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from torchward.analysis import Edit, Finding, Fix
-
 if TYPE_CHECKING:
+    from torchward.analysis import Edit, Finding, Fix
     from .documents import Document
     from .server import TorchwardServer
 

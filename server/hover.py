@@ -1,24 +1,35 @@
-"""Hover: the rule's own documentation over a flagged range.
+"""Hover: the rule's own documentation over a flagged range; the memory breakdown on
+the lines that drive the estimate.
 
 Protocol model: the client sends a position; the server answers with Markdown for what
 lies under it. Over a finding's range the answer is the finding's message followed by
 its rule's documentation — the same text as ``torchward explain`` and docs/rules,
-generated from the rule class. The memory-breakdown hover (model construction, batch
-settings, training loop) joins here once the estimator exists; until then there is
-no hover outside findings rather than an invented number.
+generated from the rule class. On the line that builds the model, sets the batch size
+or sequence length, or opens the training loop, the answer (also) holds the memory
+breakdown of the last estimate against the selected GPU, with the estimator's top
+remedies when it does not fit (:mod:`.memory`). No estimate, no breakdown: never an
+invented number.
 """
 
 from __future__ import annotations
 
-from lsprotocol import types
+import asyncio
+from typing import TYPE_CHECKING, Any
 
-from torchward.analysis import Finding, rule_by_code
+from lsprotocol import types
 
 from .diagnostics import to_range, to_span
 from .server import TorchwardServer
 
+if TYPE_CHECKING:  # the engine loads after the initialize reply (server start-up time)
+    from torchward.analysis import Finding
+
+    from .estimates import GpuEstimate
+
 
 def rule_markdown(code: str) -> str | None:
+    from torchward.analysis import rule_by_code
+
     rule = rule_by_code(code)
     return rule.documentation() if rule is not None else None
 
@@ -28,26 +39,65 @@ def _contains(finding: Finding, line: int, column: int) -> bool:
     return (span.line, span.column) <= (line, column) <= (span.end_line, span.end_column)
 
 
-def hover(server: TorchwardServer, params: types.HoverParams) -> types.Hover | None:
-    document = server.documents.get(params.text_document.uri)
-    state = server.states.get(params.text_document.uri)
-    if document is None or state is None or state.result is None:
-        return None
-    position = to_span(document, types.Range(params.position, params.position), server.codec)
-    hits = [f for f in state.result.findings if _contains(f, position.line, position.column)]
-    if not hits:
-        return None
+def _finding_parts(hits: list[Finding]) -> list[str]:
     parts = []
     for code in dict.fromkeys(f.code for f in hits):
         messages = "\n".join(f"- {f.message}" for f in hits if f.code == code)
         documentation = rule_markdown(code) or f"# {code}\n"
         parts.append(f"**{code}** (torchward)\n\n{messages}\n\n---\n\n{documentation}")
-    first = hits[0]
+    return parts
+
+
+def _report(estimate: GpuEstimate) -> dict[str, Any] | None:
+    """The estimator's full report (remedies, assumed inputs); runs on a worker."""
+    if estimate.detail is None:
+        return None
+    try:
+        from torchward.estimator.report import estimate_report
+
+        return estimate_report(estimate.detail, search=estimate.verdict not in (None, "fits"))
+    except Exception:  # the breakdown without remedies is still worth showing
+        return None
+
+
+async def _breakdown(server: TorchwardServer, uri: str, line: int) -> str | None:
+    """The memory breakdown when 1-based ``line`` is one the estimate was read from."""
+    from .lenses import step_line
+    from .memory import breakdown_markdown
+
+    estimate = server.last_fit.get(uri)
+    document = server.documents.get(uri)
+    if estimate is None or document is None or estimate.status != "ok":
+        return None
+    anchors = {estimate.line_of(name) for name in ("model", "batch_size", "seq_len")} | {step_line(estimate, document)}
+    if line not in anchors:
+        return None
+    report = await asyncio.get_running_loop().run_in_executor(server.executor, _report, estimate)
+    return breakdown_markdown(estimate, report)
+
+
+async def hover(server: TorchwardServer, params: types.HoverParams) -> types.Hover | None:
+    uri = params.text_document.uri
+    document = server.documents.get(uri)
+    state = server.states.get(uri)
+    if document is None:
+        return None
+    position = to_span(document, types.Range(params.position, params.position), server.codec)
+    findings = state.result.findings if state is not None and state.result is not None else ()
+    hits = [f for f in findings if _contains(f, position.line, position.column)]
+    parts = _finding_parts(hits)
+    breakdown = await _breakdown(server, uri, position.line)
+    if breakdown is not None:
+        parts.append(breakdown)
+    if not parts or server.documents.get(uri) is not document:
+        return None
     return types.Hover(
-        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n".join(parts)),
-        range=to_range(document, first.span, server.codec),
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(parts)),
+        range=to_range(document, hits[0].span, server.codec) if hits else None,
     )
 
 
 def register(server: TorchwardServer) -> None:
-    server.feature(types.TEXT_DOCUMENT_HOVER)(lambda params: hover(server, params))
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    async def on_hover(params: types.HoverParams) -> types.Hover | None:
+        return await hover(server, params)

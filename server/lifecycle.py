@@ -65,6 +65,9 @@ def on_initialize(server: TorchwardServer, params: types.InitializeParams) -> No
 
 
 async def on_initialized(server: TorchwardServer, params: types.InitializedParams) -> None:
+    from .scheduler import warm_up
+
+    server.executor.submit(warm_up)
     if _capability(server, "workspace", "did_change_watched_files", "dynamic_registration"):
         registration = types.Registration(
             id=WATCHER_ID,
@@ -112,12 +115,13 @@ def apply_editor_settings(
 
 
 def settings_have_changed(server: TorchwardServer) -> None:
-    from . import reporting
+    from . import lenses, reporting
 
     server.settings_changed()
     server.settings_for("")
     server.reanalyse_all()
     reporting.request_refresh(server)
+    lenses.refresh(server)  # inlayHints / codeLens may have been switched
 
 
 async def on_did_change_configuration(server: TorchwardServer, params: types.DidChangeConfigurationParams) -> None:

@@ -18,7 +18,10 @@ import itertools
 
 import attrs
 
-from torchward.analysis import Edit, Evidence, Finding, Fix, Problem, Span
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the engine loads after the initialize reply (server start-up time)
+    from torchward.analysis import Finding, Problem, Span
 
 from .documents import LineShift
 
@@ -78,6 +81,8 @@ def _shift_line(line: int, shift: LineShift) -> int | None:
 
 
 def _shift_span(span: Span, shift: LineShift) -> Span | None:
+    from torchward.analysis import Span
+
     line = _shift_line(span.line, shift)
     if line is None:
         return None
@@ -94,6 +99,8 @@ def _touches(span: Span, shift: LineShift) -> bool:
 
 
 def _shift_finding(finding: Finding, shift: LineShift) -> Finding | None:
+    from torchward.analysis import Edit, Evidence, Fix
+
     old = finding.span
     if shift.removes(old.line, old.column, old.end_line, old.end_column):
         return None  # the flagged code itself was replaced or deleted

@@ -60,6 +60,7 @@ class TorchwardServer(LanguageServer):
             deliver=self.deliver,
             executor=self.executor,
             estimates=self.estimates,
+            deliver_estimate=self.deliver_estimate,
         )
 
     # -- messages to the user -------------------------------------------------------
@@ -159,15 +160,21 @@ class TorchwardServer(LanguageServer):
         if outcome.estimate is not None:
             commands.notify_gpu_fit(self, snapshot.uri, outcome.estimate)
 
+    def deliver_estimate(self, snapshot: Snapshot, estimate: GpuEstimate) -> None:
+        """A fresh GPU fit for the current version: notify status bars, refresh hints and lenses."""
+        from . import commands
+
+        commands.notify_gpu_fit(self, snapshot.uri, estimate)
+
     def document(self, uri: str) -> Document | None:
         return self.documents.get(uri)
 
 
 def create_server(estimates: EstimateService | None = None) -> TorchwardServer:
     """A server with every feature registered."""
-    from . import codeactions, commands, hover, lifecycle, reporting, textsync
+    from . import codeactions, commands, hover, lenses, lifecycle, reporting, textsync
 
     server = TorchwardServer(estimates)
-    for module in (lifecycle, textsync, reporting, codeactions, hover, commands):
+    for module in (lifecycle, textsync, reporting, codeactions, hover, commands, lenses):
         module.register(server)
     return server

@@ -11,13 +11,18 @@ from __future__ import annotations
 
 import re
 
-from torchward.analysis import Edit, Span
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the engine loads after the initialize reply (server start-up time)
+    from torchward.analysis import Edit
 
 _EXISTING = re.compile(r"#\s*torchward:\s*ignore(?!-file)(?:\[(?P<codes>[^\]]*)\])?", re.I)
 
 
 def suppression_edit(line_text: str, line: int, code: str) -> Edit | None:
     """The edit of 1-based ``line`` (whose text is ``line_text``) that suppresses ``code``."""
+    from torchward.analysis import Edit, Span
+
     match = None
     if "#" in line_text:
         match = _EXISTING.search(line_text[line_text.index("#"):])

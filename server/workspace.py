@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import os
 
-from torchward.analysis import LintSettings, Severity
+from typing import TYPE_CHECKING
 from torchward.config import Config, find_config
 from torchward.errors import ConfigError
-from torchward.selection import RuleSelection
+
+if TYPE_CHECKING:  # the engine loads after the initialize reply (server start-up time)
+    from torchward.analysis import LintSettings
+    from torchward.selection import RuleSelection
 
 from .configuration import ServerSettings
 from .documents import path_of
@@ -81,6 +84,9 @@ class Workspace:
 
     def lint_settings(self, path: str, editor: ServerSettings) -> tuple[LintSettings, str | None]:
         """The analysis settings for ``path``: project configuration merged with the editor's."""
+        from torchward.analysis import LintSettings, Severity
+        from torchward.selection import RuleSelection
+
         config, error = self.project_config(path)
         key = (config, editor.select, editor.ignore)
         selection = self._selections.get(key)

@@ -66,6 +66,7 @@ def make_client() -> LanguageClient:
     client.published = {}
     client.gpu_fits = []
     client.registrations = []
+    client.refreshes = []
 
     def publish(ls: LanguageClient, params: types.PublishDiagnosticsParams) -> None:
         ls.diagnostics[params.uri] = params.diagnostics
@@ -77,10 +78,18 @@ def make_client() -> LanguageClient:
     def gpu_fit(ls: LanguageClient, params: Any) -> None:
         ls.gpu_fits.append(params)
 
+    def inlay_refresh(ls: LanguageClient, params: Any) -> None:
+        ls.refreshes.append("inlayHint")
+
+    def lens_refresh(ls: LanguageClient, params: Any) -> None:
+        ls.refreshes.append("codeLens")
+
     features = dict(DEFAULT_CLIENT_FEATURES)
     features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = publish
     features[types.CLIENT_REGISTER_CAPABILITY] = register_capability
     features["torchward/gpuFit"] = gpu_fit
+    features[types.WORKSPACE_INLAY_HINT_REFRESH] = inlay_refresh
+    features[types.WORKSPACE_CODE_LENS_REFRESH] = lens_refresh
     register_lsp_features(client, features)
     return client
 

@@ -99,7 +99,8 @@ def test_neovim_receives_diagnostics_hover_gpu_fit_and_applies_a_quick_fix(nvim,
     assert tw001["source"] == "torchward" and tw001["lnum"] == 15, report
     assert "TW001" in (seen["hover"] or ""), report
     assert seen["gpu_fit"]["uri"].endswith("/train.py") and seen["gpu_fit"]["gpu"], report
-    assert isinstance(seen["statusline"], str), report
+    assert seen["gpu_fit"]["status"] == "ok" and seen["gpu_fit"]["verdict"] == "fits", report
+    assert seen["statusline"].startswith("NVIDIA A100 80GB") and seen["statusline"].endswith("%) fits"), report
     assert seen["applied"] in seen["actions"], report
     assert seen["applied"] == "Store `loss.detach()` instead", report
     assert "        losses.append(loss.detach())" in seen["lines"], report

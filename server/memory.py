@@ -1,0 +1,102 @@
+"""How an estimate reads in the editor: labels for hints and lenses, the breakdown hover.
+
+Pure text from a :class:`~.estimates.GpuEstimate`; no protocol types, so the wording is
+tested without a server. Sizes are GiB (what ``nvidia-smi`` and PyTorch print, and what
+the estimator's terminal report uses), one decimal. The bars are scaled to the largest
+term, like ``torchward estimate``'s.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .estimates import GpuEstimate
+
+GIB = 1 << 30
+BAR_WIDTH = 20
+TERM_LABELS = {
+    "weights": "weights", "gradients": "gradients", "optimizer_state": "optimizer state",
+    "master_weights": "master weights", "activations": "activations", "kv_cache": "KV cache",
+    "temporaries": "temporaries", "cuda_context": "CUDA context", "fragmentation": "fragmentation",
+}
+VERDICTS = {"fits": "fits", "tight": "tight", "oom": "does not fit"}
+
+
+def gib(value: int | None) -> str:
+    return "?" if value is None else f"{value / GIB:.1f} GiB"
+
+
+def count(value: int) -> str:
+    for size, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if value >= size:
+            return f"{value / size:.3g}{suffix}"
+    return str(value)
+
+
+def model_label(estimate: GpuEstimate) -> str | None:
+    """Beside the model construction: ``124M params · weights 0.5 GiB``."""
+    if estimate.status != "ok" or estimate.params is None:
+        return None
+    weights = dict(estimate.terms).get("weights")
+    return f"{count(estimate.params)} params · weights {gib(weights)}"
+
+
+def batch_label(estimate: GpuEstimate) -> str | None:
+    """Beside the batch size: what the activations of one micro-batch cost."""
+    if estimate.status != "ok":
+        return None
+    activations = dict(estimate.terms).get("activations")
+    return None if not activations else f"activations {gib(activations)}"
+
+
+def peak_label(estimate: GpuEstimate) -> str | None:
+    """Above the training step: ``Peak ≈ 18.1 GiB on NVIDIA A100 80GB SXM4 · fits``."""
+    if estimate.status == "error":
+        return f"torchward: {estimate.reason}"
+    if estimate.status != "ok":
+        return None
+    text = f"Peak ≈ {gib(estimate.peak_bytes)}"
+    if estimate.gpu:
+        text += f" on {estimate.gpu}"
+    if estimate.verdict:
+        text += f" · {VERDICTS.get(estimate.verdict, estimate.verdict)}"
+        if estimate.percent is not None:
+            text += f" ({estimate.percent:.0f}%)"
+    else:
+        text += " · choose a GPU"
+    return text
+
+
+def _bar(value: int, largest: int) -> str:
+    return "█" * max(1, round(BAR_WIDTH * value / largest)) if value > 0 and largest > 0 else ""
+
+
+def breakdown_markdown(estimate: GpuEstimate, report: dict[str, Any] | None = None) -> str | None:
+    """The memory-breakdown hover: terms with bars, the verdict, the top remedies."""
+    if estimate.status != "ok":
+        return None
+    terms = [(name, value) for name, value in estimate.terms if value > 0]
+    largest = max((value for _, value in terms), default=0)
+    lines = [f"**torchward memory estimate** — {estimate.model or 'model'}"
+             + (f" ({count(estimate.params)} parameters)" if estimate.params else ""), ""]
+    lines += ["| term | size | |", "|---|---:|---|"]
+    lines += [f"| {TERM_LABELS.get(name, name)} | {gib(value)} | `{_bar(value, largest)}` |" for name, value in terms]
+    lines.append("")
+    interval = f"{gib(estimate.low_bytes)} – {gib(estimate.high_bytes)}"
+    summary = f"**Peak ≈ {gib(estimate.peak_bytes)}** (interval {interval}, confidence {estimate.confidence})"
+    if estimate.gpu and estimate.verdict:
+        summary += (f" on {estimate.gpu}: **{VERDICTS.get(estimate.verdict, estimate.verdict)}**"
+                    f" — {estimate.percent:.0f}% of {gib(estimate.usable_bytes)} usable")
+    else:
+        summary += "; set `targetGpu` (or run `torchward.selectGpu`) for a verdict"
+    lines.append(summary)
+    remedies = (report or {}).get("remedies") or []
+    if remedies:
+        lines += ["", "Top remedies:"]
+        for remedy in remedies[:3]:
+            lines.append(f"- {remedy['title']}: saves {gib(remedy['saving_bytes'])} → "
+                         f"{VERDICTS.get(remedy.get('verdict'), remedy.get('verdict'))} ({remedy['cost']})")
+    missing = (report or {}).get("missing") or []
+    if missing:
+        lines += ["", "Assumed (not in the script): " + ", ".join(f"`{name}`" for name in missing)]
+    return "\n".join(lines)

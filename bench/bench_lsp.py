@@ -1,0 +1,236 @@
+"""LSP latency benchmark: the real ``torchward lsp`` over stdio (issue 3, "Speed").
+
+What a user feels while typing is the time from a keystroke to the updated squiggles,
+so every figure is measured at the client's end of the pipe (bench/lsp_client.py): the
+time a notification is written until the matching ``publishDiagnostics`` (same URI,
+same version) is read back. Debounce is 0, as the issue's targets assume.
+
+- ``open``: didOpen → first diagnostics, each on a fresh URI (p50 / p95);
+- ``edit``: a one-character didChange → the next diagnostics (p50 / p95): alternately
+  typing and deleting a digit of a number literal near the middle of the file, so
+  every version differs in meaning and stays valid Python;
+- ``start``: process spawn → ``initialize`` reply (median of ``--starts`` fresh servers);
+- ``rss``: resident memory of a fresh server with 50 different ~1,000-line scripts open
+  and analysed (each document's identifiers renamed so no cache can share work).
+
+Scripts are bench/synthetic_script.py's realistic training code at 1,000 and 5,000
+lines. When ``ruff`` can be installed (a side venv in bench/.work/ruff-venv, or
+``--ruff PATH``), ``ruff server`` gets the same files and edits in the same run and the
+ratio torchward / ruff is printed. Results also go to bench/.work/lsp-results.json.
+
+    .venv/bin/python bench/bench_lsp.py              # ~1-2 minutes on 2 cores
+    .venv/bin/python bench/bench_lsp.py --no-ruff --edits 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import pathlib
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+WORK = HERE / ".work"
+sys.path.insert(0, str(HERE))
+
+from lsp_client import Client  # noqa: E402
+from synthetic_script import training_script  # noqa: E402
+
+TORCHWARD = [sys.executable, "-m", "torchward", "lsp"]
+TARGETS_MS = {  # the issue's targets (2-core machine)
+    ("edit", 1000): 40, ("edit", 5000): 150, ("open", 1000): 120, ("start", 0): 1000,
+}
+RSS_TARGET_MB = 150
+SIZES = (1000, 5000)
+NUMBER = re.compile(r"(?<![\w.])\d")
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def edit_site(text: str) -> tuple[int, int]:
+    """(line, column) of the first digit of a number literal at or after the middle line."""
+    lines = text.split("\n")
+    for index in list(range(len(lines) // 2, len(lines))) + list(range(len(lines) // 2)):
+        line = lines[index]
+        if line.lstrip().startswith("#") or '"' in line or "'" in line:
+            continue
+        match = NUMBER.search(line)
+        if match:
+            return index, match.start()
+    raise ValueError("no number literal to edit")
+
+
+def ruff_command(explicit: str | None, allowed: bool) -> list[str] | None:
+    """``ruff server``, from --ruff, PATH, or a side venv under bench/.work (installed once)."""
+    if not allowed:
+        return None
+    if explicit:
+        return [explicit, "server"]
+    venv = WORK / "ruff-venv"
+    ruff = venv / "bin" / "ruff"
+    if not ruff.exists():
+        try:
+            WORK.mkdir(exist_ok=True)
+            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+            subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "ruff"], check=True, timeout=300)
+        except (subprocess.SubprocessError, OSError) as error:
+            print(f"ruff not available ({error}); measuring torchward only", file=sys.stderr)
+            return None
+    return [str(ruff), "server"]
+
+
+async def start(command: list[str], root: pathlib.Path, options: dict) -> tuple[Client, float]:
+    began = time.perf_counter()
+    client = await Client.start(command, settings=options)
+    arrived = await client.initialize(root.as_uri(), options)
+    return client, (arrived - began) * 1000
+
+
+async def measure_latency(command: list[str], root: pathlib.Path, options: dict, size: int,
+                          opens: int, edits: int) -> dict:
+    text = training_script(size)
+    client, _ = await start(command, root, options)
+    try:
+        open_ms = []
+        for run in range(opens + 1):  # the first open also pays for lazy imports: reported apart
+            uri = (root / f"open_{size}_{run}.py").as_uri()
+            sent = client.open(uri, text)
+            open_ms.append((await client.diagnostics_at(uri, 1) - sent) * 1000)
+            client.close(uri)
+        uri = (root / f"edit_{size}.py").as_uri()
+        client.open(uri, text)
+        await client.diagnostics_at(uri, 1)
+        line, column = edit_site(text)
+        edit_ms = []
+        for version in range(2, edits + 2):
+            if version % 2 == 0:
+                sent = client.change(uri, version, line, column, "1")
+            else:
+                sent = client.change(uri, version, line, column, "", end_character=column + 1)
+            edit_ms.append((await client.diagnostics_at(uri, version) - sent) * 1000)
+        return {"lines": text.count("\n"), "first_open_ms": open_ms[0], "open_ms": open_ms[1:], "edit_ms": edit_ms}
+    finally:
+        await client.stop()
+
+
+async def measure_start(command: list[str], root: pathlib.Path, options: dict, runs: int) -> list[float]:
+    times = []
+    for _ in range(runs):
+        client, ms = await start(command, root, options)
+        times.append(ms)
+        await client.stop()
+    return times
+
+
+def measure_floor(runs: int) -> list[float]:
+    """Spawning Python that only imports pygls and lsprotocol: what no server can beat."""
+    times = []
+    for _ in range(runs):
+        began = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import lsprotocol.types, pygls.lsp.server"], check=True)
+        times.append((time.perf_counter() - began) * 1000)
+    return times
+
+
+async def measure_memory(command: list[str], root: pathlib.Path, options: dict, documents: int) -> dict:
+    client, _ = await start(command, root, options)
+    try:
+        await asyncio.sleep(0.2)
+        baseline = client.rss_bytes()
+        base = training_script(1000)
+        for index in range(documents):
+            uri = (root / f"memory_{index}.py").as_uri()
+            client.open(uri, base.replace("model", f"model_{index}").replace("loader", f"loader_{index}"))
+        for index in range(documents):
+            await client.diagnostics_at((root / f"memory_{index}.py").as_uri(), 1, timeout=300)
+        await asyncio.sleep(0.5)
+        return {"documents": documents, "rss_start_mb": (baseline or 0) / 2**20, "rss_mb": (client.rss_bytes() or 0) / 2**20}
+    finally:
+        await client.stop()
+
+
+def summary(samples: list[float]) -> dict:
+    return {"p50": statistics.median(samples), "p95": percentile(samples, 0.95), "n": len(samples)}
+
+
+async def bench(name: str, command: list[str], options: dict, args, root: pathlib.Path) -> dict:
+    result: dict = {"command": command}
+    for size in SIZES:
+        data = await measure_latency(command, root, options, size, args.opens, args.edits)
+        result[str(size)] = {"lines": data["lines"], "first_open_ms": data["first_open_ms"],
+                             "open": summary(data["open_ms"]), "edit": summary(data["edit_ms"])}
+    result["start"] = summary(await measure_start(command, root, options, args.starts))
+    if name == "torchward":
+        result["import_floor"] = summary(measure_floor(args.starts))
+    result["memory"] = await measure_memory(command, root, options, args.documents)
+    return result
+
+
+def verdict(value: float, target: float | None) -> str:
+    if target is None:
+        return ""
+    return f"target < {target:g}  {'ok' if value < target else 'MISSED'}"
+
+
+def report(results: dict) -> None:
+    tw, ruff = results["torchward"], results.get("ruff")
+    print(f"\n{'figure':42} {'torchward':>12} {'ruff':>10} {'ratio':>7}  target")
+    rows = []
+    for size in SIZES:
+        key = str(size)
+        lines = tw[key]["lines"]
+        for kind, label in (("open", "didOpen → diagnostics"), ("edit", "1-char didChange → diagnostics")):
+            for stat in ("p50", "p95"):
+                target = TARGETS_MS.get((kind, size)) if stat == "p50" or kind == "open" else None
+                rows.append((f"{label} {stat}, {lines} lines (ms)", tw[key][kind][stat],
+                             ruff[key][kind][stat] if ruff else None, target))
+        rows.append((f"first didOpen (lazy imports), {lines} lines (ms)", tw[key]["first_open_ms"],
+                     ruff[key]["first_open_ms"] if ruff else None, None))
+    rows.append(("start → initialize reply, median (ms)", tw["start"]["p50"],
+                 ruff["start"]["p50"] if ruff else None, TARGETS_MS[("start", 0)]))
+    rows.append(("  floor: python importing pygls+lsprotocol (ms)", tw["import_floor"]["p50"], None, None))
+    rows.append((f"RSS with {tw['memory']['documents']} documents open (MB)", tw["memory"]["rss_mb"],
+                 ruff["memory"]["rss_mb"] if ruff else None, RSS_TARGET_MB))
+    rows.append(("RSS after start (MB)", tw["memory"]["rss_start_mb"], ruff["memory"]["rss_start_mb"] if ruff else None, None))
+    for label, ours, theirs, target in rows:
+        other = f"{theirs:10.1f}" if theirs is not None else f"{'-':>10}"
+        ratio = f"{ours / theirs:6.1f}x" if theirs else f"{'-':>7}"
+        print(f"{label:42} {ours:12.1f} {other} {ratio}  {verdict(ours, target)}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--opens", type=int, default=10, help="didOpen samples per size (after one warm-up)")
+    parser.add_argument("--edits", type=int, default=30, help="didChange samples per size")
+    parser.add_argument("--starts", type=int, default=5, help="fresh servers started for the start-up figure")
+    parser.add_argument("--documents", type=int, default=50, help="documents open for the memory figure")
+    parser.add_argument("--ruff", metavar="PATH", help="the ruff executable to compare with")
+    parser.add_argument("--no-ruff", action="store_true", help="measure torchward only")
+    args = parser.parse_args(argv)
+    WORK.mkdir(exist_ok=True)
+    root = WORK / "lsp-project"
+    root.mkdir(exist_ok=True)
+    (root / "pyproject.toml").write_text("[tool.torchward]\n")
+    results: dict = {"cpus": os.cpu_count()}
+    results["torchward"] = asyncio.run(bench("torchward", TORCHWARD, {"debounceMs": 0}, args, root))
+    ruff = ruff_command(args.ruff, not args.no_ruff)
+    if ruff:
+        results["ruff"] = asyncio.run(bench("ruff", ruff, {}, args, root))
+    (WORK / "lsp-results.json").write_text(json.dumps(results, indent=2))
+    report(results)
+    print(f"\n{os.cpu_count()} CPUs; details in {WORK / 'lsp-results.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

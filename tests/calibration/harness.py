@@ -22,7 +22,8 @@ What a fake device cannot ask the hardware is emulated, by rule (see ``MEMORY-MO
   heads are expanded first) — :func:`sdpa_by_rule` calls the fused aten op directly;
 - transformers treats fake tensors as traced and then builds attention masks and packed
   sequence indices a real run would not build: the unpadded inputs here are answered as
-  "not packed, not traced" (:func:`patch_transformers`).
+  "not packed, not traced, no padding" (:func:`patch_transformers`); ``trunc_normal_``
+  initialisation (ViT), which reads values, becomes an in-place ``normal_``.
 
 The same counter runs on real CPU execution (``device="cpu"``, no fake mode) so that the
 fake-tensor path can be checked against a real run to the byte (``test_counter.py``).
@@ -173,8 +174,15 @@ def patch_transformers() -> None:
     import transformers.masking_utils as mu
     import transformers.utils.import_utils as iu
 
+    import transformers.initialization as init
+
     iu.is_fake_tensor = lambda tensor: False
     mu.find_packed_sequence_indices = lambda position_ids: None
+    mu.fast_all = lambda tensor: True  # no padding in these batches
+    # torch's trunc_normal_ asks for tensor values; an in-place normal_ allocates the same
+    init.TORCH_INIT_FUNCTIONS["trunc_normal_"] = (
+        lambda tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None:
+        tensor.normal_(mean, std, generator=generator))
     F.scaled_dot_product_attention = sdpa_by_rule
     torch.nn.functional.scaled_dot_product_attention = sdpa_by_rule
 

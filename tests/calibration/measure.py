@@ -3,7 +3,8 @@
 Usage (from the repository root, with a torch venv — see README.md):
 
     tests/calibration/.venv/bin/python tests/calibration/measure.py            # all configs
-    tests/calibration/.venv/bin/python tests/calibration/measure.py --only gpt2  # a subset
+    tests/calibration/.venv/bin/python tests/calibration/measure.py --only gpt2  # a subset, printed
+    tests/calibration/.venv/bin/python tests/calibration/measure.py --only vit --merge  # re-measure
     tests/calibration/.venv/bin/python tests/calibration/measure.py --one '{...}'  # one, printed
 
 Each configuration runs in its own process (the fake CUDA device must be loaded before
@@ -149,6 +150,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--one", help="one configuration as JSON; prints its result")
     ap.add_argument("--only", help="substring of config names to run")
+    ap.add_argument("--merge", action="store_true",
+                    help="with --only: replace those runs in the fixture, keep the others")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", default=str(FIXTURE))
     args = ap.parse_args(argv)
@@ -179,9 +182,17 @@ def main(argv=None) -> int:
         "transformers_version": transformers.__version__,
         "runs": results,
     }
-    if args.only:
+    if args.only and not args.merge:
         print(json.dumps(out, indent=1)[:20000])
         return 0
+    if args.merge and Path(args.out).exists():  # replace the re-measured runs, keep the rest
+        fresh = {r["name"]: r for r in results}
+        old = json.loads(Path(args.out).read_text("utf-8"))["runs"]
+        order = [c[0] for c in CONFIGS]
+        merged = {r["name"]: r for r in old if r["name"] in order}
+        merged.update(fresh)
+        out["runs"] = [merged[n] for n in order if n in merged]
+        results = out["runs"]
     Path(args.out).write_text(json.dumps(out, indent=1) + "\n", "utf-8")
     print(f"wrote {args.out}: {sum('error' not in r for r in results)} of {len(results)} measured")
     return 0

@@ -13,6 +13,7 @@ typed by annotation or, as a last resort, by name (:mod:`torchward.analysis.fall
 from __future__ import annotations
 
 import ast
+import functools
 import re
 
 import attrs
@@ -57,8 +58,9 @@ class FileAnalyzer:
     def __init__(self, tree: ast.Module, source: str, path: str) -> None:
         self.path = path
         self.tree = tree
-        self.index = ModuleIndex(tree, source)
-        self.lines = LineIndex(source)
+        self.source = source
+        # Most files of a large tree mention no training word: they are parsed (for syntax
+        # errors) and never indexed or interpreted.
         self.relevant = TRAINING_WORDS.search(source) is not None and not _other_framework(self.index.imports)
         self.traces: list[Trace] = []
         self.backwarded_locs: set[Loc] = set()
@@ -71,6 +73,14 @@ class FileAnalyzer:
         self._contexts: dict[str, int] = {}
         self._instances: dict[tuple, Value] = {}
         self.module_run: FunctionRun | None = None
+
+    @functools.cached_property
+    def index(self) -> ModuleIndex:
+        return ModuleIndex(self.tree, self.source)
+
+    @functools.cached_property
+    def lines(self) -> LineIndex:
+        return LineIndex(self.source)
 
     # --- driving ----------------------------------------------------------------------
     def run(self) -> None:

@@ -22,12 +22,20 @@ from .values import Loc
 @attrs.define
 class FileFacts:
     path: str
-    index: ModuleIndex
-    lines: LineIndex
     traces: list[Trace]
     backwarded_locs: frozenset[Loc]
     called_functions: frozenset[str]
+    analyzer: FileAnalyzer = attrs.field(repr=False)
     settings: LintSettings = attrs.field(factory=LintSettings)  # set by the engine for rules that read it
+
+    @property
+    def index(self) -> ModuleIndex:
+        """The module's static shape, built on first use (irrelevant files never need it)."""
+        return self.analyzer.index
+
+    @property
+    def lines(self) -> LineIndex:
+        return self.analyzer.lines
 
 
 def build_facts(tree: ast.Module, source: str, path: str) -> FileFacts:
@@ -35,9 +43,8 @@ def build_facts(tree: ast.Module, source: str, path: str) -> FileFacts:
     analyzer.run()
     return FileFacts(
         path=path,
-        index=analyzer.index,
-        lines=analyzer.lines,
         traces=analyzer.traces,
         backwarded_locs=frozenset(analyzer.backwarded_locs),
         called_functions=frozenset(analyzer.called),
+        analyzer=analyzer,
     )

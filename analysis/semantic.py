@@ -24,7 +24,7 @@ FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 # analysed only when an analysed caller reaches it. Measured on PyTorch's source tree,
 # this skips most functions (forward passes, utilities, tests of unrelated features).
 TRAINING_WORDS = re.compile(
-    r"backward|\.step\(|\.eval\(|zero_grad|Loss\b|_loss\(|loss_f|criterion|cross_entropy|DataLoader|"
+    r"\.backward\(|\.step\(|\.eval\(|zero_grad|Loss\b|_loss\(|loss_f|criterion|cross_entropy|DataLoader|"
     r"(?:\bin|enumerate\(|tqdm\()\s*[\w.]*loader\b|"
     r"DistributedDataParallel|DDP|FullyShardedDataParallel|\.train\("
 )

@@ -25,7 +25,7 @@ from .finding import Confidence, Evidence
 from .interpreter import FunctionRun
 from .names import canonical, qualified_name
 from .positions import LineIndex
-from .semantic import TRAINING_WORDS, FunctionInfo, ModuleIndex
+from .semantic import FunctionInfo, ModuleIndex, mentions_training_words
 from .values import SCALAR, UNKNOWN, Kind, Loc, ModeFact, Value
 
 MAX_CALL_DEPTH = 8
@@ -61,7 +61,7 @@ class FileAnalyzer:
         self.source = source
         # Most files of a large tree mention no training word: they are parsed (for syntax
         # errors) and never indexed or interpreted.
-        self.relevant = TRAINING_WORDS.search(source) is not None and not _other_framework(self.index.imports)
+        self.relevant = mentions_training_words(source) and not _other_framework(self.index.imports)
         self.traces: list[Trace] = []
         self.backwarded_locs: set[Loc] = set()
         self.closures: dict[str, dict[str, Value]] = {}
@@ -121,7 +121,7 @@ class FileAnalyzer:
         for info in self.index.functions.values():
             text = self.index.text_of(info.node)
             calls[info.qualname] = set(_CALLED_NAME.findall(text))
-            if TRAINING_WORDS.search(text) or (uses_global and uses_global.search(text)):
+            if mentions_training_words(text) or (uses_global and uses_global.search(text)):
                 worth.add(info.qualname)
         changed = True
         while changed:

@@ -29,6 +29,15 @@ TRAINING_WORDS = re.compile(
     r"DistributedDataParallel|DDP|FullyShardedDataParallel|\.train\("
 )
 
+# Literal fragments, one of which every TRAINING_WORDS match contains: ``in`` on a str is
+# several times faster than the regex, and most files of a large tree contain none.
+_FRAGMENTS = (".backward(", ".step(", ".eval(", "zero_grad", "Loss", "_loss(", "loss_f", "criterion",
+              "cross_entropy", "oader", "DDP", "DistributedDataParallel", "FullyShardedDataParallel", ".train(")
+
+
+def mentions_training_words(text: str) -> bool:
+    return any(fragment in text for fragment in _FRAGMENTS) and TRAINING_WORDS.search(text) is not None
+
 
 @attrs.define(eq=False)
 class FunctionInfo:
@@ -139,7 +148,7 @@ class ModuleIndex:
         return "\n".join(self.source_lines[start:end])
 
     def mentions_training(self, node: ast.AST) -> bool:
-        return TRAINING_WORDS.search(self.text_of(node)) is not None
+        return mentions_training_words(self.text_of(node))
 
     def functions_in_order(self) -> Iterator[FunctionInfo]:
         return iter(sorted(self.functions.values(), key=lambda f: f.node.lineno))

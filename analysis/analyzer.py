@@ -22,7 +22,7 @@ from . import catalog
 from .events import Event, EventKind, Gate, Trace
 from .fallback import kind_from_name
 from .finding import Confidence, Evidence
-from .interpreter import FunctionRun
+from .interpreter import FunctionRun, backward_targets_of
 from .names import canonical, qualified_name
 from .positions import LineIndex
 from .semantic import FunctionInfo, ModuleIndex, mentions_training_words
@@ -71,6 +71,7 @@ class FileAnalyzer:
         self._registered: set[int] = set()
         self._stack: list[str] = []
         self._contexts: dict[str, int] = {}
+        self._backward_cache: dict[int, dict[str, ast.Call]] = {}
         self._instances: dict[tuple, Value] = {}
         self.module_run: FunctionRun | None = None
 
@@ -134,6 +135,13 @@ class FileAnalyzer:
                     worth.add(qualname)
                     changed = True
         return worth
+
+    def backward_targets(self, body: list[ast.stmt]) -> dict[str, ast.Call]:
+        """Names ``body`` calls ``backward`` on; computed once per body, not per context."""
+        key = id(body[0]) if body else 0
+        if key not in self._backward_cache:
+            self._backward_cache[key] = backward_targets_of(body) if self.mentions(body, "backward") else {}
+        return self._backward_cache[key]
 
     def mentions(self, body: list[ast.stmt], word: str) -> bool:
         """Whether the source lines of ``body`` contain ``word`` (a cheap pre-test)."""

@@ -53,7 +53,7 @@ def _walk_own_code(body: list[ast.stmt]):
         stack.extend(ast.iter_child_nodes(node))
 
 
-def _backward_targets(body: list[ast.stmt]) -> dict[str, ast.Call]:
+def backward_targets_of(body: list[ast.stmt]) -> dict[str, ast.Call]:
     """Names on which the function calls ``backward``: directly, through a grad scaler
     (``scaler.scale(loss).backward()``) or through a framework (``accelerator.backward(loss)``)."""
     found: dict[str, ast.Call] = {}
@@ -89,7 +89,7 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
         self.recording = True
         self.returns: list[Value] = []
         self.loc_loops: dict[Loc, tuple[int, ...]] = {}
-        self.backward_targets = _backward_targets(body) if analyzer.mentions(body, "backward") else {}
+        self.backward_targets = analyzer.backward_targets(body)
 
     # --- running --------------------------------------------------------------------
     def run(self) -> None:

@@ -46,7 +46,8 @@ class RetainedGraph(Rule):
     The rule is quiet when the values stored later reach a `backward()` (summed
     micro-batch losses), when the container is created inside the loop, under
     `no_grad`/`inference_mode`, and when the container is returned from a function that
-    nothing in the file calls (its caller may backpropagate through it). A graph known
+    nothing in the file calls and its values were never backpropagated in the loop (the
+    caller may backpropagate through them). A graph known
     only from a parameter's name has low confidence and is reported one severity lower.
     """
 
@@ -81,6 +82,8 @@ class RetainedGraph(Rule):
         "import torch\ndef run(model, loader):\n    a, b = [], []\n    with torch.inference_mode():\n        for x in loader:\n            a.append(model(x))\n    with torch.set_grad_enabled(False):\n        for x in loader:\n            b.append(model(x))\n    return a, b\n",
     )
     INVALID = (
+        # returned, but every stored loss was already backpropagated: no caller can use the graph
+        Invalid("def train_epoch(model, loader, opt, crit):\n    losses = []\n    for x, y in loader:\n        loss = crit(model(x), y)\n        losses.append(loss)\n        loss.backward()\n        opt.step()\n        opt.zero_grad()\n    return losses\n"),
         Invalid("import torch\ndef train(model, loader, opt, crit):\n    losses = []\n    for x, y in loader:\n        loss = crit(model(x), y)\n        losses.append(loss)\n        loss.backward()\n        opt.step()\n        opt.zero_grad()\n", Severity.ERROR),
         Invalid("import torch\ndef train(model, loader, opt, crit):\n    total = 0\n    for x, y in loader:\n        loss = crit(model(x), y)\n        loss.backward()\n        total += loss\n        opt.step()\n        opt.zero_grad()\n    return total.item() / len(loader)\n", Severity.WARNING),
         Invalid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 2)\nloader = torch.utils.data.DataLoader(range(8))\nhist = {}\nfor i, x in enumerate(loader):\n    out = model(x)\n    hist[i] = out\n"),
@@ -101,7 +104,12 @@ class RetainedGraph(Rule):
                 continue
             if store.loc in facts.backwarded_locs:
                 continue  # the stored graphs are backpropagated later: kept on purpose
-            if store.loc in trace.returned_locs and trace.function not in facts.called_functions:
+            backwarded_here = value.backwarded is not None or any(
+                b.value is not None and b.value.graph == value.graph
+                for b in trace.events_in(retained[0], EventKind.BACKWARD)
+            )
+            if (store.loc in trace.returned_locs and trace.function not in facts.called_functions
+                    and not backwarded_here):
                 continue  # returned to a caller we cannot see, which may backpropagate
             container, stored = store.get("container"), store.get("stored_text")
             before_backward = value.backwarded is None

@@ -78,7 +78,11 @@ class CallReader:
             if name.startswith(("lightning", "pytorch_lightning")):
                 self.lightning(call)
         elif tail == "DataLoader":
-            self.take(call, "batch_size", "batch_size", convert=_int)
+            # medium: a script builds evaluation loaders too; TrainingArguments' per-device
+            # train batch (high) wins, and among loaders the first (the training one) does
+            found = self.keyword(call, "batch_size")
+            if found is not None and (value := _int(found[0])) is not None:
+                self.set("batch_size", value, call.lineno, "medium" if found[1] == "high" else found[1])
         elif name.startswith(("torch.optim.", "bitsandbytes.optim.", "transformers.optimization.",
                               "lion_pytorch.")) and tail in _OPTIMIZERS:
             self.optimizer(call, tail)

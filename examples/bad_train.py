@@ -9,6 +9,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel as DDP
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
 from torch.utils.data import DataLoader, TensorDataset
 
 
@@ -67,6 +68,13 @@ def train_scorer(features, targets):
         loss = F.binary_cross_entropy(scorer(x).squeeze(1), y)  # TW006
         loss.backward()
         optimizer.step()
+
+
+def finetune_llm(dataset):
+    """The language-model job this script also runs, on the card named in pyproject.toml."""
+    model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-2-7b-hf")
+    args = TrainingArguments("out", per_device_train_batch_size=8, fp16=True, max_steps=1000)
+    Trainer(model=model, args=args, train_dataset=dataset).train()
 
 
 if __name__ == "__main__":

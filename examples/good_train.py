@@ -6,6 +6,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel as DDP
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
 
@@ -69,6 +70,13 @@ def train_scorer(features, targets):
         loss = F.binary_cross_entropy_with_logits(scorer(x).squeeze(1), y)
         loss.backward()
         optimizer.step()
+
+
+def finetune_llm(dataset):
+    """The language-model job this script also runs, on the card named in pyproject.toml."""
+    model = AutoModelForCausalLM.from_pretrained("gpt2")
+    args = TrainingArguments("out", per_device_train_batch_size=4, fp16=True, max_steps=1000)
+    Trainer(model=model, args=args, train_dataset=dataset).train()
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ The extension runs the bundled server as ``python -m torchward lsp --stdio`` wit
 ``PYTHONPATH=bundled/libs[:bundled/native/cp3XY]`` when no environment of the user's has
 torchward (see src/launch.ts). Steps:
 
-1. build torchward's wheel from this repository (``pip wheel --no-deps``);
+1. build torchward's wheel from a clean copy of this repository (``pip wheel --no-deps``);
 2. for each supported Python version, resolve the wheel's dependencies with
    ``pip install --target --python-version X.Y --only-binary=:all:``;
 3. pure-Python distributions (``Root-Is-Purelib: true``) go to ``bundled/libs`` — shared
@@ -41,8 +41,25 @@ def pip(*args: str) -> None:
     subprocess.run(command, check=True, env={**os.environ, "PIP_ROOT_USER_ACTION": "ignore"})
 
 
+def source_copy(into: Path) -> Path:
+    """The repository's files as git sees them (tracked, and untracked but not ignored).
+
+    Building from the working tree itself would let setuptools reuse a stale ``build/lib``
+    (a module deleted from the source would still ship); a copy starts clean.
+    """
+    listing = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                             cwd=REPOSITORY, check=True, capture_output=True).stdout.decode()
+    for name in filter(None, listing.split("\0")):
+        if name.startswith("editors/") or not (REPOSITORY / name).is_file():
+            continue
+        (into / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPOSITORY / name, into / name)
+    return into
+
+
 def build_wheel(into: Path) -> Path:
-    pip("wheel", "--no-deps", "--wheel-dir", str(into), str(REPOSITORY))
+    source = source_copy(into.parent / "source")
+    pip("wheel", "--no-deps", "--wheel-dir", str(into), str(source))
     (wheel,) = into.glob("torchward-*.whl")
     return wheel
 

@@ -22,8 +22,8 @@ bytes per token per layer for GPT-3 in fp16) refined by the upcasts that transfo
 performs; for a GPT-3-shaped layer in pure fp16 it gives 37·h (the paper's 34·h plus the
 o-projection's input copy and a third dropout mask).
 
-Inference keeps only the current layer live: the residual, one norm output and the
-widest of the attention block and the MLP.
+Inference keeps only the current layer live: the residual stream, one norm output and the
+widest of the attention block and the MLP (:func:`live_per_token`).
 """
 
 from __future__ import annotations
@@ -32,6 +32,11 @@ from .precision import Numerics
 from .shape import Stack
 
 __all__ = ["saved_per_token", "live_per_token", "scores_per_token"]
+
+
+def _upcast(n: Numerics) -> int:
+    """Bytes of an element an op on autocast's fp32 list produces (fp32 unless pure 16-bit)."""
+    return 4 if n.weight == 4 else n.activation
 
 
 def _norm(stack: Stack, n: Numerics) -> int:
@@ -71,8 +76,16 @@ def saved_per_token(stack: Stack, n: Numerics, *, eager: bool, context: int,
             total += 4 * a * m["shared_intermediate"]
     elif stack.mlp == "gated":
         total += 4 * a * i
+    elif stack.mlp == "gelu-tanh":
+        # NewGELU's composite saves pow's input, tanh's output and 1 + tanh — in fp32 under
+        # autocast (pow is on its fp32 list, so the rest follows) — plus 0.5·x and fc2's
+        # input in 16 bits: gpt2-train-amp16-* were 24·h per token per layer above the
+        # all-16-bit count (tests/calibration/fixtures)
+        total += 3 * _upcast(n) * i + 2 * a * i
+    elif stack.mlp == "relu":
+        total += a * i  # ReLU's output, which is also fc2's saved input (opt-125m-train-*)
     else:
-        total += 2 * a * i + (3 * a * i if stack.mlp == "gelu-tanh" else 0)
+        total += 2 * a * i
     if stack.dropout:
         total += 3 * h  # masks after attention, after MLP, inside MLP
     return total
@@ -85,10 +98,17 @@ def cross_kv_per_source_token(stack: Stack, n: Numerics) -> float:
 
 def live_per_token(stack: Stack, n: Numerics) -> float:
     """Bytes live per token while one layer runs without autograd (inference)."""
+    # Live at the MLP's widest point: the layer input, the attention block's output and the
+    # sum (three residual-stream tensors), one norm output, and the MLP's intermediates —
+    # a gated MLP holds act(gate), up and their product (3·i), a plain one fc1's output and
+    # its activation (2·i). Measured: bert-infer-amp16-b32-s512 30·h bytes per token (this
+    # gives 30·h), vit-base-infer-fp32-b32 50·h (48·h) — tests/calibration/fixtures.
     a, h = n.activation, stack.hidden
     attention = 2 * stack.q_width + 2 * stack.kv_width
     if stack.moe:
         widest = max(attention, 3 * stack.moe["expert_intermediate"] * stack.moe["active"])
+    elif stack.mlp == "plain":
+        widest = max(attention, 2 * stack.intermediate)
     else:
         widest = max(attention, 3 * stack.intermediate)
-    return 2 * n.residual * h + a * h + a * widest
+    return 3 * n.residual * h + a * h + a * widest

@@ -199,6 +199,24 @@ def kv_bytes_per_token(shape: ModelShape, activation: int) -> float:
     return total
 
 
+def _returned_cache(r: Resolved, n, batch: int) -> float:
+    """The cache a no_grad forward of an LM returns: self-attention K/V of every decoder layer
+    for the whole sequence, plus a seq2seq decoder's cross-attention K/V of the source."""
+    shape = r.shape
+    if not shape.lm_head:
+        return 0.0
+    total = 0.0
+    for stack in shape.stacks:
+        seq, source = _tokens(stack, r)
+        total += kv_bytes_per_token(_only(shape, stack), n.activation) * seq * batch
+        total += stack.layers * cross_kv_per_source_token(stack, n) * source * batch
+    return total
+
+
+def _only(shape: ModelShape, stack: Stack) -> ModelShape:
+    return ModelShape(shape.kind, shape.params, (stack,))
+
+
 def _inference(r: Resolved, generate: bool, work: float) -> list[Phase]:
     cfg, shape = r.config, r.shape
     n = numerics(cfg.value("dtype"))
@@ -207,9 +225,17 @@ def _inference(r: Resolved, generate: bool, work: float) -> list[Phase]:
     if not shape.stacks:
         acts = 0.0
         if shape.cnn is not None and is_modelled(shape.cnn):
-            _, largest = cnn_activation_elements(shape.cnn, int(cfg.value("image_size")))
-            acts = 3 * largest * n.activation * batch
-        return [_phase("forward", weights=weights, activations=acts, temporaries=work)]
+            image = int(cfg.value("image_size"))
+            _, largest = cnn_activation_elements(shape.cnn, image)
+            # the fp32 input images plus k × the largest activation (a block's input, its
+            # convolutions' outputs and the downsample branch overlap); k fitted per
+            # precision: 3.35 to resnet50-infer-fp32-b16, 2.35 to resnet50-infer-amp16-b32
+            k = 3.35 if n.activation == 4 else 2.35
+            acts = (4 * 3 * image * image + k * largest * n.activation) * batch
+        # autocast's cached 16-bit copies of the conv / linear weights (every parameter
+        # but BatchNorm's, which are < 0.3% of a torchvision CNN)
+        copies = shape.params * n.autocast_copies if not cfg.value("quantize") else 0.0
+        return [_phase("forward", weights=weights, activations=acts, temporaries=work + copies)]
     eager = _is_eager(r)
 
     def transient(tokens_per_seq: int, rows: int) -> float:
@@ -222,11 +248,23 @@ def _inference(r: Resolved, generate: bool, work: float) -> list[Phase]:
             live = max(live, per)
         return live
 
+    # autocast caches a 16-bit copy of every matmul weight for the whole forward, also under
+    # no_grad (the cache keys on the parameter's requires_grad, not on grad mode):
+    # fixtures bert-infer-amp16-b32-s512 / resnet50-infer-amp16-b32
+    copies = 0.0 if cfg.value("quantize") else \
+        (shape.linear_params + shape.lm_head_params) * n.autocast_copies
     if not generate:
         seq = _tokens(shape.stacks[-1], r)[0]
         logits = n.activation * shape.vocab * seq * batch if shape.lm_head else 0.0
-        return [_phase("forward", weights=weights, activations=transient(seq, batch) + logits,
-                       temporaries=work)]
+        # a plain forward of a decoder (or seq2seq) returns its KV cache (use_cache=True is
+        # every HF LM config's default): fixtures *-infer-* of llama-2-7b, pythia-1b, phi-2
+        cache = _returned_cache(r, n, batch)
+        # the layers' intermediates are gone when the head runs: the peak is the larger of the
+        # widest layer and the logits beside the final hidden state (fixtures *-infer-*)
+        if logits:
+            logits += n.activation * shape.stacks[-1].hidden * seq * batch
+        return [_phase("forward", weights=weights, kv_cache=cache,
+                       activations=max(transient(seq, batch), logits), temporaries=work + copies)]
     beams = int(cfg.value("num_beams") or 1)
     prompt = int(cfg.value("seq_len"))
     new = int(cfg.value("max_new_tokens"))

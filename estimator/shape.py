@@ -35,7 +35,7 @@ class Stack:
     stream: str = "text"            # "text" | "src" | "tgt" | "image"
     norm: str = "layer"             # "rms" (HF computes in fp32) | "layer"
     norms: int = 2
-    mlp: str = "plain"              # "gated" | "plain" | "gelu-tanh" (composite: 3 extra saves)
+    mlp: str = "plain"              # "gated" | "plain" | "gelu-tanh" (composite) | "relu"
     dropout: bool = False           # residual / attention dropout on in training
     cross_attention: bool = False
     moe: dict | None = None         # {"experts", "active", "expert_intermediate", "shared_intermediate"}
@@ -98,6 +98,7 @@ class ModelShape:
 _LAYERNORM = {"gpt2", "gpt_neox", "phi", "falcon", "bloom", "opt", "starcoder2", "phimoe", "olmo"}
 _GELU_TANH = {"gpt2", "phi", "starcoder2", "bloom"}
 _DROPOUT = {"gpt2", "opt"}
+_RELU = {"opt"}  # OPTConfig.activation_function = "relu"
 
 
 def _decoder(arch: Architecture) -> ModelShape:
@@ -110,7 +111,8 @@ def _decoder(arch: Architecture) -> ModelShape:
                "expert_intermediate": m["expert_intermediate"],
                "shared_intermediate": m["shared_intermediate"]}
     mlp = s["mlp"] if s["mlp"] == "gated" else (
-        "gelu-tanh" if arch.model_type in _GELU_TANH else "plain")
+        "gelu-tanh" if arch.model_type in _GELU_TANH else
+        "relu" if arch.model_type in _RELU else "plain")
     stack = Stack(layers=s["layers"], hidden=h, heads=s["heads"], kv_heads=s["kv_heads"],
                   head_dim=s["head_dim"], intermediate=s["intermediate"],
                   norm="layer" if arch.model_type in _LAYERNORM else "rms", norms=s["norms"],

@@ -142,7 +142,8 @@ def sdpa_by_rule(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=Fal
     if query.device.type != "cuda":
         return _ORIGINAL_SDPA(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p,
                               is_causal=is_causal, scale=scale, enable_gqa=enable_gqa)
-    query, key, value = _autocast_inputs(query, key, value)  # SDPA is on autocast's fp16 list
+    # SDPA is on autocast's lower-precision list: every floating input is cast, the mask too
+    query, key, value, attn_mask = _autocast_inputs(query, key, value, attn_mask)
     head_dim = query.size(-1)
     if query.dtype in (torch.float16, torch.bfloat16) and attn_mask is None and head_dim <= 256:
         KERNELS_USED["flash"] = KERNELS_USED.get("flash", 0) + 1
@@ -202,7 +203,13 @@ def _precision(dtype: str, device: str):
 
 def train_step(counter: LiveStorageCounter, model, make_batch: Callable, loss_of: Callable,
                dtype: str, device: str, warmup: bool = True) -> None:
-    """One steady-state step: zero_grad(set_to_none), forward + loss, backward, AdamW step."""
+    """One steady-state step: zero_grad(set_to_none), forward + loss, backward, AdamW step.
+
+    The loop is transformers' own custom-loop tutorial: ``outputs = model(**batch);
+    loss = outputs.loss; loss.backward()`` — the outputs (the logits) stay referenced until
+    the backward is done (HF ``Trainer`` drops them before its backward: lower by one logits
+    tensor).
+    """
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
 
     def step():
@@ -211,10 +218,10 @@ def train_step(counter: LiveStorageCounter, model, make_batch: Callable, loss_of
         batch = make_batch()
         counter.set_phase("forward")
         with _precision(dtype, device):
-            loss = loss_of(model, batch)
+            loss, outputs = loss_of(model, batch)
         counter.set_phase("backward")
-        loss.backward()
-        del loss, batch
+        loss.backward()  # the outputs (logits) stay referenced, as in `out = model(**b)`
+        del loss, outputs, batch
         counter.set_phase("optimizer step")
         opt.step()
 

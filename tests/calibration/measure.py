@@ -69,6 +69,8 @@ CONFIGS = [
     ("t5-base-infer-bf16-b8-s512", "t5-base", "inference", "bf16", 8, 512, 0),
     ("vit-base-infer-fp32-b32", "vit-base-patch16-224", "inference", "fp32", 32, 224, 0),
     ("resnet50-infer-amp16-b32", "resnet50", "inference", "amp-fp16", 32, 224, 0),
+    ("resnet50-infer-fp32-b16", "resnet50", "inference", "fp32", 16, 224, 0),
+    ("bert-infer-fp32-b8-s128", "bert-base-uncased", "inference", "fp32", 8, 128, 0),
     ("pythia-1b-infer-fp16-b8-s2048", "pythia-1b", "inference", "fp16", 8, 2048, 0),
     ("phi-2-infer-bf16-b4-s2048", "phi-2", "inference", "bf16", 4, 2048, 0),
     # generation: prefill (last-position logits) + greedy decoding with a DynamicCache

@@ -113,8 +113,11 @@ class RetainedGraph(Rule):
                 continue  # returned to a caller we cannot see, which may backpropagate
             container, stored = store.get("container"), store.get("stored_text")
             before_backward = value.backwarded is None
-            if before_backward:
-                cost = "before backward() has run, so every iteration's activations stay in GPU memory until it runs out"
+            if before_backward and backwarded_here:
+                cost = ("before its backward() has run: the backward later in the iteration frees the activations, "
+                        "but every iteration's graph stays referenced and the saved tensors are kept until then")
+            elif before_backward:
+                cost = "before any backward() has run on it, so every iteration's activations stay in GPU memory until it runs out"
             else:
                 cost = "after backward(), so the graph's nodes and tensors stay alive for the rest of the loop"
             message = (

@@ -64,6 +64,10 @@ def saved_per_token(stack: Stack, n: Numerics, *, eager: bool, context: int,
         total += 4 * a * q + scores_per_token(stack, n, context, training=True)
     else:
         total += 5 * a * q
+    if stack.qk_norm:
+        # the norm's fp32 copy of q and k and its 16-bit result: 6 bytes per element
+        # measured under AMP (qwen3-0.6b-train-ampbf16-b4-s4096: 6.1)
+        total += (4 + a) * (q + stack.kv_width)
     if stack.cross_attention:
         total += 3 * a * q  # query, output, o-proj input (K/V of the source: per source token)
         if eager:
@@ -107,8 +111,10 @@ def live_per_token(stack: Stack, n: Numerics) -> float:
     attention = 2 * stack.q_width + 2 * stack.kv_width
     if stack.moe:
         widest = max(attention, 3 * stack.moe["expert_intermediate"] * stack.moe["active"])
-    elif stack.mlp == "plain":
+    elif stack.mlp in ("plain", "relu"):
         widest = max(attention, 2 * stack.intermediate)
+    elif stack.mlp == "gelu-tanh":  # input, 0.5·x, 1 + tanh(...) and their product
+        widest = max(attention, 4 * stack.intermediate)  # (gpt2-gen-fp32-b8-p512-n32)
     else:
         widest = max(attention, 3 * stack.intermediate)
     return 3 * n.residual * h + a * h + a * widest

@@ -75,14 +75,21 @@ def _is_eager(r: Resolved) -> bool:
     return r.shape.eager_only or r.config.value("attention") == "eager"
 
 
+def _fp32_input(n, image: int) -> float:
+    """Under autocast the fp32 image batch stays referenced beside the 16-bit copy the first
+    convolution saves (which the activation walks count)."""
+    return 4 * 3 * image * image if n.activation != 4 else 0.0
+
+
 def _training_activations(r: Resolved, n, batch: int) -> tuple[float, float, float]:
     """(saved activations, forward-only loss temporaries, backward-start extra) per GPU."""
     shape = r.shape
     if not shape.stacks:
         if shape.cnn is None or not is_modelled(shape.cnn):
             return 0.0, 0.0, 0.0
-        saved, _ = cnn_activation_elements(shape.cnn, int(r.config.value("image_size")))
-        return saved * n.activation * batch, 0.0, 0.0
+        image = int(r.config.value("image_size"))
+        saved, _ = cnn_activation_elements(shape.cnn, image)
+        return (saved * n.activation + _fp32_input(n, image)) * batch, 0.0, 0.0
     checkpointing = bool(r.config.value("checkpointing"))
     eager = _is_eager(r)
     saved = 0.0
@@ -97,13 +104,19 @@ def _training_activations(r: Resolved, n, batch: int) -> tuple[float, float, flo
         else:
             saved += stack.layers * layer
         saved += n.residual * stack.hidden * seq * batch  # embedding output / final norm input
+        if stack.stream == "image":  # the pixels (and their 16-bit copy under autocast)
+            image = int(r.config.value("image_size") or shape.image_size or 224)
+            saved += (_fp32_input(n, image) + 3 * image * image * n.activation) * batch
     saved += one_layer
     if not shape.lm_head:
         return saved, 0.0, 0.0
     tokens = _tokens(shape.stacks[-1], r)[0] * batch
-    logits = n.activation * shape.vocab * tokens          # lm_head output, held by the output
+    # lm_head output, held by the output; BART adds its fp32 final_logits_bias, so under
+    # autocast its logits are fp32 and the loss needs no upcast (bart-base-train-amp16-*)
+    logit_bytes = 4 if shape.fp32_logits else n.activation
+    logits = logit_bytes * shape.vocab * tokens
     log_softmax = 4 * shape.vocab * tokens                # HF's loss upcasts: fp32 log-softmax
-    upcast = 4 * shape.vocab * tokens if n.activation != 4 else 0  # logits.float(), transient
+    upcast = 4 * shape.vocab * tokens if logit_bytes != 4 else 0  # logits.float(), transient
     # backward of the loss: d(log_softmax) and d(logits fp32), then the cast back
     backward = 8 * shape.vocab * tokens
     return saved + logits + log_softmax, upcast, backward
@@ -163,6 +176,8 @@ def _training(r: Resolved, work: float) -> list[Phase]:
     persist = int(cfg.value("accumulation") or 1) > 1 or bool(cfg.value("grads_persist"))
     live_grads = grads if persist else 0.0
     matmul_params = shape.linear_params + shape.lm_head_params
+    if not shape.stacks:  # a CNN: every conv / linear weight is cast (resnet50-train-amp16-b16)
+        matmul_params = shape.params
     copies = matmul_params * n.autocast_copies if not cfg.value("quantize") else 0.0
     if sharding in ("zero-3", "fsdp"):
         copies = copies / world
@@ -171,7 +186,21 @@ def _training(r: Resolved, work: float) -> list[Phase]:
     # the LM head's weight gradient is the first to appear (and its 16-bit matmul result)
     head = 0.0 if lora else shape.lm_head_params
     first_grads = 0.0 if persist else min(grads, head * grad_bytes)
-    bwd_temp += head * n.activation if n.weight != n.activation else 0.0
+    head_temp = head * n.activation if n.weight != n.activation else 0.0
+    # Two moments of the loss / head backward, never at once: first the log-softmax's grads
+    # (``bwd_temp``, nothing of the head's weight gradient yet); then, with the fp32 grads
+    # and the saved log-softmax freed, the 16-bit logits grad, the head's weight gradient
+    # and (AMP) its 16-bit matmul result. Summing both over-estimated gpt2-train-amp16-b4-s128
+    # by 9% (tests/calibration/fixtures).
+    if shape.lm_head and not lora:
+        tokens = _tokens(shape.stacks[-1], r)[0] * batch
+        later = first_grads + head_temp + (n.activation - 4) * shape.vocab * tokens
+        if later <= bwd_temp:
+            first_grads = 0.0
+        else:
+            bwd_temp = later - first_grads
+    else:
+        bwd_temp += head_temp
     return [
         _phase("step start", **base, gradients=live_grads, temporaries=temporaries),
         _phase("forward", **base, gradients=live_grads, activations=acts,

@@ -67,6 +67,10 @@ class Loop:
     id: int
     span: Span  # the loop header
     parent: int | None
+    end_line: int = 0  # the last line of the loop's body
+
+    def contains_line(self, line: int) -> bool:
+        return self.span.line <= line <= self.end_line
 
 
 @attrs.define

@@ -49,7 +49,8 @@ class LoopsMixin:
 
     def loop(self, node: ast.stmt, one_iteration) -> None:
         loop_id = len(self.trace.loops) + 1
-        self.trace.loops[loop_id] = Loop(loop_id, self.analyzer.lines.head_span(node), self.loops[-1] if self.loops else None)
+        self.trace.loops[loop_id] = Loop(loop_id, self.analyzer.lines.head_span(node), self.loops[-1] if self.loops else None,
+                                         getattr(node, "end_lineno", node.lineno))
         self.loops.append(loop_id)
         if not self.recording:
             # A quiet pass (an enclosing loop is still looking for its fixpoint): one

@@ -71,6 +71,8 @@ class MissingZeroGrad(Rule):
         # framework loops: a HF Trainer and Lightning's automatic optimization
         "from transformers import Trainer, TrainingArguments\ndef main(model, ds):\n    trainer = Trainer(model=model, args=TrainingArguments('out'), train_dataset=ds)\n    trainer.train()\n",
         "import lightning as L\nclass Lit(L.LightningModule):\n    def training_step(self, batch, idx):\n        loss = self.model(batch).mean()\n        return loss\n",
+        # an optimizer built inside the loop over a fresh leaf each iteration
+        "import torch\ndef guide(unet, latents, steps):\n    for t in steps:\n        x = latents.detach().clone().requires_grad_(True)\n        opt = torch.optim.SGD([x], lr=0.1)\n        unet(x, t).sum().backward()\n        opt.step()\n",
         # DeepSpeed's engine zeroes gradients in step()
         "import deepspeed\ndef train(model, loader, crit):\n    engine, opt, _, _ = deepspeed.initialize(model=model)\n    for x, y in loader:\n        loss = crit(engine(x), y)\n        engine.backward(loss)\n        engine.step()\n",
     )
@@ -93,6 +95,9 @@ class MissingZeroGrad(Rule):
             backwards = [b for b in trace.events_in(loop, EventKind.BACKWARD) if not is_framework_step(b)]
             if not backwards or resets_gradients(trace, loop):
                 continue
+            target = step.target
+            if target is not None and target.origin is not None and trace.loops[loop].contains_line(target.origin.span.line):
+                continue  # a fresh optimizer each iteration, usually over fresh leaf tensors (diffusers' guidance)
             harness = any(b.get("retain_graph") for b in backwards)
             target = step.target
             confidence = target.confidence if target is not None and target.kind is not None else backwards[0].value.graph_confidence if backwards[0].value else None

@@ -8,6 +8,16 @@ from ..rule import Invalid, Rule
 from ..structure import events, is_iteration_loop, loop_header
 
 
+def _escaping_locs(facts) -> frozenset:
+    """Containers whose contents leave the file: returned by a function that nothing in the
+    file calls (values flow up through callers' returns, so a chain of helpers counts)."""
+    found: set = set()
+    for trace in facts.traces:
+        if trace.function not in facts.called_functions:
+            found |= trace.returned_locs
+    return frozenset(found)
+
+
 class RetainedGraph(Rule):
     """
     ## What it does
@@ -76,6 +86,8 @@ class RetainedGraph(Rule):
         "import torch\ndef train(model, loader, opt, crit):\n    correct = 0\n    preds = []\n    for x, y in loader:\n        out = model(x)\n        preds.append(out.argmax(dim=1))\n        correct += (out.argmax(1) == y).sum()\n        crit(out, y).backward()\n",
         # chunked losses returned for the caller's backward
         "import torch\ndef chunked_loss(model, chunks, targets, crit):\n    losses = []\n    for x, y in zip(chunks, targets):\n        losses.append(crit(model(x), y))\n    return losses\n\ndef step(model, loader, crit, opt):\n    for chunks, targets in loader:\n        torch.stack(chunked_loss(model, chunks, targets, crit)).mean().backward()\n        opt.step()\n        opt.zero_grad()\n",
+        # backward and detach on one path, kept for the caller's backward on the other (sentence-transformers)
+        "import torch\nclass CachedLoss:\n    def calculate_loss(self, model, loader, with_backward=False):\n        losses = []\n        for x in loader:\n            loss = model(x).sum()\n            if with_backward:\n                loss.backward()\n                loss = loss.detach()\n            losses.append(loss)\n        return sum(losses)\n    def forward(self, model, loader):\n        return self.calculate_loss(model, loader)\n",
         # argsort and integer casts carry no graph
         "import torch\ndef train(model, loader, opt, crit):\n    ranks, labels = [], []\n    for x, y in loader:\n        out = model(x)\n        ranks.append(out.argsort(dim=1))\n        labels.append(out.long())\n        labels.append(out.to(torch.int64))\n        crit(out, y).backward()\n",
         # inference_mode and set_grad_enabled(False)
@@ -94,6 +106,7 @@ class RetainedGraph(Rule):
         created_at_store: dict[tuple[int, object], list[tuple]] = {}
         for trace, store in events(facts, EventKind.STORE):
             created_at_store.setdefault((id(trace), store.span), []).append(store.get("created_loops") or ())
+        escaped = _escaping_locs(facts)
         for trace, store in events(facts, EventKind.STORE):
             value = store.value
             if value is None or value.graph is None or not store.grad_enabled:
@@ -104,13 +117,14 @@ class RetainedGraph(Rule):
                 continue
             if store.loc in facts.backwarded_locs:
                 continue  # the stored graphs are backpropagated later: kept on purpose
+            later = trace.events[trace.events.index(store) + 1:]
             backwarded_here = value.backwarded is not None or any(
-                b.value is not None and b.value.graph == value.graph
-                for b in trace.events_in(retained[0], EventKind.BACKWARD)
+                b.kind is EventKind.BACKWARD and retained[0] in b.loops
+                and b.value is not None and b.value.graph == value.graph
+                for b in later
             )
-            if (store.loc in trace.returned_locs and trace.function not in facts.called_functions
-                    and not backwarded_here):
-                continue  # returned to a caller we cannot see, which may backpropagate
+            if store.loc in escaped and not backwarded_here:
+                continue  # returned (through any chain of calls) to a caller we cannot see
             container, stored = store.get("container"), store.get("stored_text")
             before_backward = value.backwarded is None
             if before_backward and backwarded_here:

@@ -1,7 +1,7 @@
 """The analysis engine: source text → facts → findings.
 
 Public names: :func:`analyze_source`, :class:`FileReport`, :class:`Problem`,
-:class:`Finding` and its parts, :class:`LintSettings`, :func:`all_rules`,
+:class:`Finding` and its parts, :class:`LintSettings`, :class:`SummaryCache`, :func:`all_rules`,
 :func:`rule_by_code`.
 """
 
@@ -9,9 +9,10 @@ from .engine import FileReport, Problem, analyze_source, decode_source
 from .finding import Applicability, Confidence, Edit, Evidence, Finding, Fix, Severity, Span
 from .rule import Rule, all_rules, rule_by_code
 from .settings import LintSettings
+from .summaries import SummaryCache
 
 __all__ = [
     "Applicability", "Confidence", "Edit", "Evidence", "FileReport", "Finding", "Fix",
-    "LintSettings", "Problem", "Rule", "Severity", "Span", "all_rules", "analyze_source",
+    "LintSettings", "Problem", "Rule", "Severity", "Span", "SummaryCache", "all_rules", "analyze_source",
     "decode_source", "rule_by_code",
 ]

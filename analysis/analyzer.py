@@ -26,6 +26,7 @@ from .interpreter import FunctionRun, backward_targets_of
 from .names import canonical, qualified_name
 from .positions import LineIndex
 from .semantic import FunctionInfo, ModuleIndex, mentions_training_words
+from .summaries import Entry, SummaryCache
 from .values import SCALAR, UNKNOWN, Kind, Loc, ModeFact, Value
 
 MAX_CALL_DEPTH = 8
@@ -55,8 +56,11 @@ UNKNOWN_SUMMARY = Summary(attrs.evolve(UNKNOWN, scaled=None))
 
 
 class FileAnalyzer:
-    def __init__(self, tree: ast.Module, source: str, path: str) -> None:
+    def __init__(self, tree: ast.Module, source: str, path: str, cache: SummaryCache | None = None) -> None:
         self.path = path
+        self.cache = cache
+        self._recorders: list[list[tuple]] = []
+        self._texts: dict[str, str] = {}
         self.tree = tree
         self.source = source
         # Most files of a large tree mention no training word: they are parsed (for syntax
@@ -150,6 +154,24 @@ class FileAnalyzer:
         start, end = body[0].lineno - 1, getattr(body[-1], "end_lineno", body[-1].lineno)
         return any(word in line for line in self.index.source_lines[start:end])
 
+    # --- effects on the file-level state (recorded for the incremental cache) --------
+    def _record(self, effect: tuple) -> None:
+        if self._recorders:
+            self._recorders[-1].append(effect)
+
+    def note_called(self, qualname: str) -> None:
+        self.called.add(qualname)
+        self._record(("called", qualname))
+
+    def note_backwarded(self, locs: frozenset[Loc]) -> None:
+        if locs:
+            self.backwarded_locs |= locs
+            self._record(("backwarded", locs))
+
+    def note_closure(self, qualname: str, env: dict[str, Value]) -> None:
+        self.closures[qualname] = env
+        self._record(("closure", qualname, env))
+
     def globals(self) -> dict[str, Value]:
         return self.module_run.env if self.module_run else {}
 
@@ -162,7 +184,7 @@ class FileAnalyzer:
     # --- calls ----------------------------------------------------------------------
     def call_function(self, caller: FunctionRun, info: FunctionInfo, args: list[Value], kwargs: dict[str, Value],
                       node: ast.Call, self_value: Value | None, receiver_path: str | None) -> Value:
-        self.called.add(info.qualname)
+        self.note_called(info.qualname)
         summary = self.invoke(info, args, kwargs, self_value, caller.grad_enabled, caller.recording)
         call_span = self.lines.span(node)
         name = info.qualname.split(".<locals>.")[-1]
@@ -210,6 +232,15 @@ class FileAnalyzer:
 
     def invoke(self, info: FunctionInfo, args: list[Value], kwargs: dict[str, Value], self_value: Value | None,
                grad_enabled: bool, record: bool) -> Summary:
+        """The summary of ``info`` called with these values (memoised, and cached across
+        analyses when a :class:`SummaryCache` is in use)."""
+        summary = self._invoke(info, args, kwargs, self_value, grad_enabled, record)
+        call = (info.qualname, tuple(args), tuple(sorted(kwargs.items())), self_value, grad_enabled, record)
+        self._record(("invoke", call, summary))
+        return summary
+
+    def _invoke(self, info: FunctionInfo, args: list[Value], kwargs: dict[str, Value], self_value: Value | None,
+                grad_enabled: bool, record: bool) -> Summary:
         grad = self._grad_mode(info, grad_enabled)
         key = (info.qualname, self_value, tuple(args), tuple(sorted(kwargs.items())), grad)
         if key in self._memo:
@@ -225,21 +256,83 @@ class FileAnalyzer:
             # arguments, so a helper called from 200 places costs a bounded amount.
             return self.invoke(info, [], {}, self_value and _bare(self_value), grad_enabled, record)
         self._contexts[info.qualname] = contexts + 1
+        cache_key = self._cache_key(info, key) if self.cache is not None else None
+        if cache_key is not None:
+            entry = self.cache.get(cache_key)
+            if entry is not None and self._replay(info, entry):
+                self.cache.hits += 1
+                self._memo[key] = (entry.summary, entry.trace)
+                if record:
+                    self._register(info, entry.trace)
+                return entry.summary
+            self.cache.misses += 1
         env = self._bind(info, args, kwargs, self_value)
         trace = Trace(info.qualname, contextual=bool(args or kwargs))
         outer = self.closures.get(info.qualname)
         run = FunctionRun(self, trace, info.node.body, env=env, outer=outer if outer is not None else {},
                           grad_enabled=grad, params=frozenset(env))
+        effects: list[tuple] = []
         self._stack.append(info.qualname)
+        self._recorders.append(effects)
         try:
             run.run()
         finally:
+            self._recorders.pop()
             self._stack.pop()
         summary = self._summarise(run, env, self_value)
         self._memo[key] = (summary, trace)
+        if cache_key is not None:
+            self.cache.put(cache_key, Entry(summary, trace, effects))
         if record:
             self._register(info, trace)
         return summary
+
+    def _cache_key(self, info: FunctionInfo, memo_key: tuple) -> tuple:
+        """Everything a function analysis reads: its text and place, its arguments, the
+        module globals and its enclosing scope (calls are checked on replay)."""
+        text = self._texts.get(info.qualname)
+        if text is None:
+            text = self._texts[info.qualname] = self.index.text_of(info.node)
+        closure = self.closures.get(info.qualname)
+        return (
+            self.path, info.node.lineno, info.node.col_offset, text, memo_key, self._shape_fingerprint,
+            hash(frozenset(self.globals().items())),
+            hash(frozenset(closure.items())) if closure is not None else 0,
+        )
+
+    @functools.cached_property
+    def _shape_fingerprint(self) -> int:
+        """What every function reads besides its own text: imports, and which names are
+        local functions and classes (with their bases and methods)."""
+        index = self.index
+        classes = tuple(sorted((name, c.base_names, c.local_bases, tuple(c.methods)) for name, c in index.classes.items()))
+        return hash((frozenset(index.imports.names.items()), tuple(sorted(index.functions)), classes))
+
+    def _replay(self, info: FunctionInfo, entry: Entry) -> bool:
+        """Re-apply a cached analysis; False when a function it called has changed."""
+        self._stack.append(info.qualname)
+        self._recorders.append([])  # the caller records this call, not its insides
+        try:
+            for effect in entry.effects:
+                kind = effect[0]
+                if kind == "invoke":
+                    (qualname, args, kwargs, self_value, grad_enabled, record), expected = effect[1], effect[2]
+                    callee = self.index.functions.get(qualname)
+                    if callee is None:
+                        return False
+                    got = self.invoke(callee, list(args), dict(kwargs), self_value, grad_enabled, record)
+                    if got is not expected and got != expected:
+                        return False
+                elif kind == "called":
+                    self.note_called(effect[1])
+                elif kind == "backwarded":
+                    self.note_backwarded(effect[1])
+                elif kind == "closure":
+                    self.note_closure(effect[1], effect[2])
+            return True
+        finally:
+            self._recorders.pop()
+            self._stack.pop()
 
     def _register(self, info: FunctionInfo, trace: Trace) -> None:
         if id(trace) not in self._registered:

@@ -19,6 +19,7 @@ from .finding import Finding, Span
 from .positions import LineIndex
 from .rule import Rule, all_rules
 from .settings import LintSettings
+from .summaries import SummaryCache
 from .suppressions import parse_suppressions
 
 log = logging.getLogger(__name__)
@@ -77,8 +78,13 @@ def run_rules(facts: FileFacts, rules: tuple[type[Rule], ...]) -> tuple[list[Fin
     return findings, problems
 
 
-def analyze_source(source: str, path: str = "<string>", settings: LintSettings = LintSettings()) -> FileReport:
-    """Lint ``source`` (the text of the file at ``path``) and return its report."""
+def analyze_source(source: str, path: str = "<string>", settings: LintSettings = LintSettings(),
+                   cache: SummaryCache | None = None) -> FileReport:
+    """Lint ``source`` (the text of the file at ``path``) and return its report.
+
+    ``cache`` (the language server passes one per session) keeps function analyses across
+    calls, so re-linting after an edit re-analyses only what the edit could change.
+    """
     rules = tuple(rule for rule in all_rules() if settings.is_enabled(rule.code))
     tree, problem = parse(source, path)
     if tree is None:
@@ -86,7 +92,7 @@ def analyze_source(source: str, path: str = "<string>", settings: LintSettings =
     if not rules:
         return FileReport(path)
     try:
-        facts = build_facts(tree, source, path)
+        facts = build_facts(tree, source, path, cache)
         facts.settings = settings
     except RecursionError:
         return FileReport(path, (), (Problem("internal-error", "file too deeply nested to analyse"),))

@@ -16,6 +16,7 @@ from .events import Trace
 from .positions import LineIndex
 from .semantic import ModuleIndex
 from .settings import LintSettings
+from .summaries import SummaryCache
 from .values import Loc
 
 
@@ -38,8 +39,8 @@ class FileFacts:
         return self.analyzer.lines
 
 
-def build_facts(tree: ast.Module, source: str, path: str) -> FileFacts:
-    analyzer = FileAnalyzer(tree, source, path)
+def build_facts(tree: ast.Module, source: str, path: str, cache: SummaryCache | None = None) -> FileFacts:
+    analyzer = FileAnalyzer(tree, source, path, cache)
     analyzer.run()
     return FileFacts(
         path=path,

@@ -114,7 +114,7 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
 
     # --- events with effects on the environment -------------------------------------
     def backward(self, value: Value, node: ast.Call, *, framework: str | None, retain_graph: bool = False, path: str | None = None) -> None:
-        self.analyzer.backwarded_locs |= value.locs
+        self.analyzer.note_backwarded(value.locs)
         detail = (("framework", framework), ("retain_graph", retain_graph))
         self.emit(EventKind.BACKWARD, node, value=value, detail=detail)
         target = path
@@ -268,7 +268,7 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
         info = self.analyzer.index.by_node.get(id(node))
         if info is not None:
             self.env[node.name] = Value(kind=Kind.FUNCTION, class_name=info.qualname)
-            self.analyzer.closures[info.qualname] = self.env
+            self.analyzer.note_closure(info.qualname, self.env)
 
     _exec_AsyncFunctionDef = _exec_FunctionDef
 

@@ -66,7 +66,7 @@ class Loc:
     name: str
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class Value:
     kind: Kind | None = None
     confidence: Confidence = Confidence.HIGH  # how we know the kind

@@ -88,12 +88,16 @@ class RetainedGraph(Rule):
         "import torch\ndef chunked_loss(model, chunks, targets, crit):\n    losses = []\n    for x, y in zip(chunks, targets):\n        losses.append(crit(model(x), y))\n    return losses\n\ndef step(model, loader, crit, opt):\n    for chunks, targets in loader:\n        torch.stack(chunked_loss(model, chunks, targets, crit)).mean().backward()\n        opt.step()\n        opt.zero_grad()\n",
         # backward and detach on one path, kept for the caller's backward on the other (sentence-transformers)
         "import torch\nclass CachedLoss:\n    def calculate_loss(self, model, loader, with_backward=False):\n        losses = []\n        for x in loader:\n            loss = model(x).sum()\n            if with_backward:\n                loss.backward()\n                loss = loss.detach()\n            losses.append(loss)\n        return sum(losses)\n    def forward(self, model, loader):\n        return self.calculate_loss(model, loader)\n",
+        # an accumulated loss backpropagated once after the loop
+        "def train(model, loader, opt):\n    total = 0\n    for x in loader:\n        total += model(x).sum()\n    total.backward()\n    opt.step()\n",
         # argsort and integer casts carry no graph
         "import torch\ndef train(model, loader, opt, crit):\n    ranks, labels = [], []\n    for x, y in loader:\n        out = model(x)\n        ranks.append(out.argsort(dim=1))\n        labels.append(out.long())\n        labels.append(out.to(torch.int64))\n        crit(out, y).backward()\n",
         # inference_mode and set_grad_enabled(False)
         "import torch\ndef run(model, loader):\n    a, b = [], []\n    with torch.inference_mode():\n        for x in loader:\n            a.append(model(x))\n    with torch.set_grad_enabled(False):\n        for x in loader:\n            b.append(model(x))\n    return a, b\n",
     )
     INVALID = (
+        # outputs returned to a caller in the file that never backpropagates them
+        Invalid("def collect(model, loader):\n    outs = []\n    for x in loader:\n        outs.append(model(x))\n    return outs\n\ndef main(model, loader):\n    print(len(collect(model, loader)))\n"),
         # returned, but every stored loss was already backpropagated: no caller can use the graph
         Invalid("def train_epoch(model, loader, opt, crit):\n    losses = []\n    for x, y in loader:\n        loss = crit(model(x), y)\n        losses.append(loss)\n        loss.backward()\n        opt.step()\n        opt.zero_grad()\n    return losses\n"),
         Invalid("import torch\ndef train(model, loader, opt, crit):\n    losses = []\n    for x, y in loader:\n        loss = crit(model(x), y)\n        losses.append(loss)\n        loss.backward()\n        opt.step()\n        opt.zero_grad()\n", Severity.ERROR),

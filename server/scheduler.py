@@ -71,6 +71,21 @@ class Outcome:
     seconds: float
 
 
+_summaries = None
+
+
+def summary_cache():
+    """The session's incremental cache of function analyses (created on first use, so the
+    server's start-up does not import the analysis): a keystroke re-analyses only the
+    functions it could change."""
+    global _summaries
+    if _summaries is None:
+        from torchward.analysis import SummaryCache
+
+        _summaries = SummaryCache()
+    return _summaries
+
+
 def analyse(snapshot: Snapshot, estimates: EstimateService | None = None) -> Outcome:
     """Analyse one snapshot (runs on a worker thread); never raises."""
     from torchward.analysis import FileReport, Problem, analyze_source
@@ -84,10 +99,11 @@ def analyse(snapshot: Snapshot, estimates: EstimateService | None = None) -> Out
         report = FileReport(snapshot.path, (), (Problem("too-large", message),))
     else:
         try:
+            cache = summary_cache()
             if text.startswith(BOM):  # most editors strip it; one that does not still gets findings
-                report = _after_bom(analyze_source(text[1:], snapshot.path, snapshot.settings))
+                report = _after_bom(analyze_source(text[1:], snapshot.path, snapshot.settings, cache))
             else:
-                report = analyze_source(text, snapshot.path, snapshot.settings)
+                report = analyze_source(text, snapshot.path, snapshot.settings, cache)
         except Exception as error:  # the engine promises not to raise; the server does not rely on it
             log.exception("analysis of %s failed", snapshot.uri)
             report = FileReport(snapshot.path, (), (Problem("internal-error", f"analysis failed: {error!r}"),))
@@ -182,6 +198,10 @@ class Scheduler:
     def is_pending(self, uri: str) -> bool:
         task = self._tasks.get(uri)
         return task is not None and not task.done()
+
+    def busy(self) -> bool:
+        """Whether an open document is being analysed now (the workspace scan waits for it)."""
+        return bool(self._analysing)
 
     def settled(self, uri: str) -> asyncio.Future:
         """A future resolved at the next delivery for ``uri`` (or when it is forgotten)."""

@@ -102,8 +102,8 @@ FAKE_RULES = (PrintCall, BreakpointCall, InputCall)
 def install() -> None:
     original = engine.build_facts
 
-    def build_facts(tree, source, path):
-        return pytypes.SimpleNamespace(path=path, source=source, tree=tree, facts=original(tree, source, path))
+    def build_facts(tree, source, path, cache=None):
+        return pytypes.SimpleNamespace(path=path, source=source, tree=tree, facts=original(tree, source, path, cache))
 
     engine.build_facts = build_facts
     engine.all_rules = lambda: FAKE_RULES

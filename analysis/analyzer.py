@@ -60,6 +60,8 @@ class FileAnalyzer:
         self.path = path
         self.cache = cache
         self._recorders: list[list[tuple]] = []
+        self._module_done = False
+        self._final_globals_fingerprint: int | None = None
         self._texts: dict[str, str] = {}
         self.tree = tree
         self.source = source
@@ -94,6 +96,7 @@ class FileAnalyzer:
         trace = Trace("<module>")
         self.module_run = FunctionRun(self, trace, self.tree.body, env={}, outer={}, grad_enabled=True)
         self.module_run.run()
+        self._module_done = True
         self.traces.append(trace)
         kinded = frozenset(name for name, value in self.module_run.env.items() if value.kind in _TRAINING_KINDS)
         kinded |= self._training_import_aliases()
@@ -296,9 +299,19 @@ class FileAnalyzer:
         closure = self.closures.get(info.qualname)
         return (
             self.path, info.node.lineno, info.node.col_offset, text, memo_key, self._shape_fingerprint,
-            hash(frozenset(self.globals().items())),
+            self._globals_fingerprint(),
             hash(frozenset(closure.items())) if closure is not None else 0,
         )
+
+    def _globals_fingerprint(self) -> int:
+        """The module globals as functions see them: recomputed while the module body runs
+        (it changes them), computed once after it."""
+        if self._final_globals_fingerprint is not None:
+            return self._final_globals_fingerprint
+        fingerprint = hash(frozenset(self.globals().items()))
+        if self.module_run is not None and self._module_done:
+            self._final_globals_fingerprint = fingerprint
+        return fingerprint
 
     @functools.cached_property
     def _shape_fingerprint(self) -> int:

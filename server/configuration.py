@@ -25,6 +25,7 @@ from torchward.config import SEVERITIES, normalize_selectors
 
 DEFAULT_DEBOUNCE_MS = 150  # below a typing pause (~200-300 ms between bursts), above one keystroke
 MAX_DEBOUNCE_MS = 10_000
+SCAN_MODES = ("off", "index", "diagnostics")
 
 
 @attrs.frozen
@@ -43,6 +44,10 @@ class ServerSettings:
     """Whether to run the VRAM estimator (GPU fit, memory hover)."""
     inlay_hints: bool = True
     code_lens: bool = True
+    workspace_scan: str = "off"
+    """Background scan of the workspace folder (:mod:`.scan`): "off"; "index" (module names
+    and top-level symbols of every file); "diagnostics" (also analyse every file and report
+    its findings, open or not)."""
 
 
 def _selectors(value: Any) -> tuple[str, ...]:
@@ -83,6 +88,12 @@ def _gpu(value: Any) -> str | None:
     return value.strip()
 
 
+def _scan_mode(value: Any) -> str:
+    if value not in SCAN_MODES:
+        raise ValueError(f"expected one of {', '.join(repr(mode) for mode in SCAN_MODES)}")
+    return value
+
+
 WIRE_NAMES: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "targetGpu": ("target_gpu", _gpu),
     "select": ("select", _selectors),
@@ -92,6 +103,7 @@ WIRE_NAMES: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "estimator": ("estimator", _boolean),
     "inlayHints": ("inlay_hints", _boolean),
     "codeLens": ("code_lens", _boolean),
+    "workspaceScan": ("workspace_scan", _scan_mode),
 }
 
 

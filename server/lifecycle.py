@@ -21,6 +21,7 @@ from typing import Any
 from lsprotocol import types
 
 from .configuration import section_of
+from .documents import path_of
 from .encoding import ColumnCodec
 from .server import TorchwardServer
 from .workspace import PROJECT_FILE, is_project_file
@@ -81,6 +82,7 @@ async def on_initialized(server: TorchwardServer, params: types.InitializedParam
         except Exception as error:
             log.info("the client refused the pyproject.toml watcher: %r", error)
     await refresh_configuration(server)
+    server.scan.start()  # after the folders' settings arrived: they say whether to scan
 
 
 async def refresh_configuration(server: TorchwardServer) -> None:
@@ -122,6 +124,7 @@ def settings_have_changed(server: TorchwardServer) -> None:
     server.reanalyse_all()
     reporting.request_refresh(server)
     lenses.refresh(server)  # inlayHints / codeLens may have been switched
+    server.scan.restart()  # workspaceScan, excludes, rule selection or the folders may have changed
 
 
 async def on_did_change_configuration(server: TorchwardServer, params: types.DidChangeConfigurationParams) -> None:
@@ -147,10 +150,14 @@ async def on_did_change_workspace_folders(server: TorchwardServer, params: types
 
 def on_did_change_watched_files(server: TorchwardServer, params: types.DidChangeWatchedFilesParams) -> None:
     if any(is_project_file(change.uri) for change in params.changes):
-        settings_have_changed(server)
+        settings_have_changed(server)  # rescans too: unchanged files are not read again
+        return
+    for change in params.changes:
+        server.scan.file_changed(path_of(change.uri))
 
 
 def on_shutdown(server: TorchwardServer, params: Any) -> None:
+    server.scan.stop()
     server.executor.shutdown(wait=False, cancel_futures=True)
 
 

@@ -8,7 +8,9 @@ to pull again after a settings change. Any other client gets
 ``textDocument/publishDiagnostics`` with the document version, after every analysis.
 Never both: a client that receives both shows every problem twice.
 
-Result ids let a puller skip unchanged reports; ``workspace/diagnostic`` is answered
+With ``workspaceScan: "diagnostics"`` the workspace report also holds the on-disk
+reports of scanned files that are not open (:mod:`.scan`), without a version; an open
+document's own report always wins. Result ids let a puller skip unchanged reports; ``workspace/diagnostic`` is answered
 as a long poll — when nothing changed since the ids the client sent, the reply waits
 for the next analysis (or :data:`WORKSPACE_POLL_S`), so the client does not spin.
 """
@@ -97,6 +99,18 @@ async def _workspace_items(server: TorchwardServer, previous: dict[str, str]):
         items.append(types.WorkspaceFullDocumentDiagnosticReport(
             uri=document.uri, version=result.version, items=diagnostics_for(document, result, server.codec),
             result_id=result.result_id))
+    for entry in server.scan.closed_reports():  # the workspace scan: files that are not open
+        result_id = entry.result.result_id
+        if previous.get(entry.uri) == result_id:
+            items.append(types.WorkspaceUnchangedDocumentDiagnosticReport(uri=entry.uri, version=None, result_id=result_id))
+            continue
+        changed = True
+        items.append(types.WorkspaceFullDocumentDiagnosticReport(
+            uri=entry.uri, version=None, items=list(entry.diagnostics), result_id=result_id))
+    for uri, result_id in server.scan.tombstones().items():  # deleted since the client last heard of them
+        if uri in previous and previous[uri] != result_id and server.documents.get(uri) is None:
+            changed = True
+            items.append(types.WorkspaceFullDocumentDiagnosticReport(uri=uri, version=None, items=[], result_id=result_id))
     return items, changed
 
 

@@ -25,6 +25,7 @@ from .documents import Document, DocumentStore
 from .encoding import ColumnCodec
 from .estimates import EstimateService, GpuEstimate
 from .results import AnalysisState, DocumentResult
+from .scan import WorkspaceScan
 from .scheduler import Outcome, Scheduler, Snapshot
 from .workspace import Workspace
 
@@ -62,6 +63,7 @@ class TorchwardServer(LanguageServer):
             estimates=self.estimates,
             deliver_estimate=self.deliver_estimate,
         )
+        self.scan = WorkspaceScan(self)  # the background scan and cross-file index (after ``initialized``)
 
     # -- messages to the user -------------------------------------------------------
     def log(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
@@ -172,9 +174,9 @@ class TorchwardServer(LanguageServer):
 
 def create_server(estimates: EstimateService | None = None) -> TorchwardServer:
     """A server with every feature registered."""
-    from . import codeactions, commands, hover, lenses, lifecycle, reporting, textsync
+    from . import codeactions, commands, hover, lenses, lifecycle, reporting, scan, textsync
 
     server = TorchwardServer(estimates)
-    for module in (lifecycle, textsync, reporting, codeactions, hover, commands, lenses):
+    for module in (lifecycle, textsync, reporting, codeactions, hover, commands, lenses, scan):
         module.register(server)
     return server

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
+from .documents import path_of
 from .results import AnalysisState
 from .server import TorchwardServer
 from .workspace import is_project_file
@@ -50,6 +51,7 @@ def on_did_save(server: TorchwardServer, params: types.DidSaveTextDocumentParams
 
         settings_have_changed(server)
         return
+    server.scan.file_changed(path_of(uri))
     state = server.states.get(uri)
     if uri in (d.uri for d in server.documents) and not server.is_current(uri, state.result if state else None):
         server.schedule(uri, immediate=True)
@@ -64,7 +66,8 @@ def on_did_close(server: TorchwardServer, params: types.DidCloseTextDocumentPara
     server.states.pop(uri, None)
     server.last_fit.pop(uri, None)
     server.scheduler.forget(uri)
-    reporting.clear(server, uri)
+    if not server.scan.document_closed(uri, path_of(uri)):  # a scanned file falls back to its on-disk result
+        reporting.clear(server, uri)
 
 
 def register(server: TorchwardServer) -> None:

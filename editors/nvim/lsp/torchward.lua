@@ -19,6 +19,7 @@ return {
       -- debounceMs = 150,          -- quiet time after typing before re-analysis
       -- select = { 'TW0' }, ignore = { 'TW011' }, severity = { TW002 = 'error' },
       -- estimator = true, inlayHints = true, codeLens = true,
+      -- workspaceScan = 'off',     -- 'index' | 'diagnostics': scan the whole root in the background
     },
   },
   handlers = {

@@ -39,6 +39,7 @@ describe('settings mapping', () => {
       estimator: true,
       inlayHints: true,
       codeLens: true,
+      workspaceScan: 'off',
     });
   });
 

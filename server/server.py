@@ -15,6 +15,7 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import attrs
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
@@ -121,6 +122,9 @@ class TorchwardServer(LanguageServer):
         lint, error = self.folders.lint_settings(document.path, settings)
         if error:
             self.warn_once(error + " (using the default configuration)")
+        gpu = self.target_gpu(settings)
+        if gpu and gpu != lint.target_gpu:
+            lint = attrs.evolve(lint, target_gpu=gpu)  # TW010 judges against the GPU the editor shows
         return Snapshot(
             uri, document.path, document.version, self.generation, document.text, lint,
             gpu=self.target_gpu(settings), estimator=settings.estimator,

@@ -15,8 +15,9 @@ broken configuration is reported once per distinct message and the defaults are 
 from __future__ import annotations
 
 import os
-
 from typing import TYPE_CHECKING
+
+import attrs
 from torchward.config import Config, find_config
 from torchward.errors import ConfigError
 
@@ -97,7 +98,7 @@ class Workspace:
         if editor.severity:
             overrides = dict(settings.severity)
             overrides.update((code, Severity(level)) for code, level in editor.severity)
-            settings = LintSettings(settings.select, settings.ignore, tuple(sorted(overrides.items())))
+            settings = attrs.evolve(settings, severity=tuple(sorted(overrides.items())))
         return settings, error
 
 

@@ -45,3 +45,20 @@ async def test_a_retained_graph_is_flagged_explained_and_fixed_or_suppressed(cli
         editor.apply(fixes[0].edit)
         assert "losses.append(loss.detach())" in editor.texts[URI]
         assert not [d for d in await editor.diagnostics(URI) if d.code == "TW001"]
+
+
+LLAMA_ON_A_SMALL_CARD = """\
+from transformers import AutoModelForCausalLM, TrainingArguments
+model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-2-7b-hf")
+args = TrainingArguments("out", per_device_train_batch_size=8, max_seq_length=2048, bf16=True)
+"""
+
+
+async def test_projected_oom_follows_the_target_gpu_the_editor_sets():
+    # TW010 judges against the editor's targetGpu (and torchward.selectGpu), not only pyproject
+    async with session("vscode-1.96", server=REAL_SERVER, options={"targetGpu": "t4"}) as editor:
+        editor.open(URI, LLAMA_ON_A_SMALL_CARD)
+        assert any(d.code == "TW010" for d in await editor.diagnostics(URI))
+    async with session("vscode-1.96", server=REAL_SERVER) as editor:
+        editor.open(URI, LLAMA_ON_A_SMALL_CARD)
+        assert not any(d.code == "TW010" for d in await editor.diagnostics(URI))

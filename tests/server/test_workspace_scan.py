@@ -8,8 +8,8 @@ import pytest
 from lsprotocol import types
 
 from harness import TIMEOUT_S, session, uri_of
-
-pytestmark = pytest.mark.asyncio
+from torchward.server.configuration import settings_from_wire
+from torchward.server.scan import module_name
 
 BAD = "def f():\n    print(1)\n    breakpoint()\n"
 CLEAN = "def f():\n    return 1\n"
@@ -72,6 +72,7 @@ async def workspace_pull(editor, previous: dict[str, str] | None = None) -> dict
     return {item.uri: item for item in report.items}
 
 
+@pytest.mark.asyncio
 async def test_the_index_lists_modules_and_symbols_and_progress_is_reported(project):
     async with session("vscode-1.96", folders=[project], options={"workspaceScan": "index"}) as editor:
         answer = await index(editor)
@@ -94,6 +95,7 @@ async def test_the_index_lists_modules_and_symbols_and_progress_is_reported(proj
                    for r in editor.client.registrations)
 
 
+@pytest.mark.asyncio
 async def test_changes_on_disk_update_the_index(project):
     async with session("vscode-1.96", folders=[project], options={"workspaceScan": "index"}) as editor:
         await index(editor)
@@ -109,6 +111,7 @@ async def test_changes_on_disk_update_the_index(project):
         assert modules["clean"]["classes"] == ["Added"]
 
 
+@pytest.mark.asyncio
 @pytest.mark.parametrize("client", ["vscode-1.65", "neovim-0.11"])
 async def test_the_scan_is_off_unless_asked(client, project):
     async with session(client, folders=[project]) as editor:
@@ -119,6 +122,7 @@ async def test_the_scan_is_off_unless_asked(client, project):
         assert uri_of(project / "bad.py") not in editor.client.published
 
 
+@pytest.mark.asyncio
 async def test_pulled_workspace_diagnostics_cover_closed_files_and_open_documents_win(project):
     bad, clean = uri_of(project / "bad.py"), uri_of(project / "clean.py")
     async with session("vscode-1.96", folders=[project], options={"workspaceScan": "diagnostics"}) as editor:
@@ -147,6 +151,7 @@ async def test_pulled_workspace_diagnostics_cover_closed_files_and_open_document
         assert items[bad].version is None and sorted(d.code for d in items[bad].items) == ["TW900", "TW901"]
 
 
+@pytest.mark.asyncio
 async def test_pushed_diagnostics_for_closed_files(project):
     bad = uri_of(project / "bad.py")
     async with session("vscode-1.65", folders=[project], options={"workspaceScan": "diagnostics"}) as editor:
@@ -165,6 +170,7 @@ async def test_pushed_diagnostics_for_closed_files(project):
         assert await eventually(lambda: not published[bad].diagnostics)
 
 
+@pytest.mark.asyncio
 async def test_multi_root_scans_each_folder_with_its_own_settings(project, tmp_path):
     other = tmp_path / "other"
     other.mkdir()
@@ -181,3 +187,21 @@ async def test_multi_root_scans_each_folder_with_its_own_settings(project, tmp_p
         assert modules["bad"]["analysed"] is False
         items = await workspace_pull(editor)
         assert set(items) == {uri_of(other / "train.py")}
+
+
+def test_the_setting_is_validated():
+    settings, errors = settings_from_wire({"workspaceScan": "everything"})
+    assert settings.workspace_scan == "off" and "'workspaceScan'" in errors[0]
+    assert settings_from_wire({"workspaceScan": "diagnostics"})[0].workspace_scan == "diagnostics"
+
+
+def test_module_names_follow_packages_else_the_folder(tmp_path):
+    (tmp_path / "src" / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "src" / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "src" / "pkg" / "sub" / "__init__.py").write_text("")
+    (tmp_path / "tools").mkdir()
+    root, packages = str(tmp_path), {}
+    assert module_name(str(tmp_path / "src" / "pkg" / "sub" / "mod.py"), root, packages) == "pkg.sub.mod"
+    assert module_name(str(tmp_path / "src" / "pkg" / "__init__.py"), root, packages) == "pkg"
+    assert module_name(str(tmp_path / "tools" / "prepare.py"), root, packages) == "tools.prepare"
+    assert module_name(str(tmp_path / "train.py"), root, packages) == "train"

@@ -8,6 +8,7 @@ and on a tie the first (scripts configure before they run).
 from __future__ import annotations
 
 import ast
+import os
 from typing import Any
 
 from torchward.estimator.runconfig import Field, RunConfig
@@ -131,7 +132,7 @@ class CallReader:
             return
         arg = self.values.get(call.args[0]) if call.args else self.keyword(call, "pretrained_model_name_or_path")
         if arg and isinstance(arg[0], str):
-            self.set("model", arg[0], call.lineno, arg[1])
+            self.set("model", self.local_checkpoint(arg[0]), call.lineno, arg[1])
         found = self.keyword(call, "torch_dtype", "dtype")
         text = ast.unparse(call)
         for key, dtype in _DTYPES.items():
@@ -147,6 +148,18 @@ class CallReader:
             value = {"flash_attention_2": "flash", "flash_attention_3": "flash"}.get(attention[0], attention[0])
             if value in ("eager", "sdpa", "flash"):
                 self.set("attention", value, call.lineno, attention[1])
+
+    def local_checkpoint(self, name: str) -> str:
+        """``"./checkpoints/run1"`` → its absolute path when that folder has a ``config.json``
+        (relative to the script's folder, then the working directory); else ``name``.
+        transformers itself prefers a local folder over a hub id of the same name."""
+        expanded = os.path.expanduser(name)
+        script_dir = os.path.dirname(os.path.abspath(self.values.path))
+        for base in (script_dir, os.getcwd()):
+            folder = os.path.normpath(os.path.join(base, expanded))
+            if os.path.isfile(os.path.join(folder, "config.json")):
+                return folder
+        return name
 
     def training_arguments(self, call: ast.Call) -> None:
         self.signals.setdefault("train", call.lineno)

@@ -6,6 +6,8 @@ business; they all end up here.
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
 from .finding import Severity
@@ -22,6 +24,7 @@ class LintSettings:
     ignore: tuple[str, ...] = ()
     severity: tuple[tuple[str, Severity], ...] = ()  # code -> severity override
     target_gpu: str | None = None  # GPU or instance name for TW010 (projected-oom); None: off
+    estimator: Any = None  # torchward.estimator.settings.EstimatorSettings: overrides, user models
 
     def is_enabled(self, code: str) -> bool:
         return matches_code(code, self.select) and not matches_code(code, self.ignore)

@@ -123,6 +123,9 @@ def estimate_resolved(r: Resolved, gpu: Gpu | None) -> Estimate:
     )
 
 
-def estimate(config: RunConfig, gpu: Gpu | None = None) -> Estimate:
-    """Estimate ``config`` on ``gpu`` (``None``: no verdict). Raises ``LookupError`` for no model."""
-    return estimate_resolved(resolve(config), gpu)
+def estimate(config: RunConfig, gpu: Gpu | None = None, models: tuple = ()) -> Estimate:
+    """Estimate ``config`` on ``gpu`` (``None``: no verdict). Raises ``LookupError`` for no model.
+
+    ``models``: the user's architectures (``EstimatorSettings.models``), found before the catalog.
+    """
+    return estimate_resolved(resolve(config, models), gpu)

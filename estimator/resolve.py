@@ -15,10 +15,14 @@ from typing import Any
 import attrs
 
 from .architecture import Architecture, all_architectures, lookup_model, read_config_json
+from .localmodels import from_hf_cache, lookup_user_model
+from .names import UnknownNameError, normalize
 from .runconfig import Field, RunConfig, parse_param_count
 from .shape import ModelShape, shape_of
 
 __all__ = ["Resolved", "resolve"]
+
+Models = tuple[tuple[str, str], ...]  # (name, JSON record) pairs, see .localmodels
 
 
 @attrs.frozen
@@ -73,15 +77,33 @@ ALTERNATIVES = {
 _CRITICAL = ("batch_size", "seq_len", "dtype")  # assumptions that make an estimate low-confidence
 
 
-def _find_arch(config: RunConfig) -> tuple[Architecture, str, bool, list[str]]:
+def _find_arch(config: RunConfig, models: Models = ()) -> tuple[Architecture, str, bool, list[str]]:
+    """User entries, then a local config.json path, the catalog, the offline HF cache."""
     notes: list[str] = []
     model = config.value("model")
     if model is not None:
         text = str(model)
-        if os.path.exists(text):
+        arch = lookup_user_model(text, models)
+        if arch is not None:
+            notes.append(f"{arch.name}: structure {arch.note}")
+        elif os.path.exists(text):
             arch = read_config_json(text)
-            return arch, arch.name, False, notes
-        arch = lookup_model(text)
+            notes.append(f"structure read from {text}")
+        else:
+            unknown: UnknownNameError | None = None
+            try:
+                arch = lookup_model(text)
+            except UnknownNameError as error:
+                unknown = error
+            if arch is None or ("/" in text and normalize(arch.hf_id or "") != normalize(text)):
+                # ORG/NAME the catalog knows only by a looser spelling: the cached config.json
+                # of exactly that repository is the better answer
+                cached = from_hf_cache(text)
+                if cached is not None:
+                    arch = cached
+                    notes.append(arch.note)
+                elif unknown is not None:
+                    raise unknown
         return arch, arch.name, False, notes
     params = config.value("params")
     if params is None:
@@ -94,9 +116,12 @@ def _find_arch(config: RunConfig) -> tuple[Architecture, str, bool, list[str]]:
     return proxy, f"{count / 1e9:.2f}B-parameter model", True, notes
 
 
-def resolve(config: RunConfig) -> Resolved:
-    """Complete ``config``: architecture found, every missing field assumed and named."""
-    arch, label, proxy, notes = _find_arch(config)
+def resolve(config: RunConfig, models: Models = ()) -> Resolved:
+    """Complete ``config``: architecture found, every missing field assumed and named.
+
+    ``models``: the user's own entries (``EstimatorSettings.models``), looked up first.
+    """
+    arch, label, proxy, notes = _find_arch(config, models)
     shape = shape_of(arch)
     if proxy:
         count = parse_param_count(config.value("params"))

@@ -95,8 +95,16 @@ class RunConfig:
                 yield name, field
 
     def merged(self, over: "RunConfig") -> "RunConfig":
-        """This configuration with every field that ``over`` sets replaced by ``over``'s."""
-        return attrs.evolve(self, **dict(over.fields()))
+        """This configuration with every field that ``over`` sets replaced by ``over``'s.
+
+        ``model`` and ``params`` are two ways to name the model: a layer that sets
+        either replaces both (``--params 7B`` over a script's ``from_pretrained``).
+        """
+        changes = dict(over.fields())
+        if "model" in changes or "params" in changes:
+            changes.setdefault("model", None)
+            changes.setdefault("params", None)
+        return attrs.evolve(self, **changes)
 
     def with_values(self, source: str = "remedy", **values: Any) -> "RunConfig":
         """A copy with ``values`` set (high confidence, ``source``): what-if questions."""

@@ -43,6 +43,17 @@ class Config:
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
     target_gpu: str | None = None  # the card TW010 and `torchward estimate` project onto
+    estimate: tuple[tuple[str, Any], ...] = ()  # [tool.torchward.estimate]: RunConfig overrides
+    models: tuple[tuple[str, str], ...] = ()  # user architectures: (name, JSON record)
+
+    def estimator_settings(self):
+        """The estimator's view (``None`` when nothing is set): overrides and user models."""
+        if not self.estimate and not self.models:
+            return None
+        from .estimator.settings import EstimatorSettings
+
+        name = os.path.basename(self.path) if self.path else "pyproject.toml"
+        return EstimatorSettings(self.estimate, self.models, f"{name} [tool.torchward.estimate]")
 
 
 def normalize_selectors(values: list[str]) -> tuple[str, ...]:
@@ -102,6 +113,24 @@ def _severity(value: Any) -> str:
     return value
 
 
+def _estimate(value: Any) -> tuple[tuple[str, Any], ...]:
+    from .estimator.settings import parse_estimate_table
+
+    return parse_estimate_table(value)
+
+
+def _models(value: Any) -> tuple[tuple[str, str], ...]:
+    from .estimator.localmodels import parse_model_records
+
+    return parse_model_records(value, "pyproject.toml [tool.torchward.models]")
+
+
+def _models_file(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError('expected the path of a JSON file of architectures, like "models.json"')
+    return value
+
+
 SCHEMA: dict[str, Callable[[Any], Any]] = {
     "select": _selectors,
     "ignore": _selectors,
@@ -111,6 +140,9 @@ SCHEMA: dict[str, Callable[[Any], Any]] = {
     "exclude": _patterns,
     "extend-exclude": _patterns,
     "target-gpu": _gpu_name,
+    "estimate": _estimate,
+    "models": _models,
+    "models-file": _models_file,
 }
 
 
@@ -137,8 +169,19 @@ def parse_table(path: str, table: Any) -> Config:
         try:
             values[key.replace("-", "_")] = convert(raw)
         except ValueError as error:
-            raise ConfigError(path, key, str(error)) from None
-    return Config(path=path, root=os.path.dirname(os.path.abspath(path)), **values)
+            raise ConfigError(path, getattr(error, "key", key), str(error)) from None
+    root = os.path.dirname(os.path.abspath(path))
+    models_file = values.pop("models_file", None)
+    if models_file is not None:
+        from .estimator.localmodels import read_models_file
+
+        try:
+            from_file = read_models_file(os.path.join(root, models_file))
+        except ValueError as error:
+            raise ConfigError(path, "models-file", str(error)) from None
+        named = {name for name, _ in values.get("models", ())}  # the table's entries win
+        values["models"] = values.get("models", ()) + tuple(m for m in from_file if m[0] not in named)
+    return Config(path=path, root=root, **values)
 
 
 def _read_document(path: str) -> dict:

@@ -24,6 +24,7 @@ class RuleSelection:
         self.ignore = tuple(config.ignore) + tuple(ignore)
         self.severity = tuple((code, Severity(level)) for code, level in config.severity)
         self.target_gpu = config.target_gpu
+        self.estimator = config.estimator_settings()
         self.per_file = tuple(
             (PatternList.parse("", [glob]), codes) for glob, codes in config.per_file_ignores
         )
@@ -35,6 +36,8 @@ class RuleSelection:
             "root": self.root if self.per_file else "",
             "target-gpu": self.target_gpu,
         }
+        if self.estimator is not None:
+            self._identity["estimator"] = self.estimator.identity()
         self._by_extra: dict[tuple[str, ...], LintSettings] = {}
 
     def identity(self) -> dict:
@@ -56,6 +59,6 @@ class RuleSelection:
         settings = self._by_extra.get(extra)
         if settings is None:
             settings = LintSettings(select=self.select, ignore=self.ignore + extra, severity=self.severity,
-                                    target_gpu=self.target_gpu)
+                                    target_gpu=self.target_gpu, estimator=self.estimator)
             self._by_extra[extra] = settings
         return settings

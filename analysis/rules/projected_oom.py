@@ -43,9 +43,12 @@ class ProjectedOom(Rule):
     Silent unless `target-gpu` is set, and silent when the estimate has low confidence
     (a batch size, sequence length or precision the script does not state, a model
     whose activations are not modelled) — except when the weights alone, which depend
-    on none of those, already exceed the card. Unknown models are never estimated. Values read from `argparse`
-    defaults can be overridden at launch. Never touches the network: models are known
-    from the bundled catalog or a local `config.json`.
+    on none of those, already exceed the card. Unknown models are never estimated.
+    Values read from `argparse` defaults can be overridden at launch; values in
+    `[tool.torchward.estimate]` (`batch-size`, `seq-len`, `dtype`, ...) override the
+    script's. Never touches the network: models are known from the bundled catalog,
+    `[tool.torchward.models]` / `models-file`, a local `config.json` or the offline
+    Hugging Face cache.
     """
 
     code = "TW010"
@@ -98,10 +101,14 @@ class ProjectedOom(Rule):
         except (LookupError, ValueError):
             return  # a bad name is the configuration's error, reported by `estimate`
         config, _ = read_source("\n".join(facts.index.source_lines), facts.path)
+        extra = facts.settings.estimator  # [tool.torchward.estimate] over the script's values
+        models = ()
+        if extra is not None:
+            config, models = config.merged(extra.run_config()), extra.models
         if config.model is None:
             return
         try:
-            result = estimate(config, choice.gpu)
+            result = estimate(config, choice.gpu, models)
         except (LookupError, ValueError):
             return  # unknown model: no invented number
         usable = choice.gpu.usable_bytes

@@ -1,7 +1,9 @@
 """``torchward estimate [SCRIPT]``: will this job fit the GPU, and what would make it fit.
 
 Inputs are layered, later over earlier: what the script says (read with ``ast``, never
-imported or run), then ``[tool.torchward] target-gpu``, then the flags. Every value in the
+imported or run), then ``[tool.torchward]`` (``target-gpu`` and the
+``[tool.torchward.estimate]`` overrides), then the flags. Architectures added under
+``[tool.torchward.models]`` or in ``models-file`` are found before the catalog. Every value in the
 output says where it came from; an input nobody gave is assumed, named in the output and
 widens the interval. ``--format json`` prints the object documented in
 docs/estimate-json.md.
@@ -69,7 +71,7 @@ def _flags(args: argparse.Namespace):
 
 
 def build_config(args: argparse.Namespace):
-    """(RunConfig from script + settings + flags, GPU choice or None, notes)."""
+    """(RunConfig from script + settings + flags, GPU choice or None, notes, user models)."""
     from ..config import resolve_config
     from ..errors import UsageError
     from ..estimator.hardware import lookup_hardware
@@ -88,6 +90,10 @@ def build_config(args: argparse.Namespace):
         notes.extend(script_notes)
     settings = resolve_config(args.config, args.script or ".")
     gpu_name = args.gpu or getattr(settings, "target_gpu", None)
+    extra = settings.estimator_settings()
+    models = ()
+    if extra is not None:
+        config, models = config.merged(extra.run_config()), extra.models
     config = config.merged(_flags(args))
     choice = None
     if gpu_name:
@@ -101,7 +107,7 @@ def build_config(args: argparse.Namespace):
         if choice.count > 1 and config.gpus is None:
             source = "--gpu" if args.gpu else "settings target-gpu"
             config = config.merged(RunConfig(gpus=Field(choice.count, source)))
-    return config, choice, notes
+    return config, choice, notes, models
 
 
 def run(args: argparse.Namespace) -> int:
@@ -113,11 +119,12 @@ def run(args: argparse.Namespace) -> int:
     from ..estimator.report import estimate_report
     from ..reporters.memory import render
 
-    config, choice, notes = build_config(args)
+    config, choice, notes, models = build_config(args)
     try:
-        result = estimate(config, choice.gpu if choice else None)
+        result = estimate(config, choice.gpu if choice else None, models)
     except UnknownNameError as error:
-        raise UsageError(str(error)) from None
+        raise UsageError(f"{error} (add its structure under [tool.torchward.models], or give "
+                         "--params N)") from None
     except LookupError as error:
         raise UsageError(str(error)) from None
     data = estimate_report(result)

@@ -353,6 +353,7 @@ class WorkspaceScan:
                 config, _ = server.folders.project_config(os.path.join(root, "__init__.py"))
                 exclude = tuple(config.exclude) + tuple(config.extend_exclude)
                 paths, truncated = await loop.run_in_executor(self.executor, discover_folder, root, exclude, config.root)
+                paths = [p for p in paths if server.folders.folder_for(p) == uri]  # a nested folder scans its own
                 folder = self.folders.setdefault(uri, FolderIndex(uri, root, mode))
                 folder.state, folder.truncated = "scanning", truncated
                 for gone in set(folder.files) - set(paths):

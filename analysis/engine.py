@@ -19,6 +19,7 @@ from .finding import Finding, Span
 from .positions import LineIndex
 from .rule import Rule, all_rules
 from .settings import LintSettings
+from .reparse import reparse
 from .summaries import SummaryCache
 from .suppressions import parse_suppressions
 
@@ -49,11 +50,19 @@ def decode_source(data: bytes) -> str:
     return text
 
 
-def parse(source: str, path: str) -> tuple[ast.Module | None, Problem | None]:
+def parse(source: str, path: str, cache: SummaryCache | None = None) -> tuple[ast.Module | None, Problem | None]:
+    """Parse ``source``; with a cache, only the top-level statements an edit touched."""
     try:
+        previous = cache.last_tree(path) if cache is not None else None
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escape sequences are not our business
-            return ast.parse(source, filename=path, type_comments=False), None
+            if previous is not None:
+                tree = reparse(previous[0], previous[1], source, path)
+            else:
+                tree = ast.parse(source, filename=path, type_comments=False)
+        if cache is not None:
+            cache.remember_tree(path, source, tree)
+        return tree, None
     except SyntaxError as error:
         line = error.lineno or 1
         column = max((error.offset or 1) - 1, 0)
@@ -86,7 +95,7 @@ def analyze_source(source: str, path: str = "<string>", settings: LintSettings =
     calls, so re-linting after an edit re-analyses only what the edit could change.
     """
     rules = tuple(rule for rule in all_rules() if settings.is_enabled(rule.code))
-    tree, problem = parse(source, path)
+    tree, problem = parse(source, path, cache)
     if tree is None:
         return FileReport(path, (), (problem,) if problem else ())
     if not rules:

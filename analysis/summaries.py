@@ -16,7 +16,9 @@ state — keyed by everything it read:
 A hit replays the entry's effects (containers it backpropagated, functions it called,
 closures it defined, the calling contexts it used), so the file-level result is the one
 a fresh analysis computes; ``tests/analysis/test_incremental.py`` checks exactly that over
-random edits. The CLI analyses each file once and passes no cache.
+random edits. The cache also remembers each document's last syntax tree, so that an edit re-parses
+only the top-level statements it touched (:mod:`torchward.analysis.reparse`). The CLI
+analyses each file once and passes no cache.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Any, Hashable
 import attrs
 
 MAX_ENTRIES = 20_000  # a few thousand functions per open workspace; ~1 KB each
+MAX_TREES = 64  # the open documents of a session
 
 
 @attrs.define
@@ -46,6 +49,19 @@ class SummaryCache:
         self.max_entries = max_entries
         self.hits = 0
         self.misses = 0
+        self._trees: OrderedDict[str, tuple[str, Any]] = OrderedDict()  # path -> (source, ast.Module)
+
+    def last_tree(self, path: str) -> tuple[str, Any] | None:
+        """The last source parsed for ``path`` and its tree (for :func:`reparse`)."""
+        with self._lock:
+            return self._trees.get(path)
+
+    def remember_tree(self, path: str, source: str, tree: Any) -> None:
+        with self._lock:
+            self._trees[path] = (source, tree)
+            self._trees.move_to_end(path)
+            while len(self._trees) > MAX_TREES:
+                self._trees.popitem(last=False)
 
     def get(self, key: Hashable) -> Entry | None:
         with self._lock:

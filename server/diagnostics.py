@@ -12,11 +12,10 @@ never point outside it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import attrs
 from lsprotocol import types
-
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the engine loads after the initialize reply (server start-up time)
     from torchward.analysis import Edit, Finding, Problem, Span
@@ -95,20 +94,54 @@ def _location(document: Document, span: Span, path: str | None, codec: ColumnCod
 
 
 def finding_diagnostic(document: Document, finding: Finding, version: int, codec: ColumnCodec) -> types.Diagnostic:
+    parts = _static_parts(document, finding, codec)
     return types.Diagnostic(
-        range=to_range(document, finding.span, codec),
+        range=parts.range,
         message=finding.message,
-        severity=SEVERITIES.get(getattr(finding.severity, "value", finding.severity), types.DiagnosticSeverity.Warning),
+        severity=parts.severity,
         code=finding.code,
-        code_description=types.CodeDescription(href=docs_url(finding.code)),
+        code_description=parts.code_description,
         source=SOURCE,
-        related_information=[
-            types.DiagnosticRelatedInformation(_location(document, item.span, item.path, codec), item.message)
-            for item in finding.evidence
-        ]
-        or None,
-        data={"finding": finding.to_dict(), "version": version},
+        related_information=parts.related_information,
+        data={"finding": parts.finding_dict, "version": version},
     )
+
+
+@attrs.frozen
+class _Parts:
+    range: types.Range
+    severity: types.DiagnosticSeverity
+    code_description: types.CodeDescription
+    related_information: list[types.DiagnosticRelatedInformation] | None
+    finding_dict: dict
+
+
+_PARTS: dict[tuple, _Parts] = {}
+_MAX_PARTS = 20_000
+
+
+def _static_parts(document: Document, finding: Finding, codec: ColumnCodec) -> _Parts:
+    """Everything of a diagnostic but its version, memoised: a keystroke republishes
+    mostly the same findings, and building lsprotocol objects costs more than analysing.
+    Keyed by the finding and the text of every line it points into, so columns stay exact."""
+    lines = {finding.span.line, finding.span.end_line, *(e.span.line for e in finding.evidence if e.path in (None, document.path)),
+             *(e.span.end_line for e in finding.evidence if e.path in (None, document.path))}
+    key = (finding, codec.encoding, document.path, tuple((n, document.line_text(n - 1)) for n in sorted(lines)))
+    parts = _PARTS.get(key)
+    if parts is None:
+        if len(_PARTS) >= _MAX_PARTS:
+            _PARTS.clear()
+        parts = _PARTS[key] = _Parts(
+            range=to_range(document, finding.span, codec),
+            severity=SEVERITIES.get(getattr(finding.severity, "value", finding.severity), types.DiagnosticSeverity.Warning),
+            code_description=types.CodeDescription(href=docs_url(finding.code)),
+            related_information=[
+                types.DiagnosticRelatedInformation(_location(document, item.span, item.path, codec), item.message)
+                for item in finding.evidence
+            ] or None,
+            finding_dict=finding.to_dict(),
+        )
+    return parts
 
 
 def problem_diagnostic(document: Document, problem: Problem, codec: ColumnCodec) -> types.Diagnostic | None:

@@ -29,8 +29,8 @@ from typing import Any, Hashable
 
 import attrs
 
-MAX_ENTRIES = 20_000  # a few thousand functions per open workspace; ~1 KB each
-MAX_TREES = 64  # the open documents of a session
+MAX_ENTRIES = 4_000  # the functions of the few documents being edited; older ones are evicted
+MAX_TREES = 4  # the documents being typed in (a tree of 1,000 lines is ~2 MB)
 
 
 @attrs.define

@@ -22,6 +22,7 @@ from typing import Any
 
 from torchward.estimator.runconfig import RunConfig
 
+from .modulecount import UNTRACED, ModuleCount, ModuleCounter, module_constants
 from .names import ImportTable, dotted, qualified_name
 from .runconfig_calls import CallReader
 
@@ -153,7 +154,56 @@ def read_source(source: str, path: str = "<script>") -> tuple[RunConfig, list[st
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             reader.call(node, _call_name(node, reader.imports))
+    if "model" not in reader.fields:
+        _workspace_model(tree, path, values, reader, notes)
     return reader.config(), notes
+
+
+def _workspace_model(tree: ast.Module, path: str, values: Values, reader: CallReader,
+                     notes: list[str]) -> None:
+    """The script trains its own ``nn.Module``: count it from its layer constructors.
+
+    Among the instantiations of local module classes outside their own bodies, the one
+    with the most parameters is the model. Its arguments are followed like every other
+    value (literals, constants, argparse defaults); layers that cannot be sized are named
+    in a note, and lower the confidence, instead of being guessed.
+    """
+    counter = ModuleCounter(tree, path, module_constants(tree))
+    if not counter.modules:
+        return
+    best: tuple[int, ast.Call, ModuleCount, str] | None = None
+    for statement in tree.body:
+        if isinstance(statement, ast.ClassDef) and statement.name in counter.modules:
+            continue
+        for node in ast.walk(statement):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id in counter.modules):
+                continue
+            confidence = "high"
+            args, kwargs = [], {}
+            for arg in node.args:
+                found = values.get(arg)
+                args.append(UNTRACED if found is None else found[0])
+                confidence = "medium" if found and found[1] != "high" else confidence
+            for kw in node.keywords:
+                if kw.arg:
+                    found = values.get(kw.value)
+                    kwargs[kw.arg] = UNTRACED if found is None else found[0]
+                    confidence = "medium" if found and found[1] != "high" else confidence
+            count = counter.count_class(node.func.id, args, kwargs)
+            if best is None or count.params > best[0]:
+                best = (count.params, node, count, confidence)
+    if best is None or best[0] == 0:
+        return
+    params, node, count, confidence = best
+    name = node.func.id
+    if count.unknown:
+        confidence = "low"
+        shown = ", ".join(dict.fromkeys(count.unknown))
+        notes.append(f"{name}: {params:,} parameters counted; not sized: {shown[:300]}")
+    reader.set("model", name, node.lineno, confidence)
+    reader.set("params", params, node.lineno, confidence,
+               f"{reader.path}:{node.lineno} ({name}'s layers)")
 
 
 def read_script(path: str) -> tuple[RunConfig, list[str]]:

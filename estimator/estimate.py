@@ -11,7 +11,9 @@ what occupies the card. The interval:
   (``shared/calibration/t4_allocator_constants.json``);
 - every *assumed* input is re-evaluated at its optimistic and pessimistic alternative
   (:data:`.resolve.ALTERNATIVES`): the interval widens by what we do not know;
-- a structure borrowed from another checkpoint (``--params`` only) widens by ±20%.
+- a structure borrowed from another checkpoint (``--params`` only) widens by ±20%;
+- a workspace ``nn.Module`` with layers that could not be sized widens the high end by
+  50% (:data:`.resolve.UNSIZED_LAYERS_SPREAD`).
 
 Verdict against the GPU's usable memory: ``oom`` when the nominal peak exceeds it,
 ``tight`` when only the high end does, ``fits`` otherwise. Confidence is ``low`` when a
@@ -98,7 +100,7 @@ def estimate_resolved(r: Resolved, gpu: Gpu | None) -> Estimate:
     low_alloc, high_alloc = min(low_alloc, allocated), max(high_alloc, allocated)
     spread = PROXY_ERROR if r.proxy else 0.0
     low_alloc *= 1 - MODEL_ERROR["low"] - spread
-    high_alloc *= 1 + MODEL_ERROR["high"] + spread
+    high_alloc *= 1 + MODEL_ERROR["high"] + spread + r.widen
     context = gpu.context_bytes if gpu else 0
     notes = list(r.notes)
     modelled = bool(r.shape.stacks) or (r.shape.cnn is not None and r.shape.kind == "cnn"

@@ -53,7 +53,8 @@ def estimate_report(e: Estimate, *, search: bool = True) -> dict:
     data["smallest_gpu"] = gpu.name if gpu else None
     inst = smallest_instance(e)
     data["smallest_instance"] = f"{inst.name} ({inst.count} × {inst.gpu.name})" if inst else None
-    data["max_batch_size"] = max_fitting(e, "batch_size", upper=1 << 16)
+    if r.shape.kind != "custom":  # activations not modelled: the batch changes nothing here
+        data["max_batch_size"] = max_fitting(e, "batch_size", upper=1 << 16)
     if r.shape.stacks and r.shape.kind != "vision-transformer":
         data["max_seq_len"] = max_fitting(e, "seq_len", upper=1 << 22)
     return data

@@ -22,6 +22,7 @@ from .shape import ModelShape, shape_of
 
 __all__ = ["Resolved", "resolve"]
 
+UNSIZED_LAYERS_SPREAD = 0.5  # a workspace nn.Module with layers whose sizes could not be followed
 Models = tuple[tuple[str, str], ...]  # (name, JSON record) pairs, see .localmodels
 
 
@@ -36,6 +37,8 @@ class Resolved:
     notes: tuple[str, ...] = ()
     proxy: bool = False
     """The structure is borrowed from another checkpoint (only a parameter count was given)."""
+    widen: float = 0.0
+    """Extra relative allowance on the high end (a workspace module with unsized layers)."""
 
 
 def _max_positions(arch: Architecture) -> int | None:
@@ -81,6 +84,11 @@ def _find_arch(config: RunConfig, models: Models = ()) -> tuple[Architecture, st
     """User entries, then a local config.json path, the catalog, the offline HF cache."""
     notes: list[str] = []
     model = config.value("model")
+    if model is not None and config.params is not None:
+        # both from one layer: only the script reader sets both, for an nn.Module it counted
+        arch = Architecture(name=str(model), family="custom", model_type="custom", config={},
+                            note=f"nn.Module defined in the workspace ({config.params.source})")
+        return arch, str(model), False, notes
     if model is not None:
         text = str(model)
         arch = lookup_user_model(text, models)
@@ -122,11 +130,20 @@ def resolve(config: RunConfig, models: Models = ()) -> Resolved:
     ``models``: the user's own entries (``EstimatorSettings.models``), looked up first.
     """
     arch, label, proxy, notes = _find_arch(config, models)
-    shape = shape_of(arch)
+    widen = 0.0
+    if arch.model_type == "custom":
+        shape = ModelShape("custom", parse_param_count(config.value("params")),
+                           note=f"{label}: parameters counted from its layer constructors")
+        if config.params.confidence == "low":  # layers it could not size: the high end widens
+            widen = UNSIZED_LAYERS_SPREAD
+            notes.append(f"{label}: some layers could not be sized; the high end allows "
+                         f"{UNSIZED_LAYERS_SPREAD:.0%} more")
+    else:
+        shape = shape_of(arch)
     if proxy:
         count = parse_param_count(config.value("params"))
         shape = attrs.evolve(shape, params=count)
-    elif config.params is not None:
+    elif config.params is not None and arch.model_type != "custom":
         shape = attrs.evolve(shape, params=parse_param_count(config.value("params")))
     mode = config.value("mode")
     assumed: dict[str, Field] = {}
@@ -135,10 +152,12 @@ def resolve(config: RunConfig, models: Models = ()) -> Resolved:
         assumed["mode"] = Field(mode, "assumed", "low")
     for name, value in _defaults(arch, mode, shape).items():
         if getattr(config, name) is None:
-            if name == "image_size" and shape.kind in ("decoder", "encoder", "encoder-decoder"):
+            if name == "image_size" and shape.kind in ("decoder", "encoder", "encoder-decoder", "custom"):
                 continue
             if name == "seq_len" and shape.kind not in ("decoder", "encoder", "encoder-decoder"):
                 continue
+            if name == "attention" and shape.kind == "custom":
+                continue  # no attention layers torchward models
             if name in ("max_new_tokens", "num_beams") and mode != "generate":
                 continue
             if name in ("optimizer", "accumulation", "grads_persist") and mode != "train":
@@ -155,7 +174,7 @@ def resolve(config: RunConfig, models: Models = ()) -> Resolved:
     missing = tuple(n for n, f in assumed.items() if n not in silent and f.source == "assumed")
     if not shape.stacks and shape.cnn is not None and shape.kind != "cnn":
         notes.append(shape.note)
-    return Resolved(filled, arch, shape, label, missing, tuple(notes), proxy)
+    return Resolved(filled, arch, shape, label, missing, tuple(notes), proxy, widen)
 
 
 def is_critical(name: str) -> bool:

@@ -1,0 +1,334 @@
+"""Static parameter counts of the ``nn.Module`` classes a script defines, for the estimator.
+
+A class counts when it subclasses ``nn.Module`` (or a counted local class) and its
+``__init__`` builds layers whose sizes can be followed: literals, module constants,
+``__init__`` defaults and the arguments of the call that builds it, ``self.x = x`` and
+local names, ``+ - * // / **`` of those. Understood layers: ``nn.Linear``,
+``Conv1d/2d/3d`` (and transposed), ``Embedding``, ``LayerNorm``, ``RMSNorm``,
+``BatchNorm*``, ``GroupNorm``, ``InstanceNorm*``, ``MultiheadAttention``, ``LSTM`` /
+``GRU`` / ``RNN``, ``nn.Parameter(torch.zeros(...))``, parameter-free layers
+(activations, pooling, dropout...), ``Sequential`` / ``ModuleList`` / ``ModuleDict`` of
+those, list comprehensions and ``append`` loops over ``range(N)``, and local classes
+(also classes imported from a sibling file of the same folder).
+
+Anything else (a layer from another library, a size read from a config object, a module
+passed in) is *unknown*: it adds nothing to the count and is listed, so the estimate
+widens its interval instead of inventing parameters. Weight tying is not subtracted (an
+over-count is the safe side of an OOM estimate).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from typing import Any
+
+import attrs
+
+from .modulelayers import Unknown as _Unknown
+from .modulelayers import layer_params as _layer
+from .names import ImportTable, qualified_name
+
+__all__ = ["UNTRACED", "ModuleCount", "ModuleCounter", "module_constants"]
+
+UNTRACED = object()
+"""An argument whose value could not be followed: layers sized by it are unknown."""
+
+_FREE = {  # torch.nn layers without parameters
+    "ReLU", "ReLU6", "GELU", "SiLU", "Mish", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "ELU",
+    "LeakyReLU", "Hardswish", "Hardsigmoid", "Softplus", "Identity", "Flatten", "Unflatten",
+    "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "MaxPool1d", "MaxPool2d",
+    "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Upsample", "PixelShuffle",
+    "PixelUnshuffle", "ZeroPad2d", "ConstantPad2d", "ReflectionPad2d", "CrossEntropyLoss",
+    "MSELoss", "L1Loss", "BCEWithLogitsLoss", "BCELoss", "NLLLoss", "Softmax2d", "GLU",
+}
+_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module", "lightning.LightningModule",
+          "pytorch_lightning.LightningModule", "lightning.pytorch.LightningModule")
+
+
+@attrs.frozen
+class ModuleCount:
+    params: int
+    unknown: tuple[str, ...] = ()    # constructors / values that could not be counted
+    traced: bool = False             # some size came from a constant, default or argument
+
+
+_ZERO = ModuleCount(0)
+
+
+def _add(*counts: ModuleCount, times: int = 1) -> ModuleCount:
+    return ModuleCount(sum(c.params for c in counts) * times,
+                       tuple(u for c in counts for u in c.unknown),
+                       any(c.traced for c in counts))
+
+
+class ModuleCounter:
+    """Counts for the module classes of one file (and the siblings it imports from)."""
+
+    def __init__(self, tree: ast.Module, path: str, constants: dict[str, Any], depth: int = 0) -> None:
+        self.imports = ImportTable(tree)
+        self.path = path
+        self.constants = constants
+        self.classes: dict[str, tuple[ast.ClassDef, ModuleCounter]] = {}
+        self._active: set[str] = set()
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef):
+                self.classes[node.name] = (node, self)
+        if depth == 0:
+            self._siblings(tree)
+        self.modules = {n for n in self.classes if self.is_module(n)}
+
+    # -- which classes -------------------------------------------------------------------
+    def _siblings(self, tree: ast.Module) -> None:
+        folder = os.path.dirname(os.path.abspath(self.path)) if not self.path.startswith("<") else None
+        for node in tree.body:
+            if not (folder and isinstance(node, ast.ImportFrom) and node.module and node.level in (0, 1)):
+                continue
+            sibling = os.path.join(folder, node.module.replace(".", os.sep) + ".py")
+            if not os.path.isfile(sibling) or os.path.getsize(sibling) > 500_000:
+                continue
+            try:
+                with open(sibling, encoding="utf-8-sig") as handle:
+                    other_tree = ast.parse(handle.read(), filename=sibling)
+            except (OSError, SyntaxError, ValueError):
+                continue
+            other = ModuleCounter(other_tree, sibling, module_constants(other_tree), depth=1)
+            for alias in node.names:
+                if alias.name in other.classes:
+                    self.classes[alias.asname or alias.name] = other.classes[alias.name]
+                    self.imports.names.pop(alias.asname or alias.name, None)
+
+    def is_module(self, name: str, seen: frozenset[str] = frozenset()) -> bool:
+        if name not in self.classes or name in seen:
+            return False
+        node, owner = self.classes[name]
+        for base in node.bases:
+            qualified = qualified_name(base, owner.imports) or ""
+            if qualified in _BASES or qualified.endswith(".nn.Module"):
+                return True
+            if isinstance(base, ast.Name) and owner.is_module(base.id, seen | {name}):
+                return True
+        return False
+
+    # -- counting ------------------------------------------------------------------------
+    def count_class(self, name: str, args: list[Any] = (), kwargs: dict[str, Any] | None = None) -> ModuleCount:
+        """The parameters of ``name(*args, **kwargs)`` (values already evaluated)."""
+        node, owner = self.classes[name]
+        if name in self._active:
+            return ModuleCount(0, (f"{name} (recursive)",))
+        self._active.add(name)
+        try:
+            return owner._count_body(node, list(args), dict(kwargs or {}))
+        finally:
+            self._active.discard(name)
+
+    def _count_body(self, node: ast.ClassDef, args: list[Any], kwargs: dict[str, Any]) -> ModuleCount:
+        init = next((s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+        parts: list[ModuleCount] = []
+        for base in node.bases:  # a local base class builds its own layers in super().__init__()
+            if isinstance(base, ast.Name) and base.id in self.modules:
+                parts.append(self.count_class(base.id, args, kwargs))
+        if init is None:
+            return _add(*parts)
+        env = dict(self.constants)
+        env.update(_bind(init.args, args, kwargs, self))
+        lists: dict[str, ModuleCount] = {}
+        self._statements(init.body, env, lists, parts, times=1)
+        return _add(*parts)
+
+    def _statements(self, body, env, lists, parts, times) -> None:
+        for stmt in body:
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                for target in targets:
+                    self._assign(target, stmt.value, env, lists, parts, times)
+            elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+                self._effect(stmt.value, env, lists, parts, times)
+            elif isinstance(stmt, ast.For) and (bounds := _range(stmt.iter, env, self)) is not None:
+                if isinstance(stmt.target, ast.Name) and len(range(*bounds)) <= 256:
+                    for index in range(*bounds):  # unrolled: sizes may depend on the index
+                        env[stmt.target.id] = index
+                        self._statements(stmt.body, env, lists, parts, times)
+                else:
+                    self._statements(stmt.body, env, lists, parts, times * len(range(*bounds)))
+            elif isinstance(stmt, ast.For):
+                parts.append(ModuleCount(0, (f"layers built in `for {ast.unparse(stmt.target)} in "
+                                             f"{ast.unparse(stmt.iter)[:30]}` (count not traced)",)))
+            elif isinstance(stmt, ast.If):
+                try:
+                    test = self.value(stmt.test, env)
+                except _Unknown:
+                    parts.append(ModuleCount(0, ("a layer built under an untraceable `if`",)))
+                    continue
+                self._statements(stmt.body if test else stmt.orelse, env, lists, parts, times)
+
+    def _assign(self, target, value, env, lists, parts, times) -> None:
+        is_self = isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+            and target.value.id == "self"
+        if isinstance(target, ast.Name) or is_self:
+            key = target.id if isinstance(target, ast.Name) else "self." + target.attr
+            try:
+                env[key] = self.value(value, env)
+                return
+            except _Unknown:
+                pass
+            if isinstance(value, ast.List) and not value.elts:
+                lists[key] = _ZERO
+                return
+            count = self.expr(value, env, lists)
+            if isinstance(target, ast.Name):
+                lists[key] = count  # a local module or list: counted where self.x takes it
+            elif count.params or count.unknown:
+                parts.append(_add(count, times=times))
+
+    def _effect(self, call: ast.Call, env, lists, parts, times) -> None:
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "add_module", "register_module") \
+                and call.args:
+            item = self.expr(call.args[-1], env, lists)
+            owner = func.value
+            if isinstance(owner, ast.Name) and owner.id in lists:
+                lists[owner.id] = _add(lists[owner.id], _add(item, times=times))
+            else:  # self.layers.append(...), self.add_module("x", ...)
+                parts.append(_add(item, times=times))
+
+    def expr(self, node: ast.AST, env: dict, lists: dict) -> ModuleCount:
+        """Parameters held by the module (or list of modules) ``node`` builds."""
+        if isinstance(node, ast.Name) and node.id in lists:
+            return lists[node.id]
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return _add(*(self.expr(e, env, lists) for e in node.elts))
+        if isinstance(node, ast.Starred):
+            return self.expr(node.value, env, lists)
+        if isinstance(node, ast.Dict):
+            return _add(*(self.expr(v, env, lists) for v in node.values))
+        if isinstance(node, ast.ListComp) and len(node.generators) == 1:
+            n = _range_count(node.generators[0].iter, env, self)
+            if n is not None:
+                return _add(self.expr(node.elt, env, lists), times=n)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and isinstance(node.left, ast.List):
+            return self.expr(node.left, env, lists)  # [Block()] * n is one module n times
+        if isinstance(node, ast.ListComp):
+            return ModuleCount(0, (f"{ast.unparse(node)[:40]} (count not traced)",))
+        if isinstance(node, ast.Call):
+            return self.call(node, env, lists)
+        return _ZERO  # self.config = config, self.scale = d ** -0.5: not a module (or not knowable)
+
+    def call(self, node: ast.Call, env: dict, lists: dict) -> ModuleCount:
+        qualified = qualified_name(node.func, self.imports) or ""
+        local = node.func.id if isinstance(node.func, ast.Name) else None
+        label = ast.unparse(node.func)
+        if local in self.modules:
+            try:
+                args = [self.value(a, env) for a in node.args]
+                kwargs = {k.arg: self.value(k.value, env) for k in node.keywords if k.arg}
+            except _Unknown:
+                return ModuleCount(0, (f"{label}(...) (arguments not traced)",))
+            inner = self.count_class(local, args, kwargs)
+            return ModuleCount(inner.params, inner.unknown, True)
+        tail = qualified.rsplit(".", 1)[-1]
+        if not qualified.startswith("torch.nn.") and not (tail == "Parameter" and "torch" in qualified):
+            name = label.rsplit(".", 1)[-1]
+            if name[:1].isupper() or name in ("create_model", "from_pretrained") or ".models." in qualified:
+                return ModuleCount(0, (f"{label}(...)",))  # a class from elsewhere: unknown size
+            return _ZERO  # math.sqrt(d), torch.arange(n): values, not modules
+        if tail in _FREE:
+            return _ZERO
+        if tail in ("Sequential", "ModuleList", "ModuleDict", "ParameterList"):
+            return _add(*(self.expr(a, env, lists) for a in node.args))
+        try:
+            return ModuleCount(_layer(tail, node, self, env), (), self._traced(node))
+        except _Unknown:
+            return ModuleCount(0, (f"{label}(...) (sizes not traced)",))
+
+    def _traced(self, node: ast.Call) -> bool:
+        return any(not isinstance(n, ast.Constant) for a in [*node.args, *(k.value for k in node.keywords)]
+                   for n in ast.walk(a) if isinstance(n, (ast.Name, ast.Attribute)))
+
+    def value(self, node: ast.AST, env: dict) -> Any:
+        """A plain value (int, bool, tuple...) or :class:`_Unknown`."""
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            if env.get(node.id, UNTRACED) is not UNTRACED:
+                return env[node.id]
+            raise _Unknown
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            if env.get("self." + node.attr, UNTRACED) is not UNTRACED:
+                return env["self." + node.attr]
+            raise _Unknown
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return tuple(self.value(e, env) for e in node.elts)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.Not)):
+            inner = self.value(node.operand, env)
+            return -inner if isinstance(node.op, ast.USub) else not inner
+        if isinstance(node, ast.BinOp):
+            left, right = self.value(node.left, env), self.value(node.right, env)
+            if not all(isinstance(v, (int, float)) for v in (left, right)):
+                raise _Unknown
+            ops = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+                   ast.FloorDiv: lambda a, b: a // b, ast.Pow: lambda a, b: a ** b,
+                   ast.Div: lambda a, b: a // b if a % b == 0 else a / b}
+            if type(node.op) not in ops or (isinstance(node.op, (ast.FloorDiv, ast.Div)) and right == 0):
+                raise _Unknown
+            return ops[type(node.op)](left, right)
+        if isinstance(node, ast.IfExp):
+            return self.value(node.body if self.value(node.test, env) else node.orelse, env)
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            left, right = self.value(node.left, env), self.value(node.comparators[0], env)
+            ops = {ast.Eq: left == right, ast.NotEq: left != right, ast.Is: left is right,
+                   ast.IsNot: left is not right}
+            if type(node.ops[0]) in ops:
+                return ops[type(node.ops[0])]
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("int", "max", "min"):
+            values = [self.value(a, env) for a in node.args]
+            return {"int": lambda *v: int(v[0]), "max": max, "min": min}[node.func.id](*values)
+        raise _Unknown
+
+
+def _bind(args: ast.arguments, given: list[Any], kwargs: dict[str, Any], counter: ModuleCounter) -> dict:
+    """``__init__``'s parameters bound to the call's values, else their literal defaults."""
+    names = [a.arg for a in args.posonlyargs + args.args][1:]  # without self
+    defaults = dict(zip(names[len(names) - len(args.defaults):], args.defaults))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    env: dict[str, Any] = dict(zip(names, given))
+    for name in names + [a.arg for a in args.kwonlyargs]:
+        if name in kwargs:
+            env[name] = kwargs[name]
+        elif name not in env and name in defaults:
+            try:
+                env[name] = counter.value(defaults[name], counter.constants)
+            except _Unknown:
+                pass
+    return env
+
+
+def _range(node: ast.AST, env: dict, counter: ModuleCounter) -> tuple[int, ...] | None:
+    """The arguments of ``range(...)`` when they can be followed."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range" \
+            and 1 <= len(node.args) <= 3:
+        try:
+            bounds = tuple(counter.value(a, env) for a in node.args)
+        except _Unknown:
+            return None
+        if all(isinstance(b, int) and not isinstance(b, bool) for b in bounds) \
+                and (len(bounds) < 3 or bounds[2] != 0):
+            return bounds
+    return None
+
+
+def _range_count(node: ast.AST, env: dict, counter: ModuleCounter) -> int | None:
+    bounds = _range(node, env, counter)
+    return None if bounds is None else len(range(*bounds))
+
+
+def module_constants(tree: ast.Module) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                found[node.targets[0].id] = ast.literal_eval(node.value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                pass
+    return found

@@ -1,0 +1,135 @@
+"""nn.Module classes in the workspace: a static parameter count from their layer constructors.
+
+Expected counts are computed by hand from torch's layer definitions (weights + biases;
+BatchNorm running statistics are buffers, not parameters), each written out below.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from contextlib import redirect_stdout
+
+from torchward.analysis.runconfig import read_script, read_source
+from torchward.cli import main
+
+TRANSFORMER = '''
+import torch
+import torch.nn as nn
+
+HIDDEN = 256
+
+class Block(nn.Module):
+    def __init__(self, d, mult=4):
+        super().__init__()
+        self.norm = nn.LayerNorm(d)
+        self.attn = nn.MultiheadAttention(d, 8, batch_first=True)
+        self.mlp = nn.Sequential(nn.Linear(d, d * mult), nn.GELU(), nn.Linear(d * mult, d))
+
+class Net(nn.Module):
+    def __init__(self, vocab=1000, d=HIDDEN, layers=4):
+        super().__init__()
+        self.d = d
+        self.embed = nn.Embedding(vocab, self.d)
+        self.pos = nn.Parameter(torch.zeros(1, 128, d))
+        self.blocks = nn.ModuleList([Block(d) for _ in range(layers)])
+        self.head = nn.Linear(d, vocab, bias=False)
+        self.scale = d ** -0.5
+
+model = Net(layers=6)
+opt = torch.optim.AdamW(model.parameters())
+for x in loader:
+    model(x).sum().backward()
+    opt.step()
+'''
+# Block(256): LayerNorm 2·256 = 512; MultiheadAttention 4·256² + 4·256 = 263,168;
+# MLP 256·1024 + 1024 + 1024·256 + 256 = 525,568 → 789,248.
+# Net: embedding 256,000 + pos 32,768 + 6 blocks 4,735,488 + head 256,000 = 5,280,256.
+NET_PARAMS = 5_280_256
+
+CNN = '''
+import torch
+from torch import nn
+
+class Small(nn.Module):
+    def __init__(self, classes):
+        super().__init__()
+        layers = []
+        for i in range(3):
+            layers.append(nn.Conv2d(3 if i == 0 else 16, 16, kernel_size=3, padding=1))
+            layers.append(nn.BatchNorm2d(16))
+            layers.append(nn.ReLU())
+        self.features = nn.Sequential(*layers)
+        self.rnn = nn.LSTM(16, 32, num_layers=2, bidirectional=True)
+        self.fc = nn.Linear(64, classes)
+
+net = Small(classes=NUM_CLASSES)
+'''
+# convs 448 + 2·2,320; BatchNorm 3·32; LSTM (bidirectional, 2 layers):
+# 2·(4·32·(16+32) + 2·4·32) + 2·(4·32·(64+32) + 2·4·32) = 12,800 + 25,088; fc 64·10 + 10.
+
+
+def test_a_script_trained_custom_transformer_is_counted_exactly_with_its_source():
+    config, notes = read_source(TRANSFORMER, "train.py")
+    assert config.model.value == "Net" and config.model.source == "train.py:24"
+    assert config.params.value == NET_PARAMS and config.params.confidence == "high"
+    assert config.params.source == "train.py:24 (Net's layers)" and not notes
+
+
+def test_loops_conditional_sizes_rnns_and_constants_are_followed():
+    config, notes = read_source("NUM_CLASSES = 10\n" + CNN, "train.py")
+    assert config.params.value == 448 + 2 * 2_320 + 96 + 12_800 + 25_088 + 650
+    assert not notes
+
+
+def test_untraceable_layers_are_named_and_lower_the_confidence_never_invented():
+    source = TRANSFORMER.replace("self.head = nn.Linear(d, vocab, bias=False)",
+                                 "self.head = nn.Linear(d, config.vocab)\n        self.extra = Backbone(pretrained=True)")
+    config, notes = read_source(source, "train.py")
+    assert config.params.value == NET_PARAMS - 256_000 and config.params.confidence == "low"
+    assert any("nn.Linear(...) (sizes not traced)" in n and "Backbone(...)" in n for n in notes)
+
+
+def test_unknown_argument_leaves_the_layers_it_sizes_unknown():
+    config, notes = read_source("NUM = 10\n" + CNN.replace("NUM_CLASSES", "args.classes"), "train.py")
+    assert config.params.confidence == "low" and any("fc" not in n and "nn.Linear" in n for n in notes)
+
+
+def test_a_catalog_model_named_by_the_script_wins_over_its_wrapper_class():
+    source = ("import torch.nn as nn\nfrom transformers import AutoModel\n"
+              "class Classifier(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+              "        self.bert = AutoModel.from_pretrained('bert-base-uncased')\n"
+              "        self.head = nn.Linear(768, 2)\n"
+              "model = Classifier()\n")
+    config, _ = read_source(source, "train.py")
+    assert config.model.value == "bert-base-uncased" and config.params is None
+
+
+def test_classes_imported_from_a_sibling_file_are_counted(tmp_path):
+    body = TRANSFORMER.split("model = Net")[0]
+    (tmp_path / "models.py").write_text(body)
+    (tmp_path / "train.py").write_text("import torch\nfrom models import Net\nmodel = Net(d=128, layers=2)\n"
+                                       "loss = model(x).sum()\nloss.backward()\n")
+    config, _ = read_script(str(tmp_path / "train.py"))
+    # Block(128): 256 + (4·128² + 4·128) + (128·512 + 512 + 512·128 + 128) = 198,016
+    assert config.params.value == 128_000 + 128 * 128 + 2 * 198_016 + 128_000
+
+
+def test_estimate_uses_the_count_and_widens_for_unsized_layers(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(TRANSFORMER)
+    exact = _json("estimate", str(script), "--gpu", "t4", "--batch-size", "4")
+    assert exact["model"] == "Net" and exact["params"] == NET_PARAMS
+    assert exact["terms"]["weights"] == NET_PARAMS * 4 and exact["max_batch_size"] is None
+    assert any("not modelled" in n for n in exact["notes"]) and exact["confidence"] == "low"
+    script.write_text(TRANSFORMER.replace("self.scale = d ** -0.5", "self.extra = Mystery(d)"))
+    widened = _json("estimate", str(script), "--gpu", "t4", "--batch-size", "4")
+    assert widened["params"] == NET_PARAMS and widened["config"]["params"]["confidence"] == "low"
+    assert widened["high_bytes"] > exact["high_bytes"] * 1.2
+
+
+def _json(*argv: str) -> dict:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main([*argv, "--format", "json"]) == 0
+    return json.loads(out.getvalue())

@@ -154,9 +154,13 @@ def read_source(source: str, path: str = "<script>") -> tuple[RunConfig, list[st
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             reader.call(node, _call_name(node, reader.imports))
+        elif isinstance(node, ast.Subscript) and (dotted(node.value) or "").endswith("environ") \
+                and isinstance(node.slice, ast.Constant) and node.slice.value == "WORLD_SIZE":
+            reader.signals.setdefault("world-size-env", node.lineno)  # os.environ["WORLD_SIZE"]
     if "model" not in reader.fields:
         _workspace_model(tree, path, values, reader, notes)
-    return reader.config(), notes
+    config = reader.config()
+    return config, notes + reader.notes
 
 
 def _workspace_model(tree: ast.Module, path: str, values: Values, reader: CallReader,

@@ -39,6 +39,7 @@ class CallReader:
         self.path = path
         self.fields: dict[str, Field] = {}
         self.signals: dict[str, int] = {}  # what the script does → first line
+        self.notes: list[str] = []
 
     # -- recording ---------------------------------------------------------------------
     def set(self, name: str, value: Any, line: int, confidence: str = "high", source: str | None = None) -> None:
@@ -114,9 +115,15 @@ class CallReader:
                 self.deepspeed(found[0], call.lineno)
         elif tail == "generate":
             self.signals.setdefault("generate", call.lineno)
-            self.take(call, "max_new_tokens", "max_new_tokens", convert=_int)
-            self.take(call, "num_beams", "num_beams", convert=_int)
-            self.take(call, "max_context", "max_length", convert=_int)
+            self.generation(call)
+        elif tail == "GenerationConfig" or (tail == "from_pretrained" and "GenerationConfig" in name):
+            self.generation(call)
+        elif tail == "Accelerator" and name.startswith("accelerate"):
+            self.accelerator(call)
+        elif tail in ("init_process_group", "spawn", "start_processes") and name.startswith("torch"):
+            self.take(call, "gpus", "world_size", "nprocs", convert=_int)
+        elif tail in ("getenv", "get"):
+            self.environment(call, name)
         elif tail == "backward":
             self.signals.setdefault("train", call.lineno)
         elif tail in ("half", "bfloat16") and not call.args:
@@ -127,6 +134,30 @@ class CallReader:
             self.take(call, "seq_len", "max_length", convert=_int)
 
     # -- families ----------------------------------------------------------------------
+    def generation(self, call: ast.Call) -> None:
+        """``generate(...)`` / ``GenerationConfig(...)``: lengths, beams, ``use_cache``."""
+        self.take(call, "max_new_tokens", "max_new_tokens", convert=_int)
+        self.take(call, "num_beams", "num_beams", convert=_int)
+        self.take(call, "max_context", "max_length", convert=_int)
+        self.take(call, "use_cache", "use_cache", convert=lambda v: v if isinstance(v, bool) else None)
+
+    def accelerator(self, call: ast.Call) -> None:
+        """``Accelerator(mixed_precision="bf16", gradient_accumulation_steps=4)``."""
+        self.take(call, "dtype", "mixed_precision",
+                  convert=lambda v: {"bf16": "amp-bf16", "fp16": "amp-fp16", "no": "fp32"}.get(str(v)))
+        self.take(call, "accumulation", "gradient_accumulation_steps", convert=_int)
+
+    def environment(self, call: ast.Call, name: str) -> None:
+        """``os.environ["WORLD_SIZE"]`` / ``os.getenv("WORLD_SIZE")``: launched distributed.
+
+        The count is set at launch, not in the script: a medium-confidence signal that
+        the estimate names (sharding divides by a world size nobody stated)."""
+        if not name.endswith(("os.getenv", "os.environ.get", "environ.get", "getenv")):
+            return
+        key = call.args[0] if call.args else None
+        if isinstance(key, ast.Constant) and key.value == "WORLD_SIZE":
+            self.signals.setdefault("world-size-env", call.lineno)
+
     def from_pretrained(self, call: ast.Call, name: str) -> None:
         if any(word in name for word in ("Tokenizer", "Processor", "FeatureExtractor", "Config.")):
             return
@@ -184,7 +215,12 @@ class CallReader:
     def lightning(self, call: ast.Call) -> None:
         self.take(call, "dtype", "precision", convert=lambda v: _LIGHTNING_PRECISION.get(str(v)))
         self.take(call, "accumulation", "accumulate_grad_batches", convert=_int)
-        self.take(call, "gpus", "devices", convert=lambda v: v if isinstance(v, int) and v > 0 else None)
+        devices = self.keyword(call, "devices")
+        nodes = self.keyword(call, "num_nodes")
+        if devices and _int(devices[0]):
+            count = devices[0] * (nodes[0] if nodes and _int(nodes[0]) else 1)
+            self.set("gpus", count, call.lineno, devices[1] if not nodes else min(
+                (devices[1], nodes[1]), key=lambda c: _RANK[c]))
         found = self.keyword(call, "strategy")
         if found and isinstance(found[0], str):
             strategy = found[0]
@@ -227,6 +263,11 @@ class CallReader:
                            ("gradient_accumulation_steps", "accumulation")):
             if isinstance(value.get(key), int):
                 self.set(field, value[key], line, "high", source)
+        micro, steps = value.get("train_micro_batch_size_per_gpu"), value.get("gradient_accumulation_steps", 1)
+        total = value.get("train_batch_size")
+        if all(isinstance(v, int) and v > 0 for v in (micro, steps, total)) and total % (micro * steps) == 0:
+            # DeepSpeed's invariant: train_batch_size = micro × accumulation × world size
+            self.set("gpus", total // (micro * steps), line, "high", source + " (train_batch_size)")
         if (value.get("bf16") or {}).get("enabled") is True:
             self.set("dtype", "bf16", line, "high", source)
         elif (value.get("fp16") or {}).get("enabled") is True:
@@ -255,6 +296,10 @@ class CallReader:
             fields["dtype"] = Field("amp-fp16", at("grad-scaler"), "medium")
         if "dtype" not in fields and mode == "train" and not weights:
             fields["dtype"] = Field("fp32", f"{self.path} (no autocast or 16-bit weights found)", "medium")
+        if "world-size-env" in self.signals and "gpus" not in fields:
+            self.notes.append(f"{at('world-size-env')}: the script reads WORLD_SIZE (a distributed "
+                              "launch); the world size is set at launch — give --gpus N or gpus in "
+                              "[tool.torchward.estimate] (assumed 1: nothing divided)")
         return RunConfig(**fields)
 
 

@@ -302,6 +302,10 @@ def _inference(r: Resolved, generate: bool, work: float) -> list[Phase]:
     per_token = kv_bytes_per_token(shape, kv_dtype)
     rows = batch * beams
     last_logits = 4 * shape.vocab * rows  # generate keeps last-position logits, fp32 scores
+    if cfg.value("use_cache") is False:
+        # generate(use_cache=False): no cache; every new token re-runs the whole sequence
+        return [_phase("decode (no cache)", weights=weights, activations=transient(context, rows),
+                       temporaries=work + 2 * last_logits)]
     return [
         _phase("prefill", weights=weights, kv_cache=per_token * prompt * rows,
                activations=transient(prompt, rows), temporaries=work + last_logits),

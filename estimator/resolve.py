@@ -56,6 +56,7 @@ def _defaults(arch: Architecture, mode: str, shape: ModelShape) -> dict[str, Any
         "image_size": shape.image_size or 224,
         "max_new_tokens": 256,
         "num_beams": 1,
+        "use_cache": True,
         "dtype": "amp-bf16" if training else "bf16",
         "optimizer": "adamw",
         "checkpointing": False,
@@ -158,7 +159,7 @@ def resolve(config: RunConfig, models: Models = ()) -> Resolved:
                 continue
             if name == "attention" and shape.kind == "custom":
                 continue  # no attention layers torchward models
-            if name in ("max_new_tokens", "num_beams") and mode != "generate":
+            if name in ("max_new_tokens", "num_beams", "use_cache") and mode != "generate":
                 continue
             if name in ("optimizer", "accumulation", "grads_persist") and mode != "train":
                 continue
@@ -169,7 +170,7 @@ def resolve(config: RunConfig, models: Models = ()) -> Resolved:
         assumed["seq_len"] = Field(max(1, int(config.value("max_context")) - int(new)),
                                    "max_context - max_new_tokens", "high")
     filled = attrs.evolve(config, **assumed)
-    silent = {"num_beams", "sharding", "offload", "gpus", "accumulation", "grads_persist",
+    silent = {"num_beams", "use_cache", "sharding", "offload", "gpus", "accumulation", "grads_persist",
               "checkpointing"}  # the ordinary default: named in config, not a warning
     missing = tuple(n for n, f in assumed.items() if n not in silent and f.source == "assumed")
     if not shape.stacks and shape.cnn is not None and shape.kind != "cnn":

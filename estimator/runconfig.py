@@ -71,6 +71,7 @@ class RunConfig:
     max_context: Field | None = _opt()      # generation: prompt + new tokens the cache must hold
     max_new_tokens: Field | None = _opt()
     num_beams: Field | None = _opt()
+    use_cache: Field | None = _opt()        # generation keeps a KV cache (bool; HF default True)
     dtype: Field | None = _opt()            # DTYPES
     optimizer: Field | None = _opt()        # OPTIMIZERS
     checkpointing: Field | None = _opt()    # bool

@@ -50,6 +50,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--optimizer", choices=OPTIMIZERS)
     parser.add_argument("--attention", choices=ATTENTIONS)
     parser.add_argument("--checkpointing", action="store_true", default=None, help="gradient checkpointing on")
+    parser.add_argument("--use-cache", choices=("true", "false"), help="generation keeps a KV cache (default true)")
     parser.add_argument("--quantize", choices=QUANTIZE)
     parser.add_argument("--sharding", choices=SHARDINGS)
     parser.add_argument("--offload", choices=OFFLOADS)
@@ -67,6 +68,8 @@ def _flags(args: argparse.Namespace):
             values[name] = Field(value, "--" + name.replace("_", "-"))
     if args.checkpointing:
         values["checkpointing"] = Field(True, "--checkpointing")
+    if getattr(args, "use_cache", None) is not None:
+        values["use_cache"] = Field(args.use_cache == "true", "--use-cache")
     return RunConfig(**values)
 
 

@@ -91,10 +91,12 @@ async def estimate(server: TorchwardServer, params: Any) -> dict[str, Any]:
     if document is None:
         return {"uri": uri, "status": "error", "reason": "the document is not open"}
     settings = server.settings_for(document.path)
+    project = server.folders.lint_settings(document.path, settings)[0].estimator
     loop = asyncio.get_running_loop()
     result = await loop.run_in_executor(
         server.executor,
-        lambda: server.estimates.estimate(document.text, document.path, server.target_gpu(settings), enabled=settings.estimator),
+        lambda: server.estimates.estimate(document.text, document.path, server.target_gpu(settings),
+                                          enabled=settings.estimator, project=project),
     )
     return result.to_wire_detailed(uri)
 

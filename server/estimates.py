@@ -135,20 +135,26 @@ def lookup_gpu(name: str) -> Any:
         raise UnknownGpu(str(error)) from None
 
 
-def estimate_source(source: str, path: str, gpu: str | None) -> Any:
-    """``torchward estimate`` on editor text: an ``Estimate``, or None when there is no run."""
+def estimate_source(source: str, path: str, gpu: str | None, project: Any = None) -> Any:
+    """``torchward estimate`` on editor text: an ``Estimate``, or None when there is no run.
+
+    ``project`` is the ``[tool.torchward]`` estimator settings (overrides and user
+    architectures), laid over the script's values as the CLI does."""
     from torchward.analysis.runconfig import read_source
     from torchward.estimator.estimate import estimate
     from torchward.estimator.runconfig import Field, RunConfig
 
     choice = lookup_gpu(gpu) if gpu else None
     config, _ = read_source(source, path)
+    models = ()
+    if project is not None:
+        config, models = config.merged(project.run_config()), project.models
     if not any(True for _ in config.fields()):
         return None
     if choice is not None and choice.count > 1 and config.gpus is None:
         config = config.merged(RunConfig(gpus=Field(choice.count, "settings targetGpu")))
     try:
-        return estimate(config, choice.gpu if choice else None)
+        return estimate(config, choice.gpu if choice else None, models)
     except LookupError:  # no model named anywhere: nothing to estimate yet
         return None
 
@@ -176,13 +182,14 @@ class EstimateService:
             self._discover = False
         return self._entry_point is not None
 
-    def estimate(self, source: str, path: str, gpu: str | None, *, enabled: bool = True) -> GpuEstimate:
+    def estimate(self, source: str, path: str, gpu: str | None, *, enabled: bool = True, project: Any = None) -> GpuEstimate:
         if not enabled:
             return GpuEstimate("disabled", gpu, reason="the estimator is switched off (setting 'estimator')")
         if not self.is_available:
             return GpuEstimate("unavailable", gpu, reason=UNAVAILABLE_REASON)
         try:
-            return _from_estimator(self._entry_point(source, path, gpu), gpu, path)
+            result = self._entry_point(source, path, gpu, project) if project else self._entry_point(source, path, gpu)
+            return _from_estimator(result, gpu, path)
         except UnknownGpu as error:
             return GpuEstimate("error", gpu, reason=str(error))
         except Exception as error:  # degrade to "unavailable", never crash the server

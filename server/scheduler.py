@@ -118,7 +118,8 @@ def estimate_of(snapshot: Snapshot, estimates: EstimateService) -> GpuEstimate:
     text = snapshot.text
     if "\x00" in text or len(text) > MAX_ANALYSED_CHARS:
         return GpuEstimate("none", snapshot.gpu, reason="the document is not analysed")
-    return estimates.estimate(text.lstrip(BOM), snapshot.path, snapshot.gpu, enabled=snapshot.estimator)
+    return estimates.estimate(text.lstrip(BOM), snapshot.path, snapshot.gpu, enabled=snapshot.estimator,
+                              project=snapshot.settings.estimator)
 
 
 WARM_UP_SOURCE = "import torch\n\nfor x in loader:\n    loss = model(x)\n    loss.backward()\n"

@@ -14,34 +14,24 @@ from __future__ import annotations
 
 import ast
 import functools
-import re
 
 import attrs
 
 from . import catalog
+from .binding import bind_parameters, parameter_names
 from .events import Event, EventKind, Gate, Trace
-from .fallback import kind_from_name
-from .finding import Confidence, Evidence
+from .finding import Evidence
 from .interpreter import FunctionRun, backward_targets_of
-from .names import canonical, qualified_name
+from .names import qualified_name
 from .positions import LineIndex
+from .relevance import TRAINING_KINDS, functions_worth_analysing, is_other_framework, training_import_aliases
 from .semantic import FunctionInfo, ModuleIndex, mentions_training_words
 from .summaries import Entry, SummaryCache
-from .values import SCALAR, UNKNOWN, Kind, Loc, ModeFact, Value
+from .values import UNKNOWN, Kind, Loc, ModeFact, Value
 
 MAX_CALL_DEPTH = 8
 MAX_CONTEXTS = 4  # precise calling contexts analysed per function
-# Callee names too common to follow: every ``super().__init__()`` and ``x.backward()``
-# would otherwise pull its caller in (autograd Functions define ``backward``).
-_GENERIC_CALLEES = {"__init__", "__call__", "forward", "backward", "step", "apply", "run", "get", "update", "reset"}
-_CALLED_NAME = re.compile(r"(\w+)\s*\(")
-_TRAINING_KINDS = {Kind.MODEL, Kind.CRITERION, Kind.OPTIMIZER, Kind.LOADER, Kind.ENGINE}
 _REPLAYED = {EventKind.BACKWARD, EventKind.STEP, EventKind.ZERO_GRAD, EventKind.MODE, EventKind.GRAD_CALL, EventKind.DDP_WRAP}
-_ANNOTATION_KINDS = {
-    "torch.nn.Module": Kind.MODEL,
-    "torch.optim.Optimizer": Kind.OPTIMIZER,
-    "torch.Tensor": Kind.TENSOR,
-}
 
 
 @attrs.frozen
@@ -67,7 +57,7 @@ class FileAnalyzer:
         self.source = source
         # Most files of a large tree mention no training word: they are parsed (for syntax
         # errors) and never indexed or interpreted.
-        self.relevant = mentions_training_words(source) and not _other_framework(self.index.imports)
+        self.relevant = mentions_training_words(source) and not is_other_framework(self.index.imports)
         self.traces: list[Trace] = []
         self.backwarded_locs: set[Loc] = set()
         self.closures: dict[str, dict[str, Value]] = {}
@@ -98,50 +88,12 @@ class FileAnalyzer:
         self.module_run.run()
         self._module_done = True
         self.traces.append(trace)
-        kinded = frozenset(name for name, value in self.module_run.env.items() if value.kind in _TRAINING_KINDS)
-        kinded |= self._training_import_aliases()
-        worth = self._worth_analysing(kinded)
+        kinded = frozenset(name for name, value in self.module_run.env.items() if value.kind in TRAINING_KINDS)
+        kinded |= training_import_aliases(self.index)
+        worth = functions_worth_analysing(self.index, kinded)
         for info in self.index.functions_in_order():
             if info.qualname not in self.analyzed and info.qualname in worth:
                 self.analyze_standalone(info)
-
-    def _training_import_aliases(self) -> frozenset[str]:
-        """Local names of imported losses, loaders and DDP wrappers (``cross_entropy as ce``)."""
-        found = set()
-        for alias, target in self.index.imports.names.items():
-            name = canonical(target)
-            if (name in catalog.LOSS_CLASSES or catalog.is_functional_loss(name) or name in catalog.DDP_WRAPPERS
-                    or name in catalog.LOADERS):
-                found.add(alias)
-        return frozenset(found)
-
-    def _worth_analysing(self, kinded_globals: frozenset[str]) -> set[str]:
-        """Cheap relevance, so most functions of a large file are never interpreted.
-
-        A function is worth analysing when its text has training words, when it uses a
-        module-level model, criterion, optimizer or loader (``crit(net(x), y)`` mentions
-        neither), or when it calls — by name, transitively — a function or class that is
-        (``trainer.fit()`` whose ``fit`` calls ``self.train_epoch()``).
-        """
-        calls: dict[str, set[str]] = {}
-        worth: set[str] = set()
-        uses_global = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, kinded_globals))) if kinded_globals else None
-        for info in self.index.functions.values():
-            text = self.index.text_of(info.node)
-            calls[info.qualname] = set(_CALLED_NAME.findall(text))
-            if mentions_training_words(text) or (uses_global and uses_global.search(text)):
-                worth.add(info.qualname)
-        changed = True
-        while changed:
-            relevant_names = {q.rsplit(".", 1)[-1] for q in worth}
-            relevant_names |= {q.split(".")[0] for q in worth if "." in q}  # a class whose method is relevant
-            relevant_names -= _GENERIC_CALLEES
-            changed = False
-            for qualname, names in calls.items():
-                if qualname not in worth and names & relevant_names:
-                    worth.add(qualname)
-                    changed = True
-        return worth
 
     def backward_targets(self, body: list[ast.stmt]) -> dict[str, ast.Call]:
         """Names ``body`` calls ``backward`` on; computed once per body, not per context."""
@@ -212,7 +164,7 @@ class FileAnalyzer:
                         receiver_path: str | None, name: str) -> None:
         if not summary.final_modes:
             return
-        params = _parameter_names(info)
+        params = parameter_names(info)
         bound: dict[str, str] = {}
         if receiver_path:
             bound["self"] = receiver_path
@@ -269,7 +221,7 @@ class FileAnalyzer:
                     self._register(info, entry.trace)
                 return entry.summary
             self.cache.misses += 1
-        env = self._bind(info, args, kwargs, self_value)
+        env = bind_parameters(info, args, kwargs, self_value, self.index.imports)
         trace = Trace(info.qualname, contextual=bool(args or kwargs))
         outer = self.closures.get(info.qualname)
         run = FunctionRun(self, trace, info.node.body, env=env, outer=outer if outer is not None else {},
@@ -390,41 +342,6 @@ class FileAnalyzer:
             return False  # Lightning runs these hooks under no_grad itself
         return inherited
 
-    def _bind(self, info: FunctionInfo, args: list[Value], kwargs: dict[str, Value], self_value: Value | None) -> dict[str, Value]:
-        spec = info.node.args
-        positional = [*spec.posonlyargs, *spec.args]
-        defaults = dict(zip([p.arg for p in positional[len(positional) - len(spec.defaults):]], spec.defaults))
-        defaults.update({p.arg: d for p, d in zip(spec.kwonlyargs, spec.kw_defaults) if d is not None})
-        supplied = list(args)
-        if info.is_method and positional:
-            supplied.insert(0, self_value or Value(kind=Kind.INSTANCE, class_name=info.class_name))
-        env: dict[str, Value] = {}
-        for i, param in enumerate([*positional, *spec.kwonlyargs]):
-            if i < len(positional) and i < len(supplied):
-                value = supplied[i]
-            elif param.arg in kwargs:
-                value = kwargs[param.arg]
-            elif param.arg in defaults:
-                value = SCALAR if isinstance(defaults[param.arg], ast.Constant) and defaults[param.arg].value is not None else UNKNOWN
-            else:
-                value = UNKNOWN
-            if value is UNKNOWN or value == UNKNOWN:
-                value = self._guess_parameter(param)
-            env[param.arg] = value
-        for extra in (spec.vararg, spec.kwarg):
-            if extra is not None:
-                env[extra.arg] = UNKNOWN
-        return env
-
-    def _guess_parameter(self, param: ast.arg) -> Value:
-        if param.annotation is not None:
-            name = qualified_name(param.annotation, self.index.imports)
-            kind = _ANNOTATION_KINDS.get(name or "") or (catalog.kind_of_constructor(name) if name else None)
-            if kind is not None:
-                return Value(kind=kind, confidence=Confidence.MEDIUM)
-        kind = kind_from_name(param.arg)
-        return Value(kind=kind, confidence=Confidence.LOW) if kind else UNKNOWN
-
     # --- classes --------------------------------------------------------------------
     def instantiate(self, class_name: str, args: list[Value] | None, kwargs: dict[str, Value], node: ast.Call | None,
                     caller: FunctionRun | None) -> Value:
@@ -457,24 +374,9 @@ class FileAnalyzer:
         return value
 
 
-_OTHER_FRAMEWORKS = ("mxnet", "tensorflow", "jax", "paddle", "mindspore", "oneflow", "keras", "flax", "chainer")
-_TORCH_WORLD = ("torch", "lightning", "pytorch_lightning", "transformers", "accelerate", "deepspeed", "timm", "torchvision")
-
-
-def _other_framework(imports) -> bool:
-    """The file is written for another framework (d2l's MXNet chapters): ``loss.backward()``
-    and ``trainer.step()`` there mean something else, so no PyTorch rule applies."""
-    return any(imports.imports(f) for f in _OTHER_FRAMEWORKS) and not any(imports.imports(t) for t in _TORCH_WORLD)
-
-
 def _bare(value: Value) -> Value:
     """An instance value without the facts its callers accumulated (for the shared context)."""
     return Value(kind=value.kind, class_name=value.class_name, confidence=value.confidence)
-
-
-def _parameter_names(info: FunctionInfo) -> list[str]:
-    spec = info.node.args
-    return [p.arg for p in [*spec.posonlyargs, *spec.args]]
 
 
 def _dotted(node: ast.AST) -> str | None:

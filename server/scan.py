@@ -1,5 +1,9 @@
 """The background scan of the workspace folders: the cross-file index and workspace diagnostics.
 
+(Past 400 lines on purpose, for now: one worker thread owns the index, its reads, its
+progress reporting and its diagnostics, and splitting them would put locking between
+them. The next change to it should split progress reporting into its own module.)
+
 Setting ``workspaceScan`` (per folder): ``"off"`` (the default), ``"index"`` or
 ``"diagnostics"``. After ``initialized``, and again after every settings, project
 configuration or folder change, each folder that is not off is walked with the CLI's

@@ -1,0 +1,71 @@
+"""Which files and functions are worth interpreting at all.
+
+The dataflow costs far more than parsing, and in a large tree most files and most
+functions cannot trigger any rule. These cheap tests — literal and regex pre-checks over
+source text, and a closure over calls by name — decide what the analyzer interprets.
+Measured on PyTorch's own tree, they leave about a tenth of the files to the dataflow.
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import catalog
+from .names import ImportTable, canonical
+from .semantic import ModuleIndex, mentions_training_words
+from .values import Kind
+
+# Callee names too common to follow: every ``super().__init__()`` and ``x.backward()``
+# would otherwise pull its caller in (autograd Functions define ``backward``).
+_GENERIC_CALLEES = {"__init__", "__call__", "forward", "backward", "step", "apply", "run", "get", "update", "reset"}
+_CALLED_NAME = re.compile(r"(\w+)\s*\(")
+TRAINING_KINDS = {Kind.MODEL, Kind.CRITERION, Kind.OPTIMIZER, Kind.LOADER, Kind.ENGINE}
+
+_OTHER_FRAMEWORKS = ("mxnet", "tensorflow", "jax", "paddle", "mindspore", "oneflow", "keras", "flax", "chainer")
+_TORCH_WORLD = ("torch", "lightning", "pytorch_lightning", "transformers", "accelerate", "deepspeed", "timm", "torchvision")
+
+
+def is_other_framework(imports: ImportTable) -> bool:
+    """The file is written for another framework (d2l's MXNet chapters): ``loss.backward()``
+    and ``trainer.step()`` there mean something else, so no PyTorch rule applies."""
+    return any(imports.imports(f) for f in _OTHER_FRAMEWORKS) and not any(imports.imports(t) for t in _TORCH_WORLD)
+
+
+def training_import_aliases(index: ModuleIndex) -> frozenset[str]:
+    """Local names of imported losses, loaders and DDP wrappers (``cross_entropy as ce``)."""
+    found = set()
+    for alias, target in index.imports.names.items():
+        name = canonical(target)
+        if (name in catalog.LOSS_CLASSES or catalog.is_functional_loss(name) or name in catalog.DDP_WRAPPERS
+                or name in catalog.LOADERS):
+            found.add(alias)
+    return frozenset(found)
+
+
+def functions_worth_analysing(index: ModuleIndex, kinded_globals: frozenset[str]) -> set[str]:
+    """Cheap relevance, so most functions of a large file are never interpreted.
+
+    A function is worth analysing when its text has training words, when it uses a
+    module-level model, criterion, optimizer or loader (``crit(net(x), y)`` mentions
+    neither), or when it calls — by name, transitively — a function or class that is
+    (``trainer.fit()`` whose ``fit`` calls ``self.train_epoch()``).
+    """
+    calls: dict[str, set[str]] = {}
+    worth: set[str] = set()
+    uses_global = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, kinded_globals))) if kinded_globals else None
+    for info in index.functions.values():
+        text = index.text_of(info.node)
+        calls[info.qualname] = set(_CALLED_NAME.findall(text))
+        if mentions_training_words(text) or (uses_global and uses_global.search(text)):
+            worth.add(info.qualname)
+    changed = True
+    while changed:
+        relevant_names = {q.rsplit(".", 1)[-1] for q in worth}
+        relevant_names |= {q.split(".")[0] for q in worth if "." in q}  # a class whose method is relevant
+        relevant_names -= _GENERIC_CALLEES
+        changed = False
+        for qualname, names in calls.items():
+            if qualname not in worth and names & relevant_names:
+                worth.add(qualname)
+                changed = True
+    return worth

@@ -122,7 +122,6 @@ DETACHING_TORCH_FUNCTIONS = {
 INTEGER_DTYPES = {"torch.long", "torch.int", "torch.int64", "torch.int32", "torch.bool", "torch.int16", "torch.int8", "torch.uint8"}
 SCALING_METHODS = {"div", "div_", "true_divide", "mul", "mul_", "__truediv__"}
 SCALING_FUNCTIONS = {"torch.div", "torch.true_divide", "torch.mul"}
-CONTAINER_FACTORIES = {"list", "dict", "set", "collections.defaultdict", "collections.deque", "collections.OrderedDict", "collections.Counter"}
 STORING_METHODS = {"append", "extend", "insert", "add", "appendleft", "setdefault", "update", "__setitem__"}
 # Calls on an iterable that yield its elements: ``for batch in tqdm(loader)``.
 ITERATION_WRAPPERS = {"enumerate", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "iter", "zip", "tqdm.notebook.tqdm", "rich.progress.track"}

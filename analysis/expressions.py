@@ -23,10 +23,6 @@ from .names import dotted, qualified_name
 from .values import SCALAR, UNKNOWN, Kind, Value, combine
 
 
-def _is_container_literal(node: ast.AST) -> bool:
-    return isinstance(node, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp))
-
-
 class ExpressionsMixin:
     """Expression evaluation for :class:`~torchward.analysis.interpreter.FunctionRun`."""
 

@@ -94,19 +94,9 @@ class Value:
     def attribute(self, name: str) -> "Value | None":
         return dict(self.attributes).get(name)
 
-    @property
-    def is_tensor_like(self) -> bool:
-        return self.kind in (None, Kind.TENSOR)
-
 
 UNKNOWN = Value()
 SCALAR = Value(kind=Kind.SCALAR)
-
-
-def _join_optional(a, b):
-    if a == b:
-        return a
-    return a if b is None else b if a is None else a
 
 
 def join(a: Value, b: Value) -> Value:
@@ -166,10 +156,6 @@ def _join_attributes(a: Value, b: Value) -> tuple[tuple[str, Value], ...]:
 
 def _confidence_rank(confidence: Confidence) -> int:
     return {Confidence.LOW: 0, Confidence.MEDIUM: 1, Confidence.HIGH: 2}[confidence]
-
-
-def weakest(confidences: Iterable[Confidence]) -> Confidence:
-    return min(confidences, key=_confidence_rank, default=Confidence.HIGH)
 
 
 def combine(values: Iterable[Value]) -> Value:

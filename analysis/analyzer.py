@@ -368,6 +368,10 @@ class FileAnalyzer:
             if forward is not None:
                 output = self.invoke(forward, [UNKNOWN], {}, value, True, False).returned
                 value = attrs.evolve(value, activation=output.activation)
+                if output.activation in ("softmax", "log_softmax", "sigmoid") and output.origin is not None:
+                    # where forward applies it: what a finding shows and a fix removes
+                    site = Evidence(output.origin.span, f"`{class_name}.forward` ends here: {output.origin.message}")
+                    value = value.with_detail(activation_site=site)
             if index.is_lightning_class(class_name):
                 value = value.with_detail(lightning=True)
         self._instances[key] = value

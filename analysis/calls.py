@@ -19,7 +19,7 @@ import attrs
 from . import catalog
 from .events import EventKind
 from .fallback import kind_from_name
-from .finding import Confidence
+from .finding import Confidence, Evidence
 from .names import dotted
 from .values import SCALAR, UNKNOWN, Kind, Mode, ModeFact, Value, combine
 
@@ -121,7 +121,9 @@ class CallsMixin:
         if model.activation:
             ending = "a linear layer (raw logits)" if model.activation == "raw" else model.activation
             built = f" (the model built at line {model.origin.span.line})" if model.origin else ""
-            result = attrs.evolve(result, origin=self.evidence(node, f"`{self.text(node)}` ends in {ending}{built}"))
+            site = model.get("activation_site")
+            result = attrs.evolve(result, origin=site if isinstance(site, Evidence) else
+                                  self.evidence(node, f"`{self.text(node)}` ends in {ending}{built}"))
         if self.grad_enabled:
             graph = self.evidence(node, f"`{self.text(node)}` runs a model with gradients enabled")
             result = attrs.evolve(

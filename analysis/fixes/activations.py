@@ -12,7 +12,8 @@ Evidence that names a whole model ("``net(x)`` ends in softmax") has no call to 
 the layer lives in the model's definition. When that definition is an
 ``nn.Sequential(...)`` bound in this file whose last layer is the activation, the fix
 removes that layer — unsafe, since every other user of the model (inference code that
-wanted probabilities) changes too. Activations inside a ``forward`` get no fix.
+wanted probabilities) changes too. An activation applied by a ``forward`` (the evidence
+then points into it) is removed there, unsafe for the same reason.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ def activation_input(tree: SourceTree, call: cst.Call, names: tuple[str, ...]) -
     func = call.func
     positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
     keyword = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+    if isinstance(func, cst.Attribute) and tree.text(func.value).split(".")[0] == "self" and len(positional) == 1:
+        return positional[0]  # the analysis bound ``self.act`` to the activation layer, whatever its name
     if isinstance(func, cst.Call):  # nn.Softmax(dim=1)(z)
         layer = tree.text(func.func).rsplit(".", 1)[-1].lower()
         return positional[0] if layer in names and len(positional) == 1 else None
@@ -35,6 +38,8 @@ def activation_input(tree: SourceTree, call: cst.Call, names: tuple[str, ...]) -
     if attr not in names:
         return None
     owner = tree.text(func.value) if isinstance(func, cst.Attribute) else ""
+    if owner == "self" or owner.startswith("self."):  # a layer held by the module: self.softmax(z)
+        return positional[0] if len(positional) == 1 else None
     if owner in ("F", "torch", "nn.functional", "torch.nn.functional", "functional", "special", "torch.special") \
             or isinstance(func, cst.Name):
         return positional[0] if positional else keyword.get("input")
@@ -53,9 +58,19 @@ def drop_activation(tree: SourceTree, finding: Finding, names: tuple[str, ...]):
         rewrite = Rewrite(tree)
         rewrite.replace(call, lambda _node, new=source: new.with_changes(lpar=(), rpar=()) if _bare(new) else new)
         inline = contains(finding.span, item.span)
-        applicability = Applicability.SAFE if inline or _only_use_is_loss(tree, call, finding) else Applicability.UNSAFE
+        if _in_forward(tree, call):
+            applicability = Applicability.UNSAFE  # every user of the model changes, not only this loss
+        else:
+            applicability = Applicability.SAFE if inline or _only_use_is_loss(tree, call, finding) else Applicability.UNSAFE
         return rewrite, applicability, tree.text(call)
     return _drop_final_layer(tree, finding, names)
+
+
+def _in_forward(tree: SourceTree, call: cst.Call) -> bool:
+    """Whether ``call`` sits inside a method named ``forward``."""
+    span = tree.spans[call]
+    return any(node.name.value == "forward" and contains(tree.spans[node], span)
+               for node in tree.within(tree.spans[tree.module], cst.FunctionDef))
 
 
 def _drop_final_layer(tree: SourceTree, finding: Finding, names: tuple[str, ...]):

@@ -32,7 +32,8 @@ class BceActivationMismatch(Rule):
 
     ## Fix safety
     Dropping the sigmoid (or switching to the logits loss) changes the loss, which is
-    the fix; unsafe when the probabilities are reused elsewhere.
+    the fix; unsafe when the probabilities are reused elsewhere or the sigmoid is the last
+    step of a model's `forward`.
 
     ## Known limitations
     Raw logits are only reported when the producing model is known to end in a linear

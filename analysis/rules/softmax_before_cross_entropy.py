@@ -34,7 +34,9 @@ class SoftmaxBeforeCrossEntropy(Rule):
 
     ## Fix safety
     Dropping the softmax changes the loss value and its gradients — that is the bug
-    being fixed; it is unsafe if the probabilities are used elsewhere.
+    being fixed; it is unsafe if the probabilities are used elsewhere, and always unsafe
+    when the softmax is the last step of a model's `forward` (every user of the model
+    changes).
 
     ## Known limitations
     Recognised by binding: `self.softmax = nn.LogSoftmax(...)` is a log-softmax whatever

@@ -13,6 +13,11 @@ the transformers implementations, op by op (``a`` = 16-bit or 32-bit matmul elem
 - eager attention saves q, k, v, the merged-heads copy (``4·a·h_q``) and per score
   element (``heads × seq`` of them) the fp32 softmax and its 16-bit cast, plus a 1-byte
   mask with dropout;
+- SDPA's math path (no fused kernel fits: bf16 below sm80, or fused kernels disabled)
+  computes in fp32 — ``allow_fp16_bf16_reduction_math_sdp()`` is off by default — and saves
+  the scaled fp32 q and k, the fp32 v and the o-projection's input copy (``12·h_q + a·h_q``,
+  plus one more ``a·h_q`` measured) and per score element the fp32 softmax, plus with dropout the 1-byte mask and the fp32
+  dropped copy (:func:`math_scores_per_token`);
 - a gated MLP saves gate, activation, up and product (``4·a·i``); a plain MLP its fc1
   output and activation (``2·a·i``), plus three more for GPT-2's composite GELU-tanh;
 - dropout saves a 1-byte mask per dropped tensor.
@@ -31,7 +36,7 @@ from __future__ import annotations
 from .precision import Numerics
 from .shape import Stack
 
-__all__ = ["saved_per_token", "live_per_token", "scores_per_token"]
+__all__ = ["saved_per_token", "live_per_token", "scores_per_token", "math_scores_per_token"]
 
 
 def _upcast(n: Numerics) -> int:
@@ -54,14 +59,38 @@ def scores_per_token(stack: Stack, n: Numerics, context: int, *, training: bool)
     return stack.heads * context * per_element
 
 
+def math_scores_per_token(stack: Stack, context: int, *, training: bool) -> float:
+    """SDPA math path's heads × context elements per token, in bytes (always fp32).
+
+    Training saves the fp32 softmax and, with dropout, the 1-byte mask and the fp32 dropped
+    copy the second matmul saves: 9 bytes (t4-*-math in tests/calibration/fixtures/
+    t4_rules_peaks.json against their -sdpa twins: 9 bytes per score element plus 6·h
+    per token under AMP). Without autograd the fp32 scores and their softmax overlap: 8.
+    """
+    if not training:
+        return stack.heads * context * 8
+    return stack.heads * context * (4 + (5 if stack.dropout else 0))
+
+
 def saved_per_token(stack: Stack, n: Numerics, *, eager: bool, context: int,
-                    cross_context: int = 0) -> float:
-    """Bytes saved for backward per token per layer of ``stack``."""
+                    cross_context: int = 0, math: bool = False) -> float:
+    """Bytes saved for backward per token per layer of ``stack``.
+
+    ``eager``: transformers' eager attention; ``math``: SDPA's math path (fp32); neither:
+    a fused SDPA kernel (flash or memory-efficient), which saves no score tensor.
+    """
     a, h, i = n.activation, stack.hidden, stack.intermediate
     total = stack.norms * _norm(stack, n)
     q = stack.q_width
     if eager:  # q, k, v and the merged-heads copy (the matmul output itself is not saved)
         total += 4 * a * q + scores_per_token(stack, n, context, training=True)
+    elif math:
+        # fp32 scaled q and k, fp32 v, the o-projection's input copy — and one more 16-bit
+        # q-wide tensor that the fixtures show and the op-by-op count does not explain:
+        # t4-gpt2-*-math at s = 128 and s = 256 and t4-bert-*-math are 2·h bytes per token
+        # per layer above 12·q + a·q + the score bytes (tests/calibration/fixtures/
+        # t4_rules_peaks.json, against their -sdpa twins)
+        total += 12 * q + 2 * a * q + math_scores_per_token(stack, context, training=True)
     else:
         total += 5 * a * q
     if stack.qk_norm:
@@ -72,6 +101,8 @@ def saved_per_token(stack: Stack, n: Numerics, *, eager: bool, context: int,
         total += 3 * a * q  # query, output, o-proj input (K/V of the source: per source token)
         if eager:
             total += scores_per_token(stack, n, cross_context, training=True)
+        elif math:
+            total += math_scores_per_token(stack, cross_context, training=True)
     if stack.moe:
         m = stack.moe
         per_expert = 4 * a * m["expert_intermediate"] + 2 * a * h  # MLP + gathered in/out

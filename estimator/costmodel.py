@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import attrs
 
-from .activations import cross_kv_per_source_token, live_per_token, saved_per_token, scores_per_token
+from .activations import (cross_kv_per_source_token, live_per_token, math_scores_per_token,
+                          saved_per_token, scores_per_token)
 from .hardware import Gpu
 from .cnn import cnn_activation_elements, is_modelled
 from .lora import lora_params
@@ -33,11 +34,15 @@ from .precision import QUANTIZED_WEIGHT_BYTES, numerics, optimizer_cost
 from .resolve import Resolved
 from .shape import ModelShape, Stack
 
-__all__ = ["Phase", "phases", "WORKSPACE_BYTES"]
+__all__ = ["Phase", "phases", "WORKSPACE_BYTES", "attention_path"]
 
-# cuBLAS workspace: ≈ 8 MiB per stream and thread (MEMORY-MODEL.md, measured on a T4);
-# the backward runs on its own thread, so training holds two. Hopper (sm90+) cuBLAS asks
-# for 32 MiB (cuBLAS documentation, "cublasSetWorkspace": recommended sizes per arch).
+# cuBLAS workspace: ≈ 8 MiB per stream and thread (shared/MEMORY-MODEL.md, measured on a
+# T4); the backward runs on its own thread, so training holds two. Checked against the real
+# T4 runs (shared/calibration/t4_measured_peaks.json): where the peak is the optimizer step
+# (distilbert / bert b4 × 128), real max_memory_allocated is 15.0 / 19.1 MiB above the
+# fake-tensor peak (tests/calibration/fixtures/t4_rules_peaks.json), i.e. 2 × 8 MiB.
+# Hopper (sm90+) cuBLAS asks for 32 MiB (cuBLAS documentation, "cublasSetWorkspace":
+# recommended sizes per arch).
 WORKSPACE_BYTES = {"pre-hopper": 8 * 2**20, "hopper": 32 * 2**20}
 
 TERMS = ("weights", "gradients", "optimizer_state", "master_weights", "activations",
@@ -71,8 +76,31 @@ def _tokens(stack: Stack, r: Resolved) -> tuple[int, int]:
     return seq, source if stack.cross_attention else 0
 
 
-def _is_eager(r: Resolved) -> bool:
-    return r.shape.eager_only or r.config.value("attention") == "eager"
+def attention_path(r: Resolved, gpu: Gpu | None = None) -> str:
+    """Which attention computation runs: ``eager``, ``math`` (SDPA's fp32 math path) or
+    ``fused`` (SDPA's flash or memory-efficient kernel: no score tensor is kept).
+
+    SDPA picks its kernel by the GPU's compute capability (PyTorch's sdp_utils): flash needs
+    sm80+, the memory-efficient kernel runs fp16 / fp32 from sm50 but bf16 only on sm80+ —
+    torch 2.13's mem_eff_attention/kernels/cutlassF.h declares f16 kernels for sm50 / sm70 /
+    sm75 / sm80 and bf16 ones for sm80 only. So ``sdpa`` on a T4 (sm75) in fp16 still keeps
+    no scores (the fixtures t4-*-sdpa equal the sm80 ones byte for byte), but in bf16 it
+    falls back to the math path; with no GPU named, the sm80+ rules apply. ``math`` names the
+    math path outright (fused kernels disabled, e.g. ``sdpa_kernel(SDPBackend.MATH)``): the
+    reference project's T4 runs ("flash_attention": false) are reproduced by it within 2%
+    and by no other path (docs/estimator-accuracy.md).
+    """
+    attention = r.config.value("attention")
+    if r.shape.eager_only or attention == "eager":
+        return "eager"
+    if attention == "math":
+        return "math"
+    sm = gpu.sm_version if gpu is not None else None
+    if attention == "sdpa" and sm is not None:
+        dtype = str(r.config.value("dtype") or "")
+        if sm < 50 or (sm < 80 and "bf16" in dtype):
+            return "math"
+    return "fused"
 
 
 def _fp32_input(n, image: int) -> float:
@@ -81,7 +109,8 @@ def _fp32_input(n, image: int) -> float:
     return 4 * 3 * image * image if n.activation != 4 else 0.0
 
 
-def _training_activations(r: Resolved, n, batch: int) -> tuple[float, float, float]:
+def _training_activations(r: Resolved, n, batch: int,
+                          path: str = "fused") -> tuple[float, float, float]:
     """(saved activations, forward-only loss temporaries, backward-start extra) per GPU."""
     shape = r.shape
     if not shape.stacks:
@@ -91,12 +120,13 @@ def _training_activations(r: Resolved, n, batch: int) -> tuple[float, float, flo
         saved, _ = cnn_activation_elements(shape.cnn, image)
         return (saved * n.activation + _fp32_input(n, image)) * batch, 0.0, 0.0
     checkpointing = bool(r.config.value("checkpointing"))
-    eager = _is_eager(r)
+    eager, math = path == "eager", path == "math"
     saved = 0.0
     one_layer = 0.0
     for stack in shape.stacks:
         seq, source = _tokens(stack, r)
-        per = saved_per_token(stack, n, eager=eager, context=seq, cross_context=source)
+        per = saved_per_token(stack, n, eager=eager, math=math, context=seq,
+                              cross_context=source)
         layer = per * seq * batch + cross_kv_per_source_token(stack, n) * source * batch
         if checkpointing:  # each layer keeps its input; one layer is recomputed at a time
             saved += stack.layers * n.residual * stack.hidden * seq * batch
@@ -139,7 +169,7 @@ def _weights(r: Resolved, n) -> tuple[float, float]:
     return weights, shape.params
 
 
-def _training(r: Resolved, work: float) -> list[Phase]:
+def _training(r: Resolved, work: float, gpu: Gpu | None = None) -> list[Phase]:
     cfg, shape = r.config, r.shape
     n = numerics(cfg.value("dtype"))
     world = int(cfg.value("gpus") or 1)
@@ -181,7 +211,7 @@ def _training(r: Resolved, work: float) -> list[Phase]:
     copies = matmul_params * n.autocast_copies if not cfg.value("quantize") else 0.0
     if sharding in ("zero-3", "fsdp"):
         copies = copies / world
-    acts, fwd_temp, bwd_temp = _training_activations(r, n, batch)
+    acts, fwd_temp, bwd_temp = _training_activations(r, n, batch, attention_path(r, gpu))
     base = dict(weights=weights + gathered, optimizer_state=state, master_weights=master)
     # the LM head's weight gradient is the first to appear (and its 16-bit matmul result)
     head = 0.0 if lora else shape.lm_head_params
@@ -246,7 +276,7 @@ def _only(shape: ModelShape, stack: Stack) -> ModelShape:
     return ModelShape(shape.kind, shape.params, (stack,))
 
 
-def _inference(r: Resolved, generate: bool, work: float) -> list[Phase]:
+def _inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None) -> list[Phase]:
     cfg, shape = r.config, r.shape
     n = numerics(cfg.value("dtype"))
     weights, _ = _weights(r, n)
@@ -265,15 +295,17 @@ def _inference(r: Resolved, generate: bool, work: float) -> list[Phase]:
         # but BatchNorm's, which are < 0.3% of a torchvision CNN)
         copies = shape.params * n.autocast_copies if not cfg.value("quantize") else 0.0
         return [_phase("forward", weights=weights, activations=acts, temporaries=work + copies)]
-    eager = _is_eager(r)
+    path = attention_path(r, gpu)
 
     def transient(tokens_per_seq: int, rows: int) -> float:
         live = 0.0
         for stack in shape.stacks:
             seq, source = (_tokens(stack, r) if not generate else (tokens_per_seq, 0))
             per = live_per_token(stack, n) * seq * rows
-            if eager:
+            if path == "eager":
                 per += scores_per_token(stack, n, seq, training=False) * seq * rows
+            elif path == "math":
+                per += math_scores_per_token(stack, seq, training=False) * seq * rows
             live = max(live, per)
         return live
 
@@ -319,5 +351,5 @@ def phases(r: Resolved, gpu: Gpu | None = None) -> list[Phase]:
     mode = r.config.value("mode")
     work = workspace_bytes(gpu)
     if mode == "train":
-        return _training(r, work)
-    return _inference(r, mode == "generate", work)
+        return _training(r, work, gpu)
+    return _inference(r, mode == "generate", work, gpu)

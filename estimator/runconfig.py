@@ -28,7 +28,7 @@ MODES = ("train", "inference", "generate")
 DTYPES = ("fp32", "amp-bf16", "amp-fp16", "bf16", "fp16")
 OPTIMIZERS = ("adamw", "adam", "adamw-fused", "sgd", "sgd-momentum", "adafactor", "adamw-8bit",
               "paged-adamw", "paged-adamw-8bit", "lion")
-ATTENTIONS = ("eager", "sdpa", "flash")
+ATTENTIONS = ("eager", "sdpa", "flash", "math")  # math: SDPA's math path (fused kernels off)
 QUANTIZE = ("8bit", "4bit")
 SHARDINGS = ("none", "ddp", "zero-1", "zero-2", "zero-3", "fsdp", "fsdp-grad-op")
 OFFLOADS = ("none", "optimizer", "optimizer+params")

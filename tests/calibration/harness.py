@@ -17,7 +17,8 @@ What a fake device cannot ask the hardware is emulated, by rule (see ``MEMORY-MO
   ``torch.optim`` would pick the per-tensor loop on a fake device);
 - ``F.scaled_dot_product_attention`` picks its kernel the way an sm80 / sm90 GPU (A100,
   H100) does: FlashAttention for fp16 / bf16 inputs without an explicit mask and head_dim
-  <= 256 (grouped K/V heads natively), the memory-efficient kernel otherwise (a boolean mask
+  <= 256 (grouped K/V heads natively), the memory-efficient kernel otherwise — always on an
+  sm75 GPU (Tesla T4: no flash kernel, :data:`SDPA_SM`) — (a boolean mask
   is converted to an additive one of the query's dtype, padded to 16 columns; grouped K/V
   heads are expanded first) — :func:`sdpa_by_rule` calls the fused aten op directly;
 - transformers treats fake tensors as traced and then builds attention masks and packed
@@ -128,6 +129,22 @@ def cuda_autocast(dtype: torch.dtype):
 _ORIGINAL_SDPA = F.scaled_dot_product_attention
 KERNELS_USED: dict[str, int] = {}
 
+# The compute capability whose SDPA kernel rules :func:`sdpa_by_rule` follows: 80 (A100; also
+# H100) or 75 (Tesla T4). PyTorch builds FlashAttention for sm80+ only; the memory-efficient
+# (CUTLASS) kernel ships sm50 / sm70 / sm75 / sm80 variants — the wheel's
+# include/ATen/native/transformers/cuda/mem_eff_attention/kernels/cutlassF.h declares
+# ``fmha_cutlassF_f16_aligned_64x64_rf_sm75`` and cutlassB.h the fp16 dropout backward
+# ``fmha_cutlassB_f16_aligned_64x64_k64_dropout_sm70`` that an sm75 card runs — so on a T4
+# fp16 SDPA, with or without dropout or a mask, takes the memory-efficient kernel.
+SDPA_SM = {"value": 80}
+
+
+def set_sdpa_sm(sm: int, backend: str | None = None) -> None:
+    """Follow compute capability ``sm``'s kernel rules; ``backend="math"`` forces the math path
+    (as ``torch.nn.attention.sdpa_kernel(SDPBackend.MATH)`` or disabled fused kernels do)."""
+    SDPA_SM["value"] = int(sm)
+    SDPA_SM["backend"] = backend
+
 
 def _autocast_inputs(*ts):
     if torch.is_autocast_enabled("cuda"):
@@ -138,14 +155,23 @@ def _autocast_inputs(*ts):
 
 def sdpa_by_rule(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                  enable_gqa=False):
-    """SDPA with the kernel an sm80 / sm90 GPU picks (module docstring)."""
+    """SDPA with the kernel an sm80 / sm90 GPU picks, or an sm75 one (no flash): module docstring."""
     if query.device.type != "cuda":
         return _ORIGINAL_SDPA(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p,
                               is_causal=is_causal, scale=scale, enable_gqa=enable_gqa)
     # SDPA is on autocast's lower-precision list: every floating input is cast, the mask too
     query, key, value, attn_mask = _autocast_inputs(query, key, value, attn_mask)
     head_dim = query.size(-1)
-    if query.dtype in (torch.float16, torch.bfloat16) and attn_mask is None and head_dim <= 256:
+    if SDPA_SM.get("backend") == "math":
+        # the math path: with allow_fp16_bf16_reduction_math_sdp() off (the default) it computes
+        # in fp32 — q, k, v upcast, b·h·s² fp32 scores, softmax, dropout mask and dropped copy
+        KERNELS_USED["math"] = KERNELS_USED.get("math", 0) + 1
+        with torch.autocast("cuda", enabled=False):
+            return torch.ops.aten._scaled_dot_product_attention_math(
+                query, key, value, attn_mask, dropout_p, is_causal, None, scale=scale,
+                enable_gqa=enable_gqa)[0]
+    if (SDPA_SM["value"] >= 80 and query.dtype in (torch.float16, torch.bfloat16)
+            and attn_mask is None and head_dim <= 256):
         KERNELS_USED["flash"] = KERNELS_USED.get("flash", 0) + 1
         with torch.autocast("cuda", enabled=False):
             out = torch.ops.aten._scaled_dot_product_flash_attention(
@@ -277,5 +303,5 @@ def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
-__all__ = ["LiveStorageCounter", "cuda_autocast", "sdpa_by_rule", "patch_transformers",
+__all__ = ["LiveStorageCounter", "cuda_autocast", "sdpa_by_rule", "set_sdpa_sm", "patch_transformers",
            "train_step", "inference_pass", "generation", "rounded", "KERNELS_USED", "math"]

@@ -6,6 +6,7 @@ Usage (from the repository root, with a torch venv — see README.md):
     tests/calibration/.venv/bin/python tests/calibration/measure.py --only gpt2  # a subset, printed
     tests/calibration/.venv/bin/python tests/calibration/measure.py --only vit --merge  # re-measure
     tests/calibration/.venv/bin/python tests/calibration/measure.py --one '{...}'  # one, printed
+    tests/calibration/.venv/bin/python tests/calibration/measure.py --t4  # T4 rules, fixtures/t4_rules_peaks.json
 
 Each configuration runs in its own process (the fake CUDA device must be loaded before
 ``import torch``; a process per config keeps autocast caches and patches from leaking),
@@ -86,6 +87,25 @@ CONFIGS = [
 ]
 FIELDS = ("name", "model", "mode", "dtype", "batch_size", "seq", "new_tokens")
 
+# The reference project's eight Tesla T4 training runs (/work/shared/calibration/
+# t4_measured_peaks.json: AMP fp16, AdamW, batch and sequence / image size from each run's
+# config), measured with the T4's SDPA rules (sm75: no flash, the memory-efficient kernel)
+# and, because the reference harness recorded only "flash_attention": false, also with
+# eager attention and with SDPA forced onto its math path (fused kernels disabled). ``--t4`` writes them to fixtures/t4_rules_peaks.json.
+T4_FIXTURE = HERE / "fixtures" / "t4_rules_peaks.json"
+T4_RUNS = [("gpt2", 4, 128), ("gpt2", 8, 256), ("distilbert-base-uncased", 4, 128),
+           ("distilbert-base-uncased", 8, 256), ("bert-base-uncased", 4, 128),
+           ("bert-base-uncased", 8, 256), ("resnet50", 16, 224), ("resnet50", 32, 224)]
+# attention variants: (suffix, attn_implementation, forced SDPA backend)
+T4_ATTENTION = (("sdpa", "sdpa", None), ("eager", "eager", None), ("math", "sdpa", "math"))
+T4_CONFIGS = [
+    dict(name=f"t4-{m.split('-base')[0]}-train-amp16-b{b}-{'i' if m == 'resnet50' else 's'}{s}"
+              + ("" if m == "resnet50" else f"-{suffix}"),
+         model=m, mode="train", dtype="amp-fp16", batch_size=b, seq=s, new_tokens=0, sm=75,
+         attention=att, sdpa_backend=backend)
+    for m, b, s in T4_RUNS
+    for suffix, att, backend in (T4_ATTENTION[:1] if m == "resnet50" else T4_ATTENTION)]
+
 
 def run_one(cfg: dict, device: str = "cuda", fake: bool = True) -> dict:
     """Measure one configuration in this process (torch imported here)."""
@@ -98,6 +118,7 @@ def run_one(cfg: dict, device: str = "cuda", fake: bool = True) -> dict:
     import calib_models as models
 
     harness.patch_transformers()
+    harness.set_sdpa_sm(cfg.get("sm", 80), cfg.get("sdpa_backend"))
     harness.KERNELS_USED.clear()
     image = cfg["seq"] if cfg["model"] in ("resnet50", "vit-base-patch16-224") else 224
     seq = cfg["seq"]
@@ -113,6 +134,7 @@ def run_one(cfg: dict, device: str = "cuda", fake: bool = True) -> dict:
         try:
             with torch.device(device):
                 model, kind = models.build(cfg["model"], cfg["mode"], seq,
+                                           attention=cfg.get("attention", "sdpa"),
                                            overrides=cfg.get("overrides"))
         finally:
             torch.set_default_dtype(default)
@@ -155,15 +177,20 @@ def main(argv=None) -> int:
     ap.add_argument("--merge", action="store_true",
                     help="with --only: replace those runs in the fixture, keep the others")
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--out", default=str(FIXTURE))
+    ap.add_argument("--t4", action="store_true",
+                    help="the reference T4 runs with sm75 SDPA rules and eager attention "
+                         "(writes fixtures/t4_rules_peaks.json)")
+    ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
+    args.out = args.out or str(T4_FIXTURE if args.t4 else FIXTURE)
     if args.one:
         sys.path.insert(0, str(HERE))
         import fakecuda
         fakecuda.load()
         print(json.dumps(run_one(json.loads(args.one))))
         return 0
-    configs = [dict(zip(FIELDS, c)) for c in CONFIGS if not args.only or args.only in c[0]]
+    table = T4_CONFIGS if args.t4 else [dict(zip(FIELDS, c)) for c in CONFIGS]
+    configs = [c for c in table if not args.only or args.only in c["name"]]
     with ThreadPoolExecutor(args.jobs) as pool:
         results = []
         for r in pool.map(_child, configs):
@@ -173,13 +200,22 @@ def main(argv=None) -> int:
             results.append(r)
     import torch
     import transformers
+    t4_note = ("The reference project's Tesla T4 training runs (shared/calibration/"
+               "t4_measured_peaks.json), measured as below with the SDPA kernel rules of an sm75 "
+               "GPU (no FlashAttention: the memory-efficient kernel for fp16 with or without mask "
+               "or dropout), each transformer three times: attn_implementation='sdpa' (suffix -sdpa), "
+               "'eager' (-eager), and 'sdpa' with SDPA forced onto its math path (-math: "
+               "sdpa_kernel(SDPBackend.MATH), fp32 upcast as allow_fp16_bf16_reduction_math_sdp "
+               "is off by default). ")
     out = {
-        "note": "Peak bytes of live tensor storage (512-byte blocks) of one steady-state step, "
+        "note": (t4_note if args.t4 else "") + "Peak bytes of live tensor storage (512-byte blocks) of one steady-state step, "
                 "measured with fake tensors on a fake CUDA device by tests/calibration/measure.py; "
                 "what torch.cuda.max_memory_allocated reports, less kernel-internal workspaces "
                 "(cuBLAS/cuDNN, flash-attention backward accumulators). SDPA kernel chosen as on "
-                "sm80/sm90; autocast forced on; AdamW(foreach=True), zero_grad(set_to_none=True).",
-        "command": "tests/calibration/.venv/bin/python tests/calibration/measure.py",
+                + ("sm75 (T4)" if args.t4 else "sm80/sm90")
+                + "; autocast forced on; AdamW(foreach=True), zero_grad(set_to_none=True).",
+        "command": "tests/calibration/.venv/bin/python tests/calibration/measure.py"
+                   + (" --t4" if args.t4 else ""),
         "torch_version": torch.__version__.split("+")[0],
         "transformers_version": transformers.__version__,
         "runs": results,
@@ -190,7 +226,7 @@ def main(argv=None) -> int:
     if args.merge and Path(args.out).exists():  # replace the re-measured runs, keep the rest
         fresh = {r["name"]: r for r in results}
         old = json.loads(Path(args.out).read_text("utf-8"))["runs"]
-        order = [c[0] for c in CONFIGS]
+        order = [c["name"] for c in table]
         merged = {r["name"]: r for r in old if r["name"] in order}
         merged.update(fresh)
         out["runs"] = [merged[n] for n in order if n in merged]

@@ -14,21 +14,13 @@ import argparse
 import os
 import sys
 
+from ..arguments import positive_int
+
 NAME = "check"
 HELP = "Check Python files for silent PyTorch training bugs."
 ORDER = 10
 
 SEVERITY_RANK = {"note": 0, "warning": 1, "error": 2}
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -40,7 +32,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fail-on", choices=("error", "warning", "note"),
                         help="lowest severity that makes the exit status 1 (default: error)")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
-    parser.add_argument("--jobs", "-j", type=_positive, metavar="N", help="worker processes (default: CPU count)")
+    parser.add_argument("--jobs", "-j", type=positive_int, metavar="N", help="worker processes (default: CPU count)")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write .torchward_cache/")
     parser.add_argument("--statistics", action="store_true", help="print the number of findings per code instead")
     parser.add_argument("--format", choices=("terminal", "json", "github", "sarif", "junit", "grouped"),

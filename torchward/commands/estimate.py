@@ -14,6 +14,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..arguments import positive_int
+
 NAME = "estimate"
 HELP = "Estimate the peak GPU memory of a training, inference or generation job."
 ORDER = 40
@@ -22,16 +24,6 @@ ORDER = 40
 _FLAGS = ("model", "params", "mode", "batch_size", "seq_len", "image_size", "max_context",
           "max_new_tokens", "num_beams", "dtype", "optimizer", "attention", "lora_rank",
           "quantize", "sharding", "offload", "gpus", "accumulation")
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -45,7 +37,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mode", choices=MODES)
     for flag in ("batch-size", "seq-len", "image-size", "max-context", "max-new-tokens", "num-beams",
                  "lora-rank", "gpus", "accumulation"):
-        parser.add_argument(f"--{flag}", type=_positive, metavar="N")
+        parser.add_argument(f"--{flag}", type=positive_int, metavar="N")
     parser.add_argument("--dtype", choices=DTYPES)
     parser.add_argument("--optimizer", choices=OPTIMIZERS)
     parser.add_argument("--attention", choices=ATTENTIONS)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from .terminal import Painter, _summary, problem_line
+from .terminal import Painter, finish
 
 
 def write(result, stream: TextIO, *, errors: TextIO, statistics: bool = False, colour: bool = False) -> None:
@@ -34,10 +34,4 @@ def write(result, stream: TextIO, *, errors: TextIO, statistics: bool = False, c
             out.append(f"  {where:<{width}}  {paint('code', finding.code)}  "
                        f"{paint(finding.severity.value, finding.severity.value)}  {finding.message}")
         out.append("")
-    for report in result.reports:
-        for problem in report.problems:
-            out.append(paint("error", problem_line(report.path, problem)))
-    if out and out[-1] != "":
-        out.append("")
-    out.append(_summary(result, paint))
-    stream.write("\n".join(out) + "\n")
+    finish(out, result, paint, stream)

@@ -140,6 +140,12 @@ def write(result, stream: TextIO, *, errors: TextIO, statistics: bool = False, c
             for finding in report.findings:
                 out += format_finding(finding, lines, paint)
                 out.append("")
+    finish(out, result, paint, stream)
+
+
+def finish(out: list[str], result, paint: Painter, stream: TextIO) -> None:
+    """The end every human-readable format shares: files that could not be analysed, the
+    summary, and the write."""
     for report in result.reports:
         for problem in report.problems:
             out.append(paint("error", problem_line(report.path, problem)))

@@ -12,7 +12,21 @@ from .settings import LintSettings
 from .summaries import SummaryCache
 
 __all__ = [
-    "Applicability", "Confidence", "Edit", "Evidence", "FileReport", "Finding", "Fix",
-    "LintSettings", "Problem", "Rule", "Severity", "Span", "SummaryCache", "all_rules", "analyze_source",
-    "decode_source", "rule_by_code",
+    "Applicability",
+    "Confidence",
+    "Edit",
+    "Evidence",
+    "FileReport",
+    "Finding",
+    "Fix",
+    "LintSettings",
+    "Problem",
+    "Rule",
+    "Severity",
+    "Span",
+    "SummaryCache",
+    "all_rules",
+    "analyze_source",
+    "decode_source",
+    "rule_by_code",
 ]

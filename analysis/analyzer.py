@@ -24,21 +24,35 @@ from .finding import Evidence
 from .interpreter import FunctionRun, backward_targets_of
 from .names import qualified_name
 from .positions import LineIndex
-from .relevance import TRAINING_KINDS, functions_worth_analysing, is_other_framework, training_import_aliases
+from .relevance import (
+    TRAINING_KINDS,
+    functions_worth_analysing,
+    is_other_framework,
+    training_import_aliases,
+)
 from .semantic import FunctionInfo, ModuleIndex, mentions_training_words
 from .summaries import Entry, SummaryCache
 from .values import UNKNOWN, Kind, Loc, ModeFact, Value
 
 MAX_CALL_DEPTH = 8
 MAX_CONTEXTS = 4  # precise calling contexts analysed per function
-_REPLAYED = {EventKind.BACKWARD, EventKind.STEP, EventKind.ZERO_GRAD, EventKind.MODE, EventKind.GRAD_CALL, EventKind.DDP_WRAP}
+_REPLAYED = {
+    EventKind.BACKWARD,
+    EventKind.STEP,
+    EventKind.ZERO_GRAD,
+    EventKind.MODE,
+    EventKind.GRAD_CALL,
+    EventKind.DDP_WRAP,
+}
 
 
 @attrs.frozen
 class Summary:
     returned: Value
     events: tuple[Event, ...] = ()
-    final_modes: tuple[tuple[str, ModeFact | None], ...] = ()  # parameter or self.attr -> mode at exit
+    final_modes: tuple[
+        tuple[str, ModeFact | None], ...
+    ] = ()  # parameter or self.attr -> mode at exit
     final_self: Value | None = None
 
 
@@ -46,7 +60,9 @@ UNKNOWN_SUMMARY = Summary(attrs.evolve(UNKNOWN, scaled=None))
 
 
 class FileAnalyzer:
-    def __init__(self, tree: ast.Module, source: str, path: str, cache: SummaryCache | None = None) -> None:
+    def __init__(
+        self, tree: ast.Module, source: str, path: str, cache: SummaryCache | None = None
+    ) -> None:
         self.path = path
         self.cache = cache
         self._recorders: list[list[tuple]] = []
@@ -57,7 +73,9 @@ class FileAnalyzer:
         self.source = source
         # Most files of a large tree mention no training word: they are parsed (for syntax
         # errors) and never indexed or interpreted.
-        self.relevant = mentions_training_words(source) and not is_other_framework(self.index.imports)
+        self.relevant = mentions_training_words(source) and not is_other_framework(
+            self.index.imports
+        )
         self.traces: list[Trace] = []
         self.backwarded_locs: set[Loc] = set()
         self.closures: dict[str, dict[str, Value]] = {}
@@ -84,11 +102,15 @@ class FileAnalyzer:
         if not self.relevant:
             return  # nothing in the file can trigger a rule: parse-only
         trace = Trace("<module>")
-        self.module_run = FunctionRun(self, trace, self.tree.body, env={}, outer={}, grad_enabled=True)
+        self.module_run = FunctionRun(
+            self, trace, self.tree.body, env={}, outer={}, grad_enabled=True
+        )
         self.module_run.run()
         self._module_done = True
         self.traces.append(trace)
-        kinded = frozenset(name for name, value in self.module_run.env.items() if value.kind in TRAINING_KINDS)
+        kinded = frozenset(
+            name for name, value in self.module_run.env.items() if value.kind in TRAINING_KINDS
+        )
         kinded |= training_import_aliases(self.index)
         worth = functions_worth_analysing(self.index, kinded)
         for info in self.index.functions_in_order():
@@ -99,7 +121,9 @@ class FileAnalyzer:
         """Names ``body`` calls ``backward`` on; computed once per body, not per context."""
         key = id(body[0]) if body else 0
         if key not in self._backward_cache:
-            self._backward_cache[key] = backward_targets_of(body) if self.mentions(body, "backward") else {}
+            self._backward_cache[key] = (
+                backward_targets_of(body) if self.mentions(body, "backward") else {}
+            )
         return self._backward_cache[key]
 
     def mentions(self, body: list[ast.stmt], word: str) -> bool:
@@ -137,8 +161,16 @@ class FileAnalyzer:
         self.invoke(info, [], {}, self_value, grad_enabled=True, record=True)
 
     # --- calls ----------------------------------------------------------------------
-    def call_function(self, caller: FunctionRun, info: FunctionInfo, args: list[Value], kwargs: dict[str, Value],
-                      node: ast.Call, self_value: Value | None, receiver_path: str | None) -> Value:
+    def call_function(
+        self,
+        caller: FunctionRun,
+        info: FunctionInfo,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        node: ast.Call,
+        self_value: Value | None,
+        receiver_path: str | None,
+    ) -> Value:
         self.note_called(info.qualname)
         summary = self.invoke(info, args, kwargs, self_value, caller.grad_enabled, caller.recording)
         call_span = self.lines.span(node)
@@ -151,17 +183,30 @@ class FileAnalyzer:
 
     def _replayed(self, caller: FunctionRun, event: Event, call_span, name: str) -> Event:
         innermost = caller.loops[-1] if caller.loops else None
-        inherited = tuple(Gate(g.span, g.is_modulo, innermost) for g in event.gates if g.loop is None)
+        inherited = tuple(
+            Gate(g.span, g.is_modulo, innermost) for g in event.gates if g.loop is None
+        )
         step = Evidence(event.span, f"in `{name}`: {event.kind.value.replace('_', ' ')} here")
         return attrs.evolve(
-            event, span=call_span, loops=tuple(caller.loops), gates=tuple(caller.gates) + inherited,
-            grad_enabled=event.grad_enabled and caller.grad_enabled, via=(step,) + event.via,
+            event,
+            span=call_span,
+            loops=tuple(caller.loops),
+            gates=tuple(caller.gates) + inherited,
+            grad_enabled=event.grad_enabled and caller.grad_enabled,
+            via=(step,) + event.via,
             in_accumulate=event.in_accumulate or caller.in_accumulate,
             in_helper_loop=bool(event.loops) or event.in_helper_loop,
         )
 
-    def _transfer_modes(self, caller: FunctionRun, info: FunctionInfo, summary: Summary, node: ast.Call,
-                        receiver_path: str | None, name: str) -> None:
+    def _transfer_modes(
+        self,
+        caller: FunctionRun,
+        info: FunctionInfo,
+        summary: Summary,
+        node: ast.Call,
+        receiver_path: str | None,
+        name: str,
+    ) -> None:
         if not summary.final_modes:
             return
         params = parameter_names(info)
@@ -182,20 +227,46 @@ class FileAnalyzer:
             target = bound[head] + ("." + rest if rest else "")
             if fact is not None:
                 message = f"`{caller.text(node)}` leaves it in {fact.mode.value} mode ({fact.evidence.message}, line {fact.evidence.span.line})"
-                fact = ModeFact(fact.mode, Evidence(self.lines.span(node), message), tuple(caller.loops), caller.trace.function)
+                fact = ModeFact(
+                    fact.mode,
+                    Evidence(self.lines.span(node), message),
+                    tuple(caller.loops),
+                    caller.trace.function,
+                )
             caller.set_mode(target, fact)
 
-    def invoke(self, info: FunctionInfo, args: list[Value], kwargs: dict[str, Value], self_value: Value | None,
-               grad_enabled: bool, record: bool) -> Summary:
+    def invoke(
+        self,
+        info: FunctionInfo,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        self_value: Value | None,
+        grad_enabled: bool,
+        record: bool,
+    ) -> Summary:
         """The summary of ``info`` called with these values (memoised, and cached across
         analyses when a :class:`SummaryCache` is in use)."""
         summary = self._invoke(info, args, kwargs, self_value, grad_enabled, record)
-        call = (info.qualname, tuple(args), tuple(sorted(kwargs.items())), self_value, grad_enabled, record)
+        call = (
+            info.qualname,
+            tuple(args),
+            tuple(sorted(kwargs.items())),
+            self_value,
+            grad_enabled,
+            record,
+        )
         self._record(("invoke", call, summary))
         return summary
 
-    def _invoke(self, info: FunctionInfo, args: list[Value], kwargs: dict[str, Value], self_value: Value | None,
-                grad_enabled: bool, record: bool) -> Summary:
+    def _invoke(
+        self,
+        info: FunctionInfo,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        self_value: Value | None,
+        grad_enabled: bool,
+        record: bool,
+    ) -> Summary:
         grad = self._grad_mode(info, grad_enabled)
         key = (info.qualname, self_value, tuple(args), tuple(sorted(kwargs.items())), grad)
         if key in self._memo:
@@ -224,8 +295,15 @@ class FileAnalyzer:
         env = bind_parameters(info, args, kwargs, self_value, self.index.imports)
         trace = Trace(info.qualname, contextual=bool(args or kwargs))
         outer = self.closures.get(info.qualname)
-        run = FunctionRun(self, trace, info.node.body, env=env, outer=outer if outer is not None else {},
-                          grad_enabled=grad, params=frozenset(env))
+        run = FunctionRun(
+            self,
+            trace,
+            info.node.body,
+            env=env,
+            outer=outer if outer is not None else {},
+            grad_enabled=grad,
+            params=frozenset(env),
+        )
         effects: list[tuple] = []
         self._stack.append(info.qualname)
         self._recorders.append(effects)
@@ -250,7 +328,12 @@ class FileAnalyzer:
             text = self._texts[info.qualname] = self.index.text_of(info.node)
         closure = self.closures.get(info.qualname)
         return (
-            self.path, info.node.lineno, info.node.col_offset, text, memo_key, self._shape_fingerprint,
+            self.path,
+            info.node.lineno,
+            info.node.col_offset,
+            text,
+            memo_key,
+            self._shape_fingerprint,
             self._globals_fingerprint(),
             hash(frozenset(closure.items())) if closure is not None else 0,
         )
@@ -270,8 +353,15 @@ class FileAnalyzer:
         """What every function reads besides its own text: imports, and which names are
         local functions and classes (with their bases and methods)."""
         index = self.index
-        classes = tuple(sorted((name, c.base_names, c.local_bases, tuple(c.methods)) for name, c in index.classes.items()))
-        return hash((frozenset(index.imports.names.items()), tuple(sorted(index.functions)), classes))
+        classes = tuple(
+            sorted(
+                (name, c.base_names, c.local_bases, tuple(c.methods))
+                for name, c in index.classes.items()
+            )
+        )
+        return hash(
+            (frozenset(index.imports.names.items()), tuple(sorted(index.functions)), classes)
+        )
 
     def _replay(self, info: FunctionInfo, entry: Entry) -> bool:
         """Re-apply a cached analysis; False when a function it called has changed."""
@@ -281,11 +371,16 @@ class FileAnalyzer:
             for effect in entry.effects:
                 kind = effect[0]
                 if kind == "invoke":
-                    (qualname, args, kwargs, self_value, grad_enabled, record), expected = effect[1], effect[2]
+                    (qualname, args, kwargs, self_value, grad_enabled, record), expected = (
+                        effect[1],
+                        effect[2],
+                    )
                     callee = self.index.functions.get(qualname)
                     if callee is None:
                         return False
-                    got = self.invoke(callee, list(args), dict(kwargs), self_value, grad_enabled, record)
+                    got = self.invoke(
+                        callee, list(args), dict(kwargs), self_value, grad_enabled, record
+                    )
                     if got is not expected and got != expected:
                         return False
                 elif kind == "called":
@@ -305,7 +400,9 @@ class FileAnalyzer:
             self.traces.append(trace)
             self.analyzed.add(info.qualname)
 
-    def _summarise(self, run: FunctionRun, initial: dict[str, Value], self_value: Value | None) -> Summary:
+    def _summarise(
+        self, run: FunctionRun, initial: dict[str, Value], self_value: Value | None
+    ) -> Summary:
         returned = UNKNOWN
         if run.returns:
             returned = run.returns[0]
@@ -337,27 +434,44 @@ class FileAnalyzer:
                 return False
             if name in catalog.GRAD_ENABLING:
                 return True
-        if (info.class_name and info.node.name in catalog.LIGHTNING_NO_GRAD_HOOKS
-                and self.index.is_lightning_class(info.class_name)):
+        if (
+            info.class_name
+            and info.node.name in catalog.LIGHTNING_NO_GRAD_HOOKS
+            and self.index.is_lightning_class(info.class_name)
+        ):
             return False  # Lightning runs these hooks under no_grad itself
         return inherited
 
     # --- classes --------------------------------------------------------------------
-    def instantiate(self, class_name: str, args: list[Value] | None, kwargs: dict[str, Value], node: ast.Call | None,
-                    caller: FunctionRun | None) -> Value:
+    def instantiate(
+        self,
+        class_name: str,
+        args: list[Value] | None,
+        kwargs: dict[str, Value],
+        node: ast.Call | None,
+        caller: FunctionRun | None,
+    ) -> Value:
         key = (class_name, tuple(args or ()), tuple(sorted(kwargs.items())))
         if key in self._instances:
             return self._instances[key]
         self._instances[key] = Value(kind=Kind.INSTANCE, class_name=class_name)  # recursion guard
         index = self.index
-        origin = Evidence(self.lines.span(node), f"`{caller.text(node)}` is constructed here") if node is not None and caller else None
+        origin = (
+            Evidence(self.lines.span(node), f"`{caller.text(node)}` is constructed here")
+            if node is not None and caller
+            else None
+        )
         flavour = index.dataset_flavour(class_name)
         if flavour is not None:
-            value = Value(kind=Kind.DATASET, class_name=class_name, origin=origin).with_detail(flavour=flavour)
+            value = Value(kind=Kind.DATASET, class_name=class_name, origin=origin).with_detail(
+                flavour=flavour
+            )
             self._instances[key] = value
             return value
         is_module = index.is_module_class(class_name)
-        value = Value(kind=Kind.MODEL if is_module else Kind.INSTANCE, class_name=class_name, origin=origin)
+        value = Value(
+            kind=Kind.MODEL if is_module else Kind.INSTANCE, class_name=class_name, origin=origin
+        )
         record = caller.recording if caller else True
         init = index.find_method(class_name, "__init__")
         if init is not None:
@@ -368,9 +482,15 @@ class FileAnalyzer:
             if forward is not None:
                 output = self.invoke(forward, [UNKNOWN], {}, value, True, False).returned
                 value = attrs.evolve(value, activation=output.activation)
-                if output.activation in ("softmax", "log_softmax", "sigmoid") and output.origin is not None:
+                if (
+                    output.activation in ("softmax", "log_softmax", "sigmoid")
+                    and output.origin is not None
+                ):
                     # where forward applies it: what a finding shows and a fix removes
-                    site = Evidence(output.origin.span, f"`{class_name}.forward` ends here: {output.origin.message}")
+                    site = Evidence(
+                        output.origin.span,
+                        f"`{class_name}.forward` ends here: {output.origin.message}",
+                    )
                     value = value.with_detail(activation_site=site)
             if index.is_lightning_class(class_name):
                 value = value.with_detail(lightning=True)

@@ -23,11 +23,18 @@ _ANNOTATION_KINDS = {
 }
 
 
-def bind_parameters(info: FunctionInfo, args: list[Value], kwargs: dict[str, Value], self_value: Value | None,
-                    imports: ImportTable) -> dict[str, Value]:
+def bind_parameters(
+    info: FunctionInfo,
+    args: list[Value],
+    kwargs: dict[str, Value],
+    self_value: Value | None,
+    imports: ImportTable,
+) -> dict[str, Value]:
     spec = info.node.args
     positional = [*spec.posonlyargs, *spec.args]
-    defaults = dict(zip([p.arg for p in positional[len(positional) - len(spec.defaults):]], spec.defaults))
+    defaults = dict(
+        zip([p.arg for p in positional[len(positional) - len(spec.defaults) :]], spec.defaults)
+    )
     defaults.update({p.arg: d for p, d in zip(spec.kwonlyargs, spec.kw_defaults) if d is not None})
     supplied = list(args)
     if info.is_method and positional:
@@ -39,7 +46,12 @@ def bind_parameters(info: FunctionInfo, args: list[Value], kwargs: dict[str, Val
         elif param.arg in kwargs:
             value = kwargs[param.arg]
         elif param.arg in defaults:
-            value = SCALAR if isinstance(defaults[param.arg], ast.Constant) and defaults[param.arg].value is not None else UNKNOWN
+            value = (
+                SCALAR
+                if isinstance(defaults[param.arg], ast.Constant)
+                and defaults[param.arg].value is not None
+                else UNKNOWN
+            )
         else:
             value = UNKNOWN
         if value is UNKNOWN or value == UNKNOWN:
@@ -50,10 +62,13 @@ def bind_parameters(info: FunctionInfo, args: list[Value], kwargs: dict[str, Val
             env[extra.arg] = UNKNOWN
     return env
 
+
 def guess_parameter(param: ast.arg, imports: ImportTable) -> Value:
     if param.annotation is not None:
         name = qualified_name(param.annotation, imports)
-        kind = _ANNOTATION_KINDS.get(name or "") or (catalog.kind_of_constructor(name) if name else None)
+        kind = _ANNOTATION_KINDS.get(name or "") or (
+            catalog.kind_of_constructor(name) if name else None
+        )
         if kind is not None:
             return Value(kind=kind, confidence=Confidence.MEDIUM)
     kind = kind_from_name(param.arg)

@@ -23,8 +23,28 @@ from .finding import Confidence, Evidence
 from .names import dotted
 from .values import SCALAR, UNKNOWN, Kind, Mode, ModeFact, Value, combine
 
-_CALLABLE_KINDS = (Kind.MODEL, Kind.CRITERION, Kind.FUNCTION, Kind.ENGINE, Kind.INSTANCE, Kind.TOKENIZER)
-_MODEL_SELF_RETURNING = {"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "requires_grad_", "train_", "share_memory", "apply", "type"}
+_CALLABLE_KINDS = (
+    Kind.MODEL,
+    Kind.CRITERION,
+    Kind.FUNCTION,
+    Kind.ENGINE,
+    Kind.INSTANCE,
+    Kind.TOKENIZER,
+)
+_MODEL_SELF_RETURNING = {
+    "to",
+    "cuda",
+    "cpu",
+    "half",
+    "float",
+    "double",
+    "bfloat16",
+    "requires_grad_",
+    "train_",
+    "share_memory",
+    "apply",
+    "type",
+}
 
 
 def keyword(node: ast.Call, name: str, position: int | None = None) -> ast.expr | None:
@@ -32,7 +52,11 @@ def keyword(node: ast.Call, name: str, position: int | None = None) -> ast.expr 
     for kw in node.keywords:
         if kw.arg == name:
             return kw.value
-    if position is not None and len(node.args) > position and not any(isinstance(a, ast.Starred) for a in node.args[: position + 1]):
+    if (
+        position is not None
+        and len(node.args) > position
+        and not any(isinstance(a, ast.Starred) for a in node.args[: position + 1])
+    ):
         return node.args[position]
     return None
 
@@ -56,7 +80,9 @@ class CallsMixin:
             if stored is None and receiver.kind in (Kind.INSTANCE, Kind.MODEL):
                 stored = receiver.attribute(func.attr)
             if stored is not None and stored.kind in _CALLABLE_KINDS:
-                return self.call_value(stored, node)  # self.softmax(x): a stored layer, not a method
+                return self.call_value(
+                    stored, node
+                )  # self.softmax(x): a stored layer, not a method
             return self.call_method(receiver, func.attr, node)
         callee = self.evaluate(func)
         if isinstance(func, ast.Name) and callee is UNKNOWN and func.id not in self.env:
@@ -79,7 +105,9 @@ class CallsMixin:
             return self.forward(callee, node)
         if callee.kind is Kind.CRITERION:
             args, kwargs = self.arguments(node)
-            return self.loss(str(callee.get("loss", "other")), callee.get("reduction"), args, node, callee)
+            return self.loss(
+                str(callee.get("loss", "other")), callee.get("reduction"), args, node, callee
+            )
         if callee.kind is Kind.INSTANCE and callee.class_name:
             method = self.analyzer.index.find_method(callee.class_name, "__call__")
             if method is not None:
@@ -106,10 +134,17 @@ class CallsMixin:
             if not args:
                 return Value(kind=Kind.CONTAINER)
             source = args[0]
-            return Value(kind=Kind.CONTAINER, graph=source.graph, graph_confidence=source.graph_confidence, locs=source.locs)
+            return Value(
+                kind=Kind.CONTAINER,
+                graph=source.graph,
+                graph_confidence=source.graph_confidence,
+                locs=source.locs,
+            )
         if name in ("sum", "max", "min", "next", "iter", "getattr"):
             joined = combine(args)
-            return attrs.evolve(joined, scaled=all(a.scaled for a in args if a.graph) if joined.graph else False)
+            return attrs.evolve(
+                joined, scaled=all(a.scaled for a in args if a.graph) if joined.graph else False
+            )
         if name in ("enumerate", "zip"):
             return combine(args)
         return attrs.evolve(combine([*args, *kwargs.values()]), scaled=None)
@@ -117,32 +152,63 @@ class CallsMixin:
     def forward(self, model: Value, node: ast.Call) -> Value:
         args, kwargs = self.arguments(node)
         inputs = combine([*args, *kwargs.values()])
-        result = Value(kind=Kind.TENSOR, locs=inputs.locs, activation=model.activation, scaled=False)
+        result = Value(
+            kind=Kind.TENSOR, locs=inputs.locs, activation=model.activation, scaled=False
+        )
         if model.activation:
-            ending = "a linear layer (raw logits)" if model.activation == "raw" else model.activation
+            ending = (
+                "a linear layer (raw logits)" if model.activation == "raw" else model.activation
+            )
             built = f" (the model built at line {model.origin.span.line})" if model.origin else ""
             site = model.get("activation_site")
-            result = attrs.evolve(result, origin=site if isinstance(site, Evidence) else
-                                  self.evidence(node, f"`{self.text(node)}` ends in {ending}{built}"))
+            result = attrs.evolve(
+                result,
+                origin=site
+                if isinstance(site, Evidence)
+                else self.evidence(node, f"`{self.text(node)}` ends in {ending}{built}"),
+            )
         if self.grad_enabled:
             graph = self.evidence(node, f"`{self.text(node)}` runs a model with gradients enabled")
             result = attrs.evolve(
                 result,
                 graph=graph,
                 graph_confidence=model.confidence,
-                eval_forward=model.mode if model.mode and model.mode.mode is Mode.EVAL else inputs.eval_forward,
+                eval_forward=model.mode
+                if model.mode and model.mode.mode is Mode.EVAL
+                else inputs.eval_forward,
             )
         self.emit(EventKind.FORWARD, node, target=model, value=result)
         return result
 
-    def loss(self, loss_type: str, reduction: object, args: list[Value], node: ast.Call, criterion: Value | None = None) -> Value:
+    def loss(
+        self,
+        loss_type: str,
+        reduction: object,
+        args: list[Value],
+        node: ast.Call,
+        criterion: Value | None = None,
+    ) -> Value:
         inputs = combine(args)
-        result = Value(kind=Kind.TENSOR, graph=inputs.graph, graph_confidence=inputs.graph_confidence,
-                       locs=inputs.locs, scaled=False, eval_forward=inputs.eval_forward)
+        result = Value(
+            kind=Kind.TENSOR,
+            graph=inputs.graph,
+            graph_confidence=inputs.graph_confidence,
+            locs=inputs.locs,
+            scaled=False,
+            eval_forward=inputs.eval_forward,
+        )
         result = result.with_detail(loss=loss_type, reduction=reduction)
         first = args[0] if args else UNKNOWN
-        self.emit(EventKind.LOSS, node, value=first, target=criterion,
-                  detail=(("loss", loss_type), ("input_text", self.text(node.args[0]) if node.args else "")))
+        self.emit(
+            EventKind.LOSS,
+            node,
+            value=first,
+            target=criterion,
+            detail=(
+                ("loss", loss_type),
+                ("input_text", self.text(node.args[0]) if node.args else ""),
+            ),
+        )
         return result
 
     # --- imported APIs --------------------------------------------------------------
@@ -153,7 +219,13 @@ class CallsMixin:
         if name in catalog.ACTIVATION_FUNCTIONS:
             activation = catalog.ACTIVATION_FUNCTIONS[name]
             applied = self.evidence(node, f"`{self.text(node)}` applies {activation}")
-            return attrs.evolve(combine(args), kind=Kind.TENSOR, activation=activation, scaled=first.scaled, origin=applied)
+            return attrs.evolve(
+                combine(args),
+                kind=Kind.TENSOR,
+                activation=activation,
+                scaled=first.scaled,
+                origin=applied,
+            )
         if name in catalog.LOSS_FUNCTIONS or catalog.is_functional_loss(name):
             loss_type = catalog.LOSS_FUNCTIONS.get(name, "other")
             return self.loss(loss_type, literal(keyword(node, "reduction")), args, node)
@@ -169,7 +241,14 @@ class CallsMixin:
             return first if first.kind is Kind.MODEL else Value(kind=Kind.MODEL, origin=origin)
         if name == catalog.DEEPSPEED_INITIALIZE:
             engine = Value(kind=Kind.ENGINE, origin=origin)
-            return Value(kind=Kind.CONTAINER).with_detail(elements=(engine, Value(kind=Kind.OPTIMIZER, origin=origin), Value(kind=Kind.LOADER).with_detail(framework="deepspeed"), Value(kind=Kind.SCHEDULER)))
+            return Value(kind=Kind.CONTAINER).with_detail(
+                elements=(
+                    engine,
+                    Value(kind=Kind.OPTIMIZER, origin=origin),
+                    Value(kind=Kind.LOADER).with_detail(framework="deepspeed"),
+                    Value(kind=Kind.SCHEDULER),
+                )
+            )
         if name == "torch.autograd.grad":
             self.emit(EventKind.GRAD_CALL, node, value=first)
             return Value(kind=Kind.CONTAINER)
@@ -187,12 +266,24 @@ class CallsMixin:
             activation = first.activation if leaf in catalog.ACTIVATION_PRESERVING_METHODS else None
             scaled = all(a.scaled for a in args if a.graph) if joined.graph else False
             return attrs.evolve(joined, activation=activation, scaled=scaled)
-        return attrs.evolve(combine([*args, *kwargs.values()]), scaled=None, graph_confidence=Confidence.MEDIUM)
+        return attrs.evolve(
+            combine([*args, *kwargs.values()]), scaled=None, graph_confidence=Confidence.MEDIUM
+        )
 
-    def construct(self, kind: Kind, name: str, node: ast.Call, args: list[Value], kwargs: dict[str, Value], origin) -> Value:
+    def construct(
+        self,
+        kind: Kind,
+        name: str,
+        node: ast.Call,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        origin,
+    ) -> Value:
         value = Value(kind=kind, origin=origin)
         if kind is Kind.CRITERION:
-            return value.with_detail(loss=catalog.loss_type_of_class(name), reduction=literal(keyword(node, "reduction")))
+            return value.with_detail(
+                loss=catalog.loss_type_of_class(name), reduction=literal(keyword(node, "reduction"))
+            )
         if kind is Kind.MODEL:
             leaf = name.rsplit(".", 1)[-1]
             if name in catalog.ACTIVATION_MODULES:
@@ -200,13 +291,18 @@ class CallsMixin:
             if name in catalog.RAW_OUTPUT_MODULES:
                 return attrs.evolve(value, activation="raw")
             if leaf == "Sequential" and args:
-                return attrs.evolve(value, activation=args[-1].activation if args[-1].kind is Kind.MODEL else None)
+                return attrs.evolve(
+                    value, activation=args[-1].activation if args[-1].kind is Kind.MODEL else None
+                )
             return value
         if kind is Kind.LOADER:
             dataset = args[0] if args else kwargs.get("dataset", UNKNOWN)
             sampler = keyword(node, "sampler", 2)
             batch_sampler = keyword(node, "batch_sampler", 3)
-            has_sampler = any(s is not None and not (isinstance(s, ast.Constant) and s.value is None) for s in (sampler, batch_sampler))
+            has_sampler = any(
+                s is not None and not (isinstance(s, ast.Constant) and s.value is None)
+                for s in (sampler, batch_sampler)
+            )
             return value.with_detail(
                 sampler=has_sampler,
                 iterable_dataset=dataset.get("flavour") == "iterable",
@@ -215,7 +311,9 @@ class CallsMixin:
         if kind is Kind.SAMPLER:
             return value.with_detail(distributed=name in catalog.DISTRIBUTED_SAMPLERS)
         if kind is Kind.DATASET:
-            return value.with_detail(flavour="iterable" if name in catalog.ITERABLE_DATASET_BASES else "map")
+            return value.with_detail(
+                flavour="iterable" if name in catalog.ITERABLE_DATASET_BASES else "map"
+            )
         return value
 
     # --- methods --------------------------------------------------------------------
@@ -227,17 +325,30 @@ class CallsMixin:
         confidence = receiver.confidence
         if kind is None and receiver_path and not receiver.graph:
             guessed = kind_from_name(receiver_path)
-            if guessed in (Kind.MODEL, Kind.OPTIMIZER) and method in ("step", "eval", "train", "zero_grad"):
+            if guessed in (Kind.MODEL, Kind.OPTIMIZER) and method in (
+                "step",
+                "eval",
+                "train",
+                "zero_grad",
+            ):
                 kind, confidence = guessed, Confidence.LOW
-        if method == "zero_grad" or (method in ("zero_", "detach_") and receiver_path and receiver_path.endswith(".grad")):
+        if method == "zero_grad" or (
+            method in ("zero_", "detach_") and receiver_path and receiver_path.endswith(".grad")
+        ):
             self.arguments(node)
             self.emit(EventKind.ZERO_GRAD, node)
             return UNKNOWN
         if kind in (Kind.INSTANCE, Kind.MODEL) and receiver.class_name:
             info = self.analyzer.index.find_method(receiver.class_name, method)
-            if info is not None and method not in ("eval", "train") and not (kind is Kind.MODEL and method == "forward"):
+            if (
+                info is not None
+                and method not in ("eval", "train")
+                and not (kind is Kind.MODEL and method == "forward")
+            ):
                 args, kwargs = self.arguments(node)
-                return self.call_local(info, args, kwargs, node, self_value=receiver, receiver_path=receiver_path)
+                return self.call_local(
+                    info, args, kwargs, node, self_value=receiver, receiver_path=receiver_path
+                )
         if kind is Kind.OPTIMIZER and method == "step":
             self.arguments(node)
             self.emit(EventKind.STEP, node, target=attrs.evolve(receiver, confidence=confidence))
@@ -254,15 +365,26 @@ class CallsMixin:
             return self.framework_method(receiver, method, node)
         if kind is Kind.MODEL:
             return self.model_method(receiver, method, node, receiver_path, confidence)
-        if kind is Kind.CONTAINER or (method in catalog.STORING_METHODS and receiver.locs and not receiver.graph):
+        if kind is Kind.CONTAINER or (
+            method in catalog.STORING_METHODS and receiver.locs and not receiver.graph
+        ):
             return self.container_method(receiver, method, node, receiver_path)
-        if kind in (Kind.OPTIMIZER, Kind.SCHEDULER, Kind.LOADER, Kind.SAMPLER, Kind.CRITERION, Kind.TOKENIZER, Kind.DATASET, Kind.INSTANCE):
+        if kind in (
+            Kind.OPTIMIZER,
+            Kind.SCHEDULER,
+            Kind.LOADER,
+            Kind.SAMPLER,
+            Kind.CRITERION,
+            Kind.TOKENIZER,
+            Kind.DATASET,
+            Kind.INSTANCE,
+        ):
             self.arguments(node)
             return UNKNOWN
         return self.tensor_method(receiver, method, node, receiver_path)
 
     def framework_method(self, receiver: Value, method: str, node: ast.Call) -> Value:
-        args, kwargs = self.arguments(node)
+        args, _ = self.arguments(node)
         framework = "accelerate" if receiver.kind is Kind.ACCELERATOR else "deepspeed"
         if method == "backward":
             self.backward(args[0] if args else UNKNOWN, node, framework=framework)
@@ -272,21 +394,47 @@ class CallsMixin:
             return UNKNOWN
         if method == "prepare":
             prepared = tuple(a.with_detail(prepared=True) for a in args)
-            return prepared[0] if len(prepared) == 1 else Value(kind=Kind.CONTAINER).with_detail(elements=prepared)
+            return (
+                prepared[0]
+                if len(prepared) == 1
+                else Value(kind=Kind.CONTAINER).with_detail(elements=prepared)
+            )
         if method in ("prepare_model", "prepare_data_loader", "setup", "setup_dataloaders"):
             return args[0].with_detail(prepared=True) if args else UNKNOWN
         if receiver.kind is Kind.ENGINE and method == "forward":
             return self.forward(receiver, node)
         return UNKNOWN
 
-    def model_method(self, model: Value, method: str, node: ast.Call, path: str | None, confidence: Confidence) -> Value:
-        args, _ = self.arguments(node)
+    def model_method(
+        self, model: Value, method: str, node: ast.Call, path: str | None, confidence: Confidence
+    ) -> Value:
         if method in ("eval", "train"):
             flag = literal(node.args[0]) if node.args else True
-            mode = Mode.EVAL if method == "eval" or flag is False else Mode.TRAIN if flag is True else None
-            fact = ModeFact(mode, self.evidence(node, f"`{self.text(node)}` switches the model to {mode.value} mode"),
-                            tuple(self.loops), self.trace.function) if mode else None
-            self.emit(EventKind.MODE, node, target=model, detail=(("mode", mode.value if mode else None), ("path", path)))
+            mode = (
+                Mode.EVAL
+                if method == "eval" or flag is False
+                else Mode.TRAIN
+                if flag is True
+                else None
+            )
+            fact = (
+                ModeFact(
+                    mode,
+                    self.evidence(
+                        node, f"`{self.text(node)}` switches the model to {mode.value} mode"
+                    ),
+                    tuple(self.loops),
+                    self.trace.function,
+                )
+                if mode
+                else None
+            )
+            self.emit(
+                EventKind.MODE,
+                node,
+                target=model,
+                detail=(("mode", mode.value if mode else None), ("path", path)),
+            )
             if path:
                 self.set_mode(path, fact)
             return attrs.evolve(model, mode=fact)
@@ -294,11 +442,21 @@ class CallsMixin:
             return self.forward(model, node)
         if method in _MODEL_SELF_RETURNING:
             return model
-        if method in ("generate", "parameters", "named_parameters", "state_dict", "modules", "children", "buffers"):
+        if method in (
+            "generate",
+            "parameters",
+            "named_parameters",
+            "state_dict",
+            "modules",
+            "children",
+            "buffers",
+        ):
             return UNKNOWN
         return UNKNOWN
 
-    def container_method(self, container: Value, method: str, node: ast.Call, path: str | None) -> Value:
+    def container_method(
+        self, container: Value, method: str, node: ast.Call, path: str | None
+    ) -> Value:
         args, kwargs = self.arguments(node)
         if method in catalog.STORING_METHODS:
             stored = combine([*args, *kwargs.values()])
@@ -316,17 +474,35 @@ class CallsMixin:
             return UNKNOWN
         if method in catalog.DETACHING_METHODS:
             return SCALAR if method in ("item", "tolist") else Value(kind=Kind.TENSOR)
-        if method in ("to", "type") and any(self.qualified(a) in catalog.INTEGER_DTYPES for a in [*node.args, *(k.value for k in node.keywords)]):
+        if method in ("to", "type") and any(
+            self.qualified(a) in catalog.INTEGER_DTYPES
+            for a in [*node.args, *(k.value for k in node.keywords)]
+        ):
             return Value(kind=Kind.TENSOR)
         if not tensor.graph and not tensor.locs and not tensor.activation and tensor.kind is None:
-            return attrs.evolve(combine([*args, *kwargs.values()]), scaled=None) if any(a.graph for a in args) else UNKNOWN
+            return (
+                attrs.evolve(combine([*args, *kwargs.values()]), scaled=None)
+                if any(a.graph for a in args)
+                else UNKNOWN
+            )
         result = combine([tensor, *args])
         if method in catalog.ACTIVATION_METHODS:
             activation = catalog.ACTIVATION_METHODS[method]
             applied = self.evidence(node, f"`{self.text(node)}` applies {activation}")
-            return attrs.evolve(result, kind=Kind.TENSOR, activation=activation, scaled=tensor.scaled, origin=applied)
+            return attrs.evolve(
+                result,
+                kind=Kind.TENSOR,
+                activation=activation,
+                scaled=tensor.scaled,
+                origin=applied,
+            )
         if method in catalog.SCALING_METHODS:
             return attrs.evolve(result, scaled=True)
         activation = tensor.activation if method in catalog.ACTIVATION_PRESERVING_METHODS else None
-        return attrs.evolve(result, activation=activation, scaled=tensor.scaled, backwarded=tensor.backwarded,
-                            origin=tensor.origin if activation else None)
+        return attrs.evolve(
+            result,
+            activation=activation,
+            scaled=tensor.scaled,
+            backwarded=tensor.backwarded,
+            origin=tensor.origin if activation else None,
+        )

@@ -47,32 +47,76 @@ ACTIVATION_MODULES = {
 RAW_OUTPUT_MODULES = {"torch.nn.Linear", "torch.nn.Bilinear", "torch.nn.LazyLinear"}
 # Tensor methods and functions that keep the activation of their input (views, casts).
 ACTIVATION_PRESERVING_METHODS = {
-    "squeeze", "unsqueeze", "view", "reshape", "flatten", "float", "double", "half",
-    "contiguous", "to", "clamp", "clip", "permute", "transpose", "cuda", "cpu", "type_as",
+    "squeeze",
+    "unsqueeze",
+    "view",
+    "reshape",
+    "flatten",
+    "float",
+    "double",
+    "half",
+    "contiguous",
+    "to",
+    "clamp",
+    "clip",
+    "permute",
+    "transpose",
+    "cuda",
+    "cpu",
+    "type_as",
 }
 
 # --- modules and models -------------------------------------------------------------
-NON_MODULE_NN_NAMES = {"torch.nn.Parameter", "torch.nn.ParameterList", "torch.nn.ParameterDict", "torch.nn.Module"}
+NON_MODULE_NN_NAMES = {
+    "torch.nn.Parameter",
+    "torch.nn.ParameterList",
+    "torch.nn.ParameterDict",
+    "torch.nn.Module",
+}
 DDP_WRAPPERS = {
     "torch.nn.parallel.DistributedDataParallel",
     "torch.distributed.fsdp.FullyShardedDataParallel",
 }
-MODEL_PASSTHROUGH_FUNCTIONS = {"torch.compile", "torch.nn.parallel.DataParallel", "torch.jit.script"} | DDP_WRAPPERS
+MODEL_PASSTHROUGH_FUNCTIONS = {
+    "torch.compile",
+    "torch.nn.parallel.DataParallel",
+    "torch.jit.script",
+} | DDP_WRAPPERS
 MODEL_FACTORIES = {"timm.create_model", "peft.get_peft_model", "peft.PeftModel.from_pretrained"}
 TOKENIZER_MARKERS = ("Tokenizer", "Processor", "FeatureExtractor", "ImageProcessor")
 MODEL_MARKERS = ("Model", "For", "Transformer", "Net")
 MODULE_BASES = {"torch.nn.Module", "lightning.LightningModule", "transformers.PreTrainedModel"}
 LIGHTNING_MODULE_BASES = {"lightning.LightningModule"}
-LIGHTNING_NO_GRAD_HOOKS = {"validation_step", "test_step", "predict_step", "on_validation_batch_end"}
+LIGHTNING_NO_GRAD_HOOKS = {
+    "validation_step",
+    "test_step",
+    "predict_step",
+    "on_validation_batch_end",
+}
 
 # --- optimisation -------------------------------------------------------------------
-OPTIMIZER_PREFIXES = ("torch.optim.", "bitsandbytes.optim.", "apex.optimizers.", "deepspeed.ops.", "torch_optimizer.")
+OPTIMIZER_PREFIXES = (
+    "torch.optim.",
+    "bitsandbytes.optim.",
+    "apex.optimizers.",
+    "deepspeed.ops.",
+    "torch_optimizer.",
+)
 OPTIMIZER_EXACT = {
-    "transformers.AdamW", "transformers.Adafactor", "transformers.optimization.Adafactor",
-    "transformers.optimization.AdamW", "timm.optim.create_optimizer_v2", "timm.optim.create_optimizer",
+    "transformers.AdamW",
+    "transformers.Adafactor",
+    "transformers.optimization.Adafactor",
+    "transformers.optimization.AdamW",
+    "timm.optim.create_optimizer_v2",
+    "timm.optim.create_optimizer",
     "lion_pytorch.Lion",
 }
-SCHEDULER_PREFIXES = ("torch.optim.lr_scheduler.", "transformers.get_", "transformers.optimization.get_", "timm.scheduler.")
+SCHEDULER_PREFIXES = (
+    "torch.optim.lr_scheduler.",
+    "transformers.get_",
+    "transformers.optimization.get_",
+    "timm.scheduler.",
+)
 GRAD_SCALERS = {"torch.amp.GradScaler"}
 ACCELERATORS = {"accelerate.Accelerator", "lightning.Fabric"}
 DEEPSPEED_INITIALIZE = "deepspeed.initialize"
@@ -80,7 +124,10 @@ DEEPSPEED_INITIALIZE = "deepspeed.initialize"
 # --- data ---------------------------------------------------------------------------
 LOADERS = {"torch.utils.data.DataLoader", "torch_geometric.loader.DataLoader"}
 DISTRIBUTED_SAMPLERS = {"torch.utils.data.DistributedSampler"}
-ITERABLE_DATASET_BASES = {"torch.utils.data.IterableDataset", "torchdata.datapipes.iter.IterDataPipe"}
+ITERABLE_DATASET_BASES = {
+    "torch.utils.data.IterableDataset",
+    "torchdata.datapipes.iter.IterDataPipe",
+}
 DATASET_BASES = {"torch.utils.data.Dataset"} | ITERABLE_DATASET_BASES
 
 # --- grad mode ----------------------------------------------------------------------
@@ -98,33 +145,141 @@ def is_grad_disabling(name: str | None) -> bool:
     leaf = name.rsplit(".", 1)[-1]
     return name in GRAD_DISABLING or "no_grad" in leaf or "inference_mode" in leaf
 
+
 # --- tensors ------------------------------------------------------------------------
 # Methods and attributes of a tensor whose result carries no autograd graph.
 DETACHING_METHODS = {
-    "item", "tolist", "detach", "detach_", "numpy", "argmax", "argmin", "argsort", "long",
-    "int", "bool", "byte", "short", "char", "eq", "ne", "lt", "le", "gt", "ge", "isnan",
-    "isinf", "isfinite", "nonzero", "size", "dim", "numel", "ndimension", "nelement",
-    "get_device", "stride", "data_ptr", "element_size", "equal", "allclose", "any", "all",
-    "__bool__", "__len__", "sign",
+    "item",
+    "tolist",
+    "detach",
+    "detach_",
+    "numpy",
+    "argmax",
+    "argmin",
+    "argsort",
+    "long",
+    "int",
+    "bool",
+    "byte",
+    "short",
+    "char",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "nonzero",
+    "size",
+    "dim",
+    "numel",
+    "ndimension",
+    "nelement",
+    "get_device",
+    "stride",
+    "data_ptr",
+    "element_size",
+    "equal",
+    "allclose",
+    "any",
+    "all",
+    "__bool__",
+    "__len__",
+    "sign",
 }
-DETACHING_ATTRIBUTES = {"data", "shape", "ndim", "dtype", "device", "requires_grad", "is_cuda", "grad_fn", "is_leaf"}
+DETACHING_ATTRIBUTES = {
+    "data",
+    "shape",
+    "ndim",
+    "dtype",
+    "device",
+    "requires_grad",
+    "is_cuda",
+    "grad_fn",
+    "is_leaf",
+}
 DETACHING_BUILTINS = {
-    "float", "int", "bool", "len", "str", "repr", "round", "print", "isinstance", "type",
-    "format", "hash", "id", "range", "math", "abs",
+    "float",
+    "int",
+    "bool",
+    "len",
+    "str",
+    "repr",
+    "round",
+    "print",
+    "isinstance",
+    "type",
+    "format",
+    "hash",
+    "id",
+    "range",
+    "math",
+    "abs",
 }
 DETACHING_TORCH_FUNCTIONS = {
-    "torch.argmax", "torch.argmin", "torch.argsort", "torch.tensor", "torch.as_tensor",
-    "torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.randn", "torch.rand",
-    "torch.randint", "torch.arange", "torch.eq", "torch.ne", "torch.isnan", "torch.isinf",
-    "torch.isfinite", "torch.zeros_like", "torch.ones_like", "torch.empty_like",
-    "torch.randn_like", "torch.no_grad", "torch.numel", "torch.equal", "torch.allclose",
+    "torch.argmax",
+    "torch.argmin",
+    "torch.argsort",
+    "torch.tensor",
+    "torch.as_tensor",
+    "torch.zeros",
+    "torch.ones",
+    "torch.empty",
+    "torch.full",
+    "torch.randn",
+    "torch.rand",
+    "torch.randint",
+    "torch.arange",
+    "torch.eq",
+    "torch.ne",
+    "torch.isnan",
+    "torch.isinf",
+    "torch.isfinite",
+    "torch.zeros_like",
+    "torch.ones_like",
+    "torch.empty_like",
+    "torch.randn_like",
+    "torch.no_grad",
+    "torch.numel",
+    "torch.equal",
+    "torch.allclose",
 }
-INTEGER_DTYPES = {"torch.long", "torch.int", "torch.int64", "torch.int32", "torch.bool", "torch.int16", "torch.int8", "torch.uint8"}
+INTEGER_DTYPES = {
+    "torch.long",
+    "torch.int",
+    "torch.int64",
+    "torch.int32",
+    "torch.bool",
+    "torch.int16",
+    "torch.int8",
+    "torch.uint8",
+}
 SCALING_METHODS = {"div", "div_", "true_divide", "mul", "mul_", "__truediv__"}
 SCALING_FUNCTIONS = {"torch.div", "torch.true_divide", "torch.mul"}
-STORING_METHODS = {"append", "extend", "insert", "add", "appendleft", "setdefault", "update", "__setitem__"}
+STORING_METHODS = {
+    "append",
+    "extend",
+    "insert",
+    "add",
+    "appendleft",
+    "setdefault",
+    "update",
+    "__setitem__",
+}
 # Calls on an iterable that yield its elements: ``for batch in tqdm(loader)``.
-ITERATION_WRAPPERS = {"enumerate", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "iter", "zip", "tqdm.notebook.tqdm", "rich.progress.track"}
+ITERATION_WRAPPERS = {
+    "enumerate",
+    "tqdm",
+    "tqdm.tqdm",
+    "tqdm.auto.tqdm",
+    "iter",
+    "zip",
+    "tqdm.notebook.tqdm",
+    "rich.progress.track",
+}
 
 
 def kind_of_constructor(name: str) -> Kind | None:
@@ -134,7 +289,9 @@ def kind_of_constructor(name: str) -> Kind | None:
         return Kind.CRITERION
     if name in LOADERS:
         return Kind.LOADER
-    if name in DISTRIBUTED_SAMPLERS or (name.startswith("torch.utils.data.") and last.endswith("Sampler")):
+    if name in DISTRIBUTED_SAMPLERS or (
+        name.startswith("torch.utils.data.") and last.endswith("Sampler")
+    ):
         return Kind.SAMPLER
     if name in DATASET_BASES or (name.startswith("torch.utils.data.") and last.endswith("Dataset")):
         return Kind.DATASET
@@ -144,20 +301,39 @@ def kind_of_constructor(name: str) -> Kind | None:
         return Kind.ACCELERATOR
     if name.startswith(SCHEDULER_PREFIXES):
         return Kind.SCHEDULER
-    if name in OPTIMIZER_EXACT or (name.startswith(OPTIMIZER_PREFIXES) and last[:1].isupper() and last != "Optimizer"):
+    if name in OPTIMIZER_EXACT or (
+        name.startswith(OPTIMIZER_PREFIXES) and last[:1].isupper() and last != "Optimizer"
+    ):
         return Kind.OPTIMIZER
-    if name in MODEL_FACTORIES or name in ("torch.nn.parallel.DataParallel",) or name in DDP_WRAPPERS:
+    if (
+        name in MODEL_FACTORIES
+        or name in ("torch.nn.parallel.DataParallel",)
+        or name in DDP_WRAPPERS
+    ):
         return Kind.MODEL
-    if name.startswith("torch.nn.") and last[:1].isupper() and name not in NON_MODULE_NN_NAMES and "." not in name[len("torch.nn."):]:
+    if (
+        name.startswith("torch.nn.")
+        and last[:1].isupper()
+        and name not in NON_MODULE_NN_NAMES
+        and "." not in name[len("torch.nn.") :]
+    ):
         return Kind.MODEL
-    if name.startswith(("torchvision.models.", "timm.models.")) and last[:1].islower() and not last.startswith("get_"):
+    if (
+        name.startswith(("torchvision.models.", "timm.models."))
+        and last[:1].islower()
+        and not last.startswith("get_")
+    ):
         return Kind.MODEL
     if name.startswith(("transformers.", "sentence_transformers.", "diffusers.")):
         parts = name.split(".")
         symbol = parts[-2] if parts[-1] in ("from_pretrained", "from_config") else parts[-1]
         if any(marker in symbol for marker in TOKENIZER_MARKERS):
             return Kind.TOKENIZER
-        if symbol[:1].isupper() and any(marker in symbol for marker in MODEL_MARKERS) and "Config" not in symbol:
+        if (
+            symbol[:1].isupper()
+            and any(marker in symbol for marker in MODEL_MARKERS)
+            and "Config" not in symbol
+        ):
             return Kind.MODEL
     return None
 

@@ -17,9 +17,9 @@ import attrs
 from .facts import FileFacts, build_facts
 from .finding import Finding, Span
 from .positions import LineIndex
+from .reparse import reparse
 from .rule import Rule, all_rules
 from .settings import LintSettings
-from .reparse import reparse
 from .summaries import SummaryCache
 from .suppressions import parse_suppressions
 
@@ -50,7 +50,9 @@ def decode_source(data: bytes) -> str:
     return text
 
 
-def parse(source: str, path: str, cache: SummaryCache | None = None) -> tuple[ast.Module | None, Problem | None]:
+def parse(
+    source: str, path: str, cache: SummaryCache | None = None
+) -> tuple[ast.Module | None, Problem | None]:
     """Parse ``source``; with a cache, only the top-level statements an edit touched."""
     try:
         previous = cache.last_tree(path) if cache is not None else None
@@ -70,12 +72,16 @@ def parse(source: str, path: str, cache: SummaryCache | None = None) -> tuple[as
         end_column = (error.end_offset or (error.offset or 1) + 1) - 1
         if (end_line, end_column) <= (line, column):
             end_line, end_column = line, column + 1
-        return None, Problem("syntax-error", f"SyntaxError: {error.msg}", Span(line, column, end_line, end_column))
+        return None, Problem(
+            "syntax-error", f"SyntaxError: {error.msg}", Span(line, column, end_line, end_column)
+        )
     except (ValueError, RecursionError, MemoryError) as error:
         return None, Problem("syntax-error", f"cannot parse: {error}")
 
 
-def run_rules(facts: FileFacts, rules: tuple[type[Rule], ...]) -> tuple[list[Finding], list[Problem]]:
+def run_rules(
+    facts: FileFacts, rules: tuple[type[Rule], ...]
+) -> tuple[list[Finding], list[Problem]]:
     findings: list[Finding] = []
     problems: list[Problem] = []
     for rule_class in rules:
@@ -87,8 +93,12 @@ def run_rules(facts: FileFacts, rules: tuple[type[Rule], ...]) -> tuple[list[Fin
     return findings, problems
 
 
-def analyze_source(source: str, path: str = "<string>", settings: LintSettings = LintSettings(),
-                   cache: SummaryCache | None = None) -> FileReport:
+def analyze_source(
+    source: str,
+    path: str = "<string>",
+    settings: LintSettings = LintSettings(),
+    cache: SummaryCache | None = None,
+) -> FileReport:
     """Lint ``source`` (the text of the file at ``path``) and return its report.
 
     ``cache`` (the language server passes one per session) keeps function analyses across
@@ -104,7 +114,9 @@ def analyze_source(source: str, path: str = "<string>", settings: LintSettings =
         facts = build_facts(tree, source, path, cache)
         facts.settings = settings
     except RecursionError:
-        return FileReport(path, (), (Problem("internal-error", "file too deeply nested to analyse"),))
+        return FileReport(
+            path, (), (Problem("internal-error", "file too deeply nested to analyse"),)
+        )
     except Exception as error:  # the analysis must degrade, never take the caller down
         log.exception("analysis failed on %s", path)
         return FileReport(path, (), (Problem("internal-error", f"analysis failed: {error!r}"),))
@@ -133,4 +145,4 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
     return unique
 
 
-__all__ = ["FileReport", "Problem", "analyze_source", "decode_source", "LineIndex"]
+__all__ = ["FileReport", "LineIndex", "Problem", "analyze_source", "decode_source"]

@@ -76,9 +76,15 @@ class ExpressionsMixin:
                 return SCALAR if node.attr != "data" else Value(kind=Kind.TENSOR)
             if node.attr == "grad":
                 return Value(kind=Kind.TENSOR)
-            return Value(kind=Kind.TENSOR, graph=base.graph, graph_confidence=base.graph_confidence,
-                         locs=base.locs, scaled=base.scaled, backwarded=base.backwarded,
-                         eval_forward=base.eval_forward)
+            return Value(
+                kind=Kind.TENSOR,
+                graph=base.graph,
+                graph_confidence=base.graph_confidence,
+                locs=base.locs,
+                scaled=base.scaled,
+                backwarded=base.backwarded,
+                eval_forward=base.eval_forward,
+            )
         if base.kind is Kind.CONTAINER and base.locs:
             return attrs.evolve(base, kind=None)
         return UNKNOWN
@@ -88,14 +94,26 @@ class ExpressionsMixin:
         self.evaluate(node.slice)
         if base.kind is Kind.CONTAINER:
             elements = base.get("elements")
-            if isinstance(elements, tuple) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
+            if (
+                isinstance(elements, tuple)
+                and isinstance(node.slice, ast.Constant)
+                and isinstance(node.slice.value, int)
+            ):
                 if -len(elements) <= node.slice.value < len(elements):
                     return elements[node.slice.value]
-            return Value(kind=Kind.TENSOR if base.graph else None, graph=base.graph,
-                         graph_confidence=base.graph_confidence, locs=base.locs, scaled=base.scaled)
+            return Value(
+                kind=Kind.TENSOR if base.graph else None,
+                graph=base.graph,
+                graph_confidence=base.graph_confidence,
+                locs=base.locs,
+                scaled=base.scaled,
+            )
         if base.kind in (Kind.TENSOR, None):
-            return attrs.evolve(base, mode=None, origin=base.origin if base.activation else None) if base.graph or base.activation else (
-                Value(locs=base.locs) if base.locs else UNKNOWN)
+            return (
+                attrs.evolve(base, mode=None, origin=base.origin if base.activation else None)
+                if base.graph or base.activation
+                else (Value(locs=base.locs) if base.locs else UNKNOWN)
+            )
         return UNKNOWN
 
     # --- operators ----------------------------------------------------------------
@@ -106,12 +124,16 @@ class ExpressionsMixin:
             return attrs.evolve(result, scaled=True)
         if isinstance(node.op, ast.Mult) and (left.graph or right.graph):
             graph_side, other = (left, right) if left.graph else (right, left)
-            if not other.graph and not (isinstance(node.right, ast.Constant) and isinstance(node.left, ast.Constant)):
+            if not other.graph and not (
+                isinstance(node.right, ast.Constant) and isinstance(node.left, ast.Constant)
+            ):
                 return attrs.evolve(result, scaled=True)
             return attrs.evolve(result, scaled=graph_side.scaled)
         if left.graph or right.graph:
             sides = [v for v in (left, right) if v.graph]
-            scaled = all(v.scaled for v in sides) if all(v.scaled is not None for v in sides) else None
+            scaled = (
+                all(v.scaled for v in sides) if all(v.scaled is not None for v in sides) else None
+            )
             return attrs.evolve(result, scaled=scaled)
         return result
 
@@ -166,8 +188,14 @@ class ExpressionsMixin:
     # --- literals and comprehensions ------------------------------------------------
     def _container(self, elements: list[Value], keep_elements: bool) -> Value:
         joined = combine(elements)
-        value = Value(kind=Kind.CONTAINER, graph=joined.graph, graph_confidence=joined.graph_confidence,
-                      locs=joined.locs, eval_forward=joined.eval_forward, backwarded=joined.backwarded)
+        value = Value(
+            kind=Kind.CONTAINER,
+            graph=joined.graph,
+            graph_confidence=joined.graph_confidence,
+            locs=joined.locs,
+            eval_forward=joined.eval_forward,
+            backwarded=joined.backwarded,
+        )
         if keep_elements:
             value = value.with_detail(elements=tuple(elements))
         return value
@@ -213,8 +241,12 @@ class ExpressionsMixin:
     def element_of(self, iterable: Value) -> Value:
         """The value of one element when iterating ``iterable``."""
         if iterable.kind is Kind.CONTAINER or iterable.graph:
-            return Value(kind=Kind.TENSOR if iterable.graph else None, graph=iterable.graph,
-                         graph_confidence=iterable.graph_confidence, locs=iterable.locs)
+            return Value(
+                kind=Kind.TENSOR if iterable.graph else None,
+                graph=iterable.graph,
+                graph_confidence=iterable.graph_confidence,
+                locs=iterable.locs,
+            )
         return UNKNOWN
 
     # --- helpers shared with calls and statements -----------------------------------

@@ -27,7 +27,9 @@ class FileFacts:
     backwarded_locs: frozenset[Loc]
     called_functions: frozenset[str]
     analyzer: FileAnalyzer = attrs.field(repr=False)
-    settings: LintSettings = attrs.field(factory=LintSettings)  # set by the engine for rules that read it
+    settings: LintSettings = attrs.field(
+        factory=LintSettings
+    )  # set by the engine for rules that read it
 
     @property
     def index(self) -> ModuleIndex:
@@ -39,7 +41,9 @@ class FileFacts:
         return self.analyzer.lines
 
 
-def build_facts(tree: ast.Module, source: str, path: str, cache: SummaryCache | None = None) -> FileFacts:
+def build_facts(
+    tree: ast.Module, source: str, path: str, cache: SummaryCache | None = None
+) -> FileFacts:
     analyzer = FileAnalyzer(tree, source, path, cache)
     analyzer.run()
     return FileFacts(

@@ -16,9 +16,17 @@ import re
 from .values import Kind
 
 _PATTERNS: tuple[tuple[re.Pattern[str], Kind], ...] = (
-    (re.compile(r"^(model|net|network|module_to_train|student|classifier|backbone|encoder_model|ddp_model)$"), Kind.MODEL),
+    (
+        re.compile(
+            r"^(model|net|network|module_to_train|student|classifier|backbone|encoder_model|ddp_model)$"
+        ),
+        Kind.MODEL,
+    ),
     (re.compile(r"^(optimizer|optim|opt|optimiser)(_\w+)?$"), Kind.OPTIMIZER),
-    (re.compile(r"^(criterion|crit|loss_fn|loss_func|loss_function|lossfn|loss_fct)$"), Kind.CRITERION),
+    (
+        re.compile(r"^(criterion|crit|loss_fn|loss_func|loss_function|lossfn|loss_fct)$"),
+        Kind.CRITERION,
+    ),
     (re.compile(r"^(\w+_)?(loader|dataloader|data_loader)$"), Kind.LOADER),
     (re.compile(r"^(scheduler|lr_scheduler)$"), Kind.SCHEDULER),
     (re.compile(r"^(tokenizer|processor|feature_extractor|image_processor)$"), Kind.TOKENIZER),

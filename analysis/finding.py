@@ -31,9 +31,11 @@ class Severity(str, enum.Enum):
         """Higher is worse: used for ``--fail-on`` thresholds."""
         return {"note": 0, "warning": 1, "error": 2}[self.value]
 
-    def lowered(self) -> "Severity":
+    def lowered(self) -> Severity:
         """One step less severe; a note stays a note."""
-        return {"error": Severity.WARNING, "warning": Severity.NOTE, "note": Severity.NOTE}[self.value]
+        return {"error": Severity.WARNING, "warning": Severity.NOTE, "note": Severity.NOTE}[
+            self.value
+        ]
 
 
 class Confidence(str, enum.Enum):
@@ -137,7 +139,7 @@ class Finding:
         }
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Finding":
+    def from_dict(cls, data: dict) -> Finding:
         """Inverse of :meth:`to_dict` (the cache and the LSP ``data`` field use it)."""
 
         def span_of(item: dict) -> Span:

@@ -22,10 +22,11 @@ from . import catalog
 from .calls import CallsMixin, literal
 from .events import Event, EventKind, Gate, Trace
 from .expressions import ExpressionsMixin
-from .loops import LoopsMixin
 from .finding import Confidence, Evidence
+from .loops import LoopsMixin
 from .names import dotted
 from .values import UNKNOWN, Kind, Loc, ModeFact, Value, join, join_env
+
 
 def _is_modulo_test(node: ast.expr) -> bool:
     return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in ast.walk(node))
@@ -58,13 +59,26 @@ def backward_targets_of(body: list[ast.stmt]) -> dict[str, ast.Call]:
     (``scaler.scale(loss).backward()``) or through a framework (``accelerator.backward(loss)``)."""
     found: dict[str, ast.Call] = {}
     for node in _walk_own_code(body):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "backward"):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "backward"
+        ):
             continue
         receiver = node.func.value
-        if isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) and receiver.func.attr == "scale" and receiver.args:
+        if (
+            isinstance(receiver, ast.Call)
+            and isinstance(receiver.func, ast.Attribute)
+            and receiver.func.attr == "scale"
+            and receiver.args
+        ):
             receiver = receiver.args[0]
         owner = dotted(receiver)
-        if owner and owner.rsplit(".", 1)[-1].lower().endswith(_FRAMEWORK_BACKWARD_OWNERS) and node.args:
+        if (
+            owner
+            and owner.rsplit(".", 1)[-1].lower().endswith(_FRAMEWORK_BACKWARD_OWNERS)
+            and node.args
+        ):
             target = dotted(node.args[0])
         else:
             target = owner
@@ -74,8 +88,17 @@ def backward_targets_of(body: list[ast.stmt]) -> dict[str, ast.Call]:
 
 
 class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
-    def __init__(self, analyzer, trace: Trace, body: list[ast.stmt], *, env: dict[str, Value],
-                 outer: dict[str, Value], grad_enabled: bool, params: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        analyzer,
+        trace: Trace,
+        body: list[ast.stmt],
+        *,
+        env: dict[str, Value],
+        outer: dict[str, Value],
+        grad_enabled: bool,
+        params: frozenset[str] = frozenset(),
+    ) -> None:
         self.analyzer = analyzer
         self.trace = trace
         self.body = body
@@ -106,14 +129,28 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
     def emit(self, kind: EventKind, node: ast.AST, **fields) -> None:
         if not self.recording:
             return
-        self.trace.events.append(Event(
-            kind=kind, span=self.analyzer.lines.span(node), loops=tuple(self.loops),
-            gates=tuple(self.gates), grad_enabled=self.grad_enabled,
-            in_accumulate=self.in_accumulate, **fields,
-        ))
+        self.trace.events.append(
+            Event(
+                kind=kind,
+                span=self.analyzer.lines.span(node),
+                loops=tuple(self.loops),
+                gates=tuple(self.gates),
+                grad_enabled=self.grad_enabled,
+                in_accumulate=self.in_accumulate,
+                **fields,
+            )
+        )
 
     # --- events with effects on the environment -------------------------------------
-    def backward(self, value: Value, node: ast.Call, *, framework: str | None, retain_graph: bool = False, path: str | None = None) -> None:
+    def backward(
+        self,
+        value: Value,
+        node: ast.Call,
+        *,
+        framework: str | None,
+        retain_graph: bool = False,
+        path: str | None = None,
+    ) -> None:
         self.analyzer.note_backwarded(value.locs)
         detail = (("framework", framework), ("retain_graph", retain_graph))
         self.emit(EventKind.BACKWARD, node, value=value, detail=detail)
@@ -121,18 +158,38 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
         if framework and node.args:
             target = dotted(node.args[0])
         if target and target in self.env:
-            self.env[target] = attrs.evolve(self.env[target], backwarded=self.evidence(node, f"`{self.text(node)}` runs backward"))
+            self.env[target] = attrs.evolve(
+                self.env[target],
+                backwarded=self.evidence(node, f"`{self.text(node)}` runs backward"),
+            )
 
-    def store(self, container: Value, stored: Value, node: ast.AST, path: str | None, value_node: ast.AST) -> None:
+    def store(
+        self, container: Value, stored: Value, node: ast.AST, path: str | None, value_node: ast.AST
+    ) -> None:
         locs = container.locs or frozenset({Loc(self.trace.function, 0, 0, path or "<container>")})
         for loc in locs:
             created = self.loc_loops.get(loc, ())
-            self.emit(EventKind.STORE, node, value=stored, target=container, loc=loc,
-                      detail=(("created_loops", created), ("container", path or "container"), ("stored_text", self.text(value_node))))
+            self.emit(
+                EventKind.STORE,
+                node,
+                value=stored,
+                target=container,
+                loc=loc,
+                detail=(
+                    ("created_loops", created),
+                    ("container", path or "container"),
+                    ("stored_text", self.text(value_node)),
+                ),
+            )
         if path and (stored.graph or stored.locs):
-            self.env[path] = attrs.evolve(container, graph=container.graph or stored.graph,
-                                          graph_confidence=stored.graph_confidence if stored.graph else container.graph_confidence,
-                                          locs=container.locs | stored.locs)
+            self.env[path] = attrs.evolve(
+                container,
+                graph=container.graph or stored.graph,
+                graph_confidence=stored.graph_confidence
+                if stored.graph
+                else container.graph_confidence,
+                locs=container.locs | stored.locs,
+            )
 
     def set_mode(self, path: str, fact: ModeFact | None) -> None:
         current = self.lookup(path) or self.resolve_path(path)
@@ -151,17 +208,31 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
         """``value`` with the facts this function learnt about ``path.attr`` folded in,
         so a method called on ``self`` sees ``self.model.eval()`` done by a sibling."""
         prefix = path + "."
-        updates = {k[len(prefix):]: v for k, v in self.env.items() if k.startswith(prefix) and "." not in k[len(prefix):]}
+        updates = {
+            k[len(prefix) :]: v
+            for k, v in self.env.items()
+            if k.startswith(prefix) and "." not in k[len(prefix) :]
+        }
         if not updates:
             return value
         merged = dict(value.attributes)
         merged.update(updates)
         return attrs.evolve(value, attributes=tuple(sorted(merged.items())))
 
-    def call_local(self, info, args, kwargs, node: ast.Call, self_value: Value | None = None, receiver_path: str | None = None) -> Value:
+    def call_local(
+        self,
+        info,
+        args,
+        kwargs,
+        node: ast.Call,
+        self_value: Value | None = None,
+        receiver_path: str | None = None,
+    ) -> Value:
         if self_value is not None and receiver_path:
             self_value = self.with_path_attributes(receiver_path, self_value)
-        return self.analyzer.call_function(self, info, args, kwargs, node, self_value, receiver_path)
+        return self.analyzer.call_function(
+            self, info, args, kwargs, node, self_value, receiver_path
+        )
 
     # --- assignment -----------------------------------------------------------------
     def assign(self, target: ast.AST, value: Value, statement: ast.AST) -> None:
@@ -171,7 +242,12 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
                 if isinstance(elements, tuple) and len(elements) == len(target.elts):
                     part = elements[i]
                 elif value.graph or value.locs:
-                    part = Value(kind=None, graph=value.graph, graph_confidence=value.graph_confidence, locs=value.locs)
+                    part = Value(
+                        kind=None,
+                        graph=value.graph,
+                        graph_confidence=value.graph_confidence,
+                        locs=value.locs,
+                    )
                 else:
                     part = UNKNOWN
                 self.assign(element, part, statement)
@@ -183,23 +259,47 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
             container = self.evaluate(target.value)
             self.evaluate(target.slice)
             if value.graph:
-                self.store(container, value, target, dotted(target.value), statement.value if hasattr(statement, "value") else target)
+                self.store(
+                    container,
+                    value,
+                    target,
+                    dotted(target.value),
+                    statement.value if hasattr(statement, "value") else target,
+                )
             return
         path = dotted(target)
         if path is None:
             return
-        if path.endswith(".grad") and literal(getattr(statement, "value", None)) is None and isinstance(getattr(statement, "value", None), ast.Constant):
+        if (
+            path.endswith(".grad")
+            and literal(getattr(statement, "value", None)) is None
+            and isinstance(getattr(statement, "value", None), ast.Constant)
+        ):
             self.emit(EventKind.ZERO_GRAD, statement)
         value = self.with_backward_proof(path, value)
-        if value.kind in (Kind.CONTAINER, Kind.SCALAR) or (value.kind is Kind.TENSOR and not value.graph):
+        if value.kind in (Kind.CONTAINER, Kind.SCALAR) or (
+            value.kind is Kind.TENSOR and not value.graph
+        ):
             loc = Loc(self.trace.function, statement.lineno, statement.col_offset, path)
             self.loc_loops[loc] = tuple(self.loops)
             value = attrs.evolve(value, locs=value.locs | {loc})
         previous = self.lookup(path)
-        if (isinstance(statement, (ast.Assign, ast.AnnAssign)) and previous is not None and previous.locs
-                and value.graph and (previous.locs & value.locs) and _reads(statement.value, path)):
+        if (
+            isinstance(statement, (ast.Assign, ast.AnnAssign))
+            and previous is not None
+            and previous.locs
+            and value.graph
+            and (previous.locs & value.locs)
+            and _reads(statement.value, path)
+        ):
             # ``total = total + loss``: an accumulator, like ``total += loss``
-            self.store(previous, value, statement, path, statement.value if hasattr(statement, "value") else target)
+            self.store(
+                previous,
+                value,
+                statement,
+                path,
+                statement.value if hasattr(statement, "value") else target,
+            )
         self.env[path] = value
 
     def with_backward_proof(self, path: str, value: Value) -> Value:
@@ -209,7 +309,10 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
             return value
         if value.graph is not None and value.graph_confidence is Confidence.HIGH:
             return value
-        proof = Evidence(self.analyzer.lines.span(call), f"`{self.text(call)}` is called on `{path}`, so it carries a graph")
+        proof = Evidence(
+            self.analyzer.lines.span(call),
+            f"`{self.text(call)}` is called on `{path}`, so it carries a graph",
+        )
         return attrs.evolve(value, kind=Kind.TENSOR, graph=proof, graph_confidence=Confidence.HIGH)
 
     # --- statements -----------------------------------------------------------------
@@ -237,11 +340,18 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
             return
         left = self.lookup(path) or UNKNOWN
         new = attrs.evolve(
-            join(left, right) if left.kind is Kind.CONTAINER else Value(
+            join(left, right)
+            if left.kind is Kind.CONTAINER
+            else Value(
                 kind=Kind.TENSOR if (left.graph or right.graph) else left.kind or right.kind,
-                graph=left.graph or right.graph, graph_confidence=right.graph_confidence if right.graph else left.graph_confidence,
-                locs=left.locs | right.locs, eval_forward=left.eval_forward or right.eval_forward),
-            scaled=True if isinstance(node.op, (ast.Div, ast.Mult, ast.FloorDiv)) and left.graph else (right.scaled if right.graph else left.scaled),
+                graph=left.graph or right.graph,
+                graph_confidence=right.graph_confidence if right.graph else left.graph_confidence,
+                locs=left.locs | right.locs,
+                eval_forward=left.eval_forward or right.eval_forward,
+            ),
+            scaled=True
+            if isinstance(node.op, (ast.Div, ast.Mult, ast.FloorDiv)) and left.graph
+            else (right.scaled if right.graph else left.scaled),
         )
         if right.graph:
             self.store(left, right, node, path, node.value)
@@ -274,7 +384,11 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
 
     def _exec_If(self, node: ast.If) -> None:
         self.evaluate(node.test)
-        gate = Gate(self.analyzer.lines.head_span(node), _is_modulo_test(node.test), self.loops[-1] if self.loops else None)
+        gate = Gate(
+            self.analyzer.lines.head_span(node),
+            _is_modulo_test(node.test),
+            self.loops[-1] if self.loops else None,
+        )
         before = dict(self.env)
         self.gates.append(gate)
         self.execute(node.body)
@@ -314,7 +428,9 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
             context = item.context_expr
             func = context.func if isinstance(context, ast.Call) else context
             name = self.qualified(func) or dotted(func)
-            if catalog.is_grad_disabling(name) and not (isinstance(context, ast.Call) and context.args and literal(context.args[0]) is False):
+            if catalog.is_grad_disabling(name) and not (
+                isinstance(context, ast.Call) and context.args and literal(context.args[0]) is False
+            ):
                 self.grad_enabled = False
             elif name in catalog.GRAD_ENABLING:
                 self.grad_enabled = True
@@ -324,13 +440,18 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
                     self.grad_enabled = False
                 elif flag is True:
                     self.grad_enabled = True
-            elif isinstance(context, ast.Call) and isinstance(context.func, ast.Attribute) and context.func.attr == "accumulate":
+            elif (
+                isinstance(context, ast.Call)
+                and isinstance(context.func, ast.Attribute)
+                and context.func.attr == "accumulate"
+            ):
                 self.in_accumulate = True
             value = self.evaluate(context)
             if item.optional_vars is not None:
-                self.assign(item.optional_vars, value if value.kind else UNKNOWN, item.optional_vars)
+                self.assign(
+                    item.optional_vars, value if value.kind else UNKNOWN, item.optional_vars
+                )
         self.execute(node.body)
         self.grad_enabled, self.in_accumulate = saved_grad, saved_accumulate
 
     _exec_AsyncWith = _exec_With
-

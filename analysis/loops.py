@@ -49,8 +49,12 @@ class LoopsMixin:
 
     def loop(self, node: ast.stmt, one_iteration) -> None:
         loop_id = len(self.trace.loops) + 1
-        self.trace.loops[loop_id] = Loop(loop_id, self.analyzer.lines.head_span(node), self.loops[-1] if self.loops else None,
-                                         getattr(node, "end_lineno", node.lineno))
+        self.trace.loops[loop_id] = Loop(
+            loop_id,
+            self.analyzer.lines.head_span(node),
+            self.loops[-1] if self.loops else None,
+            getattr(node, "end_lineno", node.lineno),
+        )
         self.loops.append(loop_id)
         if not self.recording:
             # A quiet pass (an enclosing loop is still looking for its fixpoint): one
@@ -81,8 +85,12 @@ class LoopsMixin:
         if value is not None and value.kind is Kind.LOADER:
             return [value]
         if isinstance(node, ast.Call):
-            name = self.qualified(node.func) or (node.func.id if isinstance(node.func, ast.Name) else None)
-            if name in catalog.ITERATION_WRAPPERS or (isinstance(node.func, ast.Name) and node.func.id in catalog.ITERATION_WRAPPERS):
+            name = self.qualified(node.func) or (
+                node.func.id if isinstance(node.func, ast.Name) else None
+            )
+            if name in catalog.ITERATION_WRAPPERS or (
+                isinstance(node.func, ast.Name) and node.func.id in catalog.ITERATION_WRAPPERS
+            ):
                 return [loader for arg in node.args for loader in self.loaders_iterated(arg)]
             return []
         value = value if value is not None else self.evaluate(node)
@@ -94,7 +102,11 @@ class LoopsMixin:
         return []
 
     def iteration_value(self, iter_node: ast.expr, iterable: Value) -> Value:
-        if isinstance(iter_node, ast.Call) and isinstance(iter_node.func, ast.Name) and iter_node.func.id == "enumerate":
+        if (
+            isinstance(iter_node, ast.Call)
+            and isinstance(iter_node.func, ast.Name)
+            and iter_node.func.id == "enumerate"
+        ):
             inner = self.evaluate(iter_node.args[0]) if iter_node.args else UNKNOWN
             return Value(kind=Kind.CONTAINER).with_detail(elements=(SCALAR, self.element_of(inner)))
         if iterable.kind in (Kind.LOADER, Kind.DATASET):

@@ -35,38 +35,87 @@ UNTRACED = object()
 """An argument whose value could not be followed: layers sized by it are unknown."""
 
 _FREE = {  # torch.nn layers without parameters
-    "ReLU", "ReLU6", "GELU", "SiLU", "Mish", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "ELU",
-    "LeakyReLU", "Hardswish", "Hardsigmoid", "Softplus", "Identity", "Flatten", "Unflatten",
-    "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "MaxPool1d", "MaxPool2d",
-    "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
-    "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Upsample", "PixelShuffle",
-    "PixelUnshuffle", "ZeroPad2d", "ConstantPad2d", "ReflectionPad2d", "CrossEntropyLoss",
-    "MSELoss", "L1Loss", "BCEWithLogitsLoss", "BCELoss", "NLLLoss", "Softmax2d", "GLU",
+    "ReLU",
+    "ReLU6",
+    "GELU",
+    "SiLU",
+    "Mish",
+    "Tanh",
+    "Sigmoid",
+    "Softmax",
+    "LogSoftmax",
+    "ELU",
+    "LeakyReLU",
+    "Hardswish",
+    "Hardsigmoid",
+    "Softplus",
+    "Identity",
+    "Flatten",
+    "Unflatten",
+    "Dropout",
+    "Dropout1d",
+    "Dropout2d",
+    "Dropout3d",
+    "AlphaDropout",
+    "MaxPool1d",
+    "MaxPool2d",
+    "MaxPool3d",
+    "AvgPool1d",
+    "AvgPool2d",
+    "AvgPool3d",
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool3d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
+    "Upsample",
+    "PixelShuffle",
+    "PixelUnshuffle",
+    "ZeroPad2d",
+    "ConstantPad2d",
+    "ReflectionPad2d",
+    "CrossEntropyLoss",
+    "MSELoss",
+    "L1Loss",
+    "BCEWithLogitsLoss",
+    "BCELoss",
+    "NLLLoss",
+    "Softmax2d",
+    "GLU",
 }
-_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module", "lightning.LightningModule",
-          "pytorch_lightning.LightningModule", "lightning.pytorch.LightningModule")
+_BASES = (
+    "torch.nn.Module",
+    "torch.nn.modules.module.Module",
+    "lightning.LightningModule",
+    "pytorch_lightning.LightningModule",
+    "lightning.pytorch.LightningModule",
+)
 
 
 @attrs.frozen
 class ModuleCount:
     params: int
-    unknown: tuple[str, ...] = ()    # constructors / values that could not be counted
-    traced: bool = False             # some size came from a constant, default or argument
+    unknown: tuple[str, ...] = ()  # constructors / values that could not be counted
+    traced: bool = False  # some size came from a constant, default or argument
 
 
 _ZERO = ModuleCount(0)
 
 
 def _add(*counts: ModuleCount, times: int = 1) -> ModuleCount:
-    return ModuleCount(sum(c.params for c in counts) * times,
-                       tuple(u for c in counts for u in c.unknown),
-                       any(c.traced for c in counts))
+    return ModuleCount(
+        sum(c.params for c in counts) * times,
+        tuple(u for c in counts for u in c.unknown),
+        any(c.traced for c in counts),
+    )
 
 
 class ModuleCounter:
     """Counts for the module classes of one file (and the siblings it imports from)."""
 
-    def __init__(self, tree: ast.Module, path: str, constants: dict[str, Any], depth: int = 0) -> None:
+    def __init__(
+        self, tree: ast.Module, path: str, constants: dict[str, Any], depth: int = 0
+    ) -> None:
         self.imports = ImportTable(tree)
         self.path = path
         self.constants = constants
@@ -81,9 +130,13 @@ class ModuleCounter:
 
     # -- which classes -------------------------------------------------------------------
     def _siblings(self, tree: ast.Module) -> None:
-        folder = os.path.dirname(os.path.abspath(self.path)) if not self.path.startswith("<") else None
+        folder = (
+            os.path.dirname(os.path.abspath(self.path)) if not self.path.startswith("<") else None
+        )
         for node in tree.body:
-            if not (folder and isinstance(node, ast.ImportFrom) and node.module and node.level in (0, 1)):
+            if not (
+                folder and isinstance(node, ast.ImportFrom) and node.module and node.level in (0, 1)
+            ):
                 continue
             sibling = os.path.join(folder, node.module.replace(".", os.sep) + ".py")
             if not os.path.isfile(sibling) or os.path.getsize(sibling) > 500_000:
@@ -112,7 +165,9 @@ class ModuleCounter:
         return False
 
     # -- counting ------------------------------------------------------------------------
-    def count_class(self, name: str, args: list[Any] = (), kwargs: dict[str, Any] | None = None) -> ModuleCount:
+    def count_class(
+        self, name: str, args: list[Any] = (), kwargs: dict[str, Any] | None = None
+    ) -> ModuleCount:
         """The parameters of ``name(*args, **kwargs)`` (values already evaluated)."""
         node, owner = self.classes[name]
         if name in self._active:
@@ -123,8 +178,12 @@ class ModuleCounter:
         finally:
             self._active.discard(name)
 
-    def _count_body(self, node: ast.ClassDef, args: list[Any], kwargs: dict[str, Any]) -> ModuleCount:
-        init = next((s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+    def _count_body(
+        self, node: ast.ClassDef, args: list[Any], kwargs: dict[str, Any]
+    ) -> ModuleCount:
+        init = next(
+            (s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None
+        )
         parts: list[ModuleCount] = []
         for base in node.bases:  # a local base class builds its own layers in super().__init__()
             if isinstance(base, ast.Name) and base.id in self.modules:
@@ -153,8 +212,15 @@ class ModuleCounter:
                 else:
                     self._statements(stmt.body, env, lists, parts, times * len(range(*bounds)))
             elif isinstance(stmt, ast.For):
-                parts.append(ModuleCount(0, (f"layers built in `for {ast.unparse(stmt.target)} in "
-                                             f"{ast.unparse(stmt.iter)[:30]}` (count not traced)",)))
+                parts.append(
+                    ModuleCount(
+                        0,
+                        (
+                            f"layers built in `for {ast.unparse(stmt.target)} in "
+                            f"{ast.unparse(stmt.iter)[:30]}` (count not traced)",
+                        ),
+                    )
+                )
             elif isinstance(stmt, ast.If):
                 try:
                     test = self.value(stmt.test, env)
@@ -164,8 +230,11 @@ class ModuleCounter:
                 self._statements(stmt.body if test else stmt.orelse, env, lists, parts, times)
 
     def _assign(self, target, value, env, lists, parts, times) -> None:
-        is_self = isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+        is_self = (
+            isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
             and target.value.id == "self"
+        )
         if isinstance(target, ast.Name) or is_self:
             key = target.id if isinstance(target, ast.Name) else "self." + target.attr
             try:
@@ -184,8 +253,11 @@ class ModuleCounter:
 
     def _effect(self, call: ast.Call, env, lists, parts, times) -> None:
         func = call.func
-        if isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "add_module", "register_module") \
-                and call.args:
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr in ("append", "extend", "add_module", "register_module")
+            and call.args
+        ):
             item = self.expr(call.args[-1], env, lists)
             owner = func.value
             if isinstance(owner, ast.Name) and owner.id in lists:
@@ -207,7 +279,11 @@ class ModuleCounter:
             n = _range_count(node.generators[0].iter, env, self)
             if n is not None:
                 return _add(self.expr(node.elt, env, lists), times=n)
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and isinstance(node.left, ast.List):
+        if (
+            isinstance(node, ast.BinOp)
+            and isinstance(node.op, ast.Mult)
+            and isinstance(node.left, ast.List)
+        ):
             return self.expr(node.left, env, lists)  # [Block()] * n is one module n times
         if isinstance(node, ast.ListComp):
             return ModuleCount(0, (f"{ast.unparse(node)[:40]} (count not traced)",))
@@ -228,9 +304,15 @@ class ModuleCounter:
             inner = self.count_class(local, args, kwargs)
             return ModuleCount(inner.params, inner.unknown, True)
         tail = qualified.rsplit(".", 1)[-1]
-        if not qualified.startswith("torch.nn.") and not (tail == "Parameter" and "torch" in qualified):
+        if not qualified.startswith("torch.nn.") and not (
+            tail == "Parameter" and "torch" in qualified
+        ):
             name = label.rsplit(".", 1)[-1]
-            if name[:1].isupper() or name in ("create_model", "from_pretrained") or ".models." in qualified:
+            if (
+                name[:1].isupper()
+                or name in ("create_model", "from_pretrained")
+                or ".models." in qualified
+            ):
                 return ModuleCount(0, (f"{label}(...)",))  # a class from elsewhere: unknown size
             return _ZERO  # math.sqrt(d), torch.arange(n): values, not modules
         if tail in _FREE:
@@ -243,8 +325,12 @@ class ModuleCounter:
             return ModuleCount(0, (f"{label}(...) (sizes not traced)",))
 
     def _traced(self, node: ast.Call) -> bool:
-        return any(not isinstance(n, ast.Constant) for a in [*node.args, *(k.value for k in node.keywords)]
-                   for n in ast.walk(a) if isinstance(n, (ast.Name, ast.Attribute)))
+        return any(
+            not isinstance(n, ast.Constant)
+            for a in [*node.args, *(k.value for k in node.keywords)]
+            for n in ast.walk(a)
+            if isinstance(n, (ast.Name, ast.Attribute))
+        )
 
     def value(self, node: ast.AST, env: dict) -> Any:
         """A plain value (int, bool, tuple...) or :class:`_Unknown`."""
@@ -254,7 +340,11 @@ class ModuleCounter:
             if env.get(node.id, UNTRACED) is not UNTRACED:
                 return env[node.id]
             raise _Unknown
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+        ):
             if env.get("self." + node.attr, UNTRACED) is not UNTRACED:
                 return env["self." + node.attr]
             raise _Unknown
@@ -267,30 +357,47 @@ class ModuleCounter:
             left, right = self.value(node.left, env), self.value(node.right, env)
             if not all(isinstance(v, (int, float)) for v in (left, right)):
                 raise _Unknown
-            ops = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
-                   ast.FloorDiv: lambda a, b: a // b, ast.Pow: lambda a, b: a ** b,
-                   ast.Div: lambda a, b: a // b if a % b == 0 else a / b}
-            if type(node.op) not in ops or (isinstance(node.op, (ast.FloorDiv, ast.Div)) and right == 0):
+            ops = {
+                ast.Add: lambda a, b: a + b,
+                ast.Sub: lambda a, b: a - b,
+                ast.Mult: lambda a, b: a * b,
+                ast.FloorDiv: lambda a, b: a // b,
+                ast.Pow: lambda a, b: a**b,
+                ast.Div: lambda a, b: a // b if a % b == 0 else a / b,
+            }
+            if type(node.op) not in ops or (
+                isinstance(node.op, (ast.FloorDiv, ast.Div)) and right == 0
+            ):
                 raise _Unknown
             return ops[type(node.op)](left, right)
         if isinstance(node, ast.IfExp):
             return self.value(node.body if self.value(node.test, env) else node.orelse, env)
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
             left, right = self.value(node.left, env), self.value(node.comparators[0], env)
-            ops = {ast.Eq: left == right, ast.NotEq: left != right, ast.Is: left is right,
-                   ast.IsNot: left is not right}
+            ops = {
+                ast.Eq: left == right,
+                ast.NotEq: left != right,
+                ast.Is: left is right,
+                ast.IsNot: left is not right,
+            }
             if type(node.ops[0]) in ops:
                 return ops[type(node.ops[0])]
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("int", "max", "min"):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("int", "max", "min")
+        ):
             values = [self.value(a, env) for a in node.args]
             return {"int": lambda *v: int(v[0]), "max": max, "min": min}[node.func.id](*values)
         raise _Unknown
 
 
-def _bind(args: ast.arguments, given: list[Any], kwargs: dict[str, Any], counter: ModuleCounter) -> dict:
+def _bind(
+    args: ast.arguments, given: list[Any], kwargs: dict[str, Any], counter: ModuleCounter
+) -> dict:
     """``__init__``'s parameters bound to the call's values, else their literal defaults."""
     names = [a.arg for a in args.posonlyargs + args.args][1:]  # without self
-    defaults = dict(zip(names[len(names) - len(args.defaults):], args.defaults))
+    defaults = dict(zip(names[len(names) - len(args.defaults) :], args.defaults))
     defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
     env: dict[str, Any] = dict(zip(names, given))
     for name in names + [a.arg for a in args.kwonlyargs]:
@@ -306,14 +413,19 @@ def _bind(args: ast.arguments, given: list[Any], kwargs: dict[str, Any], counter
 
 def _range(node: ast.AST, env: dict, counter: ModuleCounter) -> tuple[int, ...] | None:
     """The arguments of ``range(...)`` when they can be followed."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range" \
-            and 1 <= len(node.args) <= 3:
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "range"
+        and 1 <= len(node.args) <= 3
+    ):
         try:
             bounds = tuple(counter.value(a, env) for a in node.args)
         except _Unknown:
             return None
-        if all(isinstance(b, int) and not isinstance(b, bool) for b in bounds) \
-                and (len(bounds) < 3 or bounds[2] != 0):
+        if all(isinstance(b, int) and not isinstance(b, bool) for b in bounds) and (
+            len(bounds) < 3 or bounds[2] != 0
+        ):
             return bounds
     return None
 
@@ -326,7 +438,11 @@ def _range_count(node: ast.AST, env: dict, counter: ModuleCounter) -> int | None
 def module_constants(tree: ast.Module) -> dict[str, Any]:
     found: dict[str, Any] = {}
     for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
             try:
                 found[node.targets[0].id] = ast.literal_eval(node.value)
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):

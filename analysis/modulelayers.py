@@ -22,8 +22,9 @@ class Unknown(Exception):
     """A value the counter cannot follow."""
 
 
-def _arguments(node: ast.Call, counter, env: dict, names: tuple[str, ...],
-               defaults: dict[str, Any]) -> dict[str, Any]:
+def _arguments(
+    node: ast.Call, counter, env: dict, names: tuple[str, ...], defaults: dict[str, Any]
+) -> dict[str, Any]:
     values = dict(defaults)
     for name, arg in zip(names, node.args):
         values[name] = counter.value(arg, env)
@@ -42,26 +43,60 @@ def _product(value: Any, dims: int = 1) -> int:
     return int(value) ** dims
 
 
-def layer_params(tail: str, node: ast.Call, counter, env: dict) -> int:  # noqa: C901 - one case per layer
+def layer_params(tail: str, node: ast.Call, counter, env: dict) -> int:
     a = lambda names, **d: _arguments(node, counter, env, names, d)  # noqa: E731
     if tail == "Linear":
         v = a(("in_features", "out_features", "bias"), bias=True)
         return v["in_features"] * v["out_features"] + (v["out_features"] if v["bias"] else 0)
     if tail == "Bilinear":
         v = a(("in1_features", "in2_features", "out_features", "bias"), bias=True)
-        return v["in1_features"] * v["in2_features"] * v["out_features"] + (v["out_features"] if v["bias"] else 0)
+        return v["in1_features"] * v["in2_features"] * v["out_features"] + (
+            v["out_features"] if v["bias"] else 0
+        )
     if tail.startswith(("Conv", "ConvTranspose")) and tail[-2:] in ("1d", "2d", "3d"):
-        v = a(("in_channels", "out_channels", "kernel_size", "stride", "padding", "output_padding", "groups",
-               "bias") if "Transpose" in tail else
-              ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias"),
-              groups=1, bias=True, stride=1, padding=0, dilation=1, output_padding=0)
+        v = a(
+            (
+                "in_channels",
+                "out_channels",
+                "kernel_size",
+                "stride",
+                "padding",
+                "output_padding",
+                "groups",
+                "bias",
+            )
+            if "Transpose" in tail
+            else (
+                "in_channels",
+                "out_channels",
+                "kernel_size",
+                "stride",
+                "padding",
+                "dilation",
+                "groups",
+                "bias",
+            ),
+            groups=1,
+            bias=True,
+            stride=1,
+            padding=0,
+            dilation=1,
+            output_padding=0,
+        )
         kernel = _product(v["kernel_size"], int(tail[-2]))
-        return v["in_channels"] * v["out_channels"] // v["groups"] * kernel + (v["out_channels"] if v["bias"] else 0)
+        return v["in_channels"] * v["out_channels"] // v["groups"] * kernel + (
+            v["out_channels"] if v["bias"] else 0
+        )
     if tail in ("Embedding", "EmbeddingBag"):
         v = a(("num_embeddings", "embedding_dim"))
         return v["num_embeddings"] * v["embedding_dim"]
     if tail == "LayerNorm":
-        v = a(("normalized_shape", "eps", "elementwise_affine", "bias"), eps=0, elementwise_affine=True, bias=True)
+        v = a(
+            ("normalized_shape", "eps", "elementwise_affine", "bias"),
+            eps=0,
+            elementwise_affine=True,
+            bias=True,
+        )
         n = _product(v["normalized_shape"])
         return (n + (n if v["bias"] else 0)) if v["elementwise_affine"] else 0
     if tail == "RMSNorm":
@@ -75,14 +110,51 @@ def layer_params(tail: str, node: ast.Call, counter, env: dict) -> int:  # noqa:
         v = a(("num_groups", "num_channels", "eps", "affine"), eps=0, affine=True)
         return 2 * v["num_channels"] if v["affine"] else 0
     if tail == "MultiheadAttention":
-        v = a(("embed_dim", "num_heads", "dropout", "bias", "add_bias_kv", "add_zero_attn", "kdim", "vdim"),
-              dropout=0, bias=True, add_bias_kv=False, add_zero_attn=False, kdim=None, vdim=None)
+        v = a(
+            (
+                "embed_dim",
+                "num_heads",
+                "dropout",
+                "bias",
+                "add_bias_kv",
+                "add_zero_attn",
+                "kdim",
+                "vdim",
+            ),
+            dropout=0,
+            bias=True,
+            add_bias_kv=False,
+            add_zero_attn=False,
+            kdim=None,
+            vdim=None,
+        )
         e = v["embed_dim"]
         kdim, vdim = v["kdim"] or e, v["vdim"] or e
-        return e * e + e * kdim + e * vdim + e * e + (4 * e if v["bias"] else 0) + (2 * e if v["add_bias_kv"] else 0)
+        return (
+            e * e
+            + e * kdim
+            + e * vdim
+            + e * e
+            + (4 * e if v["bias"] else 0)
+            + (2 * e if v["add_bias_kv"] else 0)
+        )
     if tail in ("LSTM", "GRU", "RNN"):
-        v = a(("input_size", "hidden_size", "num_layers", "bias", "batch_first", "dropout", "bidirectional"),
-              num_layers=1, bias=True, batch_first=False, dropout=0, bidirectional=False)
+        v = a(
+            (
+                "input_size",
+                "hidden_size",
+                "num_layers",
+                "bias",
+                "batch_first",
+                "dropout",
+                "bidirectional",
+            ),
+            num_layers=1,
+            bias=True,
+            batch_first=False,
+            dropout=0,
+            bidirectional=False,
+        )
         gates = {"LSTM": 4, "GRU": 3, "RNN": 1}[tail]
         h, dirs = v["hidden_size"], 2 if v["bidirectional"] else 1
         total = 0

@@ -62,7 +62,7 @@ def canonical(name: str) -> str:
         return _CANONICAL_EXACT[name]
     for prefix, replacement in _CANONICAL_PREFIXES:
         if name.startswith(prefix):
-            name = replacement + name[len(prefix):]
+            name = replacement + name[len(prefix) :]
             break
     return _CANONICAL_EXACT.get(name, name)
 
@@ -86,7 +86,9 @@ class ImportTable:
                         self.names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
 
     def imports(self, module_prefix: str) -> bool:
-        return any(v == module_prefix or v.startswith(module_prefix + ".") for v in self.names.values())
+        return any(
+            v == module_prefix or v.startswith(module_prefix + ".") for v in self.names.values()
+        )
 
 
 def _statements(body: list[ast.stmt]):
@@ -114,7 +116,9 @@ def dotted(node: ast.AST) -> str | None:
     return None
 
 
-def qualified_name(node: ast.AST, imports: ImportTable, local_names: frozenset[str] = frozenset()) -> str | None:
+def qualified_name(
+    node: ast.AST, imports: ImportTable, local_names: frozenset[str] = frozenset()
+) -> str | None:
     """The canonical qualified name of an expression that refers to an imported API.
 
     ``local_names`` are names the current scope rebinds, which shadow imports.

@@ -55,7 +55,7 @@ class LineIndex:
         span = self.span(node)
         line = self.line_text(span.line)
         end = span.end_column if span.end_line == span.line else len(line.rstrip())
-        text = line[span.column:end].strip() or "<expression>"
+        text = line[span.column : end].strip() or "<expression>"
         if span.end_line != span.line:
             text += "…"
         return text if len(text) <= limit else text[: limit - 1] + "…"

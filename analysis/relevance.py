@@ -17,18 +17,50 @@ from .values import Kind
 
 # Callee names too common to follow: every ``super().__init__()`` and ``x.backward()``
 # would otherwise pull its caller in (autograd Functions define ``backward``).
-_GENERIC_CALLEES = {"__init__", "__call__", "forward", "backward", "step", "apply", "run", "get", "update", "reset"}
+_GENERIC_CALLEES = {
+    "__init__",
+    "__call__",
+    "forward",
+    "backward",
+    "step",
+    "apply",
+    "run",
+    "get",
+    "update",
+    "reset",
+}
 _CALLED_NAME = re.compile(r"(\w+)\s*\(")
 TRAINING_KINDS = {Kind.MODEL, Kind.CRITERION, Kind.OPTIMIZER, Kind.LOADER, Kind.ENGINE}
 
-_OTHER_FRAMEWORKS = ("mxnet", "tensorflow", "jax", "paddle", "mindspore", "oneflow", "keras", "flax", "chainer")
-_TORCH_WORLD = ("torch", "lightning", "pytorch_lightning", "transformers", "accelerate", "deepspeed", "timm", "torchvision")
+_OTHER_FRAMEWORKS = (
+    "mxnet",
+    "tensorflow",
+    "jax",
+    "paddle",
+    "mindspore",
+    "oneflow",
+    "keras",
+    "flax",
+    "chainer",
+)
+_TORCH_WORLD = (
+    "torch",
+    "lightning",
+    "pytorch_lightning",
+    "transformers",
+    "accelerate",
+    "deepspeed",
+    "timm",
+    "torchvision",
+)
 
 
 def is_other_framework(imports: ImportTable) -> bool:
     """The file is written for another framework (d2l's MXNet chapters): ``loss.backward()``
     and ``trainer.step()`` there mean something else, so no PyTorch rule applies."""
-    return any(imports.imports(f) for f in _OTHER_FRAMEWORKS) and not any(imports.imports(t) for t in _TORCH_WORLD)
+    return any(imports.imports(f) for f in _OTHER_FRAMEWORKS) and not any(
+        imports.imports(t) for t in _TORCH_WORLD
+    )
 
 
 def training_import_aliases(index: ModuleIndex) -> frozenset[str]:
@@ -36,8 +68,12 @@ def training_import_aliases(index: ModuleIndex) -> frozenset[str]:
     found = set()
     for alias, target in index.imports.names.items():
         name = canonical(target)
-        if (name in catalog.LOSS_CLASSES or catalog.is_functional_loss(name) or name in catalog.DDP_WRAPPERS
-                or name in catalog.LOADERS):
+        if (
+            name in catalog.LOSS_CLASSES
+            or catalog.is_functional_loss(name)
+            or name in catalog.DDP_WRAPPERS
+            or name in catalog.LOADERS
+        ):
             found.add(alias)
     return frozenset(found)
 
@@ -52,7 +88,11 @@ def functions_worth_analysing(index: ModuleIndex, kinded_globals: frozenset[str]
     """
     calls: dict[str, set[str]] = {}
     worth: set[str] = set()
-    uses_global = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, kinded_globals))) if kinded_globals else None
+    uses_global = (
+        re.compile(r"\b(?:{})\b".format("|".join(map(re.escape, kinded_globals))))
+        if kinded_globals
+        else None
+    )
     for info in index.functions.values():
         text = index.text_of(info.node)
         calls[info.qualname] = set(_CALLED_NAME.findall(text))
@@ -61,7 +101,9 @@ def functions_worth_analysing(index: ModuleIndex, kinded_globals: frozenset[str]
     changed = True
     while changed:
         relevant_names = {q.rsplit(".", 1)[-1] for q in worth}
-        relevant_names |= {q.split(".")[0] for q in worth if "." in q}  # a class whose method is relevant
+        relevant_names |= {
+            q.split(".")[0] for q in worth if "." in q
+        }  # a class whose method is relevant
         relevant_names -= _GENERIC_CALLEES
         changed = False
         for qualname, names in calls.items():

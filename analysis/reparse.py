@@ -52,22 +52,30 @@ def reparse(old_source: str, old_tree: ast.Module, new_source: str, path: str) -
         return old_tree
     # 1-based, inclusive: the old lines the edit replaced (an insertion: the line it follows)
     low, high = start + 1, max(old_end, start + 1)
-    touched = [i for i, node in enumerate(body) if _first_line(node) <= high + 1 and _last_line(node) >= low - 1]
+    touched = [
+        i
+        for i, node in enumerate(body)
+        if _first_line(node) <= high + 1 and _last_line(node) >= low - 1
+    ]
     if not touched or touched[0] == 0 or touched[-1] >= len(body) - 1:
-        return _parse(new_source, path)  # near the top (future imports) or the end: not worth the risk
+        return _parse(
+            new_source, path
+        )  # near the top (future imports) or the end: not worth the risk
     lo, hi = touched[0], touched[-1]
-    before_end = _last_line(body[lo - 1])  # the chunk is everything between two untouched statements
+    before_end = _last_line(
+        body[lo - 1]
+    )  # the chunk is everything between two untouched statements
     after_start = _first_line(body[hi + 1])
     if not (before_end < low and high < after_start):
         return _parse(new_source, path)
     delta = new_end - old_end
-    chunk_text = "\n".join(new_lines[before_end: after_start - 1 + delta])
+    chunk_text = "\n".join(new_lines[before_end : after_start - 1 + delta])
     try:
         chunk = _parse(chunk_text, path)
     except SyntaxError:
         return _parse(new_source, path)  # report the error with the whole file's positions
     ast.increment_lineno(chunk, before_end)
-    after = body[hi + 1:]
+    after = body[hi + 1 :]
     if delta:
         after = [ast.increment_lineno(copy.deepcopy(node), delta) for node in after]
     return ast.Module(body=[*body[:lo], *chunk.body, *after], type_ignores=[])

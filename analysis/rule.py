@@ -18,8 +18,9 @@ import inspect
 import pkgutil
 import re
 import textwrap
+from collections.abc import Iterable
 from functools import cache
-from typing import TYPE_CHECKING, ClassVar, Iterable
+from typing import TYPE_CHECKING, ClassVar
 
 import attrs
 
@@ -49,7 +50,7 @@ class Rule:
     EXAMPLE_SETTINGS: ClassVar[dict] = {}
     """LintSettings fields the examples run with (TW010 needs a ``target_gpu``)."""
 
-    def check(self, facts: "FileFacts") -> Iterable[Finding]:
+    def check(self, facts: FileFacts) -> Iterable[Finding]:
         raise NotImplementedError  # every concrete rule overrides this
 
     def finding(
@@ -99,7 +100,11 @@ def all_rules() -> tuple[type[Rule], ...]:
     for info in pkgutil.iter_modules(package.__path__):
         module = importlib.import_module(f"{package.__name__}.{info.name}")
         for _, value in inspect.getmembers(module, inspect.isclass):
-            if issubclass(value, Rule) and value is not Rule and value.__module__ == module.__name__:
+            if (
+                issubclass(value, Rule)
+                and value is not Rule
+                and value.__module__ == module.__name__
+            ):
                 if value.code in found:
                     raise RuntimeError(f"rule code {value.code} is defined twice")
                 found[value.code] = value
@@ -108,4 +113,6 @@ def all_rules() -> tuple[type[Rule], ...]:
 
 def rule_by_code(code: str) -> type[Rule] | None:
     code = code.upper()
-    return next((rule for rule in all_rules() if rule.code == code or rule.name == code.lower()), None)
+    return next(
+        (rule for rule in all_rules() if rule.code == code or rule.name == code.lower()), None
+    )

@@ -51,8 +51,11 @@ class Values:
                     loaded = self._loaded_file(node.value)
                     if loaded is not None:
                         self.files[target.id] = loaded
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                    and node.func.attr == "add_argument":
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "add_argument"
+            ):
                 self._argument(node)
 
     @staticmethod
@@ -63,12 +66,18 @@ class Values:
             return None
 
     def _argument(self, call: ast.Call) -> None:
-        names = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        names = [
+            a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
+        ]
         dest = next((k.value for k in call.keywords if k.arg == "dest"), None)
         default = next((k.value for k in call.keywords if k.arg == "default"), None)
         if default is None or not names:
             return
-        key = self._literal(dest) if dest is not None else max(names, key=len).lstrip("-").replace("-", "_")
+        key = (
+            self._literal(dest)
+            if dest is not None
+            else max(names, key=len).lstrip("-").replace("-", "_")
+        )
         value = self.get(default)
         if value is not None:
             self.defaults[key] = (value[0], call.lineno)
@@ -81,7 +90,11 @@ class Values:
         if not name.endswith(("json.load", "safe_load", "yaml.load", "full_load")):
             return None
         inner = node.args[0]
-        if isinstance(inner, ast.Call) and inner.args and (dotted(inner.func) or "").endswith("open"):
+        if (
+            isinstance(inner, ast.Call)
+            and inner.args
+            and (dotted(inner.func) or "").endswith("open")
+        ):
             inner = inner.args[0]
         filename = self._literal(inner)
         if isinstance(filename, str):
@@ -120,8 +133,11 @@ class Values:
             return self.constants[node.id][0], "medium"
         if isinstance(node, ast.Attribute) and node.attr in self.defaults:
             return self.defaults[node.attr][0], "medium"
-        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
-                and node.value.id in self.files:
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in self.files
+        ):
             key = self._literal(node.slice)
             data = self.files[node.value.id][0]
             if isinstance(key, str) and key in data:
@@ -150,12 +166,18 @@ def read_source(source: str, path: str = "<script>") -> tuple[RunConfig, list[st
     except SyntaxError as error:
         return RunConfig(), [f"{path}: not parsed ({error.msg})"]
     values = Values(tree, path, notes)
-    reader = CallReader(ImportTable(tree), values, os.path.basename(path) if path.startswith("<") else path)
+    reader = CallReader(
+        ImportTable(tree), values, os.path.basename(path) if path.startswith("<") else path
+    )
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             reader.call(node, _call_name(node, reader.imports))
-        elif isinstance(node, ast.Subscript) and (dotted(node.value) or "").endswith("environ") \
-                and isinstance(node.slice, ast.Constant) and node.slice.value == "WORLD_SIZE":
+        elif (
+            isinstance(node, ast.Subscript)
+            and (dotted(node.value) or "").endswith("environ")
+            and isinstance(node.slice, ast.Constant)
+            and node.slice.value == "WORLD_SIZE"
+        ):
             reader.signals.setdefault("world-size-env", node.lineno)  # os.environ["WORLD_SIZE"]
     if "model" not in reader.fields:
         _workspace_model(tree, path, values, reader, notes)
@@ -163,8 +185,9 @@ def read_source(source: str, path: str = "<script>") -> tuple[RunConfig, list[st
     return config, notes + reader.notes
 
 
-def _workspace_model(tree: ast.Module, path: str, values: Values, reader: CallReader,
-                     notes: list[str]) -> None:
+def _workspace_model(
+    tree: ast.Module, path: str, values: Values, reader: CallReader, notes: list[str]
+) -> None:
     """The script trains its own ``nn.Module``: count it from its layer constructors.
 
     Among the instantiations of local module classes outside their own bodies, the one
@@ -180,8 +203,11 @@ def _workspace_model(tree: ast.Module, path: str, values: Values, reader: CallRe
         if isinstance(statement, ast.ClassDef) and statement.name in counter.modules:
             continue
         for node in ast.walk(statement):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                    and node.func.id in counter.modules):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in counter.modules
+            ):
                 continue
             confidence = "high"
             args, kwargs = [], {}
@@ -206,12 +232,12 @@ def _workspace_model(tree: ast.Module, path: str, values: Values, reader: CallRe
         shown = ", ".join(dict.fromkeys(count.unknown))
         notes.append(f"{name}: {params:,} parameters counted; not sized: {shown[:300]}")
     reader.set("model", name, node.lineno, confidence)
-    reader.set("params", params, node.lineno, confidence,
-               f"{reader.path}:{node.lineno} ({name}'s layers)")
+    reader.set(
+        "params", params, node.lineno, confidence, f"{reader.path}:{node.lineno} ({name}'s layers)"
+    )
 
 
 def read_script(path: str) -> tuple[RunConfig, list[str]]:
     """Read the file at ``path`` (raises ``OSError`` when it cannot be read)."""
     with open(path, encoding="utf-8-sig") as handle:
         return read_source(handle.read(), path)
-

@@ -16,19 +16,47 @@ from torchward.estimator.runconfig import Field, RunConfig
 from .names import ImportTable
 
 _RANK = {"high": 2, "medium": 1, "low": 0}
-_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float32": "fp32", "float": "fp32"}
-_OPTIMIZERS = {
-    "AdamW": "adamw", "Adam": "adam", "SGD": "sgd", "Adafactor": "adafactor", "Lion": "lion",
-    "AdamW8bit": "adamw-8bit", "Adam8bit": "adamw-8bit", "PagedAdamW8bit": "paged-adamw-8bit",
-    "PagedAdamW": "paged-adamw", "PagedAdamW32bit": "paged-adamw",
+_DTYPES = {
+    "bfloat16": "bf16",
+    "float16": "fp16",
+    "half": "fp16",
+    "float32": "fp32",
+    "float": "fp32",
 }
-_HF_OPTIM = {"adamw_torch": "adamw", "adamw_torch_fused": "adamw-fused", "adamw_hf": "adamw",
-             "adafactor": "adafactor", "adamw_bnb_8bit": "adamw-8bit", "adamw_8bit": "adamw-8bit",
-             "paged_adamw_8bit": "paged-adamw-8bit", "paged_adamw_32bit": "paged-adamw",
-             "sgd": "sgd", "lion_32bit": "lion"}
-_LIGHTNING_PRECISION = {"bf16-mixed": "amp-bf16", "16-mixed": "amp-fp16", "16": "amp-fp16",
-                        "bf16-true": "bf16", "16-true": "fp16", "32": "fp32", "32-true": "fp32",
-                        "bf16": "amp-bf16"}
+_OPTIMIZERS = {
+    "AdamW": "adamw",
+    "Adam": "adam",
+    "SGD": "sgd",
+    "Adafactor": "adafactor",
+    "Lion": "lion",
+    "AdamW8bit": "adamw-8bit",
+    "Adam8bit": "adamw-8bit",
+    "PagedAdamW8bit": "paged-adamw-8bit",
+    "PagedAdamW": "paged-adamw",
+    "PagedAdamW32bit": "paged-adamw",
+}
+_HF_OPTIM = {
+    "adamw_torch": "adamw",
+    "adamw_torch_fused": "adamw-fused",
+    "adamw_hf": "adamw",
+    "adafactor": "adafactor",
+    "adamw_bnb_8bit": "adamw-8bit",
+    "adamw_8bit": "adamw-8bit",
+    "paged_adamw_8bit": "paged-adamw-8bit",
+    "paged_adamw_32bit": "paged-adamw",
+    "sgd": "sgd",
+    "lion_32bit": "lion",
+}
+_LIGHTNING_PRECISION = {
+    "bf16-mixed": "amp-bf16",
+    "16-mixed": "amp-fp16",
+    "16": "amp-fp16",
+    "bf16-true": "bf16",
+    "16-true": "fp16",
+    "32": "fp32",
+    "32-true": "fp32",
+    "bf16": "amp-bf16",
+}
 _VISION_BUILDERS = ("torchvision.models.", "timm.create_model", "timm.models.")
 
 
@@ -42,7 +70,9 @@ class CallReader:
         self.notes: list[str] = []
 
     # -- recording ---------------------------------------------------------------------
-    def set(self, name: str, value: Any, line: int, confidence: str = "high", source: str | None = None) -> None:
+    def set(
+        self, name: str, value: Any, line: int, confidence: str = "high", source: str | None = None
+    ) -> None:
         if value is None:
             return
         field = Field(value, source or f"{self.path}:{line}", confidence)
@@ -84,9 +114,20 @@ class CallReader:
             # train batch (high) wins, and among loaders the first (the training one) does
             found = self.keyword(call, "batch_size")
             if found is not None and (value := _int(found[0])) is not None:
-                self.set("batch_size", value, call.lineno, "medium" if found[1] == "high" else found[1])
-        elif name.startswith(("torch.optim.", "bitsandbytes.optim.", "transformers.optimization.",
-                              "lion_pytorch.")) and tail in _OPTIMIZERS:
+                self.set(
+                    "batch_size", value, call.lineno, "medium" if found[1] == "high" else found[1]
+                )
+        elif (
+            name.startswith(
+                (
+                    "torch.optim.",
+                    "bitsandbytes.optim.",
+                    "transformers.optimization.",
+                    "lion_pytorch.",
+                )
+            )
+            and tail in _OPTIMIZERS
+        ):
             self.optimizer(call, tail)
         elif tail in ("autocast",) and name.startswith("torch"):
             found = self.keyword(call, "dtype")
@@ -99,13 +140,19 @@ class CallReader:
             self.set("checkpointing", True, call.lineno)
         elif tail == "LoraConfig":
             self.take(call, "lora_rank", "r", convert=_int)
-            self.take(call, "lora_targets", "target_modules",
-                      convert=lambda v: v if isinstance(v, str) else tuple(v))
+            self.take(
+                call,
+                "lora_targets",
+                "target_modules",
+                convert=lambda v: v if isinstance(v, str) else tuple(v),
+            )
             if "lora_rank" not in self.fields:  # peft's default rank
                 self.set("lora_rank", 8, call.lineno, "medium")
         elif tail in ("FullyShardedDataParallel", "FSDP", "fully_shard"):
             strategy = ast.unparse(call)
-            self.set("sharding", "fsdp-grad-op" if "SHARD_GRAD_OP" in strategy else "fsdp", call.lineno)
+            self.set(
+                "sharding", "fsdp-grad-op" if "SHARD_GRAD_OP" in strategy else "fsdp", call.lineno
+            )
         elif tail in ("DistributedDataParallel", "DDP"):
             self.set("sharding", "ddp", call.lineno, "medium")
         elif name.startswith("deepspeed") and tail == "initialize":
@@ -116,18 +163,24 @@ class CallReader:
         elif tail == "generate":
             self.signals.setdefault("generate", call.lineno)
             self.generation(call)
-        elif tail == "GenerationConfig" or (tail == "from_pretrained" and "GenerationConfig" in name):
+        elif tail == "GenerationConfig" or (
+            tail == "from_pretrained" and "GenerationConfig" in name
+        ):
             self.generation(call)
         elif tail == "Accelerator" and name.startswith("accelerate"):
             self.accelerator(call)
-        elif tail in ("init_process_group", "spawn", "start_processes") and name.startswith("torch"):
+        elif tail in ("init_process_group", "spawn", "start_processes") and name.startswith(
+            "torch"
+        ):
             self.take(call, "gpus", "world_size", "nprocs", convert=_int)
         elif tail in ("getenv", "get"):
             self.environment(call, name)
         elif tail == "backward":
             self.signals.setdefault("train", call.lineno)
         elif tail in ("half", "bfloat16") and not call.args:
-            self.signals.setdefault("weights-" + ("fp16" if tail == "half" else "bf16"), call.lineno)
+            self.signals.setdefault(
+                "weights-" + ("fp16" if tail == "half" else "bf16"), call.lineno
+            )
         elif tail in ("no_grad", "inference_mode"):
             self.signals.setdefault("no-grad", call.lineno)
         if tail in ("AutoTokenizer", "tokenizer") or tail.endswith("tokenizer"):
@@ -139,12 +192,18 @@ class CallReader:
         self.take(call, "max_new_tokens", "max_new_tokens", convert=_int)
         self.take(call, "num_beams", "num_beams", convert=_int)
         self.take(call, "max_context", "max_length", convert=_int)
-        self.take(call, "use_cache", "use_cache", convert=lambda v: v if isinstance(v, bool) else None)
+        self.take(
+            call, "use_cache", "use_cache", convert=lambda v: v if isinstance(v, bool) else None
+        )
 
     def accelerator(self, call: ast.Call) -> None:
         """``Accelerator(mixed_precision="bf16", gradient_accumulation_steps=4)``."""
-        self.take(call, "dtype", "mixed_precision",
-                  convert=lambda v: {"bf16": "amp-bf16", "fp16": "amp-fp16", "no": "fp32"}.get(str(v)))
+        self.take(
+            call,
+            "dtype",
+            "mixed_precision",
+            convert=lambda v: {"bf16": "amp-bf16", "fp16": "amp-fp16", "no": "fp32"}.get(str(v)),
+        )
         self.take(call, "accumulation", "gradient_accumulation_steps", convert=_int)
 
     def environment(self, call: ast.Call, name: str) -> None:
@@ -161,7 +220,11 @@ class CallReader:
     def from_pretrained(self, call: ast.Call, name: str) -> None:
         if any(word in name for word in ("Tokenizer", "Processor", "FeatureExtractor", "Config.")):
             return
-        arg = self.values.get(call.args[0]) if call.args else self.keyword(call, "pretrained_model_name_or_path")
+        arg = (
+            self.values.get(call.args[0])
+            if call.args
+            else self.keyword(call, "pretrained_model_name_or_path")
+        )
         if arg and isinstance(arg[0], str):
             self.set("model", self.local_checkpoint(arg[0]), call.lineno, arg[1])
         found = self.keyword(call, "torch_dtype", "dtype")
@@ -176,7 +239,9 @@ class CallReader:
             self.set("quantize", "8bit", call.lineno)
         attention = self.keyword(call, "attn_implementation")
         if attention:
-            value = {"flash_attention_2": "flash", "flash_attention_3": "flash"}.get(attention[0], attention[0])
+            value = {"flash_attention_2": "flash", "flash_attention_3": "flash"}.get(
+                attention[0], attention[0]
+            )
             if value in ("eager", "sdpa", "flash"):
                 self.set("attention", value, call.lineno, attention[1])
 
@@ -208,7 +273,11 @@ class CallReader:
             self.deepspeed(found[0], call.lineno)
         found = self.keyword(call, "fsdp")
         if found and found[0]:
-            self.set("sharding", "fsdp-grad-op" if "shard_grad_op" in str(found[0]) else "fsdp", call.lineno)
+            self.set(
+                "sharding",
+                "fsdp-grad-op" if "shard_grad_op" in str(found[0]) else "fsdp",
+                call.lineno,
+            )
         if "optimizer" not in self.fields:  # the Trainer's default (transformers >= 4.x): AdamW
             self.set("optimizer", "adamw", call.lineno, "medium")
 
@@ -219,8 +288,12 @@ class CallReader:
         nodes = self.keyword(call, "num_nodes")
         if devices and _int(devices[0]):
             count = devices[0] * (nodes[0] if nodes and _int(nodes[0]) else 1)
-            self.set("gpus", count, call.lineno, devices[1] if not nodes else min(
-                (devices[1], nodes[1]), key=lambda c: _RANK[c]))
+            self.set(
+                "gpus",
+                count,
+                call.lineno,
+                devices[1] if not nodes else min((devices[1], nodes[1]), key=lambda c: _RANK[c]),
+            )
         found = self.keyword(call, "strategy")
         if found and isinstance(found[0], str):
             strategy = found[0]
@@ -257,15 +330,27 @@ class CallReader:
         if stage in (1, 2, 3):
             self.set("sharding", f"zero-{stage}", line, "high", source)
         if (zero.get("offload_optimizer") or {}).get("device") in ("cpu", "nvme"):
-            offload = "optimizer+params" if (zero.get("offload_param") or {}).get("device") in ("cpu", "nvme") else "optimizer"
+            offload = (
+                "optimizer+params"
+                if (zero.get("offload_param") or {}).get("device") in ("cpu", "nvme")
+                else "optimizer"
+            )
             self.set("offload", offload, line, "high", source)
-        for key, field in (("train_micro_batch_size_per_gpu", "batch_size"),
-                           ("gradient_accumulation_steps", "accumulation")):
+        for key, field in (
+            ("train_micro_batch_size_per_gpu", "batch_size"),
+            ("gradient_accumulation_steps", "accumulation"),
+        ):
             if isinstance(value.get(key), int):
                 self.set(field, value[key], line, "high", source)
-        micro, steps = value.get("train_micro_batch_size_per_gpu"), value.get("gradient_accumulation_steps", 1)
+        micro, steps = (
+            value.get("train_micro_batch_size_per_gpu"),
+            value.get("gradient_accumulation_steps", 1),
+        )
         total = value.get("train_batch_size")
-        if all(isinstance(v, int) and v > 0 for v in (micro, steps, total)) and total % (micro * steps) == 0:
+        if (
+            all(isinstance(v, int) and v > 0 for v in (micro, steps, total))
+            and total % (micro * steps) == 0
+        ):
             # DeepSpeed's invariant: train_batch_size = micro × accumulation × world size
             self.set("gpus", total // (micro * steps), line, "high", source + " (train_batch_size)")
         if (value.get("bf16") or {}).get("enabled") is True:
@@ -285,21 +370,27 @@ class CallReader:
             elif "no-grad" in self.signals:
                 fields["mode"] = Field("inference", at("no-grad"), "medium")
         weights_signal = next((s for s in self.signals if s.startswith("weights-")), None)
-        weights = weights_signal[len("weights-"):] if weights_signal else None
+        weights = weights_signal[len("weights-") :] if weights_signal else None
         line = at(weights_signal) if weights_signal else self.path
         mode = fields["mode"].value if "mode" in fields else None
         if weights and weights != "fp32" and ("dtype" not in fields or mode != "train"):
             fields["dtype"] = Field(weights, line + " (model loaded in " + weights + ")", "medium")
         elif weights in ("bf16", "fp16") and fields["dtype"].value.startswith("amp"):
-            fields["dtype"] = Field(weights, fields["dtype"].source, "medium")  # autocast over 16-bit weights
+            fields["dtype"] = Field(
+                weights, fields["dtype"].source, "medium"
+            )  # autocast over 16-bit weights
         if "dtype" not in fields and "grad-scaler" in self.signals:
             fields["dtype"] = Field("amp-fp16", at("grad-scaler"), "medium")
         if "dtype" not in fields and mode == "train" and not weights:
-            fields["dtype"] = Field("fp32", f"{self.path} (no autocast or 16-bit weights found)", "medium")
+            fields["dtype"] = Field(
+                "fp32", f"{self.path} (no autocast or 16-bit weights found)", "medium"
+            )
         if "world-size-env" in self.signals and "gpus" not in fields:
-            self.notes.append(f"{at('world-size-env')}: the script reads WORLD_SIZE (a distributed "
-                              "launch); the world size is set at launch — give --gpus N or gpus in "
-                              "[tool.torchward.estimate] (assumed 1: nothing divided)")
+            self.notes.append(
+                f"{at('world-size-env')}: the script reads WORLD_SIZE (a distributed "
+                "launch); the world size is set at launch — give --gpus N or gpus in "
+                "[tool.torchward.estimate] (assumed 1: nothing divided)"
+            )
         return RunConfig(**fields)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Iterator, Union
+from collections.abc import Iterator
 
 import attrs
 
@@ -18,7 +18,7 @@ from . import catalog
 from .names import ImportTable, qualified_name
 from .positions import LineIndex
 
-FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef]
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 # A function whose text mentions none of these cannot trigger any rule on its own; it is
 # analysed only when an analysed caller reaches it. Measured on PyTorch's source tree,
@@ -31,12 +31,28 @@ TRAINING_WORDS = re.compile(
 
 # Literal fragments, one of which every TRAINING_WORDS match contains: ``in`` on a str is
 # several times faster than the regex, and most files of a large tree contain none.
-_FRAGMENTS = (".backward(", ".step(", ".eval(", "zero_grad", "Loss", "_loss(", "loss_f", "criterion",
-              "cross_entropy", "oader", "DDP", "DistributedDataParallel", "FullyShardedDataParallel", ".train(")
+_FRAGMENTS = (
+    ".backward(",
+    ".step(",
+    ".eval(",
+    "zero_grad",
+    "Loss",
+    "_loss(",
+    "loss_f",
+    "criterion",
+    "cross_entropy",
+    "oader",
+    "DDP",
+    "DistributedDataParallel",
+    "FullyShardedDataParallel",
+    ".train(",
+)
 
 
 def mentions_training_words(text: str) -> bool:
-    return any(fragment in text for fragment in _FRAGMENTS) and TRAINING_WORDS.search(text) is not None
+    return (
+        any(fragment in text for fragment in _FRAGMENTS) and TRAINING_WORDS.search(text) is not None
+    )
 
 
 @attrs.define(eq=False)
@@ -92,7 +108,9 @@ class ModuleIndex:
                     elif isinstance(base, ast.Name):
                         local_bases.append(base.id)
                 qual = prefix + node.name
-                self.classes.setdefault(qual, ClassInfo(qual, node, tuple(bases), tuple(local_bases)))
+                self.classes.setdefault(
+                    qual, ClassInfo(qual, node, tuple(bases), tuple(local_bases))
+                )
                 if top:
                     self.classes.setdefault(node.name, self.classes[qual])
                 self._index(node.body, qual + ".", qual, False)
@@ -115,7 +133,8 @@ class ModuleIndex:
     def is_module_class(self, class_name: str) -> bool:
         bases = self.all_bases(class_name)
         return bool(bases & catalog.MODULE_BASES) or any(
-            b.startswith(("torch.nn.", "transformers.")) and b.rsplit(".", 1)[-1][:1].isupper() for b in bases
+            b.startswith(("torch.nn.", "transformers.")) and b.rsplit(".", 1)[-1][:1].isupper()
+            for b in bases
         )
 
     def is_lightning_class(self, class_name: str) -> bool:
@@ -129,7 +148,9 @@ class ModuleIndex:
             return "map"
         return None
 
-    def find_method(self, class_name: str, method: str, seen: frozenset[str] = frozenset()) -> FunctionInfo | None:
+    def find_method(
+        self, class_name: str, method: str, seen: frozenset[str] = frozenset()
+    ) -> FunctionInfo | None:
         info = self.classes.get(class_name)
         if info is None or class_name in seen:
             return None

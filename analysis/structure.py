@@ -8,7 +8,7 @@ condition, and two rules never answer the same question two ways.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from .events import Event, EventKind, Trace
 from .facts import FileFacts

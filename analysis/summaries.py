@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Any, Hashable
+from collections.abc import Hashable
+from typing import Any
 
 import attrs
 
@@ -37,7 +38,9 @@ MAX_TREES = 4  # the documents being typed in (a tree of 1,000 lines is ~2 MB)
 class Entry:
     summary: Any  # analyzer.Summary
     trace: Any  # events.Trace
-    effects: list[tuple]  # ("invoke", call, summary) | ("called", q) | ("backwarded", locs) | ("closure", q, env) | ("context", q)
+    effects: list[
+        tuple
+    ]  # ("invoke", call, summary) | ("called", q) | ("backwarded", locs) | ("closure", q, env) | ("context", q)
 
 
 class SummaryCache:
@@ -49,7 +52,9 @@ class SummaryCache:
         self.max_entries = max_entries
         self.hits = 0
         self.misses = 0
-        self._trees: OrderedDict[str, tuple[str, Any]] = OrderedDict()  # path -> (source, ast.Module)
+        self._trees: OrderedDict[str, tuple[str, Any]] = (
+            OrderedDict()
+        )  # path -> (source, ast.Module)
 
     def last_tree(self, path: str) -> tuple[str, Any] | None:
         """The last source parsed for ``path`` and its tree (for :func:`reparse`)."""

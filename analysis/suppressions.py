@@ -55,7 +55,11 @@ def _comments(source: str) -> list[tuple[int, str]]:
             if tok.type == tokenize.COMMENT
         ]
     except (tokenize.TokenError, SyntaxError, IndentationError):
-        return [(n, line[line.index("#"):]) for n, line in enumerate(source.splitlines(), 1) if "#" in line]
+        return [
+            (n, line[line.index("#") :])
+            for n, line in enumerate(source.splitlines(), 1)
+            if "#" in line
+        ]
 
 
 def parse_suppressions(source: str) -> Suppressions:

@@ -15,7 +15,7 @@ fixpoints, and summaries are memoised by argument values.
 from __future__ import annotations
 
 import enum
-from typing import Iterable
+from collections.abc import Iterable
 
 import attrs
 
@@ -33,7 +33,9 @@ class Kind(str, enum.Enum):
     TENSOR = "tensor"
     SCALAR = "scalar"
     CONTAINER = "container"
-    TOKENIZER = "tokenizer"  # tokenizers, processors, feature extractors: callables that are not models
+    TOKENIZER = (
+        "tokenizer"  # tokenizers, processors, feature extractors: callables that are not models
+    )
     SCALER = "scaler"  # torch.amp.GradScaler
     ACCELERATOR = "accelerator"  # accelerate.Accelerator, lightning Fabric
     ENGINE = "engine"  # a DeepSpeed engine: its backward/step handle scaling and zeroing
@@ -73,25 +75,31 @@ class Value:
     graph: Evidence | None = None  # set: carries an autograd graph, proven by this
     graph_confidence: Confidence = Confidence.HIGH
     backwarded: Evidence | None = None  # backward() already ran on it in this iteration
-    activation: str | None = None  # "softmax" | "log_softmax" | "sigmoid" | "raw"; for models: what calling them yields
-    scaled: bool | None = False  # divided on its path; None when a call we cannot see may have done it
+    activation: str | None = (
+        None  # "softmax" | "log_softmax" | "sigmoid" | "raw"; for models: what calling them yields
+    )
+    scaled: bool | None = (
+        False  # divided on its path; None when a call we cannot see may have done it
+    )
     locs: frozenset[Loc] = frozenset()  # containers/accumulators it was read from
     mode: ModeFact | None = None  # models only
     eval_forward: ModeFact | None = None  # tensors: produced by a model that was in eval mode
-    detail: tuple[tuple[str, object], ...] = ()  # kind-specific facts (criterion type, loader sampler...)
+    detail: tuple[
+        tuple[str, object], ...
+    ] = ()  # kind-specific facts (criterion type, loader sampler...)
     origin: Evidence | None = None  # where the value was constructed
     class_name: str | None = None  # INSTANCE / FUNCTION: the local class or function
-    attributes: tuple[tuple[str, "Value"], ...] = ()  # INSTANCE: what its methods see on self
+    attributes: tuple[tuple[str, Value], ...] = ()  # INSTANCE: what its methods see on self
 
     def get(self, key: str, default: object = None) -> object:
         return dict(self.detail).get(key, default)
 
-    def with_detail(self, **updates: object) -> "Value":
+    def with_detail(self, **updates: object) -> Value:
         merged = dict(self.detail)
         merged.update(updates)
         return attrs.evolve(self, detail=tuple(sorted(merged.items())))
 
-    def attribute(self, name: str) -> "Value | None":
+    def attribute(self, name: str) -> Value | None:
         return dict(self.attributes).get(name)
 
 
@@ -107,7 +115,11 @@ def join(a: Value, b: Value) -> Value:
     """
     if a == b:
         return a
-    kind = a.kind if a.kind == b.kind else (a.kind or b.kind if (a.kind is None or b.kind is None) else None)
+    kind = (
+        a.kind
+        if a.kind == b.kind
+        else (a.kind or b.kind if (a.kind is None or b.kind is None) else None)
+    )
     scaled: bool | None
     if a.scaled is None or b.scaled is None:
         scaled = None
@@ -115,7 +127,9 @@ def join(a: Value, b: Value) -> Value:
         scaled = a.scaled and b.scaled
     return Value(
         kind=kind,
-        confidence=max(a.confidence, b.confidence, key=_confidence_rank) if kind else Confidence.HIGH,
+        confidence=max(a.confidence, b.confidence, key=_confidence_rank)
+        if kind
+        else Confidence.HIGH,
         graph=a.graph or b.graph,
         graph_confidence=a.graph_confidence if a.graph else b.graph_confidence,
         backwarded=a.backwarded if (a.backwarded and b.backwarded) else None,

@@ -91,9 +91,19 @@ def ensure_torch_tree(timeout: float) -> Path:
     if wheel is None:
         log(f"downloading torch=={TORCH_VERSION} (no deps) into {WHEELS}")
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", f"torch=={TORCH_VERSION}", "--no-deps",
-             "-d", str(WHEELS), "-q"],
-            check=True, timeout=timeout,
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                f"torch=={TORCH_VERSION}",
+                "--no-deps",
+                "-d",
+                str(WHEELS),
+                "-q",
+            ],
+            check=True,
+            timeout=timeout,
         )
         wheel = find_wheel()
         if wheel is None:
@@ -118,8 +128,12 @@ def find_wheel() -> Path | None:
 def isolate_tree(root: Path) -> None:
     """Make ``root`` a project of its own: a repository root with its own configuration."""
     if not (root / ".git").exists():
-        subprocess.run(["git", "init", "-q", str(root)], check=False,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            ["git", "init", "-q", str(root)],
+            check=False,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         if not (root / ".git").exists():  # no git binary: the marker alone bounds the walk
             (root / ".git").mkdir()
     pyproject = root / "pyproject.toml"
@@ -154,19 +168,23 @@ def run_timed(command: list[str], cwd: Path, output: Path, timeout: float) -> di
     start, cpu_start = time.perf_counter(), children_cpu_seconds()
     timed_out, stderr = False, b""
     with open(output, "wb") as sink:
-        process = subprocess.Popen(command, cwd=cwd, stdout=sink, stderr=subprocess.PIPE,
-                                   start_new_session=True)
+        process = subprocess.Popen(
+            command, cwd=cwd, stdout=sink, stderr=subprocess.PIPE, start_new_session=True
+        )
         try:
             _, stderr = process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.communicate()
             timed_out = True
-    return {"seconds": round(time.perf_counter() - start, 3),
-            "cpu_seconds": round(children_cpu_seconds() - cpu_start, 3),
-            "rc": None if timed_out else process.returncode,
-            "stderr_tail": stderr.decode("utf-8", "replace")[-1500:], "timed_out": timed_out,
-            "output": str(output)}
+    return {
+        "seconds": round(time.perf_counter() - start, 3),
+        "cpu_seconds": round(children_cpu_seconds() - cpu_start, 3),
+        "rc": None if timed_out else process.returncode,
+        "stderr_tail": stderr.decode("utf-8", "replace")[-1500:],
+        "timed_out": timed_out,
+        "output": str(output),
+    }
 
 
 def children_cpu_seconds() -> float:
@@ -209,8 +227,9 @@ def snapshot_python(timeout: float) -> tuple[str, str]:
     and a benchmark of a moving tree cannot be reproduced. ``--snapshot`` measures the
     commit, installed as a user would install it (not editable). One venv per commit.
     """
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True,
-                          text=True, check=True).stdout.strip()
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.strip()
     root = WORK / f"snapshot-{head[:12]}"
     python = root / "venv" / "bin" / "python"
     if python.exists():
@@ -225,16 +244,22 @@ def snapshot_python(timeout: float) -> tuple[str, str]:
     archive = subprocess.run(["git", "archive", "HEAD"], cwd=REPO, capture_output=True, check=True)
     subprocess.run(["tar", "-x", "-C", str(source)], input=archive.stdout, check=True)
     venv.EnvBuilder(with_pip=True).create(root / "venv")
-    subprocess.run([str(python), "-m", "pip", "install", "-q", str(source)], check=True,
-                   timeout=timeout, capture_output=True)
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", str(source)],
+        check=True,
+        timeout=timeout,
+        capture_output=True,
+    )
     return str(python), head
 
 
 def repository_state() -> dict:
     """The commit measured and whether the working tree differs from it."""
+
     def git(*args: str) -> str:
         done = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True)
         return done.stdout.strip() if done.returncode == 0 else ""
+
     dirty = git("status", "--porcelain", "--untracked-files=no", "--", "analysis", "torchward")
     return {"head": git("rev-parse", "HEAD"), "engine_dirty": bool(dirty)}
 
@@ -275,7 +300,9 @@ def bench_torchward(tree: Path, jobs: int | None, timeout: float, python: str) -
     runs = {}
     clear_caches(tree)
     log("torchward cold (--no-cache)")
-    runs["cold_no_cache"] = run_timed(base + ["--no-cache"], tree, WORK / "torchward-nocache.json", timeout)
+    runs["cold_no_cache"] = run_timed(
+        base + ["--no-cache"], tree, WORK / "torchward-nocache.json", timeout
+    )
     clear_caches(tree)
     log("torchward cold (first run, fills the cache)")
     runs["cold_fill_cache"] = run_timed(base, tree, WORK / "torchward-fill.json", timeout)
@@ -344,9 +371,16 @@ def ensure_preflight(timeout: float) -> tuple[Path | None, str]:
             venv.EnvBuilder(with_pip=True, clear=True).create(PREFLIGHT_VENV)
         log(f"installing torch-preflight=={PREFLIGHT_VERSION} into the side venv")
         done = subprocess.run(
-            [str(PREFLIGHT_VENV / "bin" / "python"), "-m", "pip", "install", "-q",
-             f"torch-preflight=={PREFLIGHT_VERSION}"],
-            capture_output=True, timeout=timeout,
+            [
+                str(PREFLIGHT_VENV / "bin" / "python"),
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                f"torch-preflight=={PREFLIGHT_VERSION}",
+            ],
+            capture_output=True,
+            timeout=timeout,
         )
     except (OSError, subprocess.SubprocessError) as error:
         return None, f"could not set up the side venv: {error}"
@@ -409,8 +443,9 @@ def preflight_single_file(python: Path, runs: int) -> dict | None:
         "print(json.dumps({'median_ms': round(statistics.median(times), 1), 'runs': len(times)}))\n"
     )
     try:
-        done = subprocess.run([str(python), "-c", program], capture_output=True, text=True,
-                              timeout=600, cwd=WORK)
+        done = subprocess.run(
+            [str(python), "-c", program], capture_output=True, text=True, timeout=600, cwd=WORK
+        )
         return json.loads(done.stdout) if done.returncode == 0 else None
     except (subprocess.SubprocessError, ValueError):
         return None
@@ -425,8 +460,12 @@ def bench_single_file(runs: int, python: str) -> dict:
     Measured in a fresh ``python`` process (the snapshot's under ``--snapshot``), which
     runs :func:`single_file_timing` and prints its result as JSON.
     """
-    done = subprocess.run([python, __file__, "--single-file-json", str(runs)],
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [python, __file__, "--single-file-json", str(runs)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     if done.returncode != 0:
         raise SystemExit(f"single-file timing failed:\n{done.stderr[-2000:]}")
     return json.loads(done.stdout)
@@ -452,7 +491,9 @@ def single_file_timing(runs: int) -> dict:
         "median_ms": round(statistics.median(times), 2),
         "min_ms": round(min(times), 2),
         "max_ms": round(max(times), 2),
-        "findings_per_rule": dict(sorted(collections.Counter(f.code for f in report.findings).items())),
+        "findings_per_rule": dict(
+            sorted(collections.Counter(f.code for f in report.findings).items())
+        ),
         "problems": [p.message for p in report.problems],
         "script": path,
     }
@@ -462,7 +503,9 @@ def single_file_timing(runs: int) -> dict:
 
 
 def seconds_of(run: dict | None) -> float | None:
-    return run.get("seconds") if run and not run.get("timed_out") and run.get("rc") in (0, 1) else None
+    return (
+        run.get("seconds") if run and not run.get("timed_out") and run.get("rc") in (0, 1) else None
+    )
 
 
 def verdict(ok: bool | None) -> str:
@@ -489,10 +532,16 @@ def summarize(results: dict) -> list[str]:
     cpu_ratio = round(pf_cpu / cold_cpu, 1) if pf_cpu and cold_cpu else None
     single = results["single_file"]["median_ms"]
     results["summary"] = {
-        "cold_no_cache_s": cold, "cold_fill_cache_s": fill, "warm_s": warm,
-        "preflight_s": pf_s, "preflight_timed_out": pf_lower,
-        "ratio_preflight_over_cold": ratio, "single_file_median_ms": single,
-        "cold_no_cache_cpu_s": cold_cpu, "preflight_cpu_s": pf_cpu, "cpu_ratio_preflight_over_cold": cpu_ratio,
+        "cold_no_cache_s": cold,
+        "cold_fill_cache_s": fill,
+        "warm_s": warm,
+        "preflight_s": pf_s,
+        "preflight_timed_out": pf_lower,
+        "ratio_preflight_over_cold": ratio,
+        "single_file_median_ms": single,
+        "cold_no_cache_cpu_s": cold_cpu,
+        "preflight_cpu_s": pf_cpu,
+        "cpu_ratio_preflight_over_cold": cpu_ratio,
     }
     more = "> " if pf_lower else ""
 
@@ -514,7 +563,11 @@ def summarize(results: dict) -> list[str]:
         f"{'torchward cold, first run (fills cache)':<40}{fmt(fill):>14}",
         f"{'torchward warm (cache)':<40}{fmt(warm):>14}   < {TARGET_WARM_S:.0f} s  "
         f"{verdict(None if warm is None else warm < TARGET_WARM_S)}"
-        + ("  (cache missed: engine changed between runs)" if runs.get("warm", {}).get("cache_missed") else ""),
+        + (
+            "  (cache missed: engine changed between runs)"
+            if runs.get("warm", {}).get("cache_missed")
+            else ""
+        ),
         f"{'torch-preflight ' + PREFLIGHT_VERSION:<40}{more + fmt(pf_s):>14}"
         + ("" if pf.get("available") else f"   not run: {pf.get('reason')}")
         + ("   (stopped at --preflight-timeout)" if pf_lower else ""),
@@ -540,28 +593,47 @@ def summarize(results: dict) -> list[str]:
             + (", ".join(f"{code} {n}" for code, n in pf["findings_per_rule"].items()) or "none")
             + f" (total {pf['findings_total']}, files checked {pf.get('files_checked')})"
         )
-    for name, run in list(runs.items()) + ([("preflight", pf["run"])] if pf.get("available") else []):
+    for name, run in list(runs.items()) + (
+        [("preflight", pf["run"])] if pf.get("available") else []
+    ):
         if run.get("timed_out") or run.get("rc") not in (0, 1):
-            lines.append(f"!! {name}: rc={run.get('rc')} timed_out={run.get('timed_out')} "
-                         f"{run.get('stderr_tail', '')[-300:]}")
+            lines.append(
+                f"!! {name}: rc={run.get('rc')} timed_out={run.get('timed_out')} "
+                f"{run.get('stderr_tail', '')[-300:]}"
+            )
     return lines
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--jobs", type=int, default=None,
-                        help="--jobs for both tools (default: each tool's default, the CPU count)")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="--jobs for both tools (default: each tool's default, the CPU count)",
+    )
     parser.add_argument("--runs", type=int, default=21, help="runs of the single-file timing")
     parser.add_argument("--skip-preflight", action="store_true", help="do not run torch-preflight")
-    parser.add_argument("--snapshot", action="store_true",
-                        help="measure the committed HEAD installed in a venv of its own instead "
-                        "of the working tree (stable while others edit the engine)")
+    parser.add_argument(
+        "--snapshot",
+        action="store_true",
+        help="measure the committed HEAD installed in a venv of its own instead "
+        "of the working tree (stable while others edit the engine)",
+    )
     parser.add_argument("--single-file-json", type=int, metavar="RUNS", help=argparse.SUPPRESS)
-    parser.add_argument("--timeout", type=float, default=600,
-                        help="seconds allowed for each torchward run (default 600)")
-    parser.add_argument("--preflight-timeout", type=float, default=2400,
-                        help="seconds allowed for the torch-preflight run (default 2400); "
-                        "a run cut off there is reported as a lower bound")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=600,
+        help="seconds allowed for each torchward run (default 600)",
+    )
+    parser.add_argument(
+        "--preflight-timeout",
+        type=float,
+        default=2400,
+        help="seconds allowed for the torch-preflight run (default 2400); "
+        "a run cut off there is reported as a lower bound",
+    )
     args = parser.parse_args(argv)
     if args.single_file_json:
         print(json.dumps(single_file_timing(args.single_file_json)))
@@ -574,22 +646,30 @@ def main(argv: list[str] | None = None) -> int:
     if args.snapshot:
         python, head = snapshot_python(timeout=600)
         state = {"head": head, "engine_dirty": False, "snapshot": python}
-    version = subprocess.run([python, "-c", "import torchward; print(torchward.__version__)"],
-                             capture_output=True, text=True).stdout.strip()
+    version = subprocess.run(
+        [python, "-c", "import torchward; print(torchward.__version__)"],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
 
     results = {
         "torchward_version": version,
         "measured": state,
         "torch_version": TORCH_VERSION,
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                    "platform": platform.platform(), "load_average_at_start": os.getloadavg()},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "load_average_at_start": os.getloadavg(),
+        },
         "jobs": args.jobs,
         "tree": {"path": str(tree / LINTED_SUBDIR), "files": files, "lines": lines},
         "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
     }
     results["torchward"] = bench_torchward(tree, args.jobs, args.timeout, python)
     results["preflight"] = (
-        {"available": False, "reason": "--skip-preflight"} if args.skip_preflight
+        {"available": False, "reason": "--skip-preflight"}
+        if args.skip_preflight
         else bench_preflight(tree, args.jobs, args.preflight_timeout)
     )
     results["single_file"] = bench_single_file(args.runs, python)

@@ -44,7 +44,10 @@ from synthetic_script import training_script  # noqa: E402
 
 TORCHWARD = [sys.executable, "-m", "torchward", "lsp"]
 TARGETS_MS = {  # the targets (2-core machine)
-    ("edit", 1000): 40, ("edit", 5000): 150, ("open", 1000): 120, ("start", 0): 1000,
+    ("edit", 1000): 40,
+    ("edit", 5000): 150,
+    ("open", 1000): 120,
+    ("start", 0): 1000,
 }
 RSS_TARGET_MB = 150
 SIZES = (1000, 5000)
@@ -82,7 +85,9 @@ def ruff_command(explicit: str | None, allowed: bool) -> list[str] | None:
         try:
             WORK.mkdir(exist_ok=True)
             subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
-            subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "ruff"], check=True, timeout=300)
+            subprocess.run(
+                [str(venv / "bin" / "pip"), "install", "-q", "ruff"], check=True, timeout=300
+            )
         except (subprocess.SubprocessError, OSError) as error:
             print(f"ruff not available ({error}); measuring torchward only", file=sys.stderr)
             return None
@@ -96,8 +101,9 @@ async def start(command: list[str], root: pathlib.Path, options: dict) -> tuple[
     return client, (arrived - began) * 1000
 
 
-async def measure_latency(command: list[str], root: pathlib.Path, options: dict, size: int,
-                          opens: int, edits: int) -> dict:
+async def measure_latency(
+    command: list[str], root: pathlib.Path, options: dict, size: int, opens: int, edits: int
+) -> dict:
     text = training_script(size)
     client, _ = await start(command, root, options)
     try:
@@ -118,12 +124,19 @@ async def measure_latency(command: list[str], root: pathlib.Path, options: dict,
             else:
                 sent = client.change(uri, version, line, column, "", end_character=column + 1)
             edit_ms.append((await client.diagnostics_at(uri, version) - sent) * 1000)
-        return {"lines": text.count("\n"), "first_open_ms": open_ms[0], "open_ms": open_ms[1:], "edit_ms": edit_ms}
+        return {
+            "lines": text.count("\n"),
+            "first_open_ms": open_ms[0],
+            "open_ms": open_ms[1:],
+            "edit_ms": edit_ms,
+        }
     finally:
         await client.stop()
 
 
-async def measure_start(command: list[str], root: pathlib.Path, options: dict, runs: int) -> list[float]:
+async def measure_start(
+    command: list[str], root: pathlib.Path, options: dict, runs: int
+) -> list[float]:
     times = []
     for _ in range(runs):
         client, ms = await start(command, root, options)
@@ -137,12 +150,16 @@ def measure_floor(runs: int) -> list[float]:
     times = []
     for _ in range(runs):
         began = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import lsprotocol.types, pygls.lsp.server"], check=True)
+        subprocess.run(
+            [sys.executable, "-c", "import lsprotocol.types, pygls.lsp.server"], check=True
+        )
         times.append((time.perf_counter() - began) * 1000)
     return times
 
 
-async def measure_memory(command: list[str], root: pathlib.Path, options: dict, documents: int) -> dict:
+async def measure_memory(
+    command: list[str], root: pathlib.Path, options: dict, documents: int
+) -> dict:
     client, _ = await start(command, root, options)
     try:
         await asyncio.sleep(0.2)
@@ -150,11 +167,17 @@ async def measure_memory(command: list[str], root: pathlib.Path, options: dict, 
         base = training_script(1000)
         for index in range(documents):
             uri = (root / f"memory_{index}.py").as_uri()
-            client.open(uri, base.replace("model", f"model_{index}").replace("loader", f"loader_{index}"))
+            client.open(
+                uri, base.replace("model", f"model_{index}").replace("loader", f"loader_{index}")
+            )
         for index in range(documents):
             await client.diagnostics_at((root / f"memory_{index}.py").as_uri(), 1, timeout=300)
         await asyncio.sleep(0.5)
-        return {"documents": documents, "rss_start_mb": (baseline or 0) / 2**20, "rss_mb": (client.rss_bytes() or 0) / 2**20}
+        return {
+            "documents": documents,
+            "rss_start_mb": (baseline or 0) / 2**20,
+            "rss_mb": (client.rss_bytes() or 0) / 2**20,
+        }
     finally:
         await client.stop()
 
@@ -167,8 +190,12 @@ async def bench(name: str, command: list[str], options: dict, args, root: pathli
     result: dict = {"command": command}
     for size in SIZES:
         data = await measure_latency(command, root, options, size, args.opens, args.edits)
-        result[str(size)] = {"lines": data["lines"], "first_open_ms": data["first_open_ms"],
-                             "open": summary(data["open_ms"]), "edit": summary(data["edit_ms"])}
+        result[str(size)] = {
+            "lines": data["lines"],
+            "first_open_ms": data["first_open_ms"],
+            "open": summary(data["open_ms"]),
+            "edit": summary(data["edit_ms"]),
+        }
     result["start"] = summary(await measure_start(command, root, options, args.starts))
     if name == "torchward":
         result["import_floor"] = summary(measure_floor(args.starts))
@@ -189,19 +216,55 @@ def report(results: dict) -> None:
     for size in SIZES:
         key = str(size)
         lines = tw[key]["lines"]
-        for kind, label in (("open", "didOpen → diagnostics"), ("edit", "1-char didChange → diagnostics")):
+        for kind, label in (
+            ("open", "didOpen → diagnostics"),
+            ("edit", "1-char didChange → diagnostics"),
+        ):
             for stat in ("p50", "p95"):
                 target = TARGETS_MS.get((kind, size)) if stat == "p50" or kind == "open" else None
-                rows.append((f"{label} {stat}, {lines} lines (ms)", tw[key][kind][stat],
-                             ruff[key][kind][stat] if ruff else None, target))
-        rows.append((f"first didOpen (lazy imports), {lines} lines (ms)", tw[key]["first_open_ms"],
-                     ruff[key]["first_open_ms"] if ruff else None, None))
-    rows.append(("start → initialize reply, median (ms)", tw["start"]["p50"],
-                 ruff["start"]["p50"] if ruff else None, TARGETS_MS[("start", 0)]))
-    rows.append(("  floor: python importing pygls+lsprotocol (ms)", tw["import_floor"]["p50"], None, None))
-    rows.append((f"RSS with {tw['memory']['documents']} documents open (MB)", tw["memory"]["rss_mb"],
-                 ruff["memory"]["rss_mb"] if ruff else None, RSS_TARGET_MB))
-    rows.append(("RSS after start (MB)", tw["memory"]["rss_start_mb"], ruff["memory"]["rss_start_mb"] if ruff else None, None))
+                rows.append(
+                    (
+                        f"{label} {stat}, {lines} lines (ms)",
+                        tw[key][kind][stat],
+                        ruff[key][kind][stat] if ruff else None,
+                        target,
+                    )
+                )
+        rows.append(
+            (
+                f"first didOpen (lazy imports), {lines} lines (ms)",
+                tw[key]["first_open_ms"],
+                ruff[key]["first_open_ms"] if ruff else None,
+                None,
+            )
+        )
+    rows.append(
+        (
+            "start → initialize reply, median (ms)",
+            tw["start"]["p50"],
+            ruff["start"]["p50"] if ruff else None,
+            TARGETS_MS[("start", 0)],
+        )
+    )
+    rows.append(
+        ("  floor: python importing pygls+lsprotocol (ms)", tw["import_floor"]["p50"], None, None)
+    )
+    rows.append(
+        (
+            f"RSS with {tw['memory']['documents']} documents open (MB)",
+            tw["memory"]["rss_mb"],
+            ruff["memory"]["rss_mb"] if ruff else None,
+            RSS_TARGET_MB,
+        )
+    )
+    rows.append(
+        (
+            "RSS after start (MB)",
+            tw["memory"]["rss_start_mb"],
+            ruff["memory"]["rss_start_mb"] if ruff else None,
+            None,
+        )
+    )
     for label, ours, theirs, target in rows:
         other = f"{theirs:10.1f}" if theirs is not None else f"{'-':>10}"
         ratio = f"{ours / theirs:6.1f}x" if theirs else f"{'-':>7}"
@@ -210,10 +273,16 @@ def report(results: dict) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--opens", type=int, default=10, help="didOpen samples per size (after one warm-up)")
+    parser.add_argument(
+        "--opens", type=int, default=10, help="didOpen samples per size (after one warm-up)"
+    )
     parser.add_argument("--edits", type=int, default=30, help="didChange samples per size")
-    parser.add_argument("--starts", type=int, default=5, help="fresh servers started for the start-up figure")
-    parser.add_argument("--documents", type=int, default=50, help="documents open for the memory figure")
+    parser.add_argument(
+        "--starts", type=int, default=5, help="fresh servers started for the start-up figure"
+    )
+    parser.add_argument(
+        "--documents", type=int, default=50, help="documents open for the memory figure"
+    )
     parser.add_argument("--ruff", metavar="PATH", help="the ruff executable to compare with")
     parser.add_argument("--no-ruff", action="store_true", help="measure torchward only")
     args = parser.parse_args(argv)

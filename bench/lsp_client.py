@@ -21,8 +21,14 @@ CAPABILITIES = {
     "general": {"positionEncodings": ["utf-16"]},
     "textDocument": {
         "synchronization": {"didSave": True},
-        "publishDiagnostics": {"relatedInformation": True, "versionSupport": True, "dataSupport": True},
-        "codeAction": {"codeActionLiteralSupport": {"codeActionKind": {"valueSet": ["quickfix", "source"]}}},
+        "publishDiagnostics": {
+            "relatedInformation": True,
+            "versionSupport": True,
+            "dataSupport": True,
+        },
+        "codeAction": {
+            "codeActionLiteralSupport": {"codeActionKind": {"valueSet": ["quickfix", "source"]}}
+        },
         "hover": {"contentFormat": ["markdown", "plaintext"]},
     },
     "workspace": {"configuration": True, "workspaceFolders": True},
@@ -41,10 +47,17 @@ class Client:
         self.reader = asyncio.ensure_future(self._read())
 
     @classmethod
-    async def start(cls, command: list[str], settings: dict[str, Any], env: dict[str, str] | None = None) -> "Client":
+    async def start(
+        cls, command: list[str], settings: dict[str, Any], env: dict[str, str] | None = None
+    ) -> Client:
         process = await asyncio.create_subprocess_exec(
-            *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL, env=env or os.environ.copy(), limit=1 << 26)
+            *command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            env=env or os.environ.copy(),
+            limit=1 << 26,
+        )
         return cls(process, settings)
 
     # -- wire --------------------------------------------------------------------------
@@ -105,10 +118,16 @@ class Client:
     # -- LSP -----------------------------------------------------------------------------
     async def initialize(self, root_uri: str, options: dict[str, Any] | None = None) -> float:
         """Send ``initialize`` (and ``initialized``); returns when the reply arrived."""
-        _, arrived = await self.request("initialize", {
-            "processId": os.getpid(), "rootUri": root_uri, "capabilities": CAPABILITIES,
-            "initializationOptions": options or {}, "workspaceFolders": [{"uri": root_uri, "name": "bench"}],
-        })
+        _, arrived = await self.request(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "rootUri": root_uri,
+                "capabilities": CAPABILITIES,
+                "initializationOptions": options or {},
+                "workspaceFolders": [{"uri": root_uri, "name": "bench"}],
+            },
+        )
         self.notify("initialized", {})
         return arrived
 
@@ -128,17 +147,45 @@ class Client:
 
     def open(self, uri: str, text: str, version: int = 1) -> float:
         sent = time.perf_counter()
-        self.notify("textDocument/didOpen", {"textDocument": {
-            "uri": uri, "languageId": "python", "version": version, "text": text}})
+        self.notify(
+            "textDocument/didOpen",
+            {
+                "textDocument": {
+                    "uri": uri,
+                    "languageId": "python",
+                    "version": version,
+                    "text": text,
+                }
+            },
+        )
         return sent
 
-    def change(self, uri: str, version: int, line: int, character: int, text: str, end_character: int | None = None) -> float:
+    def change(
+        self,
+        uri: str,
+        version: int,
+        line: int,
+        character: int,
+        text: str,
+        end_character: int | None = None,
+    ) -> float:
         end = character if end_character is None else end_character
         sent = time.perf_counter()
-        self.notify("textDocument/didChange", {
-            "textDocument": {"uri": uri, "version": version},
-            "contentChanges": [{"range": {"start": {"line": line, "character": character},
-                                          "end": {"line": line, "character": end}}, "text": text}]})
+        self.notify(
+            "textDocument/didChange",
+            {
+                "textDocument": {"uri": uri, "version": version},
+                "contentChanges": [
+                    {
+                        "range": {
+                            "start": {"line": line, "character": character},
+                            "end": {"line": line, "character": end},
+                        },
+                        "text": text,
+                    }
+                ],
+            },
+        )
         return sent
 
     def close(self, uri: str) -> None:

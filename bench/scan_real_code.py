@@ -69,8 +69,11 @@ class Package:
 
 PACKAGES = (
     Package("torchtune", ("recipes", "torchtune")),
-    Package("transformers", ("transformers/trainer.py", "transformers/trainer_*.py", "examples"),
-            sdist=True),
+    Package(
+        "transformers",
+        ("transformers/trainer.py", "transformers/trainer_*.py", "examples"),
+        sdist=True,
+    ),
     Package("accelerate", ("accelerate", "examples"), sdist=True),
     Package("trl", ("trl", "examples"), sdist=True),
     Package("timm", ("train.py", "validate.py", "timm"), sdist=True),
@@ -94,8 +97,17 @@ def download(package: Package, kind: str) -> Path | None:
     found = archives(folder, package.name)
     if found:
         return found[-1]
-    command = [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(folder),
-               package.name]
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "-q",
+        "-d",
+        str(folder),
+        package.name,
+    ]
     command += ["--no-binary", ":all:"] if kind == "sdist" else ["--only-binary", ":all:"]
     try:
         subprocess.run(command, check=True, timeout=600, capture_output=True)
@@ -110,9 +122,12 @@ def archives(folder: Path, name: str) -> list[Path]:
     if not folder.is_dir():
         return []
     prefix = name.replace("-", "_").lower()
-    return sorted(p for p in folder.iterdir()
-                  if p.name.replace("-", "_").lower().startswith(prefix + "_")
-                  and p.suffix in (".whl", ".gz", ".zip"))
+    return sorted(
+        p
+        for p in folder.iterdir()
+        if p.name.replace("-", "_").lower().startswith(prefix + "_")
+        and p.suffix in (".whl", ".gz", ".zip")
+    )
 
 
 def extract_python(archive: Path, root: Path) -> int:
@@ -166,7 +181,9 @@ def prepare(package: Package) -> tuple[Path, list[str], list[str], list[str]]:
             shutil.rmtree(root)
         root.mkdir(parents=True)
         for archive in used:
-            log(f"{package.name}: extracted {extract_python(archive, root)} .py files of {archive.name}")
+            log(
+                f"{package.name}: extracted {extract_python(archive, root)} .py files of {archive.name}"
+            )
         marker.write_text(stamp)
     bench_check.isolate_tree(root)
     found, missing = [], []
@@ -231,8 +248,10 @@ def count_files(root: Path, targets: list[str]) -> int:
 def finding_line(package: str, finding: dict) -> str:
     message = " ".join(str(finding.get("message", "")).split())
     severity = finding.get("severity", "")
-    return (f"{package}/{finding.get('path')}:{finding.get('line')}: {finding.get('code')} "
-            f"{message} [{severity}]")
+    return (
+        f"{package}/{finding.get('path')}:{finding.get('line')}: {finding.get('code')} "
+        f"{message} [{severity}]"
+    )
 
 
 def table(per_package: dict[str, collections.Counter]) -> list[str]:
@@ -249,8 +268,9 @@ def table(per_package: dict[str, collections.Counter]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     known = [p.name for p in PACKAGES] + [TORCH]
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("packages", nargs="*", metavar="PACKAGE",
-                        help=f"some of: {', '.join(known)} (default: all)")
+    parser.add_argument(
+        "packages", nargs="*", metavar="PACKAGE", help=f"some of: {', '.join(known)} (default: all)"
+    )
     args = parser.parse_args(argv)
     unknown = sorted(set(args.packages) - set(known))
     if unknown:
@@ -263,7 +283,12 @@ def main(argv: list[str] | None = None) -> int:
     lines: list[str] = []
     for name in chosen:
         if name == TORCH:
-            root, used, found, missing = bench_check.ensure_torch_tree(900), [f"torch=={bench_check.TORCH_VERSION}"], [bench_check.LINTED_SUBDIR], []
+            root, used, found, missing = (
+                bench_check.ensure_torch_tree(900),
+                [f"torch=={bench_check.TORCH_VERSION}"],
+                [bench_check.LINTED_SUBDIR],
+                [],
+            )
         else:
             package = next(p for p in PACKAGES if p.name == name)
             root, used, found, missing = prepare(package)
@@ -276,12 +301,21 @@ def main(argv: list[str] | None = None) -> int:
         findings, seconds, mode = lint(root, found, SCAN / f"{name}.json")
         counts = collections.Counter(f.get("code") for f in findings)
         per_package[name] = counts
-        lines.extend(finding_line(name, f) for f in
-                     sorted(findings, key=lambda f: (f.get("path", ""), f.get("line", 0), f.get("code", ""))))
+        lines.extend(
+            finding_line(name, f)
+            for f in sorted(
+                findings, key=lambda f: (f.get("path", ""), f.get("line", 0), f.get("code", ""))
+            )
+        )
         summary[name] = {
-            "archives": used, "targets": found, "missing": missing, "mode": mode,
-            "files": count_files(root, found), "seconds": round(seconds, 2),
-            "findings_per_rule": dict(sorted(counts.items())), "findings_total": sum(counts.values()),
+            "archives": used,
+            "targets": found,
+            "missing": missing,
+            "mode": mode,
+            "files": count_files(root, found),
+            "seconds": round(seconds, 2),
+            "findings_per_rule": dict(sorted(counts.items())),
+            "findings_total": sum(counts.values()),
         }
 
     FINDINGS_TXT.write_text("\n".join(lines) + ("\n" if lines else ""))
@@ -289,9 +323,11 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(table(per_package)))
     print()
     for name, info in summary.items():
-        print(f"{name:<13} {info.get('files', 0):>5} files  {info.get('seconds', 0):>6.2f} s  "
-              f"{', '.join(info.get('archives', []))}"
-              + (f"  (missing: {', '.join(info['missing'])})" if info.get("missing") else ""))
+        print(
+            f"{name:<13} {info.get('files', 0):>5} files  {info.get('seconds', 0):>6.2f} s  "
+            f"{', '.join(info.get('archives', []))}"
+            + (f"  (missing: {', '.join(info['missing'])})" if info.get("missing") else "")
+        )
     print(f"\n{len(lines)} findings listed in {FINDINGS_TXT}")
     return 0
 

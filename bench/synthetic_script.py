@@ -50,7 +50,7 @@ class ToyDataset(Dataset):
 # shapes the rules reason about: epoch loops with validation, accumulation gates, helpers
 # returning detached or live losses, DDP setup, BCE/CE heads, containers of losses.
 BLOCKS = (
-    '''
+    """
 class Classifier{i}(nn.Module):
     def __init__(self, dim=64, hidden=128, classes=10):
         super().__init__()
@@ -66,8 +66,8 @@ class Classifier{i}(nn.Module):
     def forward(self, x):
         return self.head(self.body(x))
 
-''',
-    '''
+""",
+    """
 def compute_loss_{i}(model, batch, criterion, device):
     inputs, targets = batch
     inputs = inputs.to(device, non_blocking=True)
@@ -75,8 +75,8 @@ def compute_loss_{i}(model, batch, criterion, device):
     logits = model(inputs)
     return criterion(logits, targets)
 
-''',
-    '''
+""",
+    """
 def train_one_epoch_{i}(model, loader, optimizer, criterion, device, scheduler=None):
     model.train()
     running = 0.0
@@ -95,8 +95,8 @@ def train_one_epoch_{i}(model, loader, optimizer, criterion, device, scheduler=N
             print(f"step {{step}} loss {{running / (step + 1):.4f}}")
     return running / max(len(loader), 1), history
 
-''',
-    '''
+""",
+    """
 @torch.no_grad()
 def evaluate_{i}(model, loader, criterion, device):
     model.eval()
@@ -109,8 +109,8 @@ def evaluate_{i}(model, loader, criterion, device):
         total += targets.size(0)
     return loss_sum / max(total, 1), correct / max(total, 1)
 
-''',
-    '''
+""",
+    """
 def validate_inline_{i}(model, val_loader, device):
     model.eval()
     predictions = []
@@ -119,8 +119,8 @@ def validate_inline_{i}(model, val_loader, device):
         predictions.append(outputs.argmax(dim=-1))
     return torch.cat(predictions)
 
-''',
-    '''
+""",
+    """
 def train_accumulating_{i}(model, loader, optimizer, device, accumulation_steps=4):
     criterion = nn.CrossEntropyLoss()
     model.train()
@@ -135,8 +135,8 @@ def train_accumulating_{i}(model, loader, optimizer, device, accumulation_steps=
             optimizer.zero_grad()
     return losses
 
-''',
-    '''
+""",
+    """
 def train_scaled_accumulation_{i}(model, loader, optimizer, device, accum=8):
     criterion = nn.CrossEntropyLoss(label_smoothing=0.1)
     scaler = torch.cuda.amp.GradScaler()
@@ -149,8 +149,8 @@ def train_scaled_accumulation_{i}(model, loader, optimizer, device, accum=8):
             scaler.update()
             optimizer.zero_grad(set_to_none=True)
 
-''',
-    '''
+""",
+    """
 def fit_{i}(model, train_loader, val_loader, optimizer, device, epochs=3):
     criterion = nn.CrossEntropyLoss()
     best = math.inf
@@ -171,8 +171,8 @@ def fit_{i}(model, train_loader, val_loader, optimizer, device, epochs=3):
             torch.save(model.state_dict(), f"best_{{epoch}}.pt")
     return best
 
-''',
-    '''
+""",
+    """
 def train_binary_head_{i}(model, loader, optimizer, device):
     criterion = nn.BCEWithLogitsLoss()
     for inputs, labels in loader:
@@ -183,8 +183,8 @@ def train_binary_head_{i}(model, loader, optimizer, device):
         loss.backward()
         optimizer.step()
 
-''',
-    '''
+""",
+    """
 def train_without_reset_{i}(model, loader, device, lr=1e-3):
     optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
     total_loss = 0
@@ -195,8 +195,8 @@ def train_without_reset_{i}(model, loader, device, lr=1e-3):
         total_loss += loss
     return total_loss
 
-''',
-    '''
+""",
+    """
 def setup_distributed_{i}(dataset, model, batch_size=32):
     dist.init_process_group("nccl")
     rank = dist.get_rank()
@@ -209,10 +209,10 @@ def setup_distributed_{i}(dataset, model, batch_size=32):
                        pin_memory=True)
     return model, loader, plain, sampler
 
-''',
+""",
 )
 
-FOOTER = '''
+FOOTER = """
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--epochs", type=int, default=3)
@@ -235,7 +235,7 @@ def main():
 
 if __name__ == "__main__":
     main()
-'''
+"""
 
 
 def training_script(min_lines: int = 1000) -> str:

@@ -36,7 +36,7 @@ from __future__ import annotations
 from .precision import Numerics
 from .shape import Stack
 
-__all__ = ["saved_per_token", "live_per_token", "scores_per_token", "math_scores_per_token"]
+__all__ = ["live_per_token", "math_scores_per_token", "saved_per_token", "scores_per_token"]
 
 
 def _upcast(n: Numerics) -> int:
@@ -72,8 +72,15 @@ def math_scores_per_token(stack: Stack, context: int, *, training: bool) -> floa
     return stack.heads * context * (4 + (5 if stack.dropout else 0))
 
 
-def saved_per_token(stack: Stack, n: Numerics, *, eager: bool, context: int,
-                    cross_context: int = 0, math: bool = False) -> float:
+def saved_per_token(
+    stack: Stack,
+    n: Numerics,
+    *,
+    eager: bool,
+    context: int,
+    cross_context: int = 0,
+    math: bool = False,
+) -> float:
     """Bytes saved for backward per token per layer of ``stack``.
 
     ``eager``: transformers' eager attention; ``math``: SDPA's math path (fp32); neither:

@@ -17,17 +17,24 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Mapping
 from importlib import resources
 from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 import attrs
 
 from .names import UnknownNameError, normalize, suggestions
-from .paramcount import (DECODER_TYPES, ENCODER_DECODER_TYPES, ENCODER_TYPES, decoder_params,
-                         encoder_decoder_params, encoder_params)
+from .paramcount import (
+    DECODER_TYPES,
+    ENCODER_DECODER_TYPES,
+    ENCODER_TYPES,
+    decoder_params,
+    encoder_decoder_params,
+    encoder_params,
+)
 from .visioncount import VISION_TYPES, vision_params
 
 __all__ = [
@@ -50,8 +57,12 @@ def kind_of(model_type: str) -> str:
     if model_type in ENCODER_DECODER_TYPES:
         return "encoder-decoder"
     if model_type in VISION_TYPES:
-        return {"diffusers-unet": "diffusion-unet", "dit": "diffusion-transformer",
-                "vit": "vision-transformer", "clip": "clip"}.get(model_type, "cnn")
+        return {
+            "diffusers-unet": "diffusion-unet",
+            "dit": "diffusion-transformer",
+            "vit": "vision-transformer",
+            "clip": "clip",
+        }.get(model_type, "cnn")
     raise ValueError(f"unsupported model_type {model_type!r}")
 
 
@@ -188,5 +199,11 @@ def read_config_json(path: str | PathLike[str], *, name: str | None = None) -> A
         else:
             raise ValueError(f"{p}: model_type {model_type!r} is not one torchward can count")
     label = name or config.get("_name_or_path") or p.parent.name
-    return Architecture(name=label, family=model_type, model_type=model_type, config=config,
-                        hf_id=config.get("_name_or_path") or None, note=note)
+    return Architecture(
+        name=label,
+        family=model_type,
+        model_type=model_type,
+        config=config,
+        hf_id=config.get("_name_or_path") or None,
+        note=note,
+    )

@@ -25,8 +25,11 @@ __all__ = ["cnn_activation_elements", "is_modelled"]
 
 
 def is_modelled(arch: Architecture) -> bool:
-    return arch.model_type in ("torchvision-resnet", "torchvision-convnext",
-                               "torchvision-efficientnet")
+    return arch.model_type in (
+        "torchvision-resnet",
+        "torchvision-convnext",
+        "torchvision-efficientnet",
+    )
 
 
 def _resnet(cfg, image: int) -> tuple[int, int]:
@@ -35,14 +38,14 @@ def _resnet(cfg, image: int) -> tuple[int, int]:
     base_width, groups = cfg.get("width_per_group", 64), cfg.get("groups", 1)
     side = image // 2
     stem = 64 * side * side
-    saved = 3 * image * image + 2 * stem   # input, conv1 out, bn1/relu out
+    saved = 3 * image * image + 2 * stem  # input, conv1 out, bn1/relu out
     side = math.ceil(side / 2)
-    saved += 64 * side * side              # maxpool output (its int64 indices: see below)
-    saved += 4 * 64 * side * side          # maxpool indices are int64: 4 × a 2-byte element
+    saved += 64 * side * side  # maxpool output (its int64 indices: see below)
+    saved += 4 * 64 * side * side  # maxpool indices are int64: 4 × a 2-byte element
     largest = stem
     inplanes = 64
     for stage, blocks in enumerate(cfg["layers"]):
-        planes = 64 * 2 ** stage
+        planes = 64 * 2**stage
         width = int(planes * base_width / 64) * groups if bottleneck else planes
         out = planes * expansion
         for b in range(blocks):
@@ -100,8 +103,11 @@ def _efficientnet(cfg, image: int) -> tuple[int, int]:
     return saved, largest
 
 
-_WALKS = {"torchvision-resnet": _resnet, "torchvision-convnext": _convnext,
-          "torchvision-efficientnet": _efficientnet}
+_WALKS = {
+    "torchvision-resnet": _resnet,
+    "torchvision-convnext": _convnext,
+    "torchvision-efficientnet": _efficientnet,
+}
 
 
 def cnn_activation_elements(arch: Architecture, image: int) -> tuple[int, int]:

@@ -25,16 +25,21 @@ from __future__ import annotations
 
 import attrs
 
-from .activations import (cross_kv_per_source_token, live_per_token, math_scores_per_token,
-                          saved_per_token, scores_per_token)
-from .hardware import Gpu
+from .activations import (
+    cross_kv_per_source_token,
+    live_per_token,
+    math_scores_per_token,
+    saved_per_token,
+    scores_per_token,
+)
 from .cnn import cnn_activation_elements, is_modelled
+from .hardware import Gpu
 from .lora import lora_params
 from .precision import QUANTIZED_WEIGHT_BYTES, numerics, optimizer_cost
 from .resolve import Resolved
 from .shape import ModelShape, Stack
 
-__all__ = ["Phase", "phases", "WORKSPACE_BYTES", "attention_path"]
+__all__ = ["WORKSPACE_BYTES", "Phase", "attention_path", "phases"]
 
 # cuBLAS workspace: ≈ 8 MiB per stream and thread (shared/MEMORY-MODEL.md, measured on a
 # T4); the backward runs on its own thread, so training holds two. Checked against the real
@@ -45,8 +50,15 @@ __all__ = ["Phase", "phases", "WORKSPACE_BYTES", "attention_path"]
 # recommended sizes per arch).
 WORKSPACE_BYTES = {"pre-hopper": 8 * 2**20, "hopper": 32 * 2**20}
 
-TERMS = ("weights", "gradients", "optimizer_state", "master_weights", "activations",
-         "kv_cache", "temporaries")
+TERMS = (
+    "weights",
+    "gradients",
+    "optimizer_state",
+    "master_weights",
+    "activations",
+    "kv_cache",
+    "temporaries",
+)
 
 
 @attrs.frozen
@@ -109,8 +121,9 @@ def _fp32_input(n, image: int) -> float:
     return 4 * 3 * image * image if n.activation != 4 else 0.0
 
 
-def _training_activations(r: Resolved, n, batch: int,
-                          path: str = "fused") -> tuple[float, float, float]:
+def _training_activations(
+    r: Resolved, n, batch: int, path: str = "fused"
+) -> tuple[float, float, float]:
     """(saved activations, forward-only loss temporaries, backward-start extra) per GPU."""
     shape = r.shape
     if not shape.stacks:
@@ -125,8 +138,7 @@ def _training_activations(r: Resolved, n, batch: int,
     one_layer = 0.0
     for stack in shape.stacks:
         seq, source = _tokens(stack, r)
-        per = saved_per_token(stack, n, eager=eager, math=math, context=seq,
-                              cross_context=source)
+        per = saved_per_token(stack, n, eager=eager, math=math, context=seq, cross_context=source)
         layer = per * seq * batch + cross_kv_per_source_token(stack, n) * source * batch
         if checkpointing:  # each layer keeps its input; one layer is recomputed at a time
             saved += stack.layers * n.residual * stack.hidden * seq * batch
@@ -145,7 +157,7 @@ def _training_activations(r: Resolved, n, batch: int,
     # autocast its logits are fp32 and the loss needs no upcast (bart-base-train-amp16-*)
     logit_bytes = 4 if shape.fp32_logits else n.activation
     logits = logit_bytes * shape.vocab * tokens
-    log_softmax = 4 * shape.vocab * tokens                # HF's loss upcasts: fp32 log-softmax
+    log_softmax = 4 * shape.vocab * tokens  # HF's loss upcasts: fp32 log-softmax
     upcast = 4 * shape.vocab * tokens if logit_bytes != 4 else 0  # logits.float(), transient
     # backward of the loss: d(log_softmax) and d(logits fp32), then the cast back
     backward = 8 * shape.vocab * tokens
@@ -233,10 +245,20 @@ def _training(r: Resolved, work: float, gpu: Gpu | None = None) -> list[Phase]:
         bwd_temp += head_temp
     return [
         _phase("step start", **base, gradients=live_grads, temporaries=temporaries),
-        _phase("forward", **base, gradients=live_grads, activations=acts,
-               temporaries=temporaries + copies + fwd_temp),
-        _phase("backward start", **base, gradients=live_grads + first_grads, activations=acts,
-               temporaries=temporaries + copies + bwd_temp),
+        _phase(
+            "forward",
+            **base,
+            gradients=live_grads,
+            activations=acts,
+            temporaries=temporaries + copies + fwd_temp,
+        ),
+        _phase(
+            "backward start",
+            **base,
+            gradients=live_grads + first_grads,
+            activations=acts,
+            temporaries=temporaries + copies + bwd_temp,
+        ),
         _phase("optimizer step", **base, gradients=grads, temporaries=temporaries + temp_opt),
     ]
 
@@ -252,7 +274,11 @@ def kv_bytes_per_token(shape: ModelShape, activation: int) -> float:
     for stack in shape.stacks:
         if stack.stream in ("text", "tgt"):
             if stack.mla:
-                total += stack.layers * (stack.mla["kv_lora_rank"] + stack.mla["qk_rope_head_dim"]) * activation
+                total += (
+                    stack.layers
+                    * (stack.mla["kv_lora_rank"] + stack.mla["qk_rope_head_dim"])
+                    * activation
+                )
             else:
                 total += stack.layers * 2 * stack.kv_width * activation
     return total
@@ -300,7 +326,7 @@ def _inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None)
     def transient(tokens_per_seq: int, rows: int) -> float:
         live = 0.0
         for stack in shape.stacks:
-            seq, source = (_tokens(stack, r) if not generate else (tokens_per_seq, 0))
+            seq, _source = _tokens(stack, r) if not generate else (tokens_per_seq, 0)
             per = live_per_token(stack, n) * seq * rows
             if path == "eager":
                 per += scores_per_token(stack, n, seq, training=False) * seq * rows
@@ -312,8 +338,11 @@ def _inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None)
     # autocast caches a 16-bit copy of every matmul weight for the whole forward, also under
     # no_grad (the cache keys on the parameter's requires_grad, not on grad mode):
     # fixtures bert-infer-amp16-b32-s512 / resnet50-infer-amp16-b32
-    copies = 0.0 if cfg.value("quantize") else \
-        (shape.linear_params + shape.lm_head_params) * n.autocast_copies
+    copies = (
+        0.0
+        if cfg.value("quantize")
+        else (shape.linear_params + shape.lm_head_params) * n.autocast_copies
+    )
     if not generate:
         seq = _tokens(shape.stacks[-1], r)[0]
         logits = n.activation * shape.vocab * seq * batch if shape.lm_head else 0.0
@@ -324,8 +353,15 @@ def _inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None)
         # widest layer and the logits beside the final hidden state (fixtures *-infer-*)
         if logits:
             logits += n.activation * shape.stacks[-1].hidden * seq * batch
-        return [_phase("forward", weights=weights, kv_cache=cache,
-                       activations=max(transient(seq, batch), logits), temporaries=work + copies)]
+        return [
+            _phase(
+                "forward",
+                weights=weights,
+                kv_cache=cache,
+                activations=max(transient(seq, batch), logits),
+                temporaries=work + copies,
+            )
+        ]
     beams = int(cfg.value("num_beams") or 1)
     prompt = int(cfg.value("seq_len"))
     new = int(cfg.value("max_new_tokens"))
@@ -336,13 +372,29 @@ def _inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None)
     last_logits = 4 * shape.vocab * rows  # generate keeps last-position logits, fp32 scores
     if cfg.value("use_cache") is False:
         # generate(use_cache=False): no cache; every new token re-runs the whole sequence
-        return [_phase("decode (no cache)", weights=weights, activations=transient(context, rows),
-                       temporaries=work + 2 * last_logits)]
+        return [
+            _phase(
+                "decode (no cache)",
+                weights=weights,
+                activations=transient(context, rows),
+                temporaries=work + 2 * last_logits,
+            )
+        ]
     return [
-        _phase("prefill", weights=weights, kv_cache=per_token * prompt * rows,
-               activations=transient(prompt, rows), temporaries=work + last_logits),
-        _phase("decode", weights=weights, kv_cache=per_token * context * rows,
-               activations=transient(1, rows), temporaries=work + 2 * last_logits),
+        _phase(
+            "prefill",
+            weights=weights,
+            kv_cache=per_token * prompt * rows,
+            activations=transient(prompt, rows),
+            temporaries=work + last_logits,
+        ),
+        _phase(
+            "decode",
+            weights=weights,
+            kv_cache=per_token * context * rows,
+            activations=transient(1, rows),
+            temporaries=work + 2 * last_logits,
+        ),
     ]
 
 

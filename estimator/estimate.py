@@ -30,7 +30,7 @@ from .hardware import Gpu
 from .resolve import ALTERNATIVES, Resolved, is_critical, resolve
 from .runconfig import Field, RunConfig
 
-__all__ = ["Estimate", "estimate", "estimate_resolved", "FRAGMENTATION"]
+__all__ = ["FRAGMENTATION", "Estimate", "estimate", "estimate_resolved"]
 
 # shared/calibration/t4_allocator_constants.json: adopted 0.105 from six real-model runs
 # (range 0.062-0.125); synthetic stacks fragment less (0.024-0.083) and are not used.
@@ -103,12 +103,15 @@ def estimate_resolved(r: Resolved, gpu: Gpu | None) -> Estimate:
     high_alloc *= 1 + MODEL_ERROR["high"] + spread + r.widen
     context = gpu.context_bytes if gpu else 0
     notes = list(r.notes)
-    modelled = bool(r.shape.stacks) or (r.shape.cnn is not None and r.shape.kind == "cnn"
-                                         and r.arch.model_type != "unknown")
+    modelled = bool(r.shape.stacks) or (
+        r.shape.cnn is not None and r.shape.kind == "cnn" and r.arch.model_type != "unknown"
+    )
     if not r.shape.stacks and r.shape.kind != "cnn":
         modelled = False
-        notes.append(f"activations of {r.shape.kind} models are not modelled: "
-                     "the estimate counts weights, gradients and optimizer state only")
+        notes.append(
+            f"activations of {r.shape.kind} models are not modelled: "
+            "the estimate counts weights, gradients and optimizer state only"
+        )
     confidence = "high"
     if any(f.confidence != "high" for _, f in r.config.fields() if f.source != "assumed"):
         confidence = "medium"
@@ -117,11 +120,17 @@ def estimate_resolved(r: Resolved, gpu: Gpu | None) -> Estimate:
     if any(is_critical(m) for m in r.missing) or r.proxy or not modelled:
         confidence = "low"
     return Estimate(
-        resolved=r, gpu=gpu, phases=tuple(all_phases), peak_phase=peak, allocated=allocated,
+        resolved=r,
+        gpu=gpu,
+        phases=tuple(all_phases),
+        peak_phase=peak,
+        allocated=allocated,
         low=int(low_alloc * (1 + FRAGMENTATION["low"])) + context,
         high=int(high_alloc * (1 + FRAGMENTATION["high"])) + context,
-        context=context, fragmentation=int(allocated * FRAGMENTATION["nominal"]),
-        confidence=confidence, notes=tuple(notes),
+        context=context,
+        fragmentation=int(allocated * FRAGMENTATION["nominal"]),
+        confidence=confidence,
+        notes=tuple(notes),
     )
 
 

@@ -27,9 +27,9 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Mapping
 from importlib import resources
 from types import MappingProxyType
-from typing import Mapping
 
 import attrs
 
@@ -168,7 +168,7 @@ def _indexes() -> tuple[dict[str, Gpu], dict[str, list[Gpu]], dict[str, Instance
             by_instance[key] = inst
             # Azure sizes are written with and without the "Standard_" prefix.
             if key.startswith("standard"):
-                by_instance[key[len("standard"):]] = inst
+                by_instance[key[len("standard") :]] = inst
     return by_name, families, by_instance
 
 
@@ -207,8 +207,9 @@ def lookup_hardware(name: str, *, strict: bool = False) -> HardwareChoice:
                 count = int(match.group(count_group))
                 if count < 1:
                     raise ValueError(f"GPU count must be at least 1 in {name!r}")
-                return attrs.evolve(inner, count=count, query=name,
-                                    matched_as=f"count-prefix+{inner.matched_as}")
+                return attrs.evolve(
+                    inner, count=count, query=name, matched_as=f"count-prefix+{inner.matched_as}"
+                )
     raise UnknownNameError("GPU or instance", name, _suggest(name))
 
 
@@ -224,12 +225,13 @@ def _lookup_single(name: str, *, strict: bool) -> HardwareChoice | None:
     ordered = sorted(members, key=lambda g: (g.usable_bytes - g.context_bytes, g.key))
     if strict:
         raise AmbiguousNameError("GPU", name, [g.name for g in ordered])
-    return HardwareChoice(ordered[0], 1, name, "family-default",
-                          alternatives=tuple(g.name for g in ordered[1:]))
+    return HardwareChoice(
+        ordered[0], 1, name, "family-default", alternatives=tuple(g.name for g in ordered[1:])
+    )
 
 
 def _suggest(name: str) -> list[str]:
-    by_name, families, by_instance = _indexes()
+    by_name, _families, by_instance = _indexes()
     keys: dict[str, str] = {}
     for key, gpu in by_name.items():
         keys.setdefault(key, gpu.name)

@@ -23,14 +23,21 @@ from __future__ import annotations
 import functools
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from .architecture import Architecture, parameter_count, read_config_json, spellings
 from .names import normalize
 
-__all__ = ["from_hf_cache", "hf_cache_dirs", "lookup_user_model", "parse_model_records",
-           "read_models_file", "user_architectures"]
+__all__ = [
+    "from_hf_cache",
+    "hf_cache_dirs",
+    "lookup_user_model",
+    "parse_model_records",
+    "read_models_file",
+    "user_architectures",
+]
 
 _META = {"name", "family", "aliases", "hf-id", "hf_id", "published", "note", "config"}
 
@@ -38,27 +45,37 @@ _META = {"name", "family", "aliases", "hf-id", "hf_id", "published", "note", "co
 def _architecture(name: str, record: Mapping[str, Any]) -> Architecture:
     config = record.get("config")
     if config is None:
-        config = {k.replace("-", "_") if k == "model-type" else k: v
-                  for k, v in record.items() if k not in _META}
+        config = {
+            k.replace("-", "_") if k == "model-type" else k: v
+            for k, v in record.items()
+            if k not in _META
+        }
     if not isinstance(config, Mapping):
         raise ValueError("'config' must be a table of config.json fields")
     model_type = config.get("model_type", record.get("model_type"))
     if not isinstance(model_type, str):
-        raise ValueError("needs a model_type (like \"llama\", \"bert\", \"t5\", \"resnet\")")
+        raise ValueError('needs a model_type (like "llama", "bert", "t5", "resnet")')
     config = dict(config, model_type=model_type)
     aliases = record.get("aliases", [])
     if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
         raise ValueError("'aliases' must be a list of strings")
     hf_id = record.get("hf-id", record.get("hf_id"))
-    arch = Architecture(name=name, family=str(record.get("family", model_type)),
-                        model_type=model_type, config=config, hf_id=hf_id, aliases=aliases,
-                        note=str(record.get("note", "")))
+    arch = Architecture(
+        name=name,
+        family=str(record.get("family", model_type)),
+        model_type=model_type,
+        config=config,
+        hf_id=hf_id,
+        aliases=aliases,
+        note=str(record.get("note", "")),
+    )
     try:
         arch.kind  # noqa: B018 - raises for a model_type torchward cannot count
         count = parameter_count(arch)
     except KeyError as error:
-        raise ValueError(f"missing structural field {error.args[0]!r} for model_type "
-                         f"{model_type!r}") from None
+        raise ValueError(
+            f"missing structural field {error.args[0]!r} for model_type {model_type!r}"
+        ) from None
     except (TypeError, ZeroDivisionError, ValueError) as error:
         raise ValueError(f"cannot count its parameters: {error}") from None
     if count <= 0:
@@ -87,8 +104,14 @@ def parse_model_records(table: Any, origin: str) -> tuple[tuple[str, str], ...]:
             _architecture(name, record)
         except ValueError as error:
             raise ValueError(f"model '{name}': {error}") from None
-        records.append((name, json.dumps(dict(record, note=record.get("note") or f"from {origin}"),
-                                         sort_keys=True)))
+        records.append(
+            (
+                name,
+                json.dumps(
+                    dict(record, note=record.get("note") or f"from {origin}"), sort_keys=True
+                ),
+            )
+        )
     return tuple(records)
 
 
@@ -146,8 +169,9 @@ def from_hf_cache(model_id: str) -> Architecture | None:
     for cache in hf_cache_dirs():
         snapshots = cache / folder / "snapshots"
         try:
-            found = sorted(snapshots.glob("*/config.json"), key=lambda p: p.stat().st_mtime,
-                           reverse=True)
+            found = sorted(
+                snapshots.glob("*/config.json"), key=lambda p: p.stat().st_mtime, reverse=True
+            )
         except OSError:
             continue
         for config in found:
@@ -156,7 +180,12 @@ def from_hf_cache(model_id: str) -> Architecture | None:
             except (OSError, ValueError, KeyError):
                 continue
             note = f"structure from the local HF cache ({config.parent})"
-            return Architecture(name=arch.name, family=arch.family, model_type=arch.model_type,
-                                config=arch.config, hf_id=model_id,
-                                note="; ".join(n for n in (arch.note, note) if n))
+            return Architecture(
+                name=arch.name,
+                family=arch.family,
+                model_type=arch.model_type,
+                config=arch.config,
+                hf_id=model_id,
+                note="; ".join(n for n in (arch.note, note) if n),
+            )
     return None

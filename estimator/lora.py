@@ -10,22 +10,39 @@ Names follow the Llama modules; other families' names are mapped onto them
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from .shape import ModelShape, Stack
 
-__all__ = ["lora_params", "DEFAULT_TARGETS"]
+__all__ = ["DEFAULT_TARGETS", "lora_params"]
 
 DEFAULT_TARGETS = ("q_proj", "v_proj")
 _ALIASES = {
-    "c_attn": ("q_proj", "k_proj", "v_proj"), "query_key_value": ("q_proj", "k_proj", "v_proj"),
-    "qkv_proj": ("q_proj", "k_proj", "v_proj"), "Wqkv": ("q_proj", "k_proj", "v_proj"),
-    "query": ("q_proj",), "key": ("k_proj",), "value": ("v_proj",), "q": ("q_proj",),
-    "k": ("k_proj",), "v": ("v_proj",), "o": ("o_proj",), "dense": ("o_proj",),
-    "out_proj": ("o_proj",), "c_proj": ("o_proj", "down_proj"), "fc1": ("up_proj",),
-    "c_fc": ("up_proj",), "fc2": ("down_proj",), "gate_up_proj": ("gate_proj", "up_proj"),
-    "w1": ("gate_proj",), "w3": ("up_proj",), "w2": ("down_proj",), "wi": ("up_proj",),
-    "wo": ("down_proj",), "dense_h_to_4h": ("up_proj",), "dense_4h_to_h": ("down_proj",),
+    "c_attn": ("q_proj", "k_proj", "v_proj"),
+    "query_key_value": ("q_proj", "k_proj", "v_proj"),
+    "qkv_proj": ("q_proj", "k_proj", "v_proj"),
+    "Wqkv": ("q_proj", "k_proj", "v_proj"),
+    "query": ("q_proj",),
+    "key": ("k_proj",),
+    "value": ("v_proj",),
+    "q": ("q_proj",),
+    "k": ("k_proj",),
+    "v": ("v_proj",),
+    "o": ("o_proj",),
+    "dense": ("o_proj",),
+    "out_proj": ("o_proj",),
+    "c_proj": ("o_proj", "down_proj"),
+    "fc1": ("up_proj",),
+    "c_fc": ("up_proj",),
+    "fc2": ("down_proj",),
+    "gate_up_proj": ("gate_proj", "up_proj"),
+    "w1": ("gate_proj",),
+    "w3": ("up_proj",),
+    "w2": ("down_proj",),
+    "wi": ("up_proj",),
+    "wo": ("down_proj",),
+    "dense_h_to_4h": ("up_proj",),
+    "dense_4h_to_h": ("down_proj",),
 }
 _ALL = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
@@ -49,8 +66,15 @@ def _layer(stack: Stack, rank: int, targets: set[str]) -> int:
         inner, copies = stack.moe["expert_intermediate"], stack.moe["experts"]
     else:
         inner, copies = stack.intermediate, 1
-    sizes = {"q_proj": (h, q), "k_proj": (h, kv), "v_proj": (h, kv), "o_proj": (q, h),
-             "gate_proj": (h, inner), "up_proj": (h, inner), "down_proj": (inner, h)}
+    sizes = {
+        "q_proj": (h, q),
+        "k_proj": (h, kv),
+        "v_proj": (h, kv),
+        "o_proj": (q, h),
+        "gate_proj": (h, inner),
+        "up_proj": (h, inner),
+        "down_proj": (inner, h),
+    }
     if stack.mlp != "gated":
         targets = targets - {"gate_proj"}
     total = 0

@@ -14,7 +14,8 @@ counting code reads; nothing here knows a checkpoint by name.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 __all__ = [
     "DECODER_TYPES",
@@ -33,25 +34,48 @@ Config = Mapping[str, Any]
 #   non-parametric LayerNorm 0); norms: norms per layer; qk_norm: "head" (one head_dim
 #   vector each, Qwen3/Gemma3) or "full" (over all heads, OLMo-2); mlp: "gated" (gate, up,
 #   down) or "plain" (fc1, fc2); bias: biases on q/k/v, on o, on the MLP.
-_BASE = dict(norm=1, norms=2, qk_norm=None, mlp="gated", qkv_bias=False, o_bias=False,
-             mlp_bias=False, tied=False, lm_head_bias=False, embed_norm=False, positions=0)
+_BASE = dict(
+    norm=1,
+    norms=2,
+    qk_norm=None,
+    mlp="gated",
+    qkv_bias=False,
+    o_bias=False,
+    mlp_bias=False,
+    tied=False,
+    lm_head_bias=False,
+    embed_norm=False,
+    positions=0,
+)
 _CONVENTIONS: dict[str, dict[str, Any]] = {
-    "llama": {}, "mistral": {}, "mixtral": {}, "phi3": {}, "deepseek_v2": {}, "deepseek_v3": {},
-    "qwen2": dict(qkv_bias=True), "qwen2_moe": dict(qkv_bias=True),
-    "qwen3": dict(qk_norm="head"), "qwen3_moe": dict(qk_norm="head"),
-    "gemma": dict(tied=True), "gemma2": dict(tied=True, norms=4),
+    "llama": {},
+    "mistral": {},
+    "mixtral": {},
+    "phi3": {},
+    "deepseek_v2": {},
+    "deepseek_v3": {},
+    "qwen2": dict(qkv_bias=True),
+    "qwen2_moe": dict(qkv_bias=True),
+    "qwen3": dict(qk_norm="head"),
+    "qwen3_moe": dict(qk_norm="head"),
+    "gemma": dict(tied=True),
+    "gemma2": dict(tied=True, norms=4),
     "gemma3_text": dict(tied=True, norms=4, qk_norm="head"),
-    "olmo": dict(norm=0), "olmo2": dict(qk_norm="full"), "olmoe": dict(qk_norm="full"),
+    "olmo": dict(norm=0),
+    "olmo2": dict(qk_norm="full"),
+    "olmoe": dict(qk_norm="full"),
     "phimoe": dict(norm=2, qkv_bias=True, o_bias=True, lm_head_bias=True),
     "starcoder2": dict(norm=2, mlp="plain", qkv_bias=True, o_bias=True, mlp_bias=True),
     "gpt2": dict(norm=2, mlp="plain", qkv_bias=True, o_bias=True, mlp_bias=True, tied=True),
     "gpt_neox": dict(norm=2, mlp="plain", qkv_bias=True, o_bias=True, mlp_bias=True),
     "falcon": dict(norm=2, mlp="plain", tied=True),
-    "phi": dict(norm=2, norms=1, mlp="plain", qkv_bias=True, o_bias=True, mlp_bias=True,
-                lm_head_bias=True),
+    "phi": dict(
+        norm=2, norms=1, mlp="plain", qkv_bias=True, o_bias=True, mlp_bias=True, lm_head_bias=True
+    ),
     "opt": dict(norm=2, mlp="plain", qkv_bias=True, o_bias=True, mlp_bias=True, tied=True),
-    "bloom": dict(norm=2, mlp="plain", qkv_bias=True, o_bias=True, mlp_bias=True, tied=True,
-                  embed_norm=True),
+    "bloom": dict(
+        norm=2, mlp="plain", qkv_bias=True, o_bias=True, mlp_bias=True, tied=True, embed_norm=True
+    ),
 }
 DECODER_TYPES = frozenset(_CONVENTIONS)
 ENCODER_TYPES = frozenset({"bert", "roberta", "xlm-roberta", "distilbert", "deberta-v2"})
@@ -71,11 +95,14 @@ def decoder_shape(model_type: str, cfg: Config) -> dict[str, Any]:
     h = _first(cfg, "hidden_size", "n_embd", "d_model")
     heads = _first(cfg, "num_attention_heads", "n_head")
     s.update(
-        vocab=cfg["vocab_size"], hidden=h, heads=heads,
+        vocab=cfg["vocab_size"],
+        hidden=h,
+        heads=heads,
         layers=_first(cfg, "num_hidden_layers", "n_layer", "num_layers"),
         head_dim=_first(cfg, "head_dim", default=h // heads),
-        intermediate=_first(cfg, "intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size",
-                            default=4 * h),
+        intermediate=_first(
+            cfg, "intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size", default=4 * h
+        ),
     )
     s["kv_heads"] = _first(cfg, "num_key_value_heads", "num_kv_heads", default=heads)
     if "tie_word_embeddings" in cfg:
@@ -99,8 +126,16 @@ def decoder_shape(model_type: str, cfg: Config) -> dict[str, Any]:
         s["qkv_bias"] = s["o_bias"] = s["mlp_bias"] = bool(cfg.get("bias", False))
     s["moe"] = _moe(model_type, cfg)
     if model_type in ("deepseek_v2", "deepseek_v3"):
-        s["mla"] = {k: cfg.get(k) for k in ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
-                                            "qk_rope_head_dim", "v_head_dim")}
+        s["mla"] = {
+            k: cfg.get(k)
+            for k in (
+                "q_lora_rank",
+                "kv_lora_rank",
+                "qk_nope_head_dim",
+                "qk_rope_head_dim",
+                "v_head_dim",
+            )
+        }
     return s
 
 
@@ -112,7 +147,10 @@ def _moe(model_type: str, cfg: Config) -> dict[str, Any] | None:
         experts=experts,
         active=_first(cfg, "num_experts_per_tok", "top_k", default=2),
         expert_intermediate=_first(cfg, "moe_intermediate_size", "intermediate_size"),
-        shared_intermediate=0, shared_gate=False, router_bias=False, dense_layers=0,
+        shared_intermediate=0,
+        shared_gate=False,
+        router_bias=False,
+        dense_layers=0,
         dense_intermediate=cfg.get("intermediate_size"),
     )
     if model_type == "qwen2_moe":
@@ -218,7 +256,9 @@ def encoder_decoder_params(model_type: str, cfg: Config) -> int:
     n = cfg["encoder_layers"] * enc_layer + cfg["decoder_layers"] * dec_layer
     if model_type == "bart":
         positions = cfg["max_position_embeddings"] + 2  # learned, offset 2
-        n += vocab * d + 2 * positions * d + 2 * (2 * d)  # shared embeddings, layernorm_embedding x2
+        n += (
+            vocab * d + 2 * positions * d + 2 * (2 * d)
+        )  # shared embeddings, layernorm_embedding x2
         return n
     # Whisper: conv front end, sinusoidal encoder positions stored as a parameter,
     # learned decoder positions, final LayerNorms, output projection tied.

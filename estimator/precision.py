@@ -30,13 +30,13 @@ __all__ = ["Numerics", "OptimizerCost", "numerics", "optimizer_cost"]
 
 @attrs.frozen
 class Numerics:
-    weight: float         # bytes per parameter as stored
+    weight: float  # bytes per parameter as stored
     grad: float
-    activation: int       # bytes of an element a matmul saves
-    residual: int         # bytes of the residual stream / norm inputs
-    state_dtype: int      # dtype size torch.optim gives the optimizer state
+    activation: int  # bytes of an element a matmul saves
+    residual: int  # bytes of the residual stream / norm inputs
+    state_dtype: int  # dtype size torch.optim gives the optimizer state
     autocast_copies: int  # bytes per matmul weight of autocast's cached cast copy
-    rms_normalized: int   # bytes of HF RMSNorm's saved normalised tensor (fp32 under AMP/fp32)
+    rms_normalized: int  # bytes of HF RMSNorm's saved normalised tensor (fp32 under AMP/fp32)
 
 
 _NUMERICS = {
@@ -56,8 +56,8 @@ def numerics(dtype: str) -> Numerics:
 
 @attrs.frozen
 class OptimizerCost:
-    states: float         # optimizer-state bytes per trainable parameter
-    temporary: float      # bytes per trainable parameter allocated during step()
+    states: float  # optimizer-state bytes per trainable parameter
+    temporary: float  # bytes per trainable parameter allocated during step()
     note: str
 
 

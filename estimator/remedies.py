@@ -15,7 +15,7 @@ from .estimate import Estimate, estimate_resolved
 from .hardware import Gpu, all_gpus, all_instances
 from .resolve import Resolved
 
-__all__ = ["Remedy", "remedies", "stacked", "smallest_gpu", "smallest_instance", "max_fitting"]
+__all__ = ["Remedy", "max_fitting", "remedies", "smallest_gpu", "smallest_instance", "stacked"]
 
 
 @attrs.frozen
@@ -28,9 +28,13 @@ class Remedy:
         return base.peak - self.estimate.peak
 
     def to_dict(self, base: Estimate) -> dict:
-        return {"title": self.title, "saving_bytes": self.saving(base),
-                "peak_bytes": self.estimate.peak, "verdict": self.estimate.verdict,
-                "cost": self.cost}
+        return {
+            "title": self.title,
+            "saving_bytes": self.saving(base),
+            "peak_bytes": self.estimate.peak,
+            "verdict": self.estimate.verdict,
+            "cost": self.cost,
+        }
 
 
 def _v(r: Resolved, name: str):
@@ -44,57 +48,124 @@ def _candidates(r: Resolved) -> list[tuple[str, str, dict]]:
     dtype = _v(r, "dtype")
     batch = int(_v(r, "batch_size") or 1)
     if dtype == "fp32":
-        out.append(("train with bf16 autocast (amp-bf16)" if train else "run in bf16",
-                    "speed: faster on tensor cores; quality: usually neutral, needs bf16 hardware",
-                    {"dtype": "amp-bf16" if train else "bf16"}))
+        out.append(
+            (
+                "train with bf16 autocast (amp-bf16)" if train else "run in bf16",
+                "speed: faster on tensor cores; quality: usually neutral, needs bf16 hardware",
+                {"dtype": "amp-bf16" if train else "bf16"},
+            )
+        )
     if train and dtype in ("amp-bf16", "amp-fp16"):
-        out.append(("pure bf16 weights and optimizer state", "quality: bf16 weight updates lose "
-                    "precision on long runs (use Kahan summation or keep fp32 master weights)",
-                    {"dtype": "bf16"}))
+        out.append(
+            (
+                "pure bf16 weights and optimizer state",
+                "quality: bf16 weight updates lose "
+                "precision on long runs (use Kahan summation or keep fp32 master weights)",
+                {"dtype": "bf16"},
+            )
+        )
     if train and r.shape.stacks and not _v(r, "checkpointing"):
-        out.append(("gradient checkpointing", "speed: ~30% slower (the forward runs twice)",
-                    {"checkpointing": True}))
+        out.append(
+            (
+                "gradient checkpointing",
+                "speed: ~30% slower (the forward runs twice)",
+                {"checkpointing": True},
+            )
+        )
     if _v(r, "attention") == "eager" and not r.shape.eager_only:
-        out.append(("SDPA / flash attention", "none for most models; needs a kernel-supported dtype",
-                    {"attention": "sdpa"}))
+        out.append(
+            (
+                "SDPA / flash attention",
+                "none for most models; needs a kernel-supported dtype",
+                {"attention": "sdpa"},
+            )
+        )
     if train and batch > 1:
         half = max(1, batch // 2)
         accum = int(_v(r, "accumulation") or 1) * (batch // half)
-        out.append((f"micro-batch {half} with gradient accumulation {accum}",
-                    "speed: more, smaller steps; quality: same effective batch",
-                    {"batch_size": half, "accumulation": accum}))
+        out.append(
+            (
+                f"micro-batch {half} with gradient accumulation {accum}",
+                "speed: more, smaller steps; quality: same effective batch",
+                {"batch_size": half, "accumulation": accum},
+            )
+        )
     opt = _v(r, "optimizer")
     if train and opt in ("adamw", "adam", "adamw-fused", "lion"):
-        out.append(("8-bit AdamW (bitsandbytes)", "quality: usually neutral; adds a dependency",
-                    {"optimizer": "adamw-8bit"}))
+        out.append(
+            (
+                "8-bit AdamW (bitsandbytes)",
+                "quality: usually neutral; adds a dependency",
+                {"optimizer": "adamw-8bit"},
+            )
+        )
     if train and opt in ("adamw", "adam"):
-        out.append(("fused AdamW (fused=True)", "none: removes the foreach temporaries",
-                    {"optimizer": "adamw-fused"}))
+        out.append(
+            (
+                "fused AdamW (fused=True)",
+                "none: removes the foreach temporaries",
+                {"optimizer": "adamw-fused"},
+            )
+        )
     if train and not _v(r, "lora_rank") and r.shape.stacks:
-        out.append(("LoRA rank 16 on all linear layers", "quality: adapts fewer parameters "
-                    "than full fine-tuning", {"lora_rank": 16, "lora_targets": "all-linear"}))
+        out.append(
+            (
+                "LoRA rank 16 on all linear layers",
+                "quality: adapts fewer parameters than full fine-tuning",
+                {"lora_rank": 16, "lora_targets": "all-linear"},
+            )
+        )
         if not _v(r, "quantize"):
-            out.append(("QLoRA: 4-bit base weights + LoRA rank 16", "quality: small loss from "
-                        "4-bit weights; speed: slower matmuls",
-                        {"lora_rank": 16, "lora_targets": "all-linear", "quantize": "4bit"}))
+            out.append(
+                (
+                    "QLoRA: 4-bit base weights + LoRA rank 16",
+                    "quality: small loss from 4-bit weights; speed: slower matmuls",
+                    {"lora_rank": 16, "lora_targets": "all-linear", "quantize": "4bit"},
+                )
+            )
     world = int(_v(r, "gpus") or 1)
     sharding = _v(r, "sharding") or "none"
     if train and world > 1 and sharding not in ("zero-3", "fsdp"):
-        out.append((f"ZeRO-3 / FSDP full sharding over {world} GPUs",
-                    "speed: more communication per step", {"sharding": "zero-3"}))
+        out.append(
+            (
+                f"ZeRO-3 / FSDP full sharding over {world} GPUs",
+                "speed: more communication per step",
+                {"sharding": "zero-3"},
+            )
+        )
     if train and _v(r, "offload") in (None, "none") and sharding.startswith("zero"):
-        out.append(("ZeRO offload of optimizer state to CPU", "speed: CPU optimizer step, "
-                    "often 2-5× slower", {"offload": "optimizer"}))
+        out.append(
+            (
+                "ZeRO offload of optimizer state to CPU",
+                "speed: CPU optimizer step, often 2-5× slower",
+                {"offload": "optimizer"},
+            )
+        )
     if train and world < 8:
         more = max(2, world * 2)
-        out.append((f"{more} GPUs with ZeRO-3 / FSDP", "money: more GPUs; speed: communication",
-                    {"gpus": more, "sharding": "zero-3"}))
+        out.append(
+            (
+                f"{more} GPUs with ZeRO-3 / FSDP",
+                "money: more GPUs; speed: communication",
+                {"gpus": more, "sharding": "zero-3"},
+            )
+        )
     if not train and not _v(r, "quantize") and r.shape.stacks:
-        out.append(("8-bit weights (bitsandbytes LLM.int8)", "speed: slower matmuls; quality: "
-                    "near-lossless", {"quantize": "8bit"}))
+        out.append(
+            (
+                "8-bit weights (bitsandbytes LLM.int8)",
+                "speed: slower matmuls; quality: near-lossless",
+                {"quantize": "8bit"},
+            )
+        )
     if not train and batch > 1:
-        out.append((f"batch {max(1, batch // 2)}", "throughput: fewer sequences at once",
-                    {"batch_size": max(1, batch // 2)}))
+        out.append(
+            (
+                f"batch {max(1, batch // 2)}",
+                "throughput: fewer sequences at once",
+                {"batch_size": max(1, batch // 2)},
+            )
+        )
     return out
 
 

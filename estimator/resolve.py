@@ -87,8 +87,13 @@ def _find_arch(config: RunConfig, models: Models = ()) -> tuple[Architecture, st
     model = config.value("model")
     if model is not None and config.params is not None:
         # both from one layer: only the script reader sets both, for an nn.Module it counted
-        arch = Architecture(name=str(model), family="custom", model_type="custom", config={},
-                            note=f"nn.Module defined in the workspace ({config.params.source})")
+        arch = Architecture(
+            name=str(model),
+            family="custom",
+            model_type="custom",
+            config={},
+            note=f"nn.Module defined in the workspace ({config.params.source})",
+        )
         return arch, str(model), False, notes
     if model is not None:
         text = str(model)
@@ -120,8 +125,10 @@ def _find_arch(config: RunConfig, models: Models = ()) -> tuple[Architecture, st
     count = parse_param_count(params)
     decoders = [a for a in all_architectures() if a.kind == "decoder" and not a.is_moe]
     proxy = min(decoders, key=lambda a: abs(a.params - count))
-    notes.append(f"only a parameter count ({count:,}) is known: layer shapes borrowed from "
-                 f"{proxy.name} ({proxy.params:,} parameters), activations are approximate")
+    notes.append(
+        f"only a parameter count ({count:,}) is known: layer shapes borrowed from "
+        f"{proxy.name} ({proxy.params:,} parameters), activations are approximate"
+    )
     return proxy, f"{count / 1e9:.2f}B-parameter model", True, notes
 
 
@@ -133,12 +140,17 @@ def resolve(config: RunConfig, models: Models = ()) -> Resolved:
     arch, label, proxy, notes = _find_arch(config, models)
     widen = 0.0
     if arch.model_type == "custom":
-        shape = ModelShape("custom", parse_param_count(config.value("params")),
-                           note=f"{label}: parameters counted from its layer constructors")
+        shape = ModelShape(
+            "custom",
+            parse_param_count(config.value("params")),
+            note=f"{label}: parameters counted from its layer constructors",
+        )
         if config.params.confidence == "low":  # layers it could not size: the high end widens
             widen = UNSIZED_LAYERS_SPREAD
-            notes.append(f"{label}: some layers could not be sized; the high end allows "
-                         f"{UNSIZED_LAYERS_SPREAD:.0%} more")
+            notes.append(
+                f"{label}: some layers could not be sized; the high end allows "
+                f"{UNSIZED_LAYERS_SPREAD:.0%} more"
+            )
     else:
         shape = shape_of(arch)
     if proxy:
@@ -153,7 +165,12 @@ def resolve(config: RunConfig, models: Models = ()) -> Resolved:
         assumed["mode"] = Field(mode, "assumed", "low")
     for name, value in _defaults(arch, mode, shape).items():
         if getattr(config, name) is None:
-            if name == "image_size" and shape.kind in ("decoder", "encoder", "encoder-decoder", "custom"):
+            if name == "image_size" and shape.kind in (
+                "decoder",
+                "encoder",
+                "encoder-decoder",
+                "custom",
+            ):
                 continue
             if name == "seq_len" and shape.kind not in ("decoder", "encoder", "encoder-decoder"):
                 continue
@@ -164,14 +181,29 @@ def resolve(config: RunConfig, models: Models = ()) -> Resolved:
             if name in ("optimizer", "accumulation", "grads_persist") and mode != "train":
                 continue
             assumed[name] = Field(value, "assumed", "low")
-    if shape.kind in ("decoder", "encoder", "encoder-decoder") and "seq_len" in assumed \
-            and mode == "generate" and config.max_context is not None:
+    if (
+        shape.kind in ("decoder", "encoder", "encoder-decoder")
+        and "seq_len" in assumed
+        and mode == "generate"
+        and config.max_context is not None
+    ):
         new = config.value("max_new_tokens", assumed.get("max_new_tokens", Field(0, "")).value)
-        assumed["seq_len"] = Field(max(1, int(config.value("max_context")) - int(new)),
-                                   "max_context - max_new_tokens", "high")
+        assumed["seq_len"] = Field(
+            max(1, int(config.value("max_context")) - int(new)),
+            "max_context - max_new_tokens",
+            "high",
+        )
     filled = attrs.evolve(config, **assumed)
-    silent = {"num_beams", "use_cache", "sharding", "offload", "gpus", "accumulation", "grads_persist",
-              "checkpointing"}  # the ordinary default: named in config, not a warning
+    silent = {
+        "num_beams",
+        "use_cache",
+        "sharding",
+        "offload",
+        "gpus",
+        "accumulation",
+        "grads_persist",
+        "checkpointing",
+    }  # the ordinary default: named in config, not a warning
     missing = tuple(n for n, f in assumed.items() if n not in silent and f.source == "assumed")
     if not shape.stacks and shape.cnn is not None and shape.kind != "cnn":
         notes.append(shape.note)

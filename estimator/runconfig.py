@@ -15,19 +15,39 @@ outside it is an error at the boundary, not a surprise inside the arithmetic.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import attrs
 
 __all__ = [
-    "ATTENTIONS", "CONFIDENCES", "DTYPES", "FIELD_NAMES", "MODES", "OPTIMIZERS", "QUANTIZE",
-    "SHARDINGS", "Field", "RunConfig", "parse_param_count",
+    "ATTENTIONS",
+    "CONFIDENCES",
+    "DTYPES",
+    "FIELD_NAMES",
+    "MODES",
+    "OPTIMIZERS",
+    "QUANTIZE",
+    "SHARDINGS",
+    "Field",
+    "RunConfig",
+    "parse_param_count",
 ]
 
 MODES = ("train", "inference", "generate")
 DTYPES = ("fp32", "amp-bf16", "amp-fp16", "bf16", "fp16")
-OPTIMIZERS = ("adamw", "adam", "adamw-fused", "sgd", "sgd-momentum", "adafactor", "adamw-8bit",
-              "paged-adamw", "paged-adamw-8bit", "lion")
+OPTIMIZERS = (
+    "adamw",
+    "adam",
+    "adamw-fused",
+    "sgd",
+    "sgd-momentum",
+    "adafactor",
+    "adamw-8bit",
+    "paged-adamw",
+    "paged-adamw-8bit",
+    "lion",
+)
 ATTENTIONS = ("eager", "sdpa", "flash", "math")  # math: SDPA's math path (fused kernels off)
 QUANTIZE = ("8bit", "4bit")
 SHARDINGS = ("none", "ddp", "zero-1", "zero-2", "zero-3", "fsdp", "fsdp-grad-op")
@@ -50,8 +70,9 @@ class Field:
 
 
 def _opt(validator=None):
-    return attrs.field(default=None, validator=attrs.validators.optional(
-        attrs.validators.instance_of(Field)))
+    return attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.instance_of(Field))
+    )
 
 
 @attrs.frozen
@@ -62,28 +83,28 @@ class RunConfig:
     ``gpus`` is the world size that sharding divides by.
     """
 
-    model: Field | None = _opt()            # catalog name, HF id, or path to a config.json
-    params: Field | None = _opt()           # total parameters, when no architecture is known
-    mode: Field | None = _opt()             # MODES
+    model: Field | None = _opt()  # catalog name, HF id, or path to a config.json
+    params: Field | None = _opt()  # total parameters, when no architecture is known
+    mode: Field | None = _opt()  # MODES
     batch_size: Field | None = _opt()
-    seq_len: Field | None = _opt()          # training / inference tokens; prompt length for generation
+    seq_len: Field | None = _opt()  # training / inference tokens; prompt length for generation
     image_size: Field | None = _opt()
-    max_context: Field | None = _opt()      # generation: prompt + new tokens the cache must hold
+    max_context: Field | None = _opt()  # generation: prompt + new tokens the cache must hold
     max_new_tokens: Field | None = _opt()
     num_beams: Field | None = _opt()
-    use_cache: Field | None = _opt()        # generation keeps a KV cache (bool; HF default True)
-    dtype: Field | None = _opt()            # DTYPES
-    optimizer: Field | None = _opt()        # OPTIMIZERS
-    checkpointing: Field | None = _opt()    # bool
-    attention: Field | None = _opt()        # ATTENTIONS
+    use_cache: Field | None = _opt()  # generation keeps a KV cache (bool; HF default True)
+    dtype: Field | None = _opt()  # DTYPES
+    optimizer: Field | None = _opt()  # OPTIMIZERS
+    checkpointing: Field | None = _opt()  # bool
+    attention: Field | None = _opt()  # ATTENTIONS
     lora_rank: Field | None = _opt()
-    lora_targets: Field | None = _opt()     # tuple of module names, or "all-linear"
-    quantize: Field | None = _opt()         # QUANTIZE
-    sharding: Field | None = _opt()         # SHARDINGS
-    offload: Field | None = _opt()          # OFFLOADS
-    gpus: Field | None = _opt()             # world size
-    accumulation: Field | None = _opt()     # gradient accumulation steps
-    grads_persist: Field | None = _opt()    # zero_grad(set_to_none=False): grads live all step
+    lora_targets: Field | None = _opt()  # tuple of module names, or "all-linear"
+    quantize: Field | None = _opt()  # QUANTIZE
+    sharding: Field | None = _opt()  # SHARDINGS
+    offload: Field | None = _opt()  # OFFLOADS
+    gpus: Field | None = _opt()  # world size
+    accumulation: Field | None = _opt()  # gradient accumulation steps
+    grads_persist: Field | None = _opt()  # zero_grad(set_to_none=False): grads live all step
 
     def value(self, name: str, default: Any = None) -> Any:
         field = getattr(self, name)
@@ -95,7 +116,7 @@ class RunConfig:
             if field is not None:
                 yield name, field
 
-    def merged(self, over: "RunConfig") -> "RunConfig":
+    def merged(self, over: RunConfig) -> RunConfig:
         """This configuration with every field that ``over`` sets replaced by ``over``'s.
 
         ``model`` and ``params`` are two ways to name the model: a layer that sets
@@ -107,7 +128,7 @@ class RunConfig:
             changes.setdefault("params", None)
         return attrs.evolve(self, **changes)
 
-    def with_values(self, source: str = "remedy", **values: Any) -> "RunConfig":
+    def with_values(self, source: str = "remedy", **values: Any) -> RunConfig:
         """A copy with ``values`` set (high confidence, ``source``): what-if questions."""
         return attrs.evolve(self, **{k: Field(v, source) for k, v in values.items()})
 

@@ -14,14 +14,25 @@ to ``torchward estimate`` and to TW010 (through ``LintSettings.estimator``).
 from __future__ import annotations
 
 import difflib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import attrs
 
 from .architecture import Architecture
 from .localmodels import user_architectures
-from .runconfig import (ATTENTIONS, DTYPES, MODES, OFFLOADS, OPTIMIZERS, QUANTIZE, SHARDINGS, Field,
-                        RunConfig, parse_param_count)
+from .runconfig import (
+    ATTENTIONS,
+    DTYPES,
+    MODES,
+    OFFLOADS,
+    OPTIMIZERS,
+    QUANTIZE,
+    SHARDINGS,
+    Field,
+    RunConfig,
+    parse_param_count,
+)
 
 __all__ = ["ESTIMATE_KEYS", "EstimatorSettings", "parse_estimate_table"]
 
@@ -48,7 +59,7 @@ def _text(value: Any) -> str:
 
 def _params(value: Any) -> str:
     if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise ValueError(f"expected a parameter count like \"7B\" or 125000000, got {value!r}")
+        raise ValueError(f'expected a parameter count like "7B" or 125000000, got {value!r}')
     parse_param_count(value)  # raises ValueError with the reason
     return str(value)
 
@@ -58,6 +69,7 @@ def _choice(options: tuple[str, ...]) -> Callable[[Any], str]:
         if value not in options:
             raise ValueError(f"expected one of {', '.join(options)}, got {value!r}")
         return value
+
     return convert
 
 
@@ -65,7 +77,9 @@ def _targets(value: Any) -> str | tuple[str, ...]:
     if value == "all-linear":
         return value
     if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
-        raise ValueError('expected "all-linear" or a list of module names like ["q_proj", "v_proj"]')
+        raise ValueError(
+            'expected "all-linear" or a list of module names like ["q_proj", "v_proj"]'
+        )
     return tuple(value)
 
 
@@ -107,7 +121,9 @@ class KeyedError(ValueError):
 def parse_estimate_table(table: Any) -> tuple[tuple[str, Any], ...]:
     """Validate ``[tool.torchward.estimate]`` into ``(field, value)`` pairs (raises :class:`KeyedError`)."""
     if not isinstance(table, dict):
-        raise KeyedError("estimate", "expected a table of run-configuration values (batch-size = 4, ...)")
+        raise KeyedError(
+            "estimate", "expected a table of run-configuration values (batch-size = 4, ...)"
+        )
     if "model" in table and "params" in table:
         raise KeyedError("estimate", "give 'model' or 'params', not both")
     pairs = []
@@ -115,7 +131,11 @@ def parse_estimate_table(table: Any) -> tuple[tuple[str, Any], ...]:
         entry = ESTIMATE_KEYS.get(key)
         if entry is None:
             close = difflib.get_close_matches(key.replace("_", "-"), ESTIMATE_KEYS, n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else f" (known keys: {', '.join(ESTIMATE_KEYS)})"
+            hint = (
+                f" (did you mean '{close[0]}'?)"
+                if close
+                else f" (known keys: {', '.join(ESTIMATE_KEYS)})"
+            )
             raise KeyedError(f"estimate.{key}", "unknown key" + hint)
         name, convert = entry
         try:
@@ -142,8 +162,10 @@ class EstimatorSettings:
 
     def identity(self) -> dict:
         """JSON-able, for cache keys: anything that changes an estimate."""
-        return {"estimate": [[n, list(v) if isinstance(v, tuple) else v] for n, v in self.overrides],
-                "models": [list(m) for m in self.models]}
+        return {
+            "estimate": [[n, list(v) if isinstance(v, tuple) else v] for n, v in self.overrides],
+            "models": [list(m) for m in self.models],
+        }
 
     def __bool__(self) -> bool:
         return bool(self.overrides or self.models)

@@ -32,15 +32,15 @@ class Stack:
     kv_heads: int
     head_dim: int
     intermediate: int
-    stream: str = "text"            # "text" | "src" | "tgt" | "image"
-    norm: str = "layer"             # "rms" (HF computes in fp32) | "layer"
+    stream: str = "text"  # "text" | "src" | "tgt" | "image"
+    norm: str = "layer"  # "rms" (HF computes in fp32) | "layer"
     norms: int = 2
-    mlp: str = "plain"              # "gated" | "plain" | "gelu-tanh" (composite) | "relu"
-    dropout: bool = False           # residual / attention dropout on in training
+    mlp: str = "plain"  # "gated" | "plain" | "gelu-tanh" (composite) | "relu"
+    dropout: bool = False  # residual / attention dropout on in training
     cross_attention: bool = False
-    moe: dict | None = None         # {"experts", "active", "expert_intermediate", "shared_intermediate"}
-    mla: dict | None = None         # DeepSeek latent sizes, for the KV cache
-    qk_norm: bool = False           # RMSNorm on queries and keys (Qwen3, OLMo 2, Gemma 3)
+    moe: dict | None = None  # {"experts", "active", "expert_intermediate", "shared_intermediate"}
+    mla: dict | None = None  # DeepSeek latent sizes, for the KV cache
+    qk_norm: bool = False  # RMSNorm on queries and keys (Qwen3, OLMo 2, Gemma 3)
 
     @property
     def q_width(self) -> int:
@@ -71,12 +71,12 @@ class ModelShape:
     params: int
     stacks: tuple[Stack, ...] = ()
     vocab: int = 0
-    lm_head: bool = False           # produces batch × seq × vocab logits
-    embedding_params: int = 0       # embeddings + untied LM head (not quantised by bitsandbytes)
-    lm_head_params: int = 0         # the vocab × hidden projection (tied or not)
-    eager_only: bool = False        # transformers runs eager attention only
-    fp32_logits: bool = False       # logits + an fp32 bias (BART's final_logits_bias)
-    image_size: int | None = None   # native input resolution (vision)
+    lm_head: bool = False  # produces batch × seq × vocab logits
+    embedding_params: int = 0  # embeddings + untied LM head (not quantised by bitsandbytes)
+    lm_head_params: int = 0  # the vocab × hidden projection (tied or not)
+    eager_only: bool = False  # transformers runs eager attention only
+    fp32_logits: bool = False  # logits + an fp32 bias (BART's final_logits_bias)
+    image_size: int | None = None  # native input resolution (vision)
     patch_size: int | None = None
     cnn: Architecture | None = None
     note: str = ""
@@ -109,17 +109,38 @@ def _decoder(arch: Architecture) -> ModelShape:
     moe = None
     if s["moe"]:
         m = s["moe"]
-        moe = {"experts": m["experts"], "active": m["active"],
-               "expert_intermediate": m["expert_intermediate"],
-               "shared_intermediate": m["shared_intermediate"]}
-    mlp = s["mlp"] if s["mlp"] == "gated" else (
-        "gelu-tanh" if arch.model_type in _GELU_TANH else
-        "relu" if arch.model_type in _RELU else "plain")
-    stack = Stack(layers=s["layers"], hidden=h, heads=s["heads"], kv_heads=s["kv_heads"],
-                  head_dim=s["head_dim"], intermediate=s["intermediate"],
-                  norm="layer" if arch.model_type in _LAYERNORM else "rms", norms=s["norms"],
-                  mlp=mlp, dropout=arch.model_type in _DROPOUT, moe=moe, mla=s.get("mla"),
-                  qk_norm=bool(s.get("qk_norm")))
+        moe = {
+            "experts": m["experts"],
+            "active": m["active"],
+            "expert_intermediate": m["expert_intermediate"],
+            "shared_intermediate": m["shared_intermediate"],
+        }
+    mlp = (
+        s["mlp"]
+        if s["mlp"] == "gated"
+        else (
+            "gelu-tanh"
+            if arch.model_type in _GELU_TANH
+            else "relu"
+            if arch.model_type in _RELU
+            else "plain"
+        )
+    )
+    stack = Stack(
+        layers=s["layers"],
+        hidden=h,
+        heads=s["heads"],
+        kv_heads=s["kv_heads"],
+        head_dim=s["head_dim"],
+        intermediate=s["intermediate"],
+        norm="layer" if arch.model_type in _LAYERNORM else "rms",
+        norms=s["norms"],
+        mlp=mlp,
+        dropout=arch.model_type in _DROPOUT,
+        moe=moe,
+        mla=s.get("mla"),
+        qk_norm=bool(s.get("qk_norm")),
+    )
     embed = vocab * h * (1 if s["tied"] else 2) + s["positions"] * h
     return ModelShape("decoder", arch.params, (stack,), vocab, True, embed, vocab * h)
 
@@ -128,12 +149,17 @@ def _encoder(arch: Architecture) -> ModelShape:
     c = arch.config
     h = c.get("hidden_size", c.get("dim"))
     heads = c.get("num_attention_heads", c.get("n_heads"))
-    stack = Stack(layers=c.get("num_hidden_layers", c.get("n_layers")), hidden=h, heads=heads,
-                  kv_heads=heads, head_dim=h // heads,
-                  intermediate=c.get("intermediate_size", c.get("hidden_dim")), dropout=True)
+    stack = Stack(
+        layers=c.get("num_hidden_layers", c.get("n_layers")),
+        hidden=h,
+        heads=heads,
+        kv_heads=heads,
+        head_dim=h // heads,
+        intermediate=c.get("intermediate_size", c.get("hidden_dim")),
+        dropout=True,
+    )
     # Encoders are fine-tuned with a small head (classification): no vocab-sized logits.
-    return ModelShape("encoder", arch.params, (stack,), c["vocab_size"], False,
-                      c["vocab_size"] * h)
+    return ModelShape("encoder", arch.params, (stack,), c["vocab_size"], False, c["vocab_size"] * h)
 
 
 def _seq2seq(arch: Architecture) -> ModelShape:
@@ -141,46 +167,114 @@ def _seq2seq(arch: Architecture) -> ModelShape:
     if arch.model_type == "t5":
         d, heads, dkv = c["d_model"], c["num_heads"], c["d_kv"]
         gated = str(c.get("feed_forward_proj", "relu")).startswith("gated")
-        common = dict(hidden=d, heads=heads, kv_heads=heads, head_dim=dkv, intermediate=c["d_ff"],
-                      norm="rms", mlp="gated" if gated else "plain", dropout=True)
+        common = dict(
+            hidden=d,
+            heads=heads,
+            kv_heads=heads,
+            head_dim=dkv,
+            intermediate=c["d_ff"],
+            norm="rms",
+            mlp="gated" if gated else "plain",
+            dropout=True,
+        )
         enc = Stack(layers=c["num_layers"], stream="src", **common)
-        dec = Stack(layers=c.get("num_decoder_layers") or c["num_layers"], stream="tgt",
-                    cross_attention=True, norms=3, **common)
-        return ModelShape("encoder-decoder", arch.params, (enc, dec), c["vocab_size"], True,
-                          c["vocab_size"] * d, c["vocab_size"] * d,
-                          note="T5 runs SDPA (transformers 5) with its relative position bias as "
-                               "an additive mask: the memory-efficient kernel, no s² scores; the "
-                               "masks (heads × s², not per batch row) are not charged "
-                               "(t5-*-train-* fixtures within 3% without them)")
+        dec = Stack(
+            layers=c.get("num_decoder_layers") or c["num_layers"],
+            stream="tgt",
+            cross_attention=True,
+            norms=3,
+            **common,
+        )
+        return ModelShape(
+            "encoder-decoder",
+            arch.params,
+            (enc, dec),
+            c["vocab_size"],
+            True,
+            c["vocab_size"] * d,
+            c["vocab_size"] * d,
+            note="T5 runs SDPA (transformers 5) with its relative position bias as "
+            "an additive mask: the memory-efficient kernel, no s² scores; the "
+            "masks (heads × s², not per batch row) are not charged "
+            "(t5-*-train-* fixtures within 3% without them)",
+        )
     d = c["d_model"]
     heads_e, heads_d = c["encoder_attention_heads"], c["decoder_attention_heads"]
-    enc = Stack(layers=c["encoder_layers"], hidden=d, heads=heads_e, kv_heads=heads_e,
-                head_dim=d // heads_e, intermediate=c["encoder_ffn_dim"], stream="src",
-                dropout=True)
-    dec = Stack(layers=c["decoder_layers"], hidden=d, heads=heads_d, kv_heads=heads_d,
-                head_dim=d // heads_d, intermediate=c["decoder_ffn_dim"], stream="tgt",
-                norms=3, cross_attention=True, dropout=True)
-    return ModelShape("encoder-decoder", arch.params, (enc, dec), c["vocab_size"], True,
-                      c["vocab_size"] * d, c["vocab_size"] * d,
-                      fp32_logits=arch.model_type == "bart")
+    enc = Stack(
+        layers=c["encoder_layers"],
+        hidden=d,
+        heads=heads_e,
+        kv_heads=heads_e,
+        head_dim=d // heads_e,
+        intermediate=c["encoder_ffn_dim"],
+        stream="src",
+        dropout=True,
+    )
+    dec = Stack(
+        layers=c["decoder_layers"],
+        hidden=d,
+        heads=heads_d,
+        kv_heads=heads_d,
+        head_dim=d // heads_d,
+        intermediate=c["decoder_ffn_dim"],
+        stream="tgt",
+        norms=3,
+        cross_attention=True,
+        dropout=True,
+    )
+    return ModelShape(
+        "encoder-decoder",
+        arch.params,
+        (enc, dec),
+        c["vocab_size"],
+        True,
+        c["vocab_size"] * d,
+        c["vocab_size"] * d,
+        fp32_logits=arch.model_type == "bart",
+    )
 
 
 def _vision_transformer(arch: Architecture, cfg: dict[str, Any]) -> ModelShape:
     h, heads = cfg["hidden_size"], cfg["num_attention_heads"]
-    stack = Stack(layers=cfg["num_hidden_layers"], hidden=h, heads=heads, kv_heads=heads,
-                  head_dim=h // heads, intermediate=cfg["intermediate_size"], stream="image")
-    return ModelShape(arch.kind, arch.params, (stack,), image_size=cfg.get("image_size", 224),
-                      patch_size=cfg["patch_size"])
+    stack = Stack(
+        layers=cfg["num_hidden_layers"],
+        hidden=h,
+        heads=heads,
+        kv_heads=heads,
+        head_dim=h // heads,
+        intermediate=cfg["intermediate_size"],
+        stream="image",
+    )
+    return ModelShape(
+        arch.kind,
+        arch.params,
+        (stack,),
+        image_size=cfg.get("image_size", 224),
+        patch_size=cfg["patch_size"],
+    )
 
 
 def _dit(arch: Architecture) -> ModelShape:
     c = arch.config
     h = c["num_attention_heads"] * c["attention_head_dim"]
-    stack = Stack(layers=c["num_layers"], hidden=h, heads=c["num_attention_heads"],
-                  kv_heads=c["num_attention_heads"], head_dim=c["attention_head_dim"],
-                  intermediate=4 * h, stream="image", mlp="gelu-tanh")
-    return ModelShape(arch.kind, arch.params, (stack,), image_size=c.get("sample_size", 32),
-                      patch_size=c["patch_size"], note="DiT sizes are in latent pixels")
+    stack = Stack(
+        layers=c["num_layers"],
+        hidden=h,
+        heads=c["num_attention_heads"],
+        kv_heads=c["num_attention_heads"],
+        head_dim=c["attention_head_dim"],
+        intermediate=4 * h,
+        stream="image",
+        mlp="gelu-tanh",
+    )
+    return ModelShape(
+        arch.kind,
+        arch.params,
+        (stack,),
+        image_size=c.get("sample_size", 32),
+        patch_size=c["patch_size"],
+        note="DiT sizes are in latent pixels",
+    )
 
 
 def shape_of(arch: Architecture) -> ModelShape:
@@ -195,11 +289,19 @@ def shape_of(arch: Architecture) -> ModelShape:
     if kind == "vision-transformer":
         return _vision_transformer(arch, dict(arch.config))
     if kind == "clip":
-        return _vision_transformer(arch, dict(arch.config["vision_config"],
-                                              num_attention_heads=arch.config["vision_config"]
-                                              .get("num_attention_heads", 12)))
+        return _vision_transformer(
+            arch,
+            dict(
+                arch.config["vision_config"],
+                num_attention_heads=arch.config["vision_config"].get("num_attention_heads", 12),
+            ),
+        )
     if kind == "diffusion-transformer":
         return _dit(arch)
-    return ModelShape(kind, arch.params, cnn=arch,
-                      image_size=arch.config.get("sample_size", 224),
-                      note="" if kind == "cnn" else f"activations of {kind} are not modelled")
+    return ModelShape(
+        kind,
+        arch.params,
+        cnn=arch,
+        image_size=arch.config.get("sample_size", 224),
+        note="" if kind == "cnn" else f"activations of {kind} are not modelled",
+    )

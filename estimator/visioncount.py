@@ -11,7 +11,8 @@ Each catalog entry with a published count is tested against these within 1%.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 __all__ = ["VISION_TYPES", "vision_params"]
 
@@ -46,7 +47,9 @@ def clip_params(cfg: Config) -> int:
     text += t["num_hidden_layers"] * _pre_ln_block(d, t["intermediate_size"]) + 2 * d + d * proj
     dv, patch = v["hidden_size"], v["patch_size"]
     tokens = (v["image_size"] // patch) ** 2 + 1
-    vision = 3 * patch * patch * dv + dv + tokens * dv + 2 * dv  # conv (no bias), class, pos, pre-LN
+    vision = (
+        3 * patch * patch * dv + dv + tokens * dv + 2 * dv
+    )  # conv (no bias), class, pos, pre-LN
     vision += v["num_hidden_layers"] * _pre_ln_block(dv, v["intermediate_size"]) + 2 * dv
     vision += dv * proj
     return text + vision + 1
@@ -90,9 +93,15 @@ def convnext_params(cfg: Config) -> int:
 
 
 # EfficientNet-B0 stages as in torchvision: expand ratio, kernel, stride, in, out, layers.
-_B0_STAGES = ((1, 3, 1, 32, 16, 1), (6, 3, 2, 16, 24, 2), (6, 5, 2, 24, 40, 2),
-              (6, 3, 2, 40, 80, 3), (6, 5, 1, 80, 112, 3), (6, 5, 2, 112, 192, 4),
-              (6, 3, 1, 192, 320, 1))
+_B0_STAGES = (
+    (1, 3, 1, 32, 16, 1),
+    (6, 3, 2, 16, 24, 2),
+    (6, 5, 2, 24, 40, 2),
+    (6, 3, 2, 40, 80, 3),
+    (6, 5, 1, 80, 112, 3),
+    (6, 5, 2, 112, 192, 4),
+    (6, 3, 1, 192, 320, 1),
+)
 
 
 def _divisible(v: float, divisor: int = 8) -> int:
@@ -176,7 +185,13 @@ def dit_params(cfg: Config) -> int:
     h = cfg["num_attention_heads"] * cfg["attention_head_dim"]
     p, c_in = cfg["patch_size"], cfg.get("in_channels", 4)
     c_out = cfg.get("out_channels", 2 * c_in)
-    block = (3 * h * h + 3 * h) + (h * h + h) + (h * 4 * h + 4 * h) + (4 * h * h + h) + (h * 6 * h + 6 * h)
+    block = (
+        (3 * h * h + 3 * h)
+        + (h * h + h)
+        + (h * 4 * h + 4 * h)
+        + (4 * h * h + h)
+        + (h * 6 * h + 6 * h)
+    )
     n = c_in * p * p * h + h  # patch embedding (positions are fixed sin-cos buffers)
     n += (256 * h + h) + (h * h + h)  # timestep embedder
     n += (cfg.get("num_embeds_ada_norm", 1000) + 1) * h  # class embedding with a null class
@@ -185,9 +200,13 @@ def dit_params(cfg: Config) -> int:
 
 
 _COUNTERS = {
-    "vit": vit_params, "clip": clip_params, "torchvision-resnet": resnet_params,
-    "torchvision-convnext": convnext_params, "torchvision-efficientnet": efficientnet_params,
-    "diffusers-unet": unet_params, "dit": dit_params,
+    "vit": vit_params,
+    "clip": clip_params,
+    "torchvision-resnet": resnet_params,
+    "torchvision-convnext": convnext_params,
+    "torchvision-efficientnet": efficientnet_params,
+    "diffusers-unet": unet_params,
+    "dit": dit_params,
 }
 VISION_TYPES = frozenset(_COUNTERS)
 

@@ -10,7 +10,7 @@ selection, estimates), :mod:`.lifecycle` (initialisation and settings); state li
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:

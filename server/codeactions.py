@@ -23,10 +23,9 @@ kind explicitly (``only``), never with every cursor move.
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
-
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the engine loads after the initialize reply (server start-up time)
     from torchward.analysis import Edit, Finding
@@ -41,13 +40,19 @@ FIX_ALL = "source.fixAll.torchward"
 EXPLAIN_COMMAND = "torchward.explain"
 
 
-def _workspace_edit(server: TorchwardServer, document: Document, edits: list[Edit]) -> types.WorkspaceEdit:
+def _workspace_edit(
+    server: TorchwardServer, document: Document, edits: list[Edit]
+) -> types.WorkspaceEdit:
     text_edits = [text_edit(document, edit, server.codec) for edit in edits]
     capabilities = server.client_capabilities.workspace
     edit_capabilities = capabilities.workspace_edit if capabilities else None
     if edit_capabilities and edit_capabilities.document_changes:
-        identifier = types.OptionalVersionedTextDocumentIdentifier(uri=document.uri, version=document.version)
-        return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(identifier, text_edits)])
+        identifier = types.OptionalVersionedTextDocumentIdentifier(
+            uri=document.uri, version=document.version
+        )
+        return types.WorkspaceEdit(
+            document_changes=[types.TextDocumentEdit(identifier, text_edits)]
+        )
     return types.WorkspaceEdit(changes={document.uri: text_edits})
 
 
@@ -55,10 +60,18 @@ def _wanted(kind: str, only: list[str] | None) -> bool:
     return only is None or any(kind == want or kind.startswith(want + ".") for want in only)
 
 
-def _fix_actions(server: TorchwardServer, document: Document, diagnostic: types.Diagnostic, finding: Finding, found):
+def _fix_actions(
+    server: TorchwardServer,
+    document: Document,
+    diagnostic: types.Diagnostic,
+    finding: Finding,
+    found,
+):
     from torchward.analysis import Applicability
 
-    fixes = [fix for fix in found if fix.edits and fix.applicability is not Applicability.DISPLAY_ONLY]
+    fixes = [
+        fix for fix in found if fix.edits and fix.applicability is not Applicability.DISPLAY_ONLY
+    ]
     fixes.sort(key=lambda fix: fix.applicability is not Applicability.SAFE)
     for index, fix in enumerate(fixes):
         safe = fix.applicability is Applicability.SAFE
@@ -71,7 +84,9 @@ def _fix_actions(server: TorchwardServer, document: Document, diagnostic: types.
         )
 
 
-def _suppress_action(server: TorchwardServer, document: Document, diagnostic: types.Diagnostic, code: str):
+def _suppress_action(
+    server: TorchwardServer, document: Document, diagnostic: types.Diagnostic, code: str
+):
     line = diagnostic.range.start.line
     edit = suppression_edit(document.line_text(line), line + 1, code)
     if edit is None:
@@ -113,22 +128,30 @@ async def _has_fixable(server: TorchwardServer, document: Document) -> bool:
         return True
     codes = {f.code for f in findings}
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(server.executor, lambda: any(is_fixable(code) for code in codes))
+    return await loop.run_in_executor(
+        server.executor, lambda: any(is_fixable(code) for code in codes)
+    )
 
 
-async def _fix_all_action(server: TorchwardServer, document: Document, explicit: bool) -> types.CodeAction | None:
+async def _fix_all_action(
+    server: TorchwardServer, document: Document, explicit: bool
+) -> types.CodeAction | None:
     title = "Fix all torchward safe fixes"
     if _resolves_edits(server):
         if not await _has_fixable(server, document):
             return None
-        return types.CodeAction(title=title, kind=FIX_ALL, data={"uri": document.uri, "version": document.version})
+        return types.CodeAction(
+            title=title, kind=FIX_ALL, data={"uri": document.uri, "version": document.version}
+        )
     if not explicit:
         return None
     version = document.version
     edits = await fix_all_edits(server, document)
     if not edits or document.version != version:
         return None
-    return types.CodeAction(title=title, kind=FIX_ALL, edit=_workspace_edit(server, document, list(edits)))
+    return types.CodeAction(
+        title=title, kind=FIX_ALL, edit=_workspace_edit(server, document, list(edits))
+    )
 
 
 async def resolve(server: TorchwardServer, action: types.CodeAction) -> types.CodeAction:
@@ -144,7 +167,9 @@ async def resolve(server: TorchwardServer, action: types.CodeAction) -> types.Co
     return action
 
 
-async def code_actions(server: TorchwardServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+async def code_actions(
+    server: TorchwardServer, params: types.CodeActionParams
+) -> list[types.CodeAction] | None:
     document = server.documents.get(params.text_document.uri)
     if document is None:
         return None
@@ -174,7 +199,9 @@ async def code_actions(server: TorchwardServer, params: types.CodeActionParams) 
 
 
 def register(server: TorchwardServer) -> None:
-    options = types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL], resolve_provider=True)
+    options = types.CodeActionOptions(
+        code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL], resolve_provider=True
+    )
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, options)
     async def code_action(params: types.CodeActionParams):

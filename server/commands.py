@@ -62,7 +62,11 @@ def explain(server: TorchwardServer, code: Any) -> dict[str, Any]:
 
 def select_gpu(server: TorchwardServer, name: Any) -> dict[str, Any]:
     if not isinstance(name, str) or not name.strip():
-        return {"gpu": server.gpu_override, "status": "error", "error": "give a GPU name or instance type"}
+        return {
+            "gpu": server.gpu_override,
+            "status": "error",
+            "error": "give a GPU name or instance type",
+        }
     answer: dict[str, Any] = {"gpu": name.strip(), "status": "ok"}
     if server.estimates.is_available:
         try:
@@ -95,8 +99,13 @@ async def estimate(server: TorchwardServer, params: Any) -> dict[str, Any]:
     loop = asyncio.get_running_loop()
     result = await loop.run_in_executor(
         server.executor,
-        lambda: server.estimates.estimate(document.text, document.path, server.target_gpu(settings),
-                                          enabled=settings.estimator, project=project),
+        lambda: server.estimates.estimate(
+            document.text,
+            document.path,
+            server.target_gpu(settings),
+            enabled=settings.estimator,
+            project=project,
+        ),
     )
     return result.to_wire_detailed(uri)
 

@@ -17,7 +17,8 @@ replaces, ``ignore`` adds, ``severity`` overrides per code.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import attrs
 
@@ -69,7 +70,11 @@ def _severity(value: Any) -> tuple[tuple[str, str], ...]:
 
 
 def _debounce(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_DEBOUNCE_MS:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not 0 <= value <= MAX_DEBOUNCE_MS
+    ):
         raise ValueError(f"expected a number of milliseconds from 0 to {MAX_DEBOUNCE_MS}")
     return int(value)
 
@@ -84,7 +89,7 @@ def _gpu(value: Any) -> str | None:
     if value is None or value == "":
         return None
     if not isinstance(value, str):
-        raise ValueError("expected a GPU name such as \"A100 80GB\" or an instance type")
+        raise ValueError('expected a GPU name such as "A100 80GB" or an instance type')
     return value.strip()
 
 

@@ -80,7 +80,9 @@ def text_edit(document: Document, edit: Edit, codec: ColumnCodec) -> types.TextE
 
 
 # -- diagnostics ------------------------------------------------------------------------
-def _location(document: Document, span: Span, path: str | None, codec: ColumnCodec) -> types.Location:
+def _location(
+    document: Document, span: Span, path: str | None, codec: ColumnCodec
+) -> types.Location:
     if path is None or path == document.path:
         return types.Location(document.uri, to_range(document, span, codec))
     from pygls.uris import from_fs_path
@@ -93,7 +95,9 @@ def _location(document: Document, span: Span, path: str | None, codec: ColumnCod
     return types.Location(uri, types.Range(start, end))
 
 
-def finding_diagnostic(document: Document, finding: Finding, version: int, codec: ColumnCodec) -> types.Diagnostic:
+def finding_diagnostic(
+    document: Document, finding: Finding, version: int, codec: ColumnCodec
+) -> types.Diagnostic:
     parts = _static_parts(document, finding, codec)
     return types.Diagnostic(
         range=parts.range,
@@ -124,31 +128,52 @@ def _static_parts(document: Document, finding: Finding, codec: ColumnCodec) -> _
     """Everything of a diagnostic but its version, memoised: a keystroke republishes
     mostly the same findings, and building lsprotocol objects costs more than analysing.
     Keyed by the finding and the text of every line it points into, so columns stay exact."""
-    lines = {finding.span.line, finding.span.end_line, *(e.span.line for e in finding.evidence if e.path in (None, document.path)),
-             *(e.span.end_line for e in finding.evidence if e.path in (None, document.path))}
-    key = (finding, codec.encoding, document.path, tuple((n, document.line_text(n - 1)) for n in sorted(lines)))
+    lines = {
+        finding.span.line,
+        finding.span.end_line,
+        *(e.span.line for e in finding.evidence if e.path in (None, document.path)),
+        *(e.span.end_line for e in finding.evidence if e.path in (None, document.path)),
+    }
+    key = (
+        finding,
+        codec.encoding,
+        document.path,
+        tuple((n, document.line_text(n - 1)) for n in sorted(lines)),
+    )
     parts = _PARTS.get(key)
     if parts is None:
         if len(_PARTS) >= _MAX_PARTS:
             _PARTS.clear()
         parts = _PARTS[key] = _Parts(
             range=to_range(document, finding.span, codec),
-            severity=SEVERITIES.get(getattr(finding.severity, "value", finding.severity), types.DiagnosticSeverity.Warning),
+            severity=SEVERITIES.get(
+                getattr(finding.severity, "value", finding.severity),
+                types.DiagnosticSeverity.Warning,
+            ),
             code_description=types.CodeDescription(href=docs_url(finding.code)),
             related_information=[
-                types.DiagnosticRelatedInformation(_location(document, item.span, item.path, codec), item.message)
+                types.DiagnosticRelatedInformation(
+                    _location(document, item.span, item.path, codec), item.message
+                )
                 for item in finding.evidence
-            ] or None,
+            ]
+            or None,
             finding_dict=finding.to_dict(),
         )
     return parts
 
 
-def problem_diagnostic(document: Document, problem: Problem, codec: ColumnCodec) -> types.Diagnostic | None:
+def problem_diagnostic(
+    document: Document, problem: Problem, codec: ColumnCodec
+) -> types.Diagnostic | None:
     """One diagnostic for a problem the user can act on; internal errors are logged instead."""
     if problem.kind == "internal-error":
         return None
-    severity = types.DiagnosticSeverity.Error if problem.kind == "syntax-error" else types.DiagnosticSeverity.Information
+    severity = (
+        types.DiagnosticSeverity.Error
+        if problem.kind == "syntax-error"
+        else types.DiagnosticSeverity.Information
+    )
     from torchward.analysis import Span
 
     span = problem.span or Span(1, 0, 1, 0)
@@ -161,7 +186,9 @@ def problem_diagnostic(document: Document, problem: Problem, codec: ColumnCodec)
     )
 
 
-def diagnostics_for(document: Document, result: DocumentResult, codec: ColumnCodec) -> list[types.Diagnostic]:
+def diagnostics_for(
+    document: Document, result: DocumentResult, codec: ColumnCodec
+) -> list[types.Diagnostic]:
     diagnostics = [finding_diagnostic(document, f, result.version, codec) for f in result.findings]
     for problem in result.problems:
         diagnostic = problem_diagnostic(document, problem, codec)

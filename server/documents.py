@@ -12,7 +12,7 @@ prefix and suffix of the old and new lines.
 from __future__ import annotations
 
 import bisect
-from typing import Iterable
+from collections.abc import Iterable
 
 import attrs
 from lsprotocol import types
@@ -34,7 +34,10 @@ class LineShift:
         """True when the replaced range covers the whole of the given (old) span."""
         if self.start_column is None or self.end_column is None:
             return False
-        return (self.first, self.start_column) <= (line, column) and (end_line, end_column) <= (self.last, self.end_column)
+        return (self.first, self.start_column) <= (line, column) and (end_line, end_column) <= (
+            self.last,
+            self.end_column,
+        )
 
     def new_last(self) -> int:
         return self.last + self.delta
@@ -51,7 +54,9 @@ def path_of(uri: str) -> str:
 
 
 class Document:
-    def __init__(self, uri: str, text: str, version: int | None, language_id: str = "python") -> None:
+    def __init__(
+        self, uri: str, text: str, version: int | None, language_id: str = "python"
+    ) -> None:
         self.uri = uri
         self.path = path_of(uri)
         self.language_id = language_id
@@ -109,7 +114,10 @@ class Document:
         self._starts = None
 
     def apply_changes(
-        self, changes: Iterable[types.TextDocumentContentChangeEvent], version: int | None, codec: ColumnCodec
+        self,
+        changes: Iterable[types.TextDocumentContentChangeEvent],
+        version: int | None,
+        codec: ColumnCodec,
     ) -> list[LineShift]:
         """Apply ``changes`` in order; returns the line shifts they caused, in order."""
         shifts: list[LineShift] = []
@@ -156,7 +164,9 @@ class DocumentStore:
     def __init__(self) -> None:
         self._documents: dict[str, Document] = {}
 
-    def open(self, uri: str, text: str, version: int | None, language_id: str = "python") -> Document:
+    def open(
+        self, uri: str, text: str, version: int | None, language_id: str = "python"
+    ) -> Document:
         document = Document(uri, text, version, language_id)
         self._documents[uri] = document
         return document

@@ -25,7 +25,8 @@ Wire shapes (camelCase, as everything on the wire):
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import attrs
 
@@ -78,8 +79,12 @@ class GpuEstimate:
 
     def to_wire_detailed(self, uri: str) -> dict[str, Any]:
         return {
-            **self.to_wire(uri), "model": self.model, "params": self.params, "confidence": self.confidence,
-            "terms": dict(self.terms), "lines": dict(self.lines),
+            **self.to_wire(uri),
+            "model": self.model,
+            "params": self.params,
+            "confidence": self.confidence,
+            "terms": dict(self.terms),
+            "lines": dict(self.lines),
         }
 
 
@@ -171,7 +176,9 @@ def _find_entry_point() -> Callable[..., Any] | None:
 class EstimateService:
     """Answers GPU-fit questions; ``unavailable`` while there is no estimator."""
 
-    def __init__(self, entry_point: Callable[..., Any] | None = None, *, discover: bool = True) -> None:
+    def __init__(
+        self, entry_point: Callable[..., Any] | None = None, *, discover: bool = True
+    ) -> None:
         self._entry_point = entry_point
         self._discover = discover and entry_point is None
 
@@ -182,13 +189,21 @@ class EstimateService:
             self._discover = False
         return self._entry_point is not None
 
-    def estimate(self, source: str, path: str, gpu: str | None, *, enabled: bool = True, project: Any = None) -> GpuEstimate:
+    def estimate(
+        self, source: str, path: str, gpu: str | None, *, enabled: bool = True, project: Any = None
+    ) -> GpuEstimate:
         if not enabled:
-            return GpuEstimate("disabled", gpu, reason="the estimator is switched off (setting 'estimator')")
+            return GpuEstimate(
+                "disabled", gpu, reason="the estimator is switched off (setting 'estimator')"
+            )
         if not self.is_available:
             return GpuEstimate("unavailable", gpu, reason=UNAVAILABLE_REASON)
         try:
-            result = self._entry_point(source, path, gpu, project) if project else self._entry_point(source, path, gpu)
+            result = (
+                self._entry_point(source, path, gpu, project)
+                if project
+                else self._entry_point(source, path, gpu)
+            )
             return _from_estimator(result, gpu, path)
         except UnknownGpu as error:
             return GpuEstimate("error", gpu, reason=str(error))

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from torchward.analysis import Edit, Finding, Fix
+
     from .documents import Document
     from .server import TorchwardServer
 
@@ -39,7 +40,9 @@ def _fixes(text: str, finding: Finding) -> tuple[Fix, ...]:
     return fixes_for(text, finding)
 
 
-async def fixes_of(server: "TorchwardServer", document: "Document", finding: Finding) -> tuple[Fix, ...]:
+async def fixes_of(
+    server: TorchwardServer, document: Document, finding: Finding
+) -> tuple[Fix, ...]:
     """The fixes of ``finding`` in the document's current text (built on a worker)."""
     if finding.fixes:
         return finding.fixes
@@ -54,8 +57,10 @@ def _fix_all(text: str, path: str, settings) -> tuple[Edit, ...]:
     return edits_between(text, outcome.text) if outcome.text != text else ()
 
 
-async def fix_all_edits(server: "TorchwardServer", document: "Document") -> tuple[Edit, ...]:
+async def fix_all_edits(server: TorchwardServer, document: Document) -> tuple[Edit, ...]:
     """Every safe fix of the document, applied until stable, as edits of its current text."""
     settings, _ = server.folders.lint_settings(document.path, server.settings_for(document.path))
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(server.executor, _fix_all, document.text, document.path, settings)
+    return await loop.run_in_executor(
+        server.executor, _fix_all, document.text, document.path, settings
+    )

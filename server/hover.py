@@ -69,7 +69,9 @@ async def _breakdown(server: TorchwardServer, uri: str, line: int) -> str | None
     document = server.documents.get(uri)
     if estimate is None or document is None or estimate.status != "ok":
         return None
-    anchors = {estimate.line_of(name) for name in ("model", "batch_size", "seq_len")} | {step_line(estimate, document)}
+    anchors = {estimate.line_of(name) for name in ("model", "batch_size", "seq_len")} | {
+        step_line(estimate, document)
+    }
     if line not in anchors:
         return None
     report = await asyncio.get_running_loop().run_in_executor(server.executor, _report, estimate)
@@ -92,7 +94,9 @@ async def hover(server: TorchwardServer, params: types.HoverParams) -> types.Hov
     if not parts or server.documents.get(uri) is not document:
         return None
     return types.Hover(
-        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(parts)),
+        contents=types.MarkupContent(
+            kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(parts)
+        ),
         range=to_range(document, hits[0].span, server.codec) if hits else None,
     )
 

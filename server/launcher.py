@@ -9,15 +9,23 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     transport = parser.add_mutually_exclusive_group()
-    transport.add_argument("--stdio", action="store_true", help="speak LSP over stdin/stdout (the default)")
-    transport.add_argument("--tcp", metavar="HOST:PORT", help="listen on HOST:PORT instead (for debugging)")
-    parser.add_argument("--log-file", metavar="PATH", help="write the server's log to PATH (default: stderr)")
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (-v info, -vv debug)")
+    transport.add_argument(
+        "--stdio", action="store_true", help="speak LSP over stdin/stdout (the default)"
+    )
+    transport.add_argument(
+        "--tcp", metavar="HOST:PORT", help="listen on HOST:PORT instead (for debugging)"
+    )
+    parser.add_argument(
+        "--log-file", metavar="PATH", help="write the server's log to PATH (default: stderr)"
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="count", default=0, help="log more (-v info, -vv debug)"
+    )
 
 
 def _address(value: str) -> tuple[str, int]:
@@ -32,8 +40,14 @@ def _address(value: str) -> tuple[str, int]:
 def serve(options: argparse.Namespace) -> int:
     """Run the server until the client says ``exit``; returns the exit status."""
     level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(options.verbose, 2)]
-    handler: logging.Handler = logging.FileHandler(options.log_file) if options.log_file else logging.StreamHandler(sys.stderr)
-    logging.basicConfig(level=level, handlers=[handler], format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    handler: logging.Handler = (
+        logging.FileHandler(options.log_file)
+        if options.log_file
+        else logging.StreamHandler(sys.stderr)
+    )
+    logging.basicConfig(
+        level=level, handlers=[handler], format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     address = _address(options.tcp) if options.tcp else None
 
     from .server import create_server
@@ -48,7 +62,9 @@ def serve(options: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``torchward lsp [--stdio | --tcp HOST:PORT] [--log-file PATH] [-v]``; ``argv`` excludes the program."""
-    parser = argparse.ArgumentParser(prog="torchward lsp", description="Run the torchward language server.")
+    parser = argparse.ArgumentParser(
+        prog="torchward lsp", description="Run the torchward language server."
+    )
     add_arguments(parser)
     from torchward.errors import UsageError
 

@@ -71,7 +71,9 @@ def _current(server: TorchwardServer, uri: str) -> tuple[Document, GpuEstimate] 
     return document, estimate
 
 
-def _hint(server: TorchwardServer, document: Document, line: int, label: str | None) -> types.InlayHint | None:
+def _hint(
+    server: TorchwardServer, document: Document, line: int, label: str | None
+) -> types.InlayHint | None:
     if label is None or not 1 <= line <= len(document.lines):
         return None
     end = to_position(document, line, len(document.lines[line - 1]), server.codec)
@@ -116,8 +118,10 @@ def refresh(server: TorchwardServer) -> None:
     workspace = server.client_capabilities.workspace
     if workspace is None:
         return
-    for capability, send in ((workspace.inlay_hint, server.workspace_inlay_hint_refresh),
-                             (workspace.code_lens, server.workspace_code_lens_refresh)):
+    for capability, send in (
+        (workspace.inlay_hint, server.workspace_inlay_hint_refresh),
+        (workspace.code_lens, server.workspace_code_lens_refresh),
+    ):
         if capability is not None and capability.refresh_support:
             try:
                 send(None)
@@ -127,6 +131,8 @@ def refresh(server: TorchwardServer) -> None:
 
 def register(server: TorchwardServer) -> None:
     server.feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=False))(
-        lambda params: inlay_hints(server, params))
+        lambda params: inlay_hints(server, params)
+    )
     server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))(
-        lambda params: code_lenses(server, params))
+        lambda params: code_lenses(server, params)
+    )

@@ -102,12 +102,16 @@ async def refresh_configuration(server: TorchwardServer) -> None:
     global_settings = answers[0] if isinstance(answers[0], dict) else {}
     folder_settings = {uri: a for uri, a in zip(folders, answers[1:]) if isinstance(a, dict)}
     if answers[0] is not None and not isinstance(answers[0], dict):
-        server.warn_once(f"torchward settings must be an object, got {type(answers[0]).__name__}; using the defaults")
+        server.warn_once(
+            f"torchward settings must be an object, got {type(answers[0]).__name__}; using the defaults"
+        )
     apply_editor_settings(server, global_settings, folder_settings)
 
 
 def apply_editor_settings(
-    server: TorchwardServer, global_settings: dict[str, Any], folder_settings: dict[str, dict[str, Any]]
+    server: TorchwardServer,
+    global_settings: dict[str, Any],
+    folder_settings: dict[str, dict[str, Any]],
 ) -> None:
     if global_settings == server.global_settings and folder_settings == server.folder_settings:
         return
@@ -127,7 +131,9 @@ def settings_have_changed(server: TorchwardServer) -> None:
     server.scan.restart()  # workspaceScan, excludes, rule selection or the folders may have changed
 
 
-async def on_did_change_configuration(server: TorchwardServer, params: types.DidChangeConfigurationParams) -> None:
+async def on_did_change_configuration(
+    server: TorchwardServer, params: types.DidChangeConfigurationParams
+) -> None:
     if _capability(server, "workspace", "configuration"):
         await refresh_configuration(server)
         return
@@ -138,7 +144,9 @@ async def on_did_change_configuration(server: TorchwardServer, params: types.Did
     apply_editor_settings(server, raw or {}, server.folder_settings)
 
 
-async def on_did_change_workspace_folders(server: TorchwardServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+async def on_did_change_workspace_folders(
+    server: TorchwardServer, params: types.DidChangeWorkspaceFoldersParams
+) -> None:
     for folder in params.event.removed or []:
         server.folders.remove_folder(folder.uri)
         server.folder_settings.pop(folder.uri, None)
@@ -148,7 +156,9 @@ async def on_did_change_workspace_folders(server: TorchwardServer, params: types
     await refresh_configuration(server)
 
 
-def on_did_change_watched_files(server: TorchwardServer, params: types.DidChangeWatchedFilesParams) -> None:
+def on_did_change_watched_files(
+    server: TorchwardServer, params: types.DidChangeWatchedFilesParams
+) -> None:
     if any(is_project_file(change.uri) for change in params.changes):
         settings_have_changed(server)  # rescans too: unchanged files are not read again
         return
@@ -176,5 +186,7 @@ def register(server: TorchwardServer) -> None:
     async def did_change_workspace_folders(params: types.DidChangeWorkspaceFoldersParams) -> None:
         await on_did_change_workspace_folders(server, params)
 
-    server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)(lambda params: on_did_change_watched_files(server, params))
+    server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)(
+        lambda params: on_did_change_watched_files(server, params)
+    )
     server.feature(types.SHUTDOWN)(lambda params: on_shutdown(server, params))

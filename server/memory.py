@@ -15,9 +15,15 @@ from .estimates import GpuEstimate
 GIB = 1 << 30
 BAR_WIDTH = 20
 TERM_LABELS = {
-    "weights": "weights", "gradients": "gradients", "optimizer_state": "optimizer state",
-    "master_weights": "master weights", "activations": "activations", "kv_cache": "KV cache",
-    "temporaries": "temporaries", "cuda_context": "CUDA context", "fragmentation": "fragmentation",
+    "weights": "weights",
+    "gradients": "gradients",
+    "optimizer_state": "optimizer state",
+    "master_weights": "master weights",
+    "activations": "activations",
+    "kv_cache": "KV cache",
+    "temporaries": "temporaries",
+    "cuda_context": "CUDA context",
+    "fragmentation": "fragmentation",
 }
 VERDICTS = {"fits": "fits", "tight": "tight", "oom": "does not fit"}
 
@@ -77,16 +83,24 @@ def breakdown_markdown(estimate: GpuEstimate, report: dict[str, Any] | None = No
         return None
     terms = [(name, value) for name, value in estimate.terms if value > 0]
     largest = max((value for _, value in terms), default=0)
-    lines = [f"**torchward memory estimate** — {estimate.model or 'model'}"
-             + (f" ({count(estimate.params)} parameters)" if estimate.params else ""), ""]
+    lines = [
+        f"**torchward memory estimate** — {estimate.model or 'model'}"
+        + (f" ({count(estimate.params)} parameters)" if estimate.params else ""),
+        "",
+    ]
     lines += ["| term | size | |", "|---|---:|---|"]
-    lines += [f"| {TERM_LABELS.get(name, name)} | {gib(value)} | `{_bar(value, largest)}` |" for name, value in terms]
+    lines += [
+        f"| {TERM_LABELS.get(name, name)} | {gib(value)} | `{_bar(value, largest)}` |"
+        for name, value in terms
+    ]
     lines.append("")
     interval = f"{gib(estimate.low_bytes)} – {gib(estimate.high_bytes)}"
     summary = f"**Peak ≈ {gib(estimate.peak_bytes)}** (interval {interval}, confidence {estimate.confidence})"
     if estimate.gpu and estimate.verdict:
-        summary += (f" on {estimate.gpu}: **{VERDICTS.get(estimate.verdict, estimate.verdict)}**"
-                    f" — {estimate.percent:.0f}% of {gib(estimate.usable_bytes)} usable")
+        summary += (
+            f" on {estimate.gpu}: **{VERDICTS.get(estimate.verdict, estimate.verdict)}**"
+            f" — {estimate.percent:.0f}% of {gib(estimate.usable_bytes)} usable"
+        )
     else:
         summary += "; set `targetGpu` (or run `torchward.selectGpu`) for a verdict"
     lines.append(summary)
@@ -94,8 +108,10 @@ def breakdown_markdown(estimate: GpuEstimate, report: dict[str, Any] | None = No
     if remedies:
         lines += ["", "Top remedies:"]
         for remedy in remedies[:3]:
-            lines.append(f"- {remedy['title']}: saves {gib(remedy['saving_bytes'])} → "
-                         f"{VERDICTS.get(remedy.get('verdict'), remedy.get('verdict'))} ({remedy['cost']})")
+            lines.append(
+                f"- {remedy['title']}: saves {gib(remedy['saving_bytes'])} → "
+                f"{VERDICTS.get(remedy.get('verdict'), remedy.get('verdict'))} ({remedy['cost']})"
+            )
     missing = (report or {}).get("missing") or []
     if missing:
         lines += ["", "Assumed (not in the script): " + ", ".join(f"`{name}`" for name in missing)]

@@ -40,7 +40,9 @@ def publish(server: TorchwardServer, uri: str) -> None:
     if document is None or state is None or state.result is None:
         return
     diagnostics = diagnostics_for(document, state.result, server.codec)
-    server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, diagnostics, document.version))
+    server.text_document_publish_diagnostics(
+        types.PublishDiagnosticsParams(uri, diagnostics, document.version)
+    )
 
 
 def clear(server: TorchwardServer, uri: str) -> None:
@@ -92,25 +94,47 @@ async def _workspace_items(server: TorchwardServer, previous: dict[str, str]):
         if result is None:
             continue
         if previous.get(document.uri) == result.result_id:
-            items.append(types.WorkspaceUnchangedDocumentDiagnosticReport(
-                uri=document.uri, version=result.version, result_id=result.result_id))
+            items.append(
+                types.WorkspaceUnchangedDocumentDiagnosticReport(
+                    uri=document.uri, version=result.version, result_id=result.result_id
+                )
+            )
             continue
         changed = True
-        items.append(types.WorkspaceFullDocumentDiagnosticReport(
-            uri=document.uri, version=result.version, items=diagnostics_for(document, result, server.codec),
-            result_id=result.result_id))
+        items.append(
+            types.WorkspaceFullDocumentDiagnosticReport(
+                uri=document.uri,
+                version=result.version,
+                items=diagnostics_for(document, result, server.codec),
+                result_id=result.result_id,
+            )
+        )
     for entry in server.scan.closed_reports():  # the workspace scan: files that are not open
         result_id = entry.result.result_id
         if previous.get(entry.uri) == result_id:
-            items.append(types.WorkspaceUnchangedDocumentDiagnosticReport(uri=entry.uri, version=None, result_id=result_id))
+            items.append(
+                types.WorkspaceUnchangedDocumentDiagnosticReport(
+                    uri=entry.uri, version=None, result_id=result_id
+                )
+            )
             continue
         changed = True
-        items.append(types.WorkspaceFullDocumentDiagnosticReport(
-            uri=entry.uri, version=None, items=list(entry.diagnostics), result_id=result_id))
-    for uri, result_id in server.scan.tombstones().items():  # deleted since the client last heard of them
+        items.append(
+            types.WorkspaceFullDocumentDiagnosticReport(
+                uri=entry.uri, version=None, items=list(entry.diagnostics), result_id=result_id
+            )
+        )
+    for (
+        uri,
+        result_id,
+    ) in server.scan.tombstones().items():  # deleted since the client last heard of them
         if uri in previous and previous[uri] != result_id and server.documents.get(uri) is None:
             changed = True
-            items.append(types.WorkspaceFullDocumentDiagnosticReport(uri=uri, version=None, items=[], result_id=result_id))
+            items.append(
+                types.WorkspaceFullDocumentDiagnosticReport(
+                    uri=uri, version=None, items=[], result_id=result_id
+                )
+            )
     return items, changed
 
 
@@ -129,7 +153,9 @@ async def workspace_report(server: TorchwardServer, params: types.WorkspaceDiagn
 
 
 def register(server: TorchwardServer) -> None:
-    options = types.DiagnosticOptions(inter_file_dependencies=False, workspace_diagnostics=True, identifier=SOURCE)
+    options = types.DiagnosticOptions(
+        inter_file_dependencies=False, workspace_diagnostics=True, identifier=SOURCE
+    )
 
     @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, options)
     async def document_diagnostic(params: types.DocumentDiagnosticParams):

@@ -15,10 +15,9 @@ are dropped, never published.
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING
 
 import attrs
-
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the engine loads after the initialize reply (server start-up time)
     from torchward.analysis import Finding, Problem, Span
@@ -55,7 +54,9 @@ class AnalysisState:
             return
         self.good = shift_findings(self.good, shifts)
         if self.result is not None:
-            self.result = attrs.evolve(self.result, findings=shift_findings(self.result.findings, shifts))
+            self.result = attrs.evolve(
+                self.result, findings=shift_findings(self.result.findings, shifts)
+            )
 
 
 def shift_findings(findings: tuple[Finding, ...], shifts: list[LineShift]) -> tuple[Finding, ...]:
@@ -121,7 +122,11 @@ def _shift_finding(finding: Finding, shift: LineShift) -> Finding | None:
     )
     if edits_untouched and not _touches(finding.span, shift):
         fixes = tuple(
-            Fix(fix.title, fix.applicability, tuple(Edit(_shift_span(e.span, shift) or e.span, e.text) for e in fix.edits))
+            Fix(
+                fix.title,
+                fix.applicability,
+                tuple(Edit(_shift_span(e.span, shift) or e.span, e.text) for e in fix.edits),
+            )
             for fix in finding.fixes
         )
     return attrs.evolve(finding, span=span, evidence=tuple(evidence), fixes=fixes)

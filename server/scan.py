@@ -31,8 +31,8 @@ when the client supports it; begin / report / end with percentages and file coun
 
 from __future__ import annotations
 
-import asyncio
 import ast
+import asyncio
 import itertools
 import logging
 import os
@@ -83,8 +83,11 @@ class IndexedFile:
     def to_wire(self) -> dict[str, Any]:
         report = self.report
         return {
-            "uri": self.uri, "path": self.path, "module": self.module,
-            "classes": list(self.classes), "functions": list(self.functions),
+            "uri": self.uri,
+            "path": self.path,
+            "module": self.module,
+            "classes": list(self.classes),
+            "functions": list(self.functions),
             "analysed": report is not None,
             "findings": [f.code for f in report.findings] if report else [],
             "problems": [p.kind for p in report.problems] if report else [],
@@ -129,7 +132,9 @@ def module_name(path: str, root: str, packages: dict[str, bool]) -> str:
     return ".".join(prefix + parts) or os.path.basename(directory)
 
 
-def discover_folder(root: str, exclude: tuple[str, ...], config_root: str) -> tuple[list[str], bool]:
+def discover_folder(
+    root: str, exclude: tuple[str, ...], config_root: str
+) -> tuple[list[str], bool]:
     """The Python files under ``root`` (the CLI's discovery), at most :data:`MAX_FILES`."""
     from torchward.discovery import discover
     from torchward.patterns import PatternList
@@ -151,12 +156,21 @@ def _symbols(text: str, path: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return classes, tuple(sorted(index.top_functions))
     except Exception:  # the index is a convenience: fall back to the module body
         classes = tuple(sorted(n.name for n in tree.body if isinstance(n, ast.ClassDef)))
-        functions = tuple(sorted(n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))))
+        functions = tuple(
+            sorted(
+                n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            )
+        )
         return classes, functions
 
 
 def read_file(
-    path: str, uri: str, module: str, settings: LintSettings | None, codec: ColumnCodec, known: IndexedFile | None
+    path: str,
+    uri: str,
+    module: str,
+    settings: LintSettings | None,
+    codec: ColumnCodec,
+    known: IndexedFile | None,
 ) -> IndexedFile | None:
     """Index (and with ``settings``, analyse) one file; ``known`` when nothing changed, None
     when it no longer exists. Never raises."""
@@ -172,7 +186,9 @@ def read_file(
         report = FileReport(path, (), (Problem(kind, f"torchward: {message}"),))
         result = DocumentResult(-1, 0, (), report.problems)
         diagnostics = tuple(diagnostics_for(Document(uri, "", 0), result, codec))
-        return IndexedFile(path, uri, module, (), (), stamp, settings, report, result, diagnostics, message)
+        return IndexedFile(
+            path, uri, module, (), (), stamp, settings, report, result, diagnostics, message
+        )
 
     try:
         stat = os.stat(path)
@@ -181,7 +197,12 @@ def read_file(
     except OSError as error:
         return unread(None, "unreadable", f"cannot read file: {error.strerror or error}")
     stamp = (stat.st_mtime_ns, stat.st_size)
-    if known is not None and known.stamp == stamp and known.settings == settings and known.module == module:
+    if (
+        known is not None
+        and known.stamp == stamp
+        and known.settings == settings
+        and known.module == module
+    ):
         return known
     if stat.st_size > MAX_ANALYSED_CHARS:
         return unread(stamp, "too-large", f"file too large to scan ({stat.st_size:,} bytes)")
@@ -208,7 +229,9 @@ def read_file(
         report = FileReport(path, (), (Problem("internal-error", f"analysis failed: {error!r}"),))
     result = DocumentResult(-1, 0, report.findings, report.problems)  # -1: no editor version
     diagnostics = tuple(diagnostics_for(Document(uri, text, 0), result, codec))
-    return IndexedFile(path, uri, module, classes, functions, stamp, settings, report, result, diagnostics, problem)
+    return IndexedFile(
+        path, uri, module, classes, functions, stamp, settings, report, result, diagnostics, problem
+    )
 
 
 # -- progress -----------------------------------------------------------------------
@@ -235,8 +258,15 @@ class ScanProgress:
             log.info("no progress for the workspace scan: %r", error)
             self.enabled = False
             return
-        progress.begin(self.token, types.WorkDoneProgressBegin(
-            title="torchward: scanning the workspace", message=message, percentage=0, cancellable=True))
+        progress.begin(
+            self.token,
+            types.WorkDoneProgressBegin(
+                title="torchward: scanning the workspace",
+                message=message,
+                percentage=0,
+                cancellable=True,
+            ),
+        )
         self.started = True
 
     def report(self, done: int, total: int, *, force: bool = False) -> None:
@@ -245,15 +275,21 @@ class ScanProgress:
             return
         self._last = now
         percentage = 100 * done // total if total else 100
-        self.server.work_done_progress.report(self.token, types.WorkDoneProgressReport(
-            message=f"{done}/{total} files", percentage=percentage, cancellable=True))
+        self.server.work_done_progress.report(
+            self.token,
+            types.WorkDoneProgressReport(
+                message=f"{done}/{total} files", percentage=percentage, cancellable=True
+            ),
+        )
 
     def end(self, message: str) -> None:
         if not self.started:
             return
         self.started = False
         try:
-            self.server.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))
+            self.server.work_done_progress.end(
+                self.token, types.WorkDoneProgressEnd(message=message)
+            )
         except Exception:  # the pipe is gone (shutting down)
             pass
         self.server.work_done_progress.tokens.pop(self.token, None)
@@ -328,8 +364,11 @@ class WorkspaceScan:
         """Analysed files that are not open in the editor (their on-disk reports)."""
         open_uris = {document.uri for document in self.server.documents}
         return [
-            entry for folder in self.folders.values() if folder.mode == "diagnostics"
-            for entry in folder.files.values() if entry.result is not None and entry.uri not in open_uris
+            entry
+            for folder in self.folders.values()
+            if folder.mode == "diagnostics"
+            for entry in folder.files.values()
+            if entry.result is not None and entry.uri not in open_uris
         ]
 
     def tombstones(self) -> dict[str, str]:
@@ -339,7 +378,10 @@ class WorkspaceScan:
     async def _scan(self) -> None:
         server = self.server
         loop = asyncio.get_running_loop()
-        plans = [(uri, root, server.settings_for(root).workspace_scan) for uri, root in server.folders.folders.items()]
+        plans = [
+            (uri, root, server.settings_for(root).workspace_scan)
+            for uri, root in server.folders.folders.items()
+        ]
         modes = {uri: mode for uri, _, mode in plans}
         for uri, folder in list(self.folders.items()):
             if modes.get(uri, "off") != folder.mode:  # removed, switched off or to another mode
@@ -356,16 +398,22 @@ class WorkspaceScan:
             for uri, root, mode in plans:
                 config, _ = server.folders.project_config(os.path.join(root, "__init__.py"))
                 exclude = tuple(config.exclude) + tuple(config.extend_exclude)
-                paths, truncated = await loop.run_in_executor(self.executor, discover_folder, root, exclude, config.root)
-                paths = [p for p in paths if server.folders.folder_for(p) == uri]  # a nested folder scans its own
+                paths, truncated = await loop.run_in_executor(
+                    self.executor, discover_folder, root, exclude, config.root
+                )
+                paths = [
+                    p for p in paths if server.folders.folder_for(p) == uri
+                ]  # a nested folder scans its own
                 folder = self.folders.setdefault(uri, FolderIndex(uri, root, mode))
                 folder.state, folder.truncated = "scanning", truncated
                 for gone in set(folder.files) - set(paths):
                     self._remove(folder, gone)
                 work += [(folder, path) for path in paths]
                 if truncated:
-                    server.log(f"torchward: {root} has more than {MAX_FILES:,} Python files; scanned the first {MAX_FILES:,}",
-                               types.MessageType.Warning)
+                    server.log(
+                        f"torchward: {root} has more than {MAX_FILES:,} Python files; scanned the first {MAX_FILES:,}",
+                        types.MessageType.Warning,
+                    )
             total = len(work)
             progress.report(0, total, force=True)
             for done, (folder, path) in enumerate(work, 1):
@@ -381,8 +429,14 @@ class WorkspaceScan:
                 if uri in self.folders:
                     self.folders[uri].state = outcome
             counts = self.counts()
-            findings = f", {counts['findings']} findings" if any(mode == "diagnostics" for _, _, mode in plans) else ""
-            message = f"{counts['files']} files indexed{findings}" if outcome == "done" else "cancelled"
+            findings = (
+                f", {counts['findings']} findings"
+                if any(mode == "diagnostics" for _, _, mode in plans)
+                else ""
+            )
+            message = (
+                f"{counts['files']} files indexed{findings}" if outcome == "done" else "cancelled"
+            )
             progress.end(message)
             server.log(f"torchward: workspace scan {outcome}: {message}")
         except asyncio.CancelledError:
@@ -404,7 +458,9 @@ class WorkspaceScan:
         module = module_name(path, folder.root, self._packages)
         known = folder.files.get(path)
         loop = asyncio.get_running_loop()
-        entry = await loop.run_in_executor(self.executor, read_file, path, uri, module, settings, server.codec, known)
+        entry = await loop.run_in_executor(
+            self.executor, read_file, path, uri, module, settings, server.codec, known
+        )
         if self.folders.get(folder.uri) is not folder:
             return None  # the folder was removed or rescanned meanwhile
         if entry is None:  # deleted: reads run in order on one thread, so this is the latest word
@@ -460,11 +516,17 @@ class WorkspaceScan:
             self._pushed.add(uri)
         else:
             self._pushed.discard(uri)
-        self.server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, diagnostics))
+        self.server.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri, diagnostics)
+        )
 
     def _remove(self, folder: FolderIndex, path: str) -> None:
         entry = folder.files.pop(path, None)
-        if entry is None or entry.result is None or self.server.documents.get(entry.uri) is not None:
+        if (
+            entry is None
+            or entry.result is None
+            or self.server.documents.get(entry.uri) is not None
+        ):
             return
         if self.server.pull_diagnostics:
             self._tombstones[entry.uri] = DocumentResult(-1, 0).result_id
@@ -482,17 +544,22 @@ class WorkspaceScan:
         """Ask the client to report changes to Python files (once, when it can)."""
         from .lifecycle import _capability
 
-        if self._watching or not _capability(self.server, "workspace", "did_change_watched_files", "dynamic_registration"):
+        if self._watching or not _capability(
+            self.server, "workspace", "did_change_watched_files", "dynamic_registration"
+        ):
             return
         self._watching = True
         registration = types.Registration(
             id=WATCHER_ID,
             method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
             register_options=types.DidChangeWatchedFilesRegistrationOptions(
-                watchers=[types.FileSystemWatcher(glob_pattern="**/*.py")]),
+                watchers=[types.FileSystemWatcher(glob_pattern="**/*.py")]
+            ),
         )
         try:
-            await self.server.client_register_capability_async(types.RegistrationParams([registration]))
+            await self.server.client_register_capability_async(
+                types.RegistrationParams([registration])
+            )
         except Exception as error:
             log.info("the client refused the Python file watcher: %r", error)
 
@@ -514,14 +581,22 @@ class WorkspaceScan:
         folders = []
         for uri, root in self.server.folders.folders.items():
             folder = self.folders.get(uri)
-            folders.append({
-                "uri": uri, "path": root,
-                "mode": folder.mode if folder else "off",
-                "state": folder.state if folder else "off",
-                "truncated": folder.truncated if folder else False,
-                "files": len(folder.files) if folder else 0,
-                "modules": [{"name": name, "path": path} for name, path in sorted(folder.modules().items())] if folder else [],
-            })
+            folders.append(
+                {
+                    "uri": uri,
+                    "path": root,
+                    "mode": folder.mode if folder else "off",
+                    "state": folder.state if folder else "off",
+                    "truncated": folder.truncated if folder else False,
+                    "files": len(folder.files) if folder else 0,
+                    "modules": [
+                        {"name": name, "path": path}
+                        for name, path in sorted(folder.modules().items())
+                    ]
+                    if folder
+                    else [],
+                }
+            )
         answer: dict[str, Any] = {
             "state": "scanning" if running else ("done" if self.folders else "off"),
             "runs": self.runs,
@@ -530,7 +605,9 @@ class WorkspaceScan:
         }
         if with_files:
             answer["files"] = [
-                entry.to_wire() for folder in self.folders.values() for _, entry in sorted(folder.files.items())
+                entry.to_wire()
+                for folder in self.folders.values()
+                for _, entry in sorted(folder.files.items())
             ]
         return answer
 

@@ -23,12 +23,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from concurrent.futures import Executor
-from typing import Callable
+from typing import TYPE_CHECKING
 
 import attrs
-
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the engine loads after the initialize reply (server start-up time)
     from torchward.analysis import FileReport, LintSettings
@@ -93,7 +92,15 @@ def analyse(snapshot: Snapshot, estimates: EstimateService | None = None) -> Out
     started = time.perf_counter()
     text = snapshot.text
     if "\x00" in text:
-        report = FileReport(snapshot.path, (), (Problem("binary", "torchward: binary document (contains NUL characters), not analysed"),))
+        report = FileReport(
+            snapshot.path,
+            (),
+            (
+                Problem(
+                    "binary", "torchward: binary document (contains NUL characters), not analysed"
+                ),
+            ),
+        )
     elif len(text) > MAX_ANALYSED_CHARS:
         message = f"torchward: document too large to analyse while editing ({len(text):,} characters; limit {MAX_ANALYSED_CHARS:,})"
         report = FileReport(snapshot.path, (), (Problem("too-large", message),))
@@ -101,12 +108,18 @@ def analyse(snapshot: Snapshot, estimates: EstimateService | None = None) -> Out
         try:
             cache = summary_cache()
             if text.startswith(BOM):  # most editors strip it; one that does not still gets findings
-                report = _after_bom(analyze_source(text[1:], snapshot.path, snapshot.settings, cache))
+                report = _after_bom(
+                    analyze_source(text[1:], snapshot.path, snapshot.settings, cache)
+                )
             else:
                 report = analyze_source(text, snapshot.path, snapshot.settings, cache)
-        except Exception as error:  # the engine promises not to raise; the server does not rely on it
+        except (
+            Exception
+        ) as error:  # the engine promises not to raise; the server does not rely on it
             log.exception("analysis of %s failed", snapshot.uri)
-            report = FileReport(snapshot.path, (), (Problem("internal-error", f"analysis failed: {error!r}"),))
+            report = FileReport(
+                snapshot.path, (), (Problem("internal-error", f"analysis failed: {error!r}"),)
+            )
     estimate = None
     if estimates is not None:
         estimate = estimate_of(snapshot, estimates)
@@ -118,8 +131,13 @@ def estimate_of(snapshot: Snapshot, estimates: EstimateService) -> GpuEstimate:
     text = snapshot.text
     if "\x00" in text or len(text) > MAX_ANALYSED_CHARS:
         return GpuEstimate("none", snapshot.gpu, reason="the document is not analysed")
-    return estimates.estimate(text.lstrip(BOM), snapshot.path, snapshot.gpu, enabled=snapshot.estimator,
-                              project=snapshot.settings.estimator)
+    return estimates.estimate(
+        text.lstrip(BOM),
+        snapshot.path,
+        snapshot.gpu,
+        enabled=snapshot.estimator,
+        project=snapshot.settings.estimator,
+    )
 
 
 WARM_UP_SOURCE = "import torch\n\nfor x in loader:\n    loss = model(x)\n    loss.backward()\n"
@@ -147,15 +165,22 @@ def _after_bom(report: FileReport) -> FileReport:
     def moved(span: Span | None) -> Span | None:
         if span is None or span.line != 1:
             return span
-        return Span(1, span.column + 1, span.end_line, span.end_column + (1 if span.end_line == 1 else 0))
+        return Span(
+            1, span.column + 1, span.end_line, span.end_column + (1 if span.end_line == 1 else 0)
+        )
 
     findings = tuple(
         attrs.evolve(
             f,
             span=moved(f.span),
-            evidence=tuple(attrs.evolve(e, span=moved(e.span)) if e.path is None else e for e in f.evidence),
+            evidence=tuple(
+                attrs.evolve(e, span=moved(e.span)) if e.path is None else e for e in f.evidence
+            ),
             fixes=tuple(
-                attrs.evolve(fix, edits=tuple(attrs.evolve(edit, span=moved(edit.span)) for edit in fix.edits))
+                attrs.evolve(
+                    fix,
+                    edits=tuple(attrs.evolve(edit, span=moved(edit.span)) for edit in fix.edits),
+                )
                 for fix in f.fixes
             ),
         )
@@ -228,7 +253,9 @@ class Scheduler:
         if self._current_key(uri) != snapshot.key:
             return
         loop = asyncio.get_running_loop()
-        estimate = await loop.run_in_executor(self._executor, estimate_of, snapshot, self._estimates)
+        estimate = await loop.run_in_executor(
+            self._executor, estimate_of, snapshot, self._estimates
+        )
         if self._current_key(uri) == snapshot.key:
             self._deliver_estimate(snapshot, estimate)
 

@@ -39,7 +39,9 @@ ANALYSIS_WORKERS = 2
 
 class TorchwardServer(LanguageServer):
     def __init__(self, estimates: EstimateService | None = None) -> None:
-        super().__init__("torchward", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__(
+            "torchward", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental
+        )
         self.documents = DocumentStore()
         self.states: dict[str, AnalysisState] = {}
         self.folders = Workspace()
@@ -55,7 +57,9 @@ class TorchwardServer(LanguageServer):
         self._settings_cache: dict[str | None, ServerSettings] = {}
         self._reported: set[str] = set()
         self.delivered = asyncio.Event()  # set at each delivery; workspace pulls wait on it
-        self.executor = ThreadPoolExecutor(ANALYSIS_WORKERS, thread_name_prefix="torchward-analysis")
+        self.executor = ThreadPoolExecutor(
+            ANALYSIS_WORKERS, thread_name_prefix="torchward-analysis"
+        )
         self.scheduler = Scheduler(
             snapshot=self.snapshot,
             current_key=self.current_key,
@@ -64,7 +68,9 @@ class TorchwardServer(LanguageServer):
             estimates=self.estimates,
             deliver_estimate=self.deliver_estimate,
         )
-        self.scan = WorkspaceScan(self)  # the background scan and cross-file index (after ``initialized``)
+        self.scan = WorkspaceScan(
+            self
+        )  # the background scan and cross-file index (after ``initialized``)
 
     # -- messages to the user -------------------------------------------------------
     def log(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
@@ -85,7 +91,10 @@ class TorchwardServer(LanguageServer):
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """pygls calls this for any failed handler: log it, never pop dialogs per keystroke."""
-        self.log(f"torchward internal error ({getattr(source, '__name__', source)}): {error!r}", types.MessageType.Error)
+        self.log(
+            f"torchward internal error ({getattr(source, '__name__', source)}): {error!r}",
+            types.MessageType.Error,
+        )
 
     # -- settings --------------------------------------------------------------------
     def settings_changed(self) -> None:
@@ -99,7 +108,9 @@ class TorchwardServer(LanguageServer):
         folder = self.folders.folder_for(path)
         cached = self._settings_cache.get(folder)
         if cached is None:
-            raw = merge_wire(self.init_options, self.global_settings, self.folder_settings.get(folder or "", {}))
+            raw = merge_wire(
+                self.init_options, self.global_settings, self.folder_settings.get(folder or "", {})
+            )
             cached, errors = settings_from_wire(raw)
             for error in errors:
                 self.warn_once(error)
@@ -124,10 +135,18 @@ class TorchwardServer(LanguageServer):
             self.warn_once(error + " (using the default configuration)")
         gpu = self.target_gpu(settings)
         if gpu and gpu != lint.target_gpu:
-            lint = attrs.evolve(lint, target_gpu=gpu)  # TW010 judges against the GPU the editor shows
+            lint = attrs.evolve(
+                lint, target_gpu=gpu
+            )  # TW010 judges against the GPU the editor shows
         return Snapshot(
-            uri, document.path, document.version, self.generation, document.text, lint,
-            gpu=self.target_gpu(settings), estimator=settings.estimator,
+            uri,
+            document.path,
+            document.version,
+            self.generation,
+            document.text,
+            lint,
+            gpu=self.target_gpu(settings),
+            estimator=settings.estimator,
         )
 
     def schedule(self, uri: str, *, immediate: bool = False) -> None:
@@ -154,11 +173,17 @@ class TorchwardServer(LanguageServer):
         else:
             findings = report.findings
             state.good = findings
-        state.result = DocumentResult(snapshot.version, snapshot.generation, findings, report.problems)
+        state.result = DocumentResult(
+            snapshot.version, snapshot.generation, findings, report.problems
+        )
         for problem in report.problems:
             if problem.kind == "internal-error":
-                self.log(f"torchward: {snapshot.path}: {problem.message}", types.MessageType.Warning)
-        log.debug("analysed %s v%s in %.1f ms", snapshot.uri, snapshot.version, outcome.seconds * 1000)
+                self.log(
+                    f"torchward: {snapshot.path}: {problem.message}", types.MessageType.Warning
+                )
+        log.debug(
+            "analysed %s v%s in %.1f ms", snapshot.uri, snapshot.version, outcome.seconds * 1000
+        )
         from . import commands, reporting  # the feature modules import this one
 
         self.delivered.set()

@@ -10,7 +10,6 @@ The suppression itself is read by :mod:`torchward.analysis.suppressions`.
 from __future__ import annotations
 
 import re
-
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the engine loads after the initialize reply (server start-up time)
@@ -25,7 +24,7 @@ def suppression_edit(line_text: str, line: int, code: str) -> Edit | None:
 
     match = None
     if "#" in line_text:
-        match = _EXISTING.search(line_text[line_text.index("#"):])
+        match = _EXISTING.search(line_text[line_text.index("#") :])
         offset = line_text.index("#")
     if match is not None:
         if match.group("codes") is None or not match.group("codes").strip():

@@ -39,7 +39,9 @@ def on_did_change(server: TorchwardServer, params: types.DidChangeTextDocumentPa
     document = server.documents.get(uri)
     if document is None:
         return
-    shifts = document.apply_changes(params.content_changes, params.text_document.version, server.codec)
+    shifts = document.apply_changes(
+        params.content_changes, params.text_document.version, server.codec
+    )
     server.states.setdefault(uri, AnalysisState()).follow(shifts)
     server.schedule(uri)
 
@@ -53,7 +55,9 @@ def on_did_save(server: TorchwardServer, params: types.DidSaveTextDocumentParams
         return
     server.scan.file_changed(path_of(uri))
     state = server.states.get(uri)
-    if uri in (d.uri for d in server.documents) and not server.is_current(uri, state.result if state else None):
+    if uri in (d.uri for d in server.documents) and not server.is_current(
+        uri, state.result if state else None
+    ):
         server.schedule(uri, immediate=True)
 
 
@@ -66,14 +70,16 @@ def on_did_close(server: TorchwardServer, params: types.DidCloseTextDocumentPara
     server.states.pop(uri, None)
     server.last_fit.pop(uri, None)
     server.scheduler.forget(uri)
-    if not server.scan.document_closed(uri, path_of(uri)):  # a scanned file falls back to its on-disk result
+    if not server.scan.document_closed(
+        uri, path_of(uri)
+    ):  # a scanned file falls back to its on-disk result
         reporting.clear(server, uri)
 
 
 def register(server: TorchwardServer) -> None:
     server.feature(types.TEXT_DOCUMENT_DID_OPEN)(lambda params: on_did_open(server, params))
     server.feature(types.TEXT_DOCUMENT_DID_CHANGE)(lambda params: on_did_change(server, params))
-    server.feature(
-        types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False)
-    )(lambda params: on_did_save(server, params))
+    server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))(
+        lambda params: on_did_save(server, params)
+    )
     server.feature(types.TEXT_DOCUMENT_DID_CLOSE)(lambda params: on_did_close(server, params))

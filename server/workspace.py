@@ -18,11 +18,13 @@ import os
 from typing import TYPE_CHECKING
 
 import attrs
+
 from torchward.config import Config, find_config
 from torchward.errors import ConfigError
 
 if TYPE_CHECKING:  # the engine loads after the initialize reply (server start-up time)
     from torchward.analysis import LintSettings
+
     from torchward.selection import RuleSelection
 
 from .configuration import ServerSettings
@@ -71,7 +73,10 @@ class Workspace:
         if cached is None:
             try:
                 found = find_config(start)
-                cached = (found if found is not None else Config(root=self.folder_root(path) or start), None)
+                cached = (
+                    found if found is not None else Config(root=self.folder_root(path) or start),
+                    None,
+                )
             except ConfigError as error:
                 cached = (Config(root=start), str(error))
             except Exception as error:  # an unreadable tree must not stop linting
@@ -85,7 +90,8 @@ class Workspace:
 
     def lint_settings(self, path: str, editor: ServerSettings) -> tuple[LintSettings, str | None]:
         """The analysis settings for ``path``: project configuration merged with the editor's."""
-        from torchward.analysis import LintSettings, Severity
+        from torchward.analysis import Severity
+
         from torchward.selection import RuleSelection
 
         config, error = self.project_config(path)

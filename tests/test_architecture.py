@@ -18,13 +18,32 @@ from pathlib import Path
 import pytest
 
 REPOSITORY = Path(__file__).resolve().parents[1]
-PACKAGES = {"analysis": "torchward.analysis", "estimator": "torchward.estimator", "server": "torchward.server"}
-FACE = ("torchward.cli", "torchward.commands", "torchward.reporters", "torchward.runner", "torchward.cache",
-        "torchward.discovery", "torchward.docs")
+PACKAGES = {
+    "analysis": "torchward.analysis",
+    "estimator": "torchward.estimator",
+    "server": "torchward.server",
+}
+FACE = (
+    "torchward.cli",
+    "torchward.commands",
+    "torchward.reporters",
+    "torchward.runner",
+    "torchward.cache",
+    "torchward.discovery",
+    "torchward.docs",
+)
 # package -> module prefixes it must never import, anywhere in its source
 FORBIDDEN = {
     "analysis": ("torchward.server", "pygls", "lsprotocol", *FACE),
-    "estimator": ("torchward.server", "torchward.analysis", "pygls", "lsprotocol", "libcst", "ast", *FACE),
+    "estimator": (
+        "torchward.server",
+        "torchward.analysis",
+        "pygls",
+        "lsprotocol",
+        "libcst",
+        "ast",
+        *FACE,
+    ),
     "server": (),
 }
 
@@ -62,7 +81,11 @@ def imports_of(source: str, package: str) -> list[tuple[str, int, bool]]:
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module or ""
-            names = [f"{target}.{alias.name}" for alias in node.names] if not node.module or node.level else []
+            names = (
+                [f"{target}.{alias.name}" for alias in node.names]
+                if not node.module or node.level
+                else []
+            )
             found += [(name, node.lineno, id(node) in top_level) for name in [target, *names]]
     return found
 
@@ -127,7 +150,9 @@ def test_the_import_check_resolves_relative_imports_and_knows_module_level():
 def loaded_modules(script: str) -> set[str]:
     heavy = ("torch", "pygls", "lsprotocol", "libcst")
     code = script + f"\nimport sys\nprint(sorted(m for m in {heavy!r} if m in sys.modules))\n"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPOSITORY)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPOSITORY
+    )
     assert result.returncode == 0, result.stderr
     return set(ast.literal_eval(result.stdout.strip().splitlines()[-1]))
 
@@ -185,8 +210,17 @@ def booby_trapped(tmp_path):
     """A folder whose files write a marker when run or imported, with a fake ``torch`` module in it."""
     folder = tmp_path / "project"
     folder.mkdir()
-    for name in ("train.py", "torch.py", "sitecustomize.py", "conftest.py", "setup.py", "__main__.py"):
-        (folder / name).write_text(MARKER_PAYLOAD.format(marker=str(tmp_path / f"MARKER-{name}"), name=name))
+    for name in (
+        "train.py",
+        "torch.py",
+        "sitecustomize.py",
+        "conftest.py",
+        "setup.py",
+        "__main__.py",
+    ):
+        (folder / name).write_text(
+            MARKER_PAYLOAD.format(marker=str(tmp_path / f"MARKER-{name}"), name=name)
+        )
     return folder
 
 
@@ -194,8 +228,21 @@ def test_checking_files_never_imports_or_executes_them(booby_trapped):
     # cwd is the trapped folder, so `python -m` puts it first on sys.path: an `import torch`
     # anywhere in torchward would import the fake torch.py and write its marker.
     result = subprocess.run(
-        [sys.executable, "-m", "torchward", "check", ".", "--no-cache", "--exit-zero", "--jobs", "2"],
-        cwd=booby_trapped, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "torchward",
+            "check",
+            ".",
+            "--no-cache",
+            "--exit-zero",
+            "--jobs",
+            "2",
+        ],
+        cwd=booby_trapped,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "6 files checked" in result.stdout

@@ -72,7 +72,7 @@ class Cache:
         self.dirty = False
 
     @classmethod
-    def open(cls, directory: str, key: str) -> "Cache":
+    def open(cls, directory: str, key: str) -> Cache:
         cache = cls(directory, key)
         try:
             with open(cache.file, "rb") as handle:
@@ -128,7 +128,9 @@ class Cache:
         tag = os.path.join(self.directory, "CACHEDIR.TAG")
         if not os.path.exists(tag):
             with open(tag, "w", encoding="utf-8") as handle:
-                handle.write("Signature: 8a477f597d28d172789f06886806bc55\n# torchward check cache\n")
+                handle.write(
+                    "Signature: 8a477f597d28d172789f06886806bc55\n# torchward check cache\n"
+                )
 
 
 def _trusted_mtime(stat: os.stat_result) -> int:

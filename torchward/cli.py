@@ -14,8 +14,8 @@ import os
 import pkgutil
 import sys
 import traceback
+from collections.abc import Sequence
 from types import ModuleType
-from typing import Sequence
 
 from . import __version__, commands
 from .errors import UsageError

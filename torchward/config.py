@@ -17,7 +17,8 @@ import difflib
 import os
 import re
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import attrs
 
@@ -103,7 +104,7 @@ def _severity_overrides(value: Any) -> tuple[tuple[str, str], ...]:
 
 def _gpu_name(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise ValueError("expected a GPU or instance name, like \"a100-80gb\" or \"p4d.24xlarge\"")
+        raise ValueError('expected a GPU or instance name, like "a100-80gb" or "p4d.24xlarge"')
     return value.strip()
 
 
@@ -164,7 +165,9 @@ def parse_table(path: str, table: Any) -> Config:
         convert = SCHEMA.get(key)
         if convert is None:
             close = difflib.get_close_matches(key.replace("_", "-"), SCHEMA, n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else f" (known keys: {', '.join(SCHEMA)})"
+            hint = (
+                f" (did you mean '{close[0]}'?)" if close else f" (known keys: {', '.join(SCHEMA)})"
+            )
             raise ConfigError(path, key, "unknown key" + hint)
         try:
             values[key.replace("-", "_")] = convert(raw)
@@ -180,7 +183,9 @@ def parse_table(path: str, table: Any) -> Config:
         except ValueError as error:
             raise ConfigError(path, "models-file", str(error)) from None
         named = {name for name, _ in values.get("models", ())}  # the table's entries win
-        values["models"] = values.get("models", ()) + tuple(m for m in from_file if m[0] not in named)
+        values["models"] = values.get("models", ()) + tuple(
+            m for m in from_file if m[0] not in named
+        )
     return Config(path=path, root=root, **values)
 
 

@@ -16,7 +16,7 @@ user asked for them.
 from __future__ import annotations
 
 import os
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import attrs
 
@@ -25,9 +25,25 @@ from .patterns import PatternList
 
 ALWAYS_SKIPPED = frozenset({".git", ".hg", ".svn", ".bzr", ".jj"})
 DEFAULT_EXCLUDE = (
-    ".venv", "venv", ".tox", ".nox", ".eggs", "*.egg-info", "build", "dist", "_build",
-    "buck-out", "__pycache__", "__pypackages__", "node_modules", "site-packages",
-    ".mypy_cache", ".pytest_cache", ".ruff_cache", ".torchward_cache", ".ipynb_checkpoints",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    ".eggs",
+    "*.egg-info",
+    "build",
+    "dist",
+    "_build",
+    "buck-out",
+    "__pycache__",
+    "__pypackages__",
+    "node_modules",
+    "site-packages",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".torchward_cache",
+    ".ipynb_checkpoints",
 )
 PYTHON_SUFFIXES = (".py", ".ipynb")  # notebooks: see torchward.notebook
 
@@ -99,7 +115,7 @@ class Walker:
 
     def _root_relative(self, absolute: str) -> str:
         if absolute.startswith(self.root + os.sep):
-            return absolute[len(self.root) + 1:].replace(os.sep, "/")
+            return absolute[len(self.root) + 1 :].replace(os.sep, "/")
         return absolute.lstrip(os.sep).replace(os.sep, "/")
 
     def _is_excluded(self, absolute: str, is_dir: bool) -> bool:
@@ -109,7 +125,9 @@ class Walker:
         self.found.setdefault(absolute, SourceFile(shown, absolute))
 
     def walk(self, shown: str, absolute: str) -> None:
-        stack: list[tuple[str, str, list[PatternList]]] = [(shown, absolute, _ancestor_ignores(absolute))]
+        stack: list[tuple[str, str, list[PatternList]]] = [
+            (shown, absolute, _ancestor_ignores(absolute))
+        ]
         while stack:
             shown_dir, abs_dir, ignores = stack.pop()
             lines = _read_ignore_file(os.path.join(abs_dir, ".gitignore"))

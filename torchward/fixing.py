@@ -14,7 +14,8 @@ from __future__ import annotations
 import difflib
 import os
 import tempfile
-from typing import Iterable, TextIO
+from collections.abc import Iterable
+from typing import TextIO
 
 import attrs
 
@@ -47,7 +48,9 @@ def fix_file(source_file: SourceFile, settings: LintSettings, unsafe: bool) -> F
             data = handle.read()
         text = decode_source(data)
     except (OSError, UnicodeDecodeError, ValueError) as error:
-        return FileFix(path, absolute, "", "", problems=(Problem("unreadable", f"cannot fix: {error}"),))
+        return FileFix(
+            path, absolute, "", "", problems=(Problem("unreadable", f"cannot fix: {error}"),)
+        )
     if absolute.endswith(".ipynb"):
         from .notebook import fix_notebook
 
@@ -55,7 +58,9 @@ def fix_file(source_file: SourceFile, settings: LintSettings, unsafe: bool) -> F
         return FileFix(path, absolute, text, after, applied, problems)
     outcome = fix_source(text, path, settings, unsafe=unsafe)
     bom = BOM if data.startswith(BOM.encode()) else ""
-    return FileFix(path, absolute, bom + text, bom + outcome.text, outcome.applied, outcome.problems)
+    return FileFix(
+        path, absolute, bom + text, bom + outcome.text, outcome.applied, outcome.problems
+    )
 
 
 def write(fix: FileFix) -> None:
@@ -77,10 +82,15 @@ def unified_diff(fix: FileFix) -> str:
     before = fix.before.splitlines(keepends=True)
     after = fix.after.splitlines(keepends=True)
     lines = difflib.unified_diff(before, after, f"a/{fix.path}", f"b/{fix.path}")
-    return "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n" for line in lines)
+    return "".join(
+        line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
+        for line in lines
+    )
 
 
-def fix_files(files: Iterable[SourceFile], selection, *, unsafe: bool, apply: bool, diff_stream: TextIO | None) -> list[FileFix]:
+def fix_files(
+    files: Iterable[SourceFile], selection, *, unsafe: bool, apply: bool, diff_stream: TextIO | None
+) -> list[FileFix]:
     """Fix ``files``; write them when ``apply``, print unified diffs to ``diff_stream`` when given."""
     fixes = []
     for source_file in files:
@@ -108,7 +118,9 @@ def apply_fixes(files, selection, result, args, out: TextIO, err: TextIO) -> int
     wanted = {report.path for report in result.reports if report.findings}
     todo = [source_file for source_file in files if source_file.path in wanted]
     unsafe = bool(args.unsafe_fixes)
-    fixes = fix_files(todo, selection, unsafe=unsafe, apply=not args.diff, diff_stream=out if args.diff else None)
+    fixes = fix_files(
+        todo, selection, unsafe=unsafe, apply=not args.diff, diff_stream=out if args.diff else None
+    )
     count = sum(len(fix.applied) for fix in fixes)
     for fix in fixes:
         for problem in fix.problems:
@@ -116,8 +128,11 @@ def apply_fixes(files, selection, result, args, out: TextIO, err: TextIO) -> int
                 err.write(f"{fix.path}: {problem.message}\n")
     if args.diff:
         changed = sum(1 for fix in fixes if fix.changed)
-        err.write(f"Would fix {plural(count, 'finding')} in {plural(changed, 'file')}.\n" if changed
-                  else "No fixes available.\n")
+        err.write(
+            f"Would fix {plural(count, 'finding')} in {plural(changed, 'file')}.\n"
+            if changed
+            else "No fixes available.\n"
+        )
         return 1 if changed else 0
     err.write(f"Fixed {plural(count, 'finding')}.\n" if count else "No fixes applied.\n")
     return 0 if args.fix_only else None

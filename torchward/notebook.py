@@ -61,8 +61,12 @@ def cells_of(text: str) -> list[dict]:
         raise NotebookError("no list of cells (is this an nbformat 4 notebook?)")
     for number, cell in enumerate(cells, 1):
         source = cell.get("source", "")
-        if not isinstance(source, str) and not (isinstance(source, list) and all(isinstance(s, str) for s in source)):
-            raise NotebookError(f"cell {number}: 'source' is neither a string nor a list of strings")
+        if not isinstance(source, str) and not (
+            isinstance(source, list) and all(isinstance(s, str) for s in source)
+        ):
+            raise NotebookError(
+                f"cell {number}: 'source' is neither a string nor a list of strings"
+            )
     return cells
 
 
@@ -95,7 +99,7 @@ def to_python(source: str) -> str:
     for line in lines:
         match = _MAGIC.match(line)
         if match and not line.lstrip().startswith("#"):
-            ending = line[len(line.rstrip("\r\n")):]
+            ending = line[len(line.rstrip("\r\n")) :]
             out.append(match.group(1) + MAGIC_PLACEHOLDER + ending)
         else:
             out.append(line)
@@ -149,23 +153,40 @@ def _present_report(report: FileReport, built: Program) -> FileReport:
                 evidence.append(item)
                 continue
             where, item_span = _cell_span(built, item.span)
-            evidence.append(Evidence(item_span, item.message, None if where == cell else f"{report.path}:cell {where}"))
+            evidence.append(
+                Evidence(
+                    item_span,
+                    item.message,
+                    None if where == cell else f"{report.path}:cell {where}",
+                )
+            )
         fixes = []
         for fix in finding.fixes:
             placed = [(_cell_span(built, edit.span), edit.text) for edit in fix.edits]
             if all(where == cell for (where, _), _ in placed):
-                fixes.append(Fix(fix.title, fix.applicability, tuple(Edit(s, t) for (_, s), t in placed)))
+                fixes.append(
+                    Fix(fix.title, fix.applicability, tuple(Edit(s, t) for (_, s), t in placed))
+                )
             else:  # edits in several cells cannot be said with one path: `--fix` applies them
                 fixes.append(Fix(fix.title, fix.applicability.__class__("display-only"), ()))
-        findings.append(attrs.evolve(finding, path=f"{report.path}:cell {cell}", span=span,
-                                     evidence=tuple(evidence), fixes=tuple(fixes)))
+        findings.append(
+            attrs.evolve(
+                finding,
+                path=f"{report.path}:cell {cell}",
+                span=span,
+                evidence=tuple(evidence),
+                fixes=tuple(fixes),
+            )
+        )
     problems = []
     for problem in report.problems:
         if problem.span is None:
             problems.append(problem)
             continue
         cell, span = _cell_span(built, problem.span)
-        problems.append(Problem(problem.kind, f"cell {cell}, line {span.line}: {problem.message}", span))
+        problems.append(
+            Problem(problem.kind, f"cell {cell}, line {span.line}: {problem.message}", span)
+        )
     return FileReport(report.path, tuple(findings), tuple(problems))
 
 
@@ -173,7 +194,9 @@ def present(result):
     """``result`` with notebook findings in cell coordinates (see the module docstring)."""
     reports = []
     for report in result.reports:
-        if report.path.endswith(".ipynb") and (report.findings or any(p.span for p in report.problems)):
+        if report.path.endswith(".ipynb") and (
+            report.findings or any(p.span for p in report.problems)
+        ):
             try:
                 with open(report.path, encoding="utf-8-sig") as handle:
                     report = _present_report(report, program(handle.read()))
@@ -207,8 +230,11 @@ def fix_notebook(text: str, path: str, settings: LintSettings, *, unsafe: bool):
     if not outcome.changed:
         return text, (), outcome.problems
     new_sources = _split_program(outcome.text, built)
-    changed = {number: source for number, old, source in zip(built.numbers, built.sources, new_sources)
-               if source != old}
+    changed = {
+        number: source
+        for number, old, source in zip(built.numbers, built.sources, new_sources)
+        if source != old
+    }
     return replace_sources(text, changed), outcome.applied, outcome.problems
 
 
@@ -232,7 +258,11 @@ def _split_program(text: str, built: Program) -> list[str]:
 
 
 def _restore_magics(old: str, new: str) -> str:
-    magics = [line.strip() for line, python in zip(old.splitlines(), to_python(old).splitlines()) if line != python]
+    magics = [
+        line.strip()
+        for line, python in zip(old.splitlines(), to_python(old).splitlines())
+        if line != python
+    ]
     if not magics:
         return new
     magic_lines = iter(magics)
@@ -240,7 +270,7 @@ def _restore_magics(old: str, new: str) -> str:
     for line in new.splitlines(keepends=True):
         body = line.rstrip("\r\n")
         if body.strip() == MAGIC_PLACEHOLDER:
-            indent = body[:len(body) - len(body.lstrip())]
-            line = indent + next(magic_lines, "") + line[len(body):]
+            indent = body[: len(body) - len(body.lstrip())]
+            line = indent + next(magic_lines, "") + line[len(body) :]
         out.append(line)
     return "".join(out)

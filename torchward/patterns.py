@@ -11,7 +11,7 @@ dependency (``pathspec``), which the runtime-dependency budget does not allow.
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 import attrs
 
@@ -38,12 +38,12 @@ def _translate_glob(glob: str) -> str:
             out.append("[^/]")
             i += 1
         elif char == "[":
-            end = glob.find("]", i + 2 if glob[i + 1:i + 2] in ("!", "^", "]") else i + 1)
+            end = glob.find("]", i + 2 if glob[i + 1 : i + 2] in ("!", "^", "]") else i + 1)
             if end == -1:
                 out.append(re.escape(char))
                 i += 1
                 continue
-            body = glob[i + 1:end]
+            body = glob[i + 1 : end]
             if body[:1] in ("!", "^"):
                 body = "^" + body[1:]
             out.append("[" + body.replace("\\", "\\\\") + "]")
@@ -80,7 +80,7 @@ def compile_pattern(line: str) -> Pattern | None:
     if not text or text.startswith("#"):
         return None
     negated = text.startswith("!")
-    if negated or text.startswith("\\!") or text.startswith("\\#"):
+    if negated or text.startswith(("\\!", "\\#")):
         text = text[1:]
     directory_only = text.endswith("/")
     text = text.rstrip("/")
@@ -102,7 +102,7 @@ class PatternList:
     patterns: tuple[Pattern, ...]
 
     @classmethod
-    def parse(cls, base: str, lines: Iterable[str]) -> "PatternList":
+    def parse(cls, base: str, lines: Iterable[str]) -> PatternList:
         compiled = (compile_pattern(line) for line in lines)
         return cls(base.rstrip("/"), tuple(p for p in compiled if p is not None))
 
@@ -111,7 +111,7 @@ class PatternList:
         if not self.base:
             return path
         if path.startswith(self.base + "/"):
-            return path[len(self.base) + 1:]
+            return path[len(self.base) + 1 :]
         return None
 
     def decision(self, path: str, is_dir: bool) -> bool | None:

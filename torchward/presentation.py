@@ -42,9 +42,20 @@ def prepare(result, files, *, format: str, selection=None, unused_suppressions: 
     if unused_suppressions:
         from .suppression_audit import unused_suppressions as audit
 
-        reports = [attrs.evolve(r, findings=tuple(sorted(
-            r.findings + audit(absolute.get(r.path, r.path), r.path, selection),
-            key=lambda f: (f.span, f.code)))) for r in reports]
+        reports = [
+            attrs.evolve(
+                r,
+                findings=tuple(
+                    sorted(
+                        r.findings + audit(absolute.get(r.path, r.path), r.path, selection),
+                        key=lambda f: (f.span, f.code),
+                    )
+                ),
+            )
+            for r in reports
+        ]
     if format in FORMATS_WITH_FIXES:
-        reports = [_with_fixes(r, absolute.get(r.path, r.path)) if r.findings else r for r in reports]
+        reports = [
+            _with_fixes(r, absolute.get(r.path, r.path)) if r.findings else r for r in reports
+        ]
     return present(attrs.evolve(result, reports=tuple(reports)))

@@ -17,12 +17,20 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
-from typing import Sequence
 
 import attrs
 
-from .analysis import FileReport, Finding, LintSettings, Problem, Span, analyze_source, decode_source
+from .analysis import (
+    FileReport,
+    Finding,
+    LintSettings,
+    Problem,
+    Span,
+    analyze_source,
+    decode_source,
+)
 from .cache import Cache, content_digest
 from .discovery import SourceFile
 from .selection import RuleSelection
@@ -62,12 +70,17 @@ def report_from_data(path: str, data: dict) -> FileReport:
     for item in data["findings"]:
         if item["path"] != path:  # cached under another spelling of the same file
             old = item["path"]
-            item = {**item, "path": path, "evidence": [
-                {**e, "path": path if e["path"] == old else e["path"]} for e in item["evidence"]
-            ]}
+            item = {
+                **item,
+                "path": path,
+                "evidence": [
+                    {**e, "path": path if e["path"] == old else e["path"]} for e in item["evidence"]
+                ],
+            }
         findings.append(Finding.from_dict(item))
     problems = tuple(
-        Problem(p["kind"], p["message"], Span(*p["span"]) if p["span"] else None) for p in data["problems"]
+        Problem(p["kind"], p["message"], Span(*p["span"]) if p["span"] else None)
+        for p in data["problems"]
     )
     return FileReport(path, tuple(findings), problems)
 
@@ -130,14 +143,18 @@ def batches(sizes: list[int], jobs: int) -> list[list[int]]:
     return groups
 
 
-def _analyse(todo: list[tuple[SourceFile, os.stat_result]], selection: RuleSelection, jobs: int) -> list[tuple[str | None, dict]]:
+def _analyse(
+    todo: list[tuple[SourceFile, os.stat_result]], selection: RuleSelection, jobs: int
+) -> list[tuple[str | None, dict]]:
     sizes = [stat.st_size for _, stat in todo]
     tasks = [(f.path, f.absolute, selection.settings_for(f.absolute)) for f, _ in todo]
     if jobs <= 1 or len(todo) < POOL_MIN_FILES or sum(sizes) < POOL_MIN_BYTES:
         return check_many(tasks)
     groups = batches(sizes, jobs)
     results: list = [None] * len(todo)
-    with ProcessPoolExecutor(max_workers=min(jobs, len(groups)), mp_context=_pool_context()) as pool:
+    with ProcessPoolExecutor(
+        max_workers=min(jobs, len(groups)), mp_context=_pool_context()
+    ) as pool:
         futures = [(group, pool.submit(check_many, [tasks[i] for i in group])) for group in groups]
         for group, future in futures:
             for index, result in zip(group, future.result()):
@@ -145,7 +162,9 @@ def _analyse(todo: list[tuple[SourceFile, os.stat_result]], selection: RuleSelec
     return results
 
 
-def check_files(files: Sequence[SourceFile], selection: RuleSelection, jobs: int, cache: Cache | None) -> RunResult:
+def check_files(
+    files: Sequence[SourceFile], selection: RuleSelection, jobs: int, cache: Cache | None
+) -> RunResult:
     """Reports for ``files`` (cached where unchanged), in the order given."""
     data_by_index: dict[int, dict] = {}
     todo: list[tuple[SourceFile, os.stat_result]] = []
@@ -167,7 +186,9 @@ def check_files(files: Sequence[SourceFile], selection: RuleSelection, jobs: int
         else:
             todo.append((source_file, stat))
             todo_index.append(index)
-    for index, (source_file, stat), (digest, data) in zip(todo_index, todo, _analyse(todo, selection, jobs)):
+    for index, (source_file, stat), (digest, data) in zip(
+        todo_index, todo, _analyse(todo, selection, jobs)
+    ):
         data_by_index[index] = data
         if cache is not None and digest is not None:
             cache.store(source_file.absolute, stat, digest, data)

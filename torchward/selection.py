@@ -18,7 +18,9 @@ from .patterns import PatternList
 
 
 class RuleSelection:
-    def __init__(self, config: Config, select: tuple[str, ...] | None = None, ignore: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, config: Config, select: tuple[str, ...] | None = None, ignore: tuple[str, ...] = ()
+    ) -> None:
         self.root = os.path.abspath(config.root)
         self.select = select if select else config.select
         self.ignore = tuple(config.ignore) + tuple(ignore)
@@ -46,7 +48,7 @@ class RuleSelection:
 
     def _relative(self, absolute: str) -> str:
         if absolute.startswith(self.root + os.sep):
-            return absolute[len(self.root) + 1:].replace(os.sep, "/")
+            return absolute[len(self.root) + 1 :].replace(os.sep, "/")
         return os.path.basename(absolute)
 
     def settings_for(self, absolute: str) -> LintSettings:
@@ -58,7 +60,12 @@ class RuleSelection:
                     extra += codes
         settings = self._by_extra.get(extra)
         if settings is None:
-            settings = LintSettings(select=self.select, ignore=self.ignore + extra, severity=self.severity,
-                                    target_gpu=self.target_gpu, estimator=self.estimator)
+            settings = LintSettings(
+                select=self.select,
+                ignore=self.ignore + extra,
+                severity=self.severity,
+                target_gpu=self.target_gpu,
+                estimator=self.estimator,
+            )
             self._by_extra[extra] = settings
         return settings

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable
+from collections.abc import Iterable
 
 import attrs
 
@@ -27,8 +27,12 @@ def count_by_code(reports: Iterable) -> list[CodeCount]:
             names[finding.code] = finding.name
             per_code.setdefault(finding.code, Counter())[finding.severity.value] += 1
     rows = [
-        CodeCount(code, names[code], sum(counts.values()),
-                  tuple((level, counts[level]) for level in SEVERITY_ORDER if counts[level]))
+        CodeCount(
+            code,
+            names[code],
+            sum(counts.values()),
+            tuple((level, counts[level]) for level in SEVERITY_ORDER if counts[level]),
+        )
         for code, counts in per_code.items()
     ]
     return sorted(rows, key=lambda row: (-row.count, row.code))

@@ -18,8 +18,16 @@ from __future__ import annotations
 import io
 import tokenize
 
-from .analysis import Confidence, Finding, LintSettings, Severity, Span, analyze_source, decode_source
-from .analysis.suppressions import _FILE, _INLINE, _codes, ALL
+from .analysis import (
+    Confidence,
+    Finding,
+    LintSettings,
+    Severity,
+    Span,
+    analyze_source,
+    decode_source,
+)
+from .analysis.suppressions import _FILE, _INLINE, ALL, _codes
 
 CODE, NAME = "TW100", "unused-suppression"
 SUMMARY = "A suppression comment suppresses no finding."
@@ -28,8 +36,11 @@ SUMMARY = "A suppression comment suppresses no finding."
 def _comments(source: str) -> list[tuple[int, int, str]]:
     """(line, column, text) of every real comment."""
     try:
-        return [(tok.start[0], tok.start[1], tok.string)
-                for tok in tokenize.generate_tokens(io.StringIO(source).readline) if tok.type == tokenize.COMMENT]
+        return [
+            (tok.start[0], tok.start[1], tok.string)
+            for tok in tokenize.generate_tokens(io.StringIO(source).readline)
+            if tok.type == tokenize.COMMENT
+        ]
     except (tokenize.TokenError, SyntaxError):
         return []
 
@@ -38,13 +49,16 @@ def _blank(source: str, comments) -> str:
     lines = source.splitlines(keepends=True)
     for line, column, text in comments:
         row = lines[line - 1]
-        lines[line - 1] = row[:column] + " " * len(text) + row[column + len(text):]
+        lines[line - 1] = row[:column] + " " * len(text) + row[column + len(text) :]
     return "".join(lines)
 
 
 def audit_source(source: str, path: str, settings: LintSettings) -> tuple[Finding, ...]:
-    marked = [(line, column, text) for line, column, text in _comments(source)
-              if _INLINE.search(text) or _FILE.search(text)]
+    marked = [
+        (line, column, text)
+        for line, column, text in _comments(source)
+        if _INLINE.search(text) or _FILE.search(text)
+    ]
     if not marked:
         return ()
     raw = analyze_source(_blank(source, marked), path, settings).findings
@@ -56,22 +70,43 @@ def audit_source(source: str, path: str, settings: LintSettings) -> tuple[Findin
     for line, column, text in marked:
         for match in list(_INLINE.finditer(text)) + list(_FILE.finditer(text)):
             whole_file = match.re is _FILE
-            written = match.group("codes") if whole_file else (
-                match.group("tw") if match.group("tw") is not None else match.group("noqa"))
-            if not whole_file and match.group("tw") is None and "torchward" not in match.group(0).lower() and not written:
-                continue  # a bare `# noqa`: may be flake8's
+            written = (
+                match.group("codes")
+                if whole_file
+                else (match.group("tw") if match.group("tw") is not None else match.group("noqa"))
+            )
+            if (
+                not whole_file
+                and match.group("tw") is None
+                and "torchward" not in match.group(0).lower()
+                and not written
+            ):
+                continue  # a bare noqa comment: may be flake8's
             seen = everywhere if whole_file else by_line.get(line, set())
             codes = _codes(written)
             if ALL in codes:
                 stale = [] if seen else ["every code"]
             else:
-                stale = [c for c in sorted(codes) if c.startswith("TW") and settings.is_enabled(c) and c not in seen]
+                stale = [
+                    c
+                    for c in sorted(codes)
+                    if c.startswith("TW") and settings.is_enabled(c) and c not in seen
+                ]
             if stale:
                 span = Span(line, column + match.start(), line, column + match.end())
                 what = ", ".join(stale)
-                unused.append(Finding(CODE, NAME, Severity.WARNING, Confidence.HIGH, span,
-                                      f"this suppression ({what}) suppresses nothing: remove it, "
-                                      "or it will hide the next real finding here", path))
+                unused.append(
+                    Finding(
+                        CODE,
+                        NAME,
+                        Severity.WARNING,
+                        Confidence.HIGH,
+                        span,
+                        f"this suppression ({what}) suppresses nothing: remove it, "
+                        "or it will hide the next real finding here",
+                        path,
+                    )
+                )
     return tuple(unused)
 
 

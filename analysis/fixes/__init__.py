@@ -22,7 +22,7 @@ file LibCST cannot parse yields no fixes, never an exception.
 from __future__ import annotations
 
 import logging
-from typing import Iterable
+from collections.abc import Iterable
 
 import attrs
 
@@ -62,6 +62,13 @@ def with_fixes(source: str, findings: Iterable[Finding]) -> tuple[Finding, ...]:
 
 
 __all__ = [
-    "FixOutcome", "Fixer", "all_fixers", "apply_edits", "edits_between", "fix_source", "fixes_for",
-    "is_fixable", "with_fixes",
+    "FixOutcome",
+    "Fixer",
+    "all_fixers",
+    "apply_edits",
+    "edits_between",
+    "fix_source",
+    "fixes_for",
+    "is_fixable",
+    "with_fixes",
 ]

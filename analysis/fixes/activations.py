@@ -24,24 +24,45 @@ from ..finding import Applicability, Finding
 from .tree import Rewrite, SourceTree, contains
 
 
-def activation_input(tree: SourceTree, call: cst.Call, names: tuple[str, ...]) -> cst.BaseExpression | None:
+def activation_input(
+    tree: SourceTree, call: cst.Call, names: tuple[str, ...]
+) -> cst.BaseExpression | None:
     """The tensor ``call`` applies one of ``names`` to, or None when it is not such a call."""
     func = call.func
     positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
     keyword = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
-    if isinstance(func, cst.Attribute) and tree.text(func.value).split(".")[0] == "self" and len(positional) == 1:
-        return positional[0]  # the analysis bound ``self.act`` to the activation layer, whatever its name
+    if (
+        isinstance(func, cst.Attribute)
+        and tree.text(func.value).split(".")[0] == "self"
+        and len(positional) == 1
+    ):
+        return positional[
+            0
+        ]  # the analysis bound ``self.act`` to the activation layer, whatever its name
     if isinstance(func, cst.Call):  # nn.Softmax(dim=1)(z)
         layer = tree.text(func.func).rsplit(".", 1)[-1].lower()
         return positional[0] if layer in names and len(positional) == 1 else None
-    attr = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    attr = (
+        func.attr.value
+        if isinstance(func, cst.Attribute)
+        else func.value
+        if isinstance(func, cst.Name)
+        else ""
+    )
     if attr not in names:
         return None
     owner = tree.text(func.value) if isinstance(func, cst.Attribute) else ""
     if owner == "self" or owner.startswith("self."):  # a layer held by the module: self.softmax(z)
         return positional[0] if len(positional) == 1 else None
-    if owner in ("F", "torch", "nn.functional", "torch.nn.functional", "functional", "special", "torch.special") \
-            or isinstance(func, cst.Name):
+    if owner in (
+        "F",
+        "torch",
+        "nn.functional",
+        "torch.nn.functional",
+        "functional",
+        "special",
+        "torch.special",
+    ) or isinstance(func, cst.Name):
         return positional[0] if positional else keyword.get("input")
     return func.value if isinstance(func, cst.Attribute) else None  # z.softmax(dim=-1)
 
@@ -56,12 +77,21 @@ def drop_activation(tree: SourceTree, finding: Finding, names: tuple[str, ...]):
         if source is None:
             continue
         rewrite = Rewrite(tree)
-        rewrite.replace(call, lambda _node, new=source: new.with_changes(lpar=(), rpar=()) if _bare(new) else new)
+        rewrite.replace(
+            call,
+            lambda _node, new=source: new.with_changes(lpar=(), rpar=()) if _bare(new) else new,
+        )
         inline = contains(finding.span, item.span)
         if _in_forward(tree, call):
-            applicability = Applicability.UNSAFE  # every user of the model changes, not only this loss
+            applicability = (
+                Applicability.UNSAFE
+            )  # every user of the model changes, not only this loss
         else:
-            applicability = Applicability.SAFE if inline or _only_use_is_loss(tree, call, finding) else Applicability.UNSAFE
+            applicability = (
+                Applicability.SAFE
+                if inline or _only_use_is_loss(tree, call, finding)
+                else Applicability.UNSAFE
+            )
         return rewrite, applicability, tree.text(call)
     return _drop_final_layer(tree, finding, names)
 
@@ -69,8 +99,10 @@ def drop_activation(tree: SourceTree, finding: Finding, names: tuple[str, ...]):
 def _in_forward(tree: SourceTree, call: cst.Call) -> bool:
     """Whether ``call`` sits inside a method named ``forward``."""
     span = tree.spans[call]
-    return any(node.name.value == "forward" and contains(tree.spans[node], span)
-               for node in tree.within(tree.spans[tree.module], cst.FunctionDef))
+    return any(
+        node.name.value == "forward" and contains(tree.spans[node], span)
+        for node in tree.within(tree.spans[tree.module], cst.FunctionDef)
+    )
 
 
 def _drop_final_layer(tree: SourceTree, finding: Finding, names: tuple[str, ...]):
@@ -81,12 +113,17 @@ def _drop_final_layer(tree: SourceTree, finding: Finding, names: tuple[str, ...]
         model = tree.text(call.func)
         for assign in tree.within(tree.spans[tree.module], cst.Assign):
             value = assign.value
-            if not any(tree.text(t.target) == model for t in assign.targets) or not isinstance(value, cst.Call):
+            if not any(tree.text(t.target) == model for t in assign.targets) or not isinstance(
+                value, cst.Call
+            ):
                 continue
             if not tree.text(value.func).endswith("Sequential") or len(value.args) < 2:
                 continue
             last = value.args[-1].value
-            if isinstance(last, cst.Call) and tree.text(last.func).rsplit(".", 1)[-1].lower() in names:
+            if (
+                isinstance(last, cst.Call)
+                and tree.text(last.func).rsplit(".", 1)[-1].lower() in names
+            ):
                 rewrite = Rewrite(tree)
                 args = list(value.args)
                 args[-2] = args[-2].with_changes(comma=args[-1].comma)
@@ -101,10 +138,17 @@ def _bare(node: cst.BaseExpression) -> bool:
 
 def _only_use_is_loss(tree: SourceTree, call: cst.Call, finding: Finding) -> bool:
     assign = tree.parents.get(call)
-    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+    if (
+        not isinstance(assign, cst.Assign)
+        or len(assign.targets) != 1
+        or not isinstance(assign.targets[0].target, cst.Name)
+    ):
         return False
     name = assign.targets[0].target.value
     scope = tree.function_of(assign)
-    uses = [node for node in tree.within(tree.spans[scope], cst.Name)
-            if node.value == name and node is not assign.targets[0].target]
+    uses = [
+        node
+        for node in tree.within(tree.spans[scope], cst.Name)
+        if node.value == name and node is not assign.targets[0].target
+    ]
     return all(contains(finding.span, tree.spans[node]) for node in uses)

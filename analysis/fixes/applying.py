@@ -58,8 +58,13 @@ def _parses(text: str) -> bool:
         return False
 
 
-def fix_source(source: str, path: str = "<string>", settings: LintSettings = LintSettings(), *,
-               unsafe: bool = False) -> FixOutcome:
+def fix_source(
+    source: str,
+    path: str = "<string>",
+    settings: LintSettings = LintSettings(),
+    *,
+    unsafe: bool = False,
+) -> FixOutcome:
     """Apply fixes to ``source`` until stable; the text, what was applied, what remains."""
     from . import with_fixes
 
@@ -80,8 +85,11 @@ def fix_source(source: str, path: str = "<string>", settings: LintSettings = Lin
             break
         candidate = apply_edits(text, taken)
         if candidate == text or not _parses(candidate):
-            problem = Problem("internal-error", "a fix produced invalid code and was not applied") \
-                if candidate != text else None
+            problem = (
+                Problem("internal-error", "a fix produced invalid code and was not applied")
+                if candidate != text
+                else None
+            )
             return FixOutcome(text, tuple(applied), report.findings, (problem,) if problem else ())
         text = candidate
         applied.extend(titles)

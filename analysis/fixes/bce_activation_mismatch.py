@@ -18,7 +18,10 @@ from .activations import drop_activation
 from .fixer import Fixer
 from .tree import Rewrite
 
-RENAMES = {"BCELoss": "BCEWithLogitsLoss", "binary_cross_entropy": "binary_cross_entropy_with_logits"}
+RENAMES = {
+    "BCELoss": "BCEWithLogitsLoss",
+    "binary_cross_entropy": "binary_cross_entropy_with_logits",
+}
 
 
 def _renamed(func: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -39,7 +42,11 @@ class BceActivationMismatchFixer(Fixer):
         if call is None:
             return
         target, applicability = self._loss_constructor(tree, call)
-        new = _renamed(target.func if isinstance(target, cst.Call) else target) if target is not None else None
+        new = (
+            _renamed(target.func if isinstance(target, cst.Call) else target)
+            if target is not None
+            else None
+        )
         if new is None:
             return
         rewrite = Rewrite(tree)
@@ -57,6 +64,8 @@ class BceActivationMismatchFixer(Fixer):
             return func, Applicability.SAFE
         text = tree.text(func)
         for assign in tree.within(tree.spans[tree.module], cst.Assign):
-            if any(tree.text(t.target) == text for t in assign.targets) and isinstance(assign.value, cst.Call):
+            if any(tree.text(t.target) == text for t in assign.targets) and isinstance(
+                assign.value, cst.Call
+            ):
                 return assign.value, Applicability.UNSAFE
         return None, None

@@ -33,24 +33,45 @@ class DdpWithoutDistributedSamplerFixer(Fixer):
             return
         positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
         keywords = {arg.keyword.value: arg for arg in call.args if arg.keyword is not None}
-        dataset = positional[0].value if positional else keywords["dataset"].value if "dataset" in keywords else None
+        dataset = (
+            positional[0].value
+            if positional
+            else keywords["dataset"].value
+            if "dataset" in keywords
+            else None
+        )
         if not isinstance(dataset, (cst.Name, cst.Attribute)) or len(positional) > 2:
             return
         shuffle = keywords.get("shuffle")
         rewrite = Rewrite(tree)
         sampler_class = Imports(tree, rewrite).name(
-            "torch.utils.data", "DistributedSampler", also_from=("torch.utils.data.distributed",))
+            "torch.utils.data", "DistributedSampler", also_from=("torch.utils.data.distributed",)
+        )
         shuffle_text = tree.text(shuffle.value) if shuffle is not None else "False"
         extra = "" if shuffle_text == "True" else f", shuffle={shuffle_text}"
         sampler = expression(f"{sampler_class}({tree.text(dataset)}{extra})")
-        args = [arg for arg in call.args if arg is not shuffle and arg is not keywords.get("sampler")]
-        new_arg = cst.Arg(keyword=cst.Name("sampler"), value=sampler,
-                          equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
-                                                whitespace_after=cst.SimpleWhitespace("")))
+        args = [
+            arg for arg in call.args if arg is not shuffle and arg is not keywords.get("sampler")
+        ]
+        new_arg = cst.Arg(
+            keyword=cst.Name("sampler"),
+            value=sampler,
+            equal=cst.AssignEqual(
+                whitespace_before=cst.SimpleWhitespace(""),
+                whitespace_after=cst.SimpleWhitespace(""),
+            ),
+        )
         trailing = call.args[-1].comma
-        args = [arg.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-                if isinstance(arg.comma, cst.MaybeSentinel) else arg for arg in args]
+        args = [
+            arg.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            if isinstance(arg.comma, cst.MaybeSentinel)
+            else arg
+            for arg in args
+        ]
         args.append(new_arg.with_changes(comma=trailing))
         rewrite.replace(call, lambda node: node.with_changes(args=args))
-        yield self.fix(f"Pass `sampler={sampler_class}(...)` (and call `set_epoch` each epoch)",
-                       Applicability.UNSAFE, rewrite)
+        yield self.fix(
+            f"Pass `sampler={sampler_class}(...)` (and call `set_epoch` each epoch)",
+            Applicability.UNSAFE,
+            rewrite,
+        )

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from ..finding import Edit, Span
 
@@ -66,7 +66,9 @@ def edits_between(old: str, new: str) -> tuple[Edit, ...]:
         suffix = _common_prefix(before[prefix:][::-1], after[prefix:][::-1])
         line, column = offsets.position(start + prefix)
         end_line, end_column = offsets.position(end - suffix)
-        edits.append(Edit(Span(line, column, end_line, end_column), after[prefix:len(after) - suffix]))
+        edits.append(
+            Edit(Span(line, column, end_line, end_column), after[prefix : len(after) - suffix])
+        )
     return tuple(edits)
 
 
@@ -83,8 +85,14 @@ def apply_edits(text: str, edits: Iterable[Edit]) -> str:
     """``text`` with ``edits`` applied; they must not overlap (checked)."""
     offsets = Offsets(text)
     ranges = sorted(
-        ((offsets.offset(e.span.line, e.span.column), offsets.offset(e.span.end_line, e.span.end_column), e.text)
-         for e in edits),
+        (
+            (
+                offsets.offset(e.span.line, e.span.column),
+                offsets.offset(e.span.end_line, e.span.end_column),
+                e.text,
+            )
+            for e in edits
+        ),
         key=lambda item: (item[0], item[1]),
     )
     out, position = [], 0

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Iterable
 from functools import cache
-from typing import ClassVar, Iterable
+from typing import ClassVar
 
 from ..finding import Applicability, Finding, Fix
 from .edits import edits_between
@@ -42,14 +43,20 @@ class Fixer:
 @cache
 def all_fixers() -> dict[str, Fixer]:
     """One fixer per rule code, found by walking this package."""
-    from . import __name__ as package_name, __path__ as package_path
+    from . import __name__ as package_name
+    from . import __path__ as package_path
 
     found: dict[str, Fixer] = {}
     for info in pkgutil.iter_modules(package_path):
         module = importlib.import_module(f"{package_name}.{info.name}")
         for value in vars(module).values():
-            if isinstance(value, type) and issubclass(value, Fixer) and value is not Fixer \
-                    and value.__module__ == module.__name__ and hasattr(value, "code"):
+            if (
+                isinstance(value, type)
+                and issubclass(value, Fixer)
+                and value is not Fixer
+                and value.__module__ == module.__name__
+                and hasattr(value, "code")
+            ):
                 if value.code in found:
                     raise RuntimeError(f"two fixers for {value.code}")
                 found[value.code] = value()

@@ -23,7 +23,9 @@ def _dotted(node: cst.BaseExpression) -> str:
     return ""
 
 
-def _top_imports(tree: SourceTree) -> list[tuple[cst.SimpleStatementLine, cst.Import | cst.ImportFrom]]:
+def _top_imports(
+    tree: SourceTree,
+) -> list[tuple[cst.SimpleStatementLine, cst.Import | cst.ImportFrom]]:
     found = []
     for statement in tree.module.body:
         if isinstance(statement, cst.SimpleStatementLine):
@@ -78,9 +80,14 @@ class Imports:
         local = imported_name(self.tree, (module, *also_from), name)
         if local is not None:
             return local
-        for statement, node in _top_imports(self.tree):
-            if isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative \
-                    and _dotted(node.module) == module and not isinstance(node.names, cst.ImportStar):
+        for _statement, node in _top_imports(self.tree):
+            if (
+                isinstance(node, cst.ImportFrom)
+                and node.module is not None
+                and not node.relative
+                and _dotted(node.module) == module
+                and not isinstance(node.names, cst.ImportStar)
+            ):
                 self.rewrite.replace(node, lambda updated: _with_alias(updated, name))
                 return name
         self._add(statement_line(f"from {module} import {name}"))
@@ -123,6 +130,12 @@ def _is_docstring_or_future(statement: cst.BaseStatement) -> bool:
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
         return False
     small = statement.body[0]
-    if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
+    if isinstance(small, cst.Expr) and isinstance(
+        small.value, (cst.SimpleString, cst.ConcatenatedString)
+    ):
         return True
-    return isinstance(small, cst.ImportFrom) and small.module is not None and _dotted(small.module) == "__future__"
+    return (
+        isinstance(small, cst.ImportFrom)
+        and small.module is not None
+        and _dotted(small.module) == "__future__"
+    )

@@ -22,7 +22,9 @@ class MissingNoGradFixer(Fixer):
     code = "TW002"
 
     def build(self, tree, finding):
-        loop = next((node for node in tree.within(finding.span, LOOPS)), None) or self._loop_at(tree, finding)
+        loop = next((node for node in tree.within(finding.span, LOOPS)), None) or self._loop_at(
+            tree, finding
+        )
         if loop is None or not isinstance(loop.body, cst.IndentedBlock):
             return
         rewrite = Rewrite(tree)
@@ -42,6 +44,9 @@ class MissingNoGradFixer(Fixer):
     @staticmethod
     def _loop_at(tree, finding):
         for node, span in tree.spans.items():
-            if isinstance(node, LOOPS) and (span.line, span.column) == (finding.span.line, finding.span.column):
+            if isinstance(node, LOOPS) and (span.line, span.column) == (
+                finding.span.line,
+                finding.span.column,
+            ):
                 return node
         return None

@@ -59,7 +59,11 @@ class MissingZeroGradFixer(Fixer):
         loops = tree.loops_around(finding.span)
         harness = bool(loops) and any(
             m.matches(arg, m.Arg(keyword=m.Name("retain_graph"), value=m.Name("True")))
-            for arg in tree.within(tree.spans[loops[0]], cst.Arg))
+            for arg in tree.within(tree.spans[loops[0]], cst.Arg)
+        )
         applicability = Applicability.UNSAFE if harness else Applicability.SAFE
-        yield self.fix(f"Reset the gradients with `{name}.zero_grad(set_to_none=True)` after the step",
-                       applicability, rewrite)
+        yield self.fix(
+            f"Reset the gradients with `{name}.zero_grad(set_to_none=True)` after the step",
+            applicability,
+            rewrite,
+        )

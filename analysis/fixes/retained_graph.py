@@ -18,7 +18,16 @@ from .tree import Rewrite, SourceTree, parenthesized
 
 STORING_METHODS = {"append": -1, "add": -1, "insert": 1, "appendleft": -1, "put": 0}
 NUMERIC_CALLS = {"print", "float", "int", "round", "str", "abs", "format", "max", "min", "len"}
-LITERALS = (cst.Tuple, cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp, cst.GeneratorExp)
+LITERALS = (
+    cst.Tuple,
+    cst.List,
+    cst.Dict,
+    cst.Set,
+    cst.ListComp,
+    cst.DictComp,
+    cst.SetComp,
+    cst.GeneratorExp,
+)
 
 
 def stored_expression(tree: SourceTree, finding: Finding):
@@ -65,14 +74,25 @@ def _is_number_accumulator(tree: SourceTree, container: cst.BaseExpression, stat
             if not isinstance(value, (cst.Integer, cst.Float)):
                 return False
             bound_to_number = True
-        elif isinstance(parent, cst.AugAssign) and parent.target is name:
-            continue
-        elif isinstance(parent, (cst.BinaryOperation, cst.Comparison, cst.ComparisonTarget, cst.UnaryOperation,
-                                 cst.FormattedStringExpression, cst.Param)):
+        elif (isinstance(parent, cst.AugAssign) and parent.target is name) or isinstance(
+            parent,
+            (
+                cst.BinaryOperation,
+                cst.Comparison,
+                cst.ComparisonTarget,
+                cst.UnaryOperation,
+                cst.FormattedStringExpression,
+                cst.Param,
+            ),
+        ):
             continue
         elif isinstance(parent, cst.Arg):
             call = tree.parents.get(parent)
-            if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in NUMERIC_CALLS):
+            if not (
+                isinstance(call, cst.Call)
+                and isinstance(call.func, cst.Name)
+                and call.func.value in NUMERIC_CALLS
+            ):
                 return False
         else:
             return False
@@ -84,7 +104,7 @@ class RetainedGraphFixer(Fixer):
 
     def build(self, tree, finding):
         stored, container = stored_expression(tree, finding)
-        if stored is None or isinstance(stored, LITERALS) or isinstance(stored, (cst.Integer, cst.Float)):
+        if stored is None or isinstance(stored, (*LITERALS, cst.Integer, cst.Float)):
             return
         text = tree.text(stored)
         owner = tree.parents.get(stored)
@@ -92,8 +112,12 @@ class RetainedGraphFixer(Fixer):
             owner = tree.parents.get(owner)
         for method, applicability in self._methods(tree, container, owner):
             rewrite = Rewrite(tree)
-            rewrite.replace(stored, lambda node, m=method: cst.Call(
-                func=cst.Attribute(value=parenthesized(node), attr=cst.Name(m))))
+            rewrite.replace(
+                stored,
+                lambda node, m=method: cst.Call(
+                    func=cst.Attribute(value=parenthesized(node), attr=cst.Name(m))
+                ),
+            )
             yield self.fix(f"Store `{text}.{method}()` instead", applicability, rewrite)
 
     @staticmethod

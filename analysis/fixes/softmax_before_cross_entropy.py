@@ -13,6 +13,8 @@ class SoftmaxBeforeCrossEntropyFixer(Fixer):
     code = "TW005"
 
     def build(self, tree, finding):
-        rewrite, applicability, dropped = drop_activation(tree, finding, ("softmax", "log_softmax", "logsoftmax"))
+        rewrite, applicability, dropped = drop_activation(
+            tree, finding, ("softmax", "log_softmax", "logsoftmax")
+        )
         if rewrite is not None:
             yield self.fix(f"Pass the logits: drop `{dropped}`", applicability, rewrite)

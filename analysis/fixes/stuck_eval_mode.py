@@ -25,8 +25,12 @@ def _switched(call: cst.Call) -> cst.BaseExpression | None:
         return None
     if func.attr.value == "eval" and not call.args:
         return func.value
-    if func.attr.value == "train" and len(call.args) == 1 and isinstance(call.args[0].value, cst.Name) \
-            and call.args[0].value.value == "False":
+    if (
+        func.attr.value == "train"
+        and len(call.args) == 1
+        and isinstance(call.args[0].value, cst.Name)
+        and call.args[0].value.value == "False"
+    ):
         return func.value
     return None
 
@@ -34,8 +38,14 @@ def _switched(call: cst.Call) -> cst.BaseExpression | None:
 def _model_through_helper(tree, call: cst.Call) -> cst.BaseExpression | None:
     if not isinstance(call.func, cst.Name):
         return None
-    helper = next((f for f in tree.within(tree.spans[tree.module], cst.FunctionDef)
-                   if f.name.value == call.func.value), None)
+    helper = next(
+        (
+            f
+            for f in tree.within(tree.spans[tree.module], cst.FunctionDef)
+            if f.name.value == call.func.value
+        ),
+        None,
+    )
     if helper is None:
         return None
     params = [p.name.value for p in helper.params.params]
@@ -61,7 +71,9 @@ class StuckEvalModeFixer(Fixer):
         model = _switched(call) or _model_through_helper(tree, call)
         if model is None:
             return
-        others = [e.span for e in finding.evidence if not e.path and not contains(finding.span, e.span)]
+        others = [
+            e.span for e in finding.evidence if not e.path and not contains(finding.span, e.span)
+        ]
         loops = tree.loops_around(finding.span)
         loop = next((lp for lp in loops if all(contains(tree.spans[lp], s) for s in others)), None)
         if loop is None or not isinstance(loop.body, cst.IndentedBlock) or not loop.body.body:
@@ -69,4 +81,6 @@ class StuckEvalModeFixer(Fixer):
         name = tree.text(model)
         rewrite = Rewrite(tree)
         rewrite.insert_before(loop.body.body[0], statement_line(f"{name}.train()"))
-        yield self.fix(f"Call `{name}.train()` at the start of each epoch", Applicability.SAFE, rewrite)
+        yield self.fix(
+            f"Call `{name}.train()` at the start of each epoch", Applicability.SAFE, rewrite
+        )

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
+from collections.abc import Callable, Iterator
 from functools import lru_cache
-from typing import Callable, Iterator, TypeVar
+from typing import TypeVar
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, ParentNodeProvider, PositionProvider
@@ -34,12 +35,16 @@ LOOPS = (cst.For, cst.While)
 
 
 def span_of(code_range: CodeRange) -> Span:
-    return Span(code_range.start.line, code_range.start.column, code_range.end.line, code_range.end.column)
+    return Span(
+        code_range.start.line, code_range.start.column, code_range.end.line, code_range.end.column
+    )
 
 
 def contains(outer: Span, inner: Span) -> bool:
-    return (outer.line, outer.column) <= (inner.line, inner.column) and (inner.end_line, inner.end_column) <= (
-        outer.end_line, outer.end_column)
+    return (outer.line, outer.column) <= (inner.line, inner.column) and (
+        inner.end_line,
+        inner.end_column,
+    ) <= (outer.end_line, outer.end_column)
 
 
 class SourceTree:
@@ -50,7 +55,8 @@ class SourceTree:
         wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
         self.module = wrapper.module
         self.spans: dict[cst.CSTNode, Span] = {
-            node: span_of(code_range) for node, code_range in wrapper.resolve(PositionProvider).items()
+            node: span_of(code_range)
+            for node, code_range in wrapper.resolve(PositionProvider).items()
         }
         self.parents = wrapper.resolve(ParentNodeProvider)
         self._by_span: dict[Span, list[cst.CSTNode]] = defaultdict(list)
@@ -94,8 +100,13 @@ class SourceTree:
 
     def loops_around(self, span: Span) -> list[cst.For | cst.While]:
         """Loops whose body contains ``span``, innermost first."""
-        loops = [node for node, node_span in self.spans.items()
-                 if isinstance(node, LOOPS) and contains(node_span, span) and contains(self.spans[node.body], span)]
+        loops = [
+            node
+            for node, node_span in self.spans.items()
+            if isinstance(node, LOOPS)
+            and contains(node_span, span)
+            and contains(self.spans[node.body], span)
+        ]
         loops.sort(key=lambda node: len(list(self.ancestors(node))), reverse=True)
         return loops
 
@@ -113,7 +124,9 @@ def _cached(digest: str, source: str) -> SourceTree:
 
 def source_tree(source: str) -> SourceTree:
     """The tree of ``source``, parsed once per content; raises ``libcst.ParserSyntaxError``."""
-    return _cached(hashlib.blake2b(source.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest(), source)
+    return _cached(
+        hashlib.blake2b(source.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest(), source
+    )
 
 
 class Rewrite(cst.CSTTransformer):
@@ -126,11 +139,15 @@ class Rewrite(cst.CSTTransformer):
     def __init__(self, tree: SourceTree) -> None:
         super().__init__()
         self.tree = tree
-        self._replace: dict[cst.CSTNode, list[Callable[[cst.CSTNode], cst.CSTNode]]] = defaultdict(list)
+        self._replace: dict[cst.CSTNode, list[Callable[[cst.CSTNode], cst.CSTNode]]] = defaultdict(
+            list
+        )
         self._before: dict[cst.CSTNode, list[cst.BaseStatement]] = defaultdict(list)
         self._after: dict[cst.CSTNode, list[cst.BaseStatement]] = defaultdict(list)
 
-    def replace(self, node: cst.CSTNode, change: Callable[[cst.CSTNode], cst.CSTNode] | cst.CSTNode) -> None:
+    def replace(
+        self, node: cst.CSTNode, change: Callable[[cst.CSTNode], cst.CSTNode] | cst.CSTNode
+    ) -> None:
         self._replace[node].append(change if callable(change) else (lambda _old, new=change: new))
 
     def insert_before(self, statement: cst.BaseStatement, new: cst.BaseStatement) -> None:
@@ -166,9 +183,25 @@ def expression(code: str) -> cst.BaseExpression:
 
 def is_atomic(node: cst.BaseExpression) -> bool:
     """Whether ``node.attr`` can be written without parentheses."""
-    return isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString,
-                             cst.ConcatenatedString, cst.List, cst.Tuple, cst.Dict)) or bool(node.lpar)
+    return isinstance(
+        node,
+        (
+            cst.Name,
+            cst.Attribute,
+            cst.Call,
+            cst.Subscript,
+            cst.SimpleString,
+            cst.ConcatenatedString,
+            cst.List,
+            cst.Tuple,
+            cst.Dict,
+        ),
+    ) or bool(node.lpar)
 
 
 def parenthesized(node: cst.BaseExpression) -> cst.BaseExpression:
-    return node if is_atomic(node) else node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return (
+        node
+        if is_atomic(node)
+        else node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    )

@@ -22,8 +22,15 @@ def accumulation_count(tree, finding) -> cst.BaseExpression | None:
     for item in finding.evidence:
         gate = tree.at(item.span, cst.If) if not item.path else None
         if gate is None:
-            gate = next((node for node, span in tree.spans.items() if isinstance(node, cst.If)
-                         and (span.line, span.column) == (item.span.line, item.span.column)), None)
+            gate = next(
+                (
+                    node
+                    for node, span in tree.spans.items()
+                    if isinstance(node, cst.If)
+                    and (span.line, span.column) == (item.span.line, item.span.column)
+                ),
+                None,
+            )
         if gate is None:
             continue
         for operation in tree.within(tree.spans[gate.test], cst.BinaryOperation):
@@ -34,7 +41,11 @@ def accumulation_count(tree, finding) -> cst.BaseExpression | None:
 
 def _operand(node: cst.BaseExpression) -> cst.BaseExpression:
     """``node`` as an operand of ``/`` (numbers and unary minus bind tighter; sums do not)."""
-    return node if isinstance(node, (cst.Integer, cst.Float, cst.UnaryOperation)) else parenthesized(node)
+    return (
+        node
+        if isinstance(node, (cst.Integer, cst.Float, cst.UnaryOperation))
+        else parenthesized(node)
+    )
 
 
 def _divided(node: cst.BaseExpression, count: cst.BaseExpression) -> cst.BaseExpression:
@@ -47,17 +58,33 @@ class UnscaledGradientAccumulationFixer(Fixer):
     def build(self, tree, finding):
         count = accumulation_count(tree, finding)
         call = tree.at(finding.span, cst.Call)
-        if count is None or call is None or not isinstance(call.func, cst.Attribute) \
-                or call.func.attr.value != "backward":
+        if (
+            count is None
+            or call is None
+            or not isinstance(call.func, cst.Attribute)
+            or call.func.attr.value != "backward"
+        ):
             return
         loss = call.func.value
-        scaled = isinstance(loss, cst.Call) and isinstance(loss.func, cst.Attribute) \
-            and loss.func.attr.value == "scale" and len(loss.args) == 1
+        scaled = (
+            isinstance(loss, cst.Call)
+            and isinstance(loss.func, cst.Attribute)
+            and loss.func.attr.value == "scale"
+            and len(loss.args) == 1
+        )
         target = loss.args[0].value if scaled else loss
         rewrite = Rewrite(tree)
         if scaled:
             rewrite.replace(target, lambda node: _divided(node, count))
         else:
-            rewrite.replace(target, lambda node: _divided(node, count).with_changes(
-                lpar=[cst.LeftParen()], rpar=[cst.RightParen()]))
-        yield self.fix(f"Divide the loss by `{tree.text(count)}` before backward()", Applicability.UNSAFE, rewrite)
+            rewrite.replace(
+                target,
+                lambda node: _divided(node, count).with_changes(
+                    lpar=[cst.LeftParen()], rpar=[cst.RightParen()]
+                ),
+            )
+        yield self.fix(
+            f"Divide the loss by `{tree.text(count)}` before backward()",
+            Applicability.UNSAFE,
+            rewrite,
+        )

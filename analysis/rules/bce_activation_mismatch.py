@@ -57,10 +57,19 @@ class BceActivationMismatch(Rule):
         "import torch\nimport torch.nn.functional as F\ndef step(model, x, y):\n    logits = model(x)\n    preds = torch.sigmoid(logits) > 0.5\n    return F.binary_cross_entropy_with_logits(logits, y), preds\n",
     )
     INVALID = (
-        Invalid("import torch\nimport torch.nn.functional as F\ndef step(model, x, y):\n    return F.binary_cross_entropy_with_logits(torch.sigmoid(model(x)), y)\n", Severity.ERROR),
-        Invalid("import torch.nn as nn\nnet = nn.Sequential(nn.Linear(4, 1), nn.Sigmoid())\ncrit = nn.BCEWithLogitsLoss()\ndef step(x, y):\n    return crit(net(x), y)\n"),
-        Invalid("import torch.nn as nn\nhead = nn.Linear(4, 1)\ndef step(x, y):\n    return nn.BCELoss()(head(x), y)\n"),
-        Invalid("import torch.nn as nn\nimport torch.nn.functional as F\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.out = nn.Linear(8, 1)\n    def forward(self, x):\n        return self.out(x)\n\nmodel = Net()\ndef step(x, y):\n    return F.binary_cross_entropy(model(x).squeeze(1), y)\n"),
+        Invalid(
+            "import torch\nimport torch.nn.functional as F\ndef step(model, x, y):\n    return F.binary_cross_entropy_with_logits(torch.sigmoid(model(x)), y)\n",
+            Severity.ERROR,
+        ),
+        Invalid(
+            "import torch.nn as nn\nnet = nn.Sequential(nn.Linear(4, 1), nn.Sigmoid())\ncrit = nn.BCEWithLogitsLoss()\ndef step(x, y):\n    return crit(net(x), y)\n"
+        ),
+        Invalid(
+            "import torch.nn as nn\nhead = nn.Linear(4, 1)\ndef step(x, y):\n    return nn.BCELoss()(head(x), y)\n"
+        ),
+        Invalid(
+            "import torch.nn as nn\nimport torch.nn.functional as F\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.out = nn.Linear(8, 1)\n    def forward(self, x):\n        return self.out(x)\n\nmodel = Net()\ndef step(x, y):\n    return F.binary_cross_entropy(model(x).squeeze(1), y)\n"
+        ),
     )
 
     def check(self, facts):
@@ -71,12 +80,20 @@ class BceActivationMismatch(Rule):
             text = loss.get("input_text")
             evidence = [value.origin] if value.origin else []
             if kind == "bce_logits" and value.activation == "sigmoid":
-                yield self.finding(loss.span, (
-                    f"`{text}` has already been through a sigmoid, and the logits BCE loss applies another: "
-                    "predictions are squeezed into (0.5, 0.73) and training stalls. Pass the logits instead."
-                ), evidence=evidence)
+                yield self.finding(
+                    loss.span,
+                    (
+                        f"`{text}` has already been through a sigmoid, and the logits BCE loss applies another: "
+                        "predictions are squeezed into (0.5, 0.73) and training stalls. Pass the logits instead."
+                    ),
+                    evidence=evidence,
+                )
             elif kind == "bce" and value.activation == "raw":
-                yield self.finding(loss.span, (
-                    f"`{text}` is raw logits (the model ends in a linear layer), but BCELoss expects probabilities "
-                    "in [0, 1]. Use BCEWithLogitsLoss / binary_cross_entropy_with_logits on the logits."
-                ), evidence=evidence)
+                yield self.finding(
+                    loss.span,
+                    (
+                        f"`{text}` is raw logits (the model ends in a linear layer), but BCELoss expects probabilities "
+                        "in [0, 1]. Use BCEWithLogitsLoss / binary_cross_entropy_with_logits on the logits."
+                    ),
+                    evidence=evidence,
+                )

@@ -61,10 +61,19 @@ class DdpWithoutDistributedSampler(Rule):
         "import torch\nfrom torch.utils.data import DataLoader\ndef main(model, ds):\n    model = torch.nn.parallel.DistributedDataParallel(model)\n    loader = DataLoader(ds, batch_size=4)\n    with torch.no_grad():\n        for x in loader:\n            model(x)\n",
     )
     INVALID = (
-        Invalid("import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nfrom torch.utils.data import DataLoader\ndef main(model, ds, opt):\n    model = DDP(model)\n    loader = DataLoader(ds, batch_size=8, shuffle=True)\n    for x in loader:\n        opt.zero_grad()\n        model(x).sum().backward()\n        opt.step()\n", Severity.WARNING),
-        Invalid("import torch.nn.parallel as par\nimport torch.utils.data as tud\ndef main(model, ds, opt):\n    model = par.DistributedDataParallel(model)\n    loader = tud.DataLoader(ds, sampler=None)\n    for epoch in range(2):\n        for x in loader:\n            model(x).sum().backward()\n            opt.step()\n"),
-        Invalid("import torch\nfrom torch.utils.data import DataLoader\ndef train(model, loader, opt):\n    for x in loader:\n        model(x).sum().backward()\n        opt.step()\n\ndef main(model, ds, opt):\n    model = torch.nn.parallel.DistributedDataParallel(model)\n    train(model, DataLoader(ds, batch_size=2), opt)\n"),
-        Invalid("from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\nfrom torch.utils.data import DataLoader\ndef main(model, ds, opt):\n    model = FSDP(model)\n    for x in DataLoader(ds):\n        model(x).sum().backward()\n        opt.step()\n"),
+        Invalid(
+            "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nfrom torch.utils.data import DataLoader\ndef main(model, ds, opt):\n    model = DDP(model)\n    loader = DataLoader(ds, batch_size=8, shuffle=True)\n    for x in loader:\n        opt.zero_grad()\n        model(x).sum().backward()\n        opt.step()\n",
+            Severity.WARNING,
+        ),
+        Invalid(
+            "import torch.nn.parallel as par\nimport torch.utils.data as tud\ndef main(model, ds, opt):\n    model = par.DistributedDataParallel(model)\n    loader = tud.DataLoader(ds, sampler=None)\n    for epoch in range(2):\n        for x in loader:\n            model(x).sum().backward()\n            opt.step()\n"
+        ),
+        Invalid(
+            "import torch\nfrom torch.utils.data import DataLoader\ndef train(model, loader, opt):\n    for x in loader:\n        model(x).sum().backward()\n        opt.step()\n\ndef main(model, ds, opt):\n    model = torch.nn.parallel.DistributedDataParallel(model)\n    train(model, DataLoader(ds, batch_size=2), opt)\n"
+        ),
+        Invalid(
+            "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\nfrom torch.utils.data import DataLoader\ndef main(model, ds, opt):\n    model = FSDP(model)\n    for x in DataLoader(ds):\n        model(x).sum().backward()\n        opt.step()\n"
+        ),
     )
 
     def check(self, facts):
@@ -76,7 +85,12 @@ class DdpWithoutDistributedSampler(Rule):
             loader = iteration.value
             if loader is None or loader.origin is None or loader.confidence is not Confidence.HIGH:
                 continue
-            if loader.get("sampler") or loader.get("iterable_dataset") or loader.get("prepared") or loader.get("framework"):
+            if (
+                loader.get("sampler")
+                or loader.get("iterable_dataset")
+                or loader.get("prepared")
+                or loader.get("framework")
+            ):
                 continue
             loop = iteration.loops[-1]
             if not runs_backward(trace, loop) or loader.origin.span in reported:
@@ -88,7 +102,12 @@ class DdpWithoutDistributedSampler(Rule):
                 "Pass `sampler=DistributedSampler(dataset)` (and call `sampler.set_epoch(epoch)` each epoch)."
             )
             yield self.finding(
-                loader.origin.span, message,
-                evidence=[Evidence(wraps[0].span, "the model is wrapped for distributed training here"),
-                          Evidence(loop_header(trace, loop), "the training loop that iterates the loader")],
+                loader.origin.span,
+                message,
+                evidence=[
+                    Evidence(wraps[0].span, "the model is wrapped for distributed training here"),
+                    Evidence(
+                        loop_header(trace, loop), "the training loop that iterates the loader"
+                    ),
+                ],
             )

@@ -69,10 +69,19 @@ class MissingNoGrad(Rule):
         "import torch\ndef predict(model, x):\n    model.eval()\n    return model(x)\n",
     )
     INVALID = (
-        Invalid("import torch\ndef evaluate(model, loader):\n    model.eval()\n    correct = 0\n    for x, y in loader:\n        correct += (model(x).argmax(1) == y).sum().item()\n    return correct\n"),
-        Invalid("import torch\nimport torch.nn as nn\nnet = nn.Linear(3, 1)\nnet.eval()\nfor x in torch.utils.data.DataLoader(range(4)):\n    net(x)\n", Severity.WARNING),
-        Invalid("import torch\ndef evaluate(model, loader):\n    for x, y in loader:\n        model(x)\n\ndef main():\n    model = torch.nn.Linear(2, 2)\n    model.eval()\n    evaluate(model, [1, 2])\n"),
-        Invalid("import torch\ndef fit(model, train_loader, val_loader, opt):\n    for epoch in range(3):\n        model.train()\n        for x, y in train_loader:\n            model(x).sum().backward()\n            opt.step()\n            opt.zero_grad()\n        model.eval()\n        for x, y in val_loader:\n            model(x)\n"),
+        Invalid(
+            "import torch\ndef evaluate(model, loader):\n    model.eval()\n    correct = 0\n    for x, y in loader:\n        correct += (model(x).argmax(1) == y).sum().item()\n    return correct\n"
+        ),
+        Invalid(
+            "import torch\nimport torch.nn as nn\nnet = nn.Linear(3, 1)\nnet.eval()\nfor x in torch.utils.data.DataLoader(range(4)):\n    net(x)\n",
+            Severity.WARNING,
+        ),
+        Invalid(
+            "import torch\ndef evaluate(model, loader):\n    for x, y in loader:\n        model(x)\n\ndef main():\n    model = torch.nn.Linear(2, 2)\n    model.eval()\n    evaluate(model, [1, 2])\n"
+        ),
+        Invalid(
+            "import torch\ndef fit(model, train_loader, val_loader, opt):\n    for epoch in range(3):\n        model.train()\n        for x, y in train_loader:\n            model(x).sum().backward()\n            opt.step()\n            opt.zero_grad()\n        model.eval()\n        for x, y in val_loader:\n            model(x)\n"
+        ),
     )
 
     def check(self, facts):
@@ -96,7 +105,11 @@ class MissingNoGrad(Rule):
                 "Wrap the loop in `with torch.no_grad():` (or `torch.inference_mode()`)."
             )
             yield self.finding(
-                loop_header(trace, loop), message,
-                evidence=[model.mode.evidence, Evidence(forward.span, "the model runs here with gradients enabled")],
+                loop_header(trace, loop),
+                message,
+                evidence=[
+                    model.mode.evidence,
+                    Evidence(forward.span, "the model runs here with gradients enabled"),
+                ],
                 confidence=model.confidence,
             )

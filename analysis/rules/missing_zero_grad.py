@@ -77,10 +77,20 @@ class MissingZeroGrad(Rule):
         "import deepspeed\ndef train(model, loader, crit):\n    engine, opt, _, _ = deepspeed.initialize(model=model)\n    for x, y in loader:\n        loss = crit(engine(x), y)\n        engine.backward(loss)\n        engine.step()\n",
     )
     INVALID = (
-        Invalid("def train(model, loader, opt, crit):\n    for x, y in loader:\n        loss = crit(model(x), y)\n        loss.backward()\n        opt.step()\n"),
-        Invalid("import torch\nmodel = torch.nn.Linear(2, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nopt.zero_grad()\nfor x in range(10):\n    model(x).sum().backward()\n    opt.step()\n", Severity.ERROR),
-        Invalid("import torch\ndef step(model, x, opt):\n    model(x).sum().backward()\n    opt.step()\n\ndef train(model, loader):\n    opt = torch.optim.Adam(model.parameters())\n    for x in loader:\n        step(model, x, opt)\n"),
-        Invalid("def compare(model, loader, opt):\n    for x in loader:\n        out = model(x).sum()\n        out.backward(retain_graph=True)\n        out.backward()\n        opt.step()\n", Severity.NOTE),
+        Invalid(
+            "def train(model, loader, opt, crit):\n    for x, y in loader:\n        loss = crit(model(x), y)\n        loss.backward()\n        opt.step()\n"
+        ),
+        Invalid(
+            "import torch\nmodel = torch.nn.Linear(2, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nopt.zero_grad()\nfor x in range(10):\n    model(x).sum().backward()\n    opt.step()\n",
+            Severity.ERROR,
+        ),
+        Invalid(
+            "import torch\ndef step(model, x, opt):\n    model(x).sum().backward()\n    opt.step()\n\ndef train(model, loader):\n    opt = torch.optim.Adam(model.parameters())\n    for x in loader:\n        step(model, x, opt)\n"
+        ),
+        Invalid(
+            "def compare(model, loader, opt):\n    for x in loader:\n        out = model(x).sum()\n        out.backward(retain_graph=True)\n        out.backward()\n        opt.step()\n",
+            Severity.NOTE,
+        ),
     )
 
     def check(self, facts):
@@ -92,15 +102,27 @@ class MissingZeroGrad(Rule):
             if (id(trace), loop) in reported:
                 continue  # one finding per loop, however many optimizers it steps
             reported.add((id(trace), loop))
-            backwards = [b for b in trace.events_in(loop, EventKind.BACKWARD) if not is_framework_step(b)]
+            backwards = [
+                b for b in trace.events_in(loop, EventKind.BACKWARD) if not is_framework_step(b)
+            ]
             if not backwards or resets_gradients(trace, loop):
                 continue
             target = step.target
-            if target is not None and target.origin is not None and trace.loops[loop].contains_line(target.origin.span.line):
+            if (
+                target is not None
+                and target.origin is not None
+                and trace.loops[loop].contains_line(target.origin.span.line)
+            ):
                 continue  # a fresh optimizer each iteration, usually over fresh leaf tensors (diffusers' guidance)
             harness = any(b.get("retain_graph") for b in backwards)
             target = step.target
-            confidence = target.confidence if target is not None and target.kind is not None else backwards[0].value.graph_confidence if backwards[0].value else None
+            confidence = (
+                target.confidence
+                if target is not None and target.kind is not None
+                else backwards[0].value.graph_confidence
+                if backwards[0].value
+                else None
+            )
             message = (
                 "this loop runs backward() and steps the optimizer but never resets the gradients: "
                 "backward() adds to `.grad`, so each step applies the sum of all gradients so far. "
@@ -108,9 +130,15 @@ class MissingZeroGrad(Rule):
             )
             if harness:
                 message += " (backward(retain_graph=True) suggests a gradient-comparison harness: reported as a note.)"
-            evidence = [Evidence(backwards[0].span, "gradients are accumulated here"), Evidence(loop_header(trace, loop), "the loop that repeats it")]
+            evidence = [
+                Evidence(backwards[0].span, "gradients are accumulated here"),
+                Evidence(loop_header(trace, loop), "the loop that repeats it"),
+            ]
             evidence.extend(step.via)
             yield self.finding(
-                step.span, message, evidence=evidence, severity=Severity.NOTE if harness else None,
+                step.span,
+                message,
+                evidence=evidence,
+                severity=Severity.NOTE if harness else None,
                 **({"confidence": confidence} if confidence else {}),
             )

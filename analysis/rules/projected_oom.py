@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import ClassVar
 
 from ..finding import Confidence, Evidence, Severity, Span
 from ..rule import Invalid, Rule
@@ -55,12 +56,15 @@ class ProjectedOom(Rule):
     name = "projected-oom"
     default_severity = Severity.ERROR
     summary = "The job's projected peak GPU memory exceeds the target GPU."
-    EXAMPLE_SETTINGS = {"target_gpu": "t4"}
+    EXAMPLE_SETTINGS: ClassVar[dict[str, str]] = {"target_gpu": "t4"}
 
-    _HEAD = ("from transformers import AutoModelForCausalLM, TrainingArguments\n"
-             "model = AutoModelForCausalLM.from_pretrained({model!r})\n")
+    _HEAD = (
+        "from transformers import AutoModelForCausalLM, TrainingArguments\n"
+        "model = AutoModelForCausalLM.from_pretrained({model!r})\n"
+    )
     VALID = (
-        _HEAD.format(model="gpt2") + "args = TrainingArguments(per_device_train_batch_size=4, max_seq_length=512, fp16=True)\n",
+        _HEAD.format(model="gpt2")
+        + "args = TrainingArguments(per_device_train_batch_size=4, max_seq_length=512, fp16=True)\n",
         # no batch size: low confidence, silent (the 13.5 GB of bf16 weights alone fit)
         "import torch\nfrom transformers import AutoModelForCausalLM, TrainingArguments\n"
         "model = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-2-7b-hf', torch_dtype=torch.bfloat16)\n"
@@ -70,21 +74,34 @@ class ProjectedOom(Rule):
         # small vision model, stated batch
         "import torch, torchvision\nfrom torch.utils.data import DataLoader\nmodel = torchvision.models.resnet18()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nloader = DataLoader(range(8), batch_size=32)\nwith torch.autocast('cuda'):\n    for x in loader:\n        model(x).sum().backward()\n",
         # unknown model name: never an invented number
-        _HEAD.format(model="my-org/private-model") + "args = TrainingArguments(per_device_train_batch_size=64, max_seq_length=4096, bf16=True)\n",
+        _HEAD.format(model="my-org/private-model")
+        + "args = TrainingArguments(per_device_train_batch_size=64, max_seq_length=4096, bf16=True)\n",
         # QLoRA makes a 7B fine-tune fit a 16 GB card
-        "from peft import LoraConfig\n" + "from transformers import AutoModelForCausalLM, TrainingArguments\n"
+        "from peft import LoraConfig\n"
+        + "from transformers import AutoModelForCausalLM, TrainingArguments\n"
         "model = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-2-7b-hf', load_in_4bit=True)\n"
         "lora = LoraConfig(r=8)\nargs = TrainingArguments(per_device_train_batch_size=1, max_seq_length=256, bf16=True, gradient_checkpointing=True)\n",
     )
     INVALID = (
-        Invalid(_HEAD.format(model="meta-llama/Llama-2-7b-hf") + "args = TrainingArguments(per_device_train_batch_size=8, max_seq_length=2048, bf16=True)\n", Severity.ERROR),
-        Invalid(_HEAD.format(model="meta-llama/Meta-Llama-3-8B") + "args = TrainingArguments(per_device_train_batch_size=1, max_seq_length=512, bf16=True, gradient_checkpointing=True)\n"),
-        Invalid("import torch\nfrom transformers import AutoModelForCausalLM\n"
-                "model = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-2-13b-hf', torch_dtype=torch.bfloat16)\n"
-                "with torch.no_grad():\n    model.generate(ids, max_length=4096, max_new_tokens=128)\n"),
-        Invalid("import torch\nfrom transformers import AutoModelForCausalLM\nfrom torch.utils.data import DataLoader\n"
-                "model = AutoModelForCausalLM.from_pretrained('gpt2-xl')\nopt = torch.optim.AdamW(model.parameters())\n"
-                "loader = DataLoader(tokenizer(texts, max_length=1024), batch_size=16)\nfor batch in loader:\n    model(**batch).loss.backward()\n    opt.step()\n"),
+        Invalid(
+            _HEAD.format(model="meta-llama/Llama-2-7b-hf")
+            + "args = TrainingArguments(per_device_train_batch_size=8, max_seq_length=2048, bf16=True)\n",
+            Severity.ERROR,
+        ),
+        Invalid(
+            _HEAD.format(model="meta-llama/Meta-Llama-3-8B")
+            + "args = TrainingArguments(per_device_train_batch_size=1, max_seq_length=512, bf16=True, gradient_checkpointing=True)\n"
+        ),
+        Invalid(
+            "import torch\nfrom transformers import AutoModelForCausalLM\n"
+            "model = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-2-13b-hf', torch_dtype=torch.bfloat16)\n"
+            "with torch.no_grad():\n    model.generate(ids, max_length=4096, max_new_tokens=128)\n"
+        ),
+        Invalid(
+            "import torch\nfrom transformers import AutoModelForCausalLM\nfrom torch.utils.data import DataLoader\n"
+            "model = AutoModelForCausalLM.from_pretrained('gpt2-xl')\nopt = torch.optim.AdamW(model.parameters())\n"
+            "loader = DataLoader(tokenizer(texts, max_length=1024), batch_size=16)\nfor batch in loader:\n    model(**batch).loss.backward()\n    opt.step()\n"
+        ),
     )
 
     def check(self, facts):
@@ -116,18 +133,25 @@ class ProjectedOom(Rule):
         if result.low <= usable or (result.confidence == "low" and weights_alone <= usable):
             return
         line = _line(config.model.source) or 1
-        evidence = [Evidence(_span(facts, _line(f.source)), f"{name} = {f.value!r}")
-                    for name, f in config.fields() if _line(f.source) and name != "model"][:6]
-        message = (f"projected peak {result.peak / GIB:.1f} GiB (at least {result.low / GIB:.1f} GiB) "
-                   f"exceeds the {choice.gpu.name}'s {choice.gpu.usable_bytes / GIB:.1f} GiB; "
-                   f"the peak is the {result.peak_phase.name} phase. "
-                   "Run `torchward estimate` on this file for the breakdown and what would make it fit.")
+        evidence = [
+            Evidence(_span(facts, _line(f.source)), f"{name} = {f.value!r}")
+            for name, f in config.fields()
+            if _line(f.source) and name != "model"
+        ][:6]
+        message = (
+            f"projected peak {result.peak / GIB:.1f} GiB (at least {result.low / GIB:.1f} GiB) "
+            f"exceeds the {choice.gpu.name}'s {choice.gpu.usable_bytes / GIB:.1f} GiB; "
+            f"the peak is the {result.peak_phase.name} phase. "
+            "Run `torchward estimate` on this file for the breakdown and what would make it fit."
+        )
         confidence = Confidence.HIGH if result.confidence == "high" else Confidence.MEDIUM
         yield self.finding(_span(facts, line), message, evidence=evidence, confidence=confidence)
 
 
 def _line(source: str) -> int | None:
-    match = _LINE.search(source.rsplit("/", 1)[-1]) if source.endswith(tuple("0123456789")) else None
+    match = (
+        _LINE.search(source.rsplit("/", 1)[-1]) if source.endswith(tuple("0123456789")) else None
+    )
     return int(match.group(1)) if match else None
 
 

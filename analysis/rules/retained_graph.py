@@ -97,19 +97,35 @@ class RetainedGraph(Rule):
     )
     INVALID = (
         # outputs returned to a caller in the file that never backpropagates them
-        Invalid("def collect(model, loader):\n    outs = []\n    for x in loader:\n        outs.append(model(x))\n    return outs\n\ndef main(model, loader):\n    print(len(collect(model, loader)))\n"),
+        Invalid(
+            "def collect(model, loader):\n    outs = []\n    for x in loader:\n        outs.append(model(x))\n    return outs\n\ndef main(model, loader):\n    print(len(collect(model, loader)))\n"
+        ),
         # returned, but every stored loss was already backpropagated: no caller can use the graph
-        Invalid("def train_epoch(model, loader, opt, crit):\n    losses = []\n    for x, y in loader:\n        loss = crit(model(x), y)\n        losses.append(loss)\n        loss.backward()\n        opt.step()\n        opt.zero_grad()\n    return losses\n"),
-        Invalid("import torch\ndef train(model, loader, opt, crit):\n    losses = []\n    for x, y in loader:\n        loss = crit(model(x), y)\n        losses.append(loss)\n        loss.backward()\n        opt.step()\n        opt.zero_grad()\n", Severity.ERROR),
-        Invalid("import torch\ndef train(model, loader, opt, crit):\n    total = 0\n    for x, y in loader:\n        loss = crit(model(x), y)\n        loss.backward()\n        total += loss\n        opt.step()\n        opt.zero_grad()\n    return total.item() / len(loader)\n", Severity.WARNING),
-        Invalid("import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 2)\nloader = torch.utils.data.DataLoader(range(8))\nhist = {}\nfor i, x in enumerate(loader):\n    out = model(x)\n    hist[i] = out\n"),
-        Invalid("import torch\nclass Trainer:\n    def __init__(self, model, loader):\n        self.model = model\n        self.loader = loader\n        self.losses = []\n    def fit(self):\n        for x, y in self.loader:\n            loss = self.model(x).sum()\n            self.losses.append(loss)\n            loss.backward()\n"),
+        Invalid(
+            "def train_epoch(model, loader, opt, crit):\n    losses = []\n    for x, y in loader:\n        loss = crit(model(x), y)\n        losses.append(loss)\n        loss.backward()\n        opt.step()\n        opt.zero_grad()\n    return losses\n"
+        ),
+        Invalid(
+            "import torch\ndef train(model, loader, opt, crit):\n    losses = []\n    for x, y in loader:\n        loss = crit(model(x), y)\n        losses.append(loss)\n        loss.backward()\n        opt.step()\n        opt.zero_grad()\n",
+            Severity.ERROR,
+        ),
+        Invalid(
+            "import torch\ndef train(model, loader, opt, crit):\n    total = 0\n    for x, y in loader:\n        loss = crit(model(x), y)\n        loss.backward()\n        total += loss\n        opt.step()\n        opt.zero_grad()\n    return total.item() / len(loader)\n",
+            Severity.WARNING,
+        ),
+        Invalid(
+            "import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 2)\nloader = torch.utils.data.DataLoader(range(8))\nhist = {}\nfor i, x in enumerate(loader):\n    out = model(x)\n    hist[i] = out\n"
+        ),
+        Invalid(
+            "import torch\nclass Trainer:\n    def __init__(self, model, loader):\n        self.model = model\n        self.loader = loader\n        self.losses = []\n    def fit(self):\n        for x, y in self.loader:\n            loss = self.model(x).sum()\n            self.losses.append(loss)\n            loss.backward()\n"
+        ),
     )
 
     def check(self, facts):
         created_at_store: dict[tuple[int, object], list[tuple]] = {}
         for trace, store in events(facts, EventKind.STORE):
-            created_at_store.setdefault((id(trace), store.span), []).append(store.get("created_loops") or ())
+            created_at_store.setdefault((id(trace), store.span), []).append(
+                store.get("created_loops") or ()
+            )
         escaped = _escaping_locs(facts)
         for trace, store in events(facts, EventKind.STORE):
             value = store.value
@@ -121,10 +137,12 @@ class RetainedGraph(Rule):
                 continue
             if store.loc in facts.backwarded_locs:
                 continue  # the stored graphs are backpropagated later: kept on purpose
-            later = trace.events[trace.events.index(store) + 1:]
+            later = trace.events[trace.events.index(store) + 1 :]
             backwarded_here = value.backwarded is not None or any(
-                b.kind is EventKind.BACKWARD and retained[0] in b.loops
-                and b.value is not None and b.value.graph == value.graph
+                b.kind is EventKind.BACKWARD
+                and retained[0] in b.loops
+                and b.value is not None
+                and b.value.graph == value.graph
                 for b in later
             )
             if store.loc in escaped and not backwarded_here:
@@ -132,8 +150,10 @@ class RetainedGraph(Rule):
             container, stored = store.get("container"), store.get("stored_text")
             before_backward = value.backwarded is None
             if before_backward and backwarded_here:
-                cost = ("before its backward() has run: the backward later in the iteration frees the activations, "
-                        "but every iteration's graph stays referenced and the saved tensors are kept until then")
+                cost = (
+                    "before its backward() has run: the backward later in the iteration frees the activations, "
+                    "but every iteration's graph stays referenced and the saved tensors are kept until then"
+                )
             elif before_backward:
                 cost = "before any backward() has run on it, so every iteration's activations stay in GPU memory until it runs out"
             else:
@@ -143,9 +163,18 @@ class RetainedGraph(Rule):
                 f"the loop iteration; it is stored {cost}. Store `{stored}.detach()` instead (or `{stored}.item()` "
                 "for a scalar that is only logged)."
             )
-            evidence = [value.graph, Evidence(loop_header(trace, retained[0]), "the loop whose iterations it outlives")]
+            evidence = [
+                value.graph,
+                Evidence(loop_header(trace, retained[0]), "the loop whose iterations it outlives"),
+            ]
             if store.loc.line:
-                evidence.insert(1, Evidence(facts.lines.span_at(store.loc.line, store.loc.column), f"`{store.loc.name}` is created outside that loop"))
+                evidence.insert(
+                    1,
+                    Evidence(
+                        facts.lines.span_at(store.loc.line, store.loc.column),
+                        f"`{store.loc.name}` is created outside that loop",
+                    ),
+                )
             if value.backwarded is not None:
                 evidence.append(value.backwarded)
             # ``running_loss = 0`` inside the loop as well: reset every update, so only the
@@ -154,6 +183,9 @@ class RetainedGraph(Rule):
             if reset:
                 message += f" (`{container}` is reset inside the loop, so only the iterations between resets are retained.)"
             yield self.finding(
-                store.span, message, evidence=evidence, confidence=value.graph_confidence,
+                store.span,
+                message,
+                evidence=evidence,
+                confidence=value.graph_confidence,
                 severity=Severity.ERROR if before_backward and not reset else Severity.WARNING,
             )

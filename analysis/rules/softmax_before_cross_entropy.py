@@ -62,17 +62,36 @@ class SoftmaxBeforeCrossEntropy(Rule):
         "import torch.nn as nn\nsoftmax = nn.LogSoftmax(dim=1)\nloss = nn.NLLLoss()\ndef step(model, x, y):\n    return loss(softmax(model(x)), y)\n",
     )
     INVALID = (
-        Invalid("import torch.nn.functional as F\ndef step(model, x, y):\n    probs = F.softmax(model(x), dim=1)\n    return F.cross_entropy(probs, y)\n", Severity.ERROR),
-        Invalid("import torch.nn as nn\nnet = nn.Sequential(nn.Linear(4, 3), nn.Softmax(dim=1))\ncrit = nn.CrossEntropyLoss()\ndef step(x, y):\n    return crit(net(x), y)\n", Severity.ERROR),
-        Invalid("import torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 3)\n        self.act = nn.Softmax(dim=1)\n    def forward(self, x):\n        return self.act(self.fc(x))\n\nmodel = Net()\ncrit = nn.CrossEntropyLoss()\ndef step(x, y):\n    return crit(model(x), y)\n", Severity.ERROR),
-        Invalid("import torch\nfrom torch.nn.functional import cross_entropy as ce\ndef step(model, x, y):\n    return ce(model(x).softmax(dim=-1), y)\n", Severity.ERROR),
-        Invalid("import torch.nn.functional as F\ndef step(model, x, y):\n    return F.cross_entropy(F.log_softmax(model(x), dim=1), y)\n", Severity.NOTE),
+        Invalid(
+            "import torch.nn.functional as F\ndef step(model, x, y):\n    probs = F.softmax(model(x), dim=1)\n    return F.cross_entropy(probs, y)\n",
+            Severity.ERROR,
+        ),
+        Invalid(
+            "import torch.nn as nn\nnet = nn.Sequential(nn.Linear(4, 3), nn.Softmax(dim=1))\ncrit = nn.CrossEntropyLoss()\ndef step(x, y):\n    return crit(net(x), y)\n",
+            Severity.ERROR,
+        ),
+        Invalid(
+            "import torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 3)\n        self.act = nn.Softmax(dim=1)\n    def forward(self, x):\n        return self.act(self.fc(x))\n\nmodel = Net()\ncrit = nn.CrossEntropyLoss()\ndef step(x, y):\n    return crit(model(x), y)\n",
+            Severity.ERROR,
+        ),
+        Invalid(
+            "import torch\nfrom torch.nn.functional import cross_entropy as ce\ndef step(model, x, y):\n    return ce(model(x).softmax(dim=-1), y)\n",
+            Severity.ERROR,
+        ),
+        Invalid(
+            "import torch.nn.functional as F\ndef step(model, x, y):\n    return F.cross_entropy(F.log_softmax(model(x), dim=1), y)\n",
+            Severity.NOTE,
+        ),
     )
 
     def check(self, facts):
         for _, loss in events(facts, EventKind.LOSS):
             value = loss.value
-            if loss.get("loss") != "cross_entropy" or value is None or value.activation not in ("softmax", "log_softmax"):
+            if (
+                loss.get("loss") != "cross_entropy"
+                or value is None
+                or value.activation not in ("softmax", "log_softmax")
+            ):
                 continue
             text = loss.get("input_text")
             evidence = [value.origin] if value.origin else []

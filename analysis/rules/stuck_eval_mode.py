@@ -63,10 +63,19 @@ class StuckEvalMode(Rule):
         "def test(model, loader):\n    for epoch in range(2):\n        model.eval()\n        for x in loader:\n            model(x)\n",
     )
     INVALID = (
-        Invalid("def fit(model, train_loader, val_loader, opt):\n    model.train()\n    for epoch in range(3):\n        for x, y in train_loader:\n            opt.zero_grad()\n            model(x).sum().backward()\n            opt.step()\n        model.eval()\n        for x, y in val_loader:\n            model(x)\n"),
-        Invalid("def evaluate(model, loader):\n    model.eval()\n    for x in loader:\n        model(x)\n\ndef fit(model, loader, opt):\n    for epoch in range(3):\n        for x in loader:\n            opt.zero_grad()\n            model(x).sum().backward()\n            opt.step()\n        evaluate(model, loader)\n"),
-        Invalid("import torch\nmodel = torch.nn.Linear(2, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor epoch in range(3):\n    for x in range(4):\n        opt.zero_grad()\n        model(x).sum().backward()\n        opt.step()\n    model.eval()\n", Severity.WARNING),
-        Invalid("def fit(model, loader, opt):\n    for epoch in range(3):\n        for x in loader:\n            opt.zero_grad()\n            model(x).sum().backward()\n            opt.step()\n        model.train(False)\n"),
+        Invalid(
+            "def fit(model, train_loader, val_loader, opt):\n    model.train()\n    for epoch in range(3):\n        for x, y in train_loader:\n            opt.zero_grad()\n            model(x).sum().backward()\n            opt.step()\n        model.eval()\n        for x, y in val_loader:\n            model(x)\n"
+        ),
+        Invalid(
+            "def evaluate(model, loader):\n    model.eval()\n    for x in loader:\n        model(x)\n\ndef fit(model, loader, opt):\n    for epoch in range(3):\n        for x in loader:\n            opt.zero_grad()\n            model(x).sum().backward()\n            opt.step()\n        evaluate(model, loader)\n"
+        ),
+        Invalid(
+            "import torch\nmodel = torch.nn.Linear(2, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor epoch in range(3):\n    for x in range(4):\n        opt.zero_grad()\n        model(x).sum().backward()\n        opt.step()\n    model.eval()\n",
+            Severity.WARNING,
+        ),
+        Invalid(
+            "def fit(model, loader, opt):\n    for epoch in range(3):\n        for x in loader:\n            opt.zero_grad()\n            model(x).sum().backward()\n            opt.step()\n        model.train(False)\n"
+        ),
     )
 
     def check(self, facts):
@@ -88,6 +97,10 @@ class StuckEvalMode(Rule):
                 "Call `model.train()` at the start of each epoch."
             )
             yield self.finding(
-                stuck.evidence.span, message,
-                evidence=[stuck.evidence, Evidence(backward.span, "the next iteration trains here in eval mode")],
+                stuck.evidence.span,
+                message,
+                evidence=[
+                    stuck.evidence,
+                    Evidence(backward.span, "the next iteration trains here in eval mode"),
+                ],
             )

@@ -67,10 +67,19 @@ class UnscaledGradientAccumulation(Rule):
         "from mylib import compute_loss\ndef train(model, loader, opt, accum):\n    for i, batch in enumerate(loader):\n        loss = compute_loss(model, batch)\n        loss.backward()\n        if (i + 1) % accum == 0:\n            opt.step()\n            opt.zero_grad()\n",
     )
     INVALID = (
-        Invalid("def train(model, loader, opt, crit, accum):\n    for i, (x, y) in enumerate(loader):\n        loss = crit(model(x), y)\n        loss.backward()\n        if (i + 1) % accum == 0:\n            opt.step()\n            opt.zero_grad()\n"),
-        Invalid("import torch\nimport torch.nn.functional as F\nmodel = torch.nn.Linear(2, 2)\nopt = torch.optim.AdamW(model.parameters())\nscaler = torch.amp.GradScaler()\nfor step, (x, y) in enumerate(torch.utils.data.DataLoader(range(4))):\n    loss = F.cross_entropy(model(x), y)\n    scaler.scale(loss).backward()\n    if step % 8 == 7:\n        scaler.step(opt)\n        scaler.update()\n        opt.zero_grad()\n", Severity.WARNING),
-        Invalid("def train(model, loader, opt, crit):\n    accum = 4\n    for i, (x, y) in enumerate(loader):\n        out = model(x)\n        crit(out, y).backward()\n        if i % accum == 0:\n            opt.step()\n            model.zero_grad()\n"),
-        Invalid("class Trainer:\n    def __init__(self, model, opt, crit, accum):\n        self.model, self.opt, self.crit, self.accum = model, opt, crit, accum\n    def fit(self, loader):\n        for i, (x, y) in enumerate(loader):\n            loss = self.crit(self.model(x), y)\n            loss.backward()\n            if (i + 1) % self.accum == 0:\n                self.opt.step()\n                self.opt.zero_grad()\n"),
+        Invalid(
+            "def train(model, loader, opt, crit, accum):\n    for i, (x, y) in enumerate(loader):\n        loss = crit(model(x), y)\n        loss.backward()\n        if (i + 1) % accum == 0:\n            opt.step()\n            opt.zero_grad()\n"
+        ),
+        Invalid(
+            "import torch\nimport torch.nn.functional as F\nmodel = torch.nn.Linear(2, 2)\nopt = torch.optim.AdamW(model.parameters())\nscaler = torch.amp.GradScaler()\nfor step, (x, y) in enumerate(torch.utils.data.DataLoader(range(4))):\n    loss = F.cross_entropy(model(x), y)\n    scaler.scale(loss).backward()\n    if step % 8 == 7:\n        scaler.step(opt)\n        scaler.update()\n        opt.zero_grad()\n",
+            Severity.WARNING,
+        ),
+        Invalid(
+            "def train(model, loader, opt, crit):\n    accum = 4\n    for i, (x, y) in enumerate(loader):\n        out = model(x)\n        crit(out, y).backward()\n        if i % accum == 0:\n            opt.step()\n            model.zero_grad()\n"
+        ),
+        Invalid(
+            "class Trainer:\n    def __init__(self, model, opt, crit, accum):\n        self.model, self.opt, self.crit, self.accum = model, opt, crit, accum\n    def fit(self, loader):\n        for i, (x, y) in enumerate(loader):\n            loss = self.crit(self.model(x), y)\n            loss.backward()\n            if (i + 1) % self.accum == 0:\n                self.opt.step()\n                self.opt.zero_grad()\n"
+        ),
     )
 
     def check(self, facts):
@@ -82,9 +91,18 @@ class UnscaledGradientAccumulation(Rule):
             loop = step.loops[-1]
             for backward in trace.events_in(loop, EventKind.BACKWARD):
                 value = backward.value
-                if is_framework_step(backward) or backward.in_accumulate or value is None or gate in backward.gates:
+                if (
+                    is_framework_step(backward)
+                    or backward.in_accumulate
+                    or value is None
+                    or gate in backward.gates
+                ):
                     continue
-                if value.scaled is not False or value.get("reduction") == "sum" or backward.span in reported:
+                if (
+                    value.scaled is not False
+                    or value.get("reduction") == "sum"
+                    or backward.span in reported
+                ):
                     continue
                 reported.add(backward.span)
                 message = (
@@ -92,7 +110,12 @@ class UnscaledGradientAccumulation(Rule):
                     "and the loss is never divided by the accumulation count: the update is N times too large. "
                     "Divide the loss by the number of accumulation steps before backward()."
                 )
-                evidence = [Evidence(gate.span, "the optimizer step is gated here"), Evidence(step.span, "the accumulated update")]
+                evidence = [
+                    Evidence(gate.span, "the optimizer step is gated here"),
+                    Evidence(step.span, "the accumulated update"),
+                ]
                 if value.graph:
                     evidence.insert(0, value.graph)
-                yield self.finding(backward.span, message, evidence=evidence, confidence=value.graph_confidence)
+                yield self.finding(
+                    backward.span, message, evidence=evidence, confidence=value.graph_confidence
+                )

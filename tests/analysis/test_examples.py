@@ -17,7 +17,6 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 import pytest
-
 from torchward.analysis import LintSettings, all_rules, analyze_source
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,11 +7,12 @@ import random
 from pathlib import Path
 
 import pytest
-
 from torchward.analysis import SummaryCache, all_rules, analyze_source
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPTS = sorted([*(ROOT / "examples").glob("*.py"), *(Path(__file__).parent / "fixtures").glob("*.py")])
+SCRIPTS = sorted(
+    [*(ROOT / "examples").glob("*.py"), *(Path(__file__).parent / "fixtures").glob("*.py")]
+)
 RULE_EXAMPLES = [
     pytest.param(source, id=f"{rule.code}-{i}")
     for rule in all_rules()
@@ -52,7 +53,9 @@ def test_cached_relint_after_each_edit_equals_a_fresh_analysis(path):
     cache = SummaryCache()
     analyze_source(path.read_text(), str(path), cache=cache)
     for edited in _edits(path.read_text(), rng, 25):
-        assert _key(analyze_source(edited, str(path), cache=cache)) == _key(analyze_source(edited, str(path)))
+        assert _key(analyze_source(edited, str(path), cache=cache)) == _key(
+            analyze_source(edited, str(path))
+        )
 
 
 @pytest.mark.parametrize("source", RULE_EXAMPLES)
@@ -62,8 +65,12 @@ def test_cached_relint_of_every_rule_example_equals_a_fresh_analysis(source):
     analyze_source(source, "example.py", cache=cache)
     for edited in _edits(source, rng, 8):
         # the first re-lint of the unchanged text is all cache hits
-        assert _key(analyze_source(source, "example.py", cache=cache)) == _key(analyze_source(source, "example.py"))
-        assert _key(analyze_source(edited, "example.py", cache=cache)) == _key(analyze_source(edited, "example.py"))
+        assert _key(analyze_source(source, "example.py", cache=cache)) == _key(
+            analyze_source(source, "example.py")
+        )
+        assert _key(analyze_source(edited, "example.py", cache=cache)) == _key(
+            analyze_source(edited, "example.py")
+        )
 
 
 def test_an_edit_inside_one_function_reuses_the_others():

@@ -79,7 +79,9 @@ def test_columns_and_lines_survive_form_feeds_and_non_ascii_text():
     )
     [finding] = [f for f in findings(source) if f.code == "TW001"]
     assert finding.span.line == 7
-    assert source.split("\n")[6][finding.span.column:finding.span.end_column] == "hist.append(loss)"
+    assert (
+        source.split("\n")[6][finding.span.column : finding.span.end_column] == "hist.append(loss)"
+    )
 
 
 def test_deeply_nested_loops_are_interpreted_a_linear_number_of_times(monkeypatch):
@@ -96,9 +98,12 @@ def test_deeply_nested_loops_are_interpreted_a_linear_number_of_times(monkeypatc
 
     monkeypatch.setattr(FunctionRun, "execute", counting)
     depth = 40
-    source = "import torch\ndef f(model, loader):\n" + "".join(
-        "    " * (k + 1) + f"for a{k} in loader:\n" for k in range(depth)
-    ) + "    " * (depth + 1) + "model(a0).sum().backward()\n"
+    source = (
+        "import torch\ndef f(model, loader):\n"
+        + "".join("    " * (k + 1) + f"for a{k} in loader:\n" for k in range(depth))
+        + "    " * (depth + 1)
+        + "model(a0).sum().backward()\n"
+    )
     report = analyze_source(source, "nested.py")
     assert not report.problems
     assert len(executed) < 20 * depth * depth

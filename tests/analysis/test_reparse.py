@@ -7,12 +7,16 @@ import random
 from pathlib import Path
 
 import pytest
-
 from torchward.analysis.reparse import reparse
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = sorted([*(ROOT / "examples").glob("*.py"), *(Path(__file__).parent / "fixtures").glob("*.py"),
-                  *(ROOT / "analysis").glob("*.py")])
+SOURCES = sorted(
+    [
+        *(ROOT / "examples").glob("*.py"),
+        *(Path(__file__).parent / "fixtures").glob("*.py"),
+        *(ROOT / "analysis").glob("*.py"),
+    ]
+)
 
 
 def _dump(tree: ast.Module) -> str:

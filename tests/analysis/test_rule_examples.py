@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from torchward.analysis import LintSettings, all_rules, analyze_source
 
 
@@ -15,7 +14,9 @@ def _cases(kind: str):
 
 
 def _findings(rule, source: str):
-    report = analyze_source(source, "example.py", LintSettings(select=(rule.code,), **rule.EXAMPLE_SETTINGS))
+    report = analyze_source(
+        source, "example.py", LintSettings(select=(rule.code,), **rule.EXAMPLE_SETTINGS)
+    )
     assert not report.problems, report.problems
     return report.findings
 

@@ -99,11 +99,14 @@ class ResNet(nn.Module):
         if stride != 1 or self.inplanes != planes * block.expansion:
             downsample = nn.Sequential(
                 nn.Conv2d(self.inplanes, planes * block.expansion, 1, stride, bias=False),
-                nn.BatchNorm2d(planes * block.expansion))
+                nn.BatchNorm2d(planes * block.expansion),
+            )
         layers = [block(self.inplanes, planes, stride, downsample, self.groups, self.base_width)]
         self.inplanes = planes * block.expansion
-        layers += [block(self.inplanes, planes, groups=self.groups, base_width=self.base_width)
-                   for _ in range(1, blocks)]
+        layers += [
+            block(self.inplanes, planes, groups=self.groups, base_width=self.base_width)
+            for _ in range(1, blocks)
+        ]
         return nn.Sequential(*layers)
 
     def forward(self, x):
@@ -129,15 +132,25 @@ def build(name: str, mode: str, seq: int, attention: str = "sdpa", overrides: di
     if mt == "torchvision-resnet":
         c = entry["config"]
         block = Bottleneck if c["block"] == "bottleneck" else BasicBlock
-        return ResNet(block, c["layers"], groups=c.get("groups", 1),
-                      width_per_group=c.get("width_per_group", 64)), "image"
+        return ResNet(
+            block,
+            c["layers"],
+            groups=c.get("groups", 1),
+            width_per_group=c.get("width_per_group", 64),
+        ), "image"
     import transformers as tf
 
     extra = {"attn_implementation": attention}
     if mt == "vit":
         return tf.ViTForImageClassification(hf_config(entry, **extra)), "vit"
-    kind = {"bert": "encoder", "roberta": "encoder", "distilbert": "encoder",
-            "xlm-roberta": "encoder", "t5": "seq2seq", "bart": "seq2seq"}.get(mt, "decoder")
+    kind = {
+        "bert": "encoder",
+        "roberta": "encoder",
+        "distilbert": "encoder",
+        "xlm-roberta": "encoder",
+        "t5": "seq2seq",
+        "bart": "seq2seq",
+    }.get(mt, "decoder")
     if kind == "encoder":
         cfg = hf_config(entry, num_labels=2, **extra)
         return tf.AutoModelForSequenceClassification.from_config(cfg), kind
@@ -155,29 +168,37 @@ def batch_maker(kind: str, model, batch: int, seq: int, image: int, device: str)
 
     def make():
         if kind == "image":
-            return {"x": torch.randn(batch, 3, image, image, device=device),
-                    "labels": torch.randint(0, 1000, (batch,), device=device)}
+            return {
+                "x": torch.randn(batch, 3, image, image, device=device),
+                "labels": torch.randint(0, 1000, (batch,), device=device),
+            }
         if kind == "vit":
-            return {"pixel_values": torch.randn(batch, 3, image, image, device=device),
-                    "labels": torch.randint(0, 1000, (batch,), device=device)}
+            return {
+                "pixel_values": torch.randn(batch, 3, image, image, device=device),
+                "labels": torch.randint(0, 1000, (batch,), device=device),
+            }
         ids = torch.randint(0, vocab, (batch, seq), device=device)
         if kind == "encoder":
             return {"input_ids": ids, "labels": torch.randint(0, 2, (batch,), device=device)}
         return {"input_ids": ids, "labels": ids}  # decoder LM / seq2seq with target = source
+
     return make
 
 
 def loss_of(kind: str):
     """(loss, outputs) of one batch: the outputs are kept, as a training loop keeps them."""
     if kind == "image":
+
         def loss(model, b):
             out = model(b["x"])
             return nn.functional.cross_entropy(out, b["labels"]), out
+
         return loss
 
     def hf_loss(model, b):
         out = model(**b)
         return out.loss, out
+
     return hf_loss
 
 
@@ -190,4 +211,5 @@ def forward_of(kind: str):
         if kind == "seq2seq":
             inputs["decoder_input_ids"] = b["labels"]
         return model(**inputs)
+
     return fwd

@@ -34,9 +34,22 @@ def build() -> Path:
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
     lib = torch_dir / "lib"
-    cmd = ["g++", "-O1", "-shared", "-fPIC", "-std=c++17", "-D_GLIBCXX_USE_CXX11_ABI=1",
-           f"-I{torch_dir / 'include'}", str(SOURCE), f"-L{lib}", "-lc10", "-ltorch_cpu",
-           f"-Wl,-rpath,{lib}", "-o", str(out)]
+    cmd = [
+        "g++",
+        "-O1",
+        "-shared",
+        "-fPIC",
+        "-std=c++17",
+        "-D_GLIBCXX_USE_CXX11_ABI=1",
+        f"-I{torch_dir / 'include'}",
+        str(SOURCE),
+        f"-L{lib}",
+        "-lc10",
+        "-ltorch_cpu",
+        f"-Wl,-rpath,{lib}",
+        "-o",
+        str(out),
+    ]
     subprocess.run(cmd, check=True)
     return out
 

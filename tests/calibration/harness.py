@@ -36,7 +36,7 @@ import contextlib
 import gc
 import math
 import weakref
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
@@ -153,12 +153,21 @@ def _autocast_inputs(*ts):
     return ts
 
 
-def sdpa_by_rule(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
-                 enable_gqa=False):
+def sdpa_by_rule(
+    query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False
+):
     """SDPA with the kernel an sm80 / sm90 GPU picks, or an sm75 one (no flash): module docstring."""
     if query.device.type != "cuda":
-        return _ORIGINAL_SDPA(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p,
-                              is_causal=is_causal, scale=scale, enable_gqa=enable_gqa)
+        return _ORIGINAL_SDPA(
+            query,
+            key,
+            value,
+            attn_mask=attn_mask,
+            dropout_p=dropout_p,
+            is_causal=is_causal,
+            scale=scale,
+            enable_gqa=enable_gqa,
+        )
     # SDPA is on autocast's lower-precision list: every floating input is cast, the mask too
     query, key, value, attn_mask = _autocast_inputs(query, key, value, attn_mask)
     head_dim = query.size(-1)
@@ -168,14 +177,27 @@ def sdpa_by_rule(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=Fal
         KERNELS_USED["math"] = KERNELS_USED.get("math", 0) + 1
         with torch.autocast("cuda", enabled=False):
             return torch.ops.aten._scaled_dot_product_attention_math(
-                query, key, value, attn_mask, dropout_p, is_causal, None, scale=scale,
-                enable_gqa=enable_gqa)[0]
-    if (SDPA_SM["value"] >= 80 and query.dtype in (torch.float16, torch.bfloat16)
-            and attn_mask is None and head_dim <= 256):
+                query,
+                key,
+                value,
+                attn_mask,
+                dropout_p,
+                is_causal,
+                None,
+                scale=scale,
+                enable_gqa=enable_gqa,
+            )[0]
+    if (
+        SDPA_SM["value"] >= 80
+        and query.dtype in (torch.float16, torch.bfloat16)
+        and attn_mask is None
+        and head_dim <= 256
+    ):
         KERNELS_USED["flash"] = KERNELS_USED.get("flash", 0) + 1
         with torch.autocast("cuda", enabled=False):
             out = torch.ops.aten._scaled_dot_product_flash_attention(
-                query, key, value, dropout_p, is_causal, False, scale=scale)[0]
+                query, key, value, dropout_p, is_causal, False, scale=scale
+            )[0]
         return out
     KERNELS_USED["efficient"] = KERNELS_USED.get("efficient", 0) + 1
     if key.size(-3) != query.size(-3):
@@ -193,30 +215,37 @@ def sdpa_by_rule(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=Fal
     needs_lse = torch.is_grad_enabled() and any(t.requires_grad for t in (query, key, value))
     with torch.autocast("cuda", enabled=False):
         return torch.ops.aten._scaled_dot_product_efficient_attention(
-            query, key, value, attn_mask, needs_lse, dropout_p, is_causal, scale=scale)[0]
+            query, key, value, attn_mask, needs_lse, dropout_p, is_causal, scale=scale
+        )[0]
 
 
 def patch_transformers() -> None:
     """Answer transformers' tracing checks as a real, unpadded, unpacked run would."""
+    import transformers.initialization as init
     import transformers.masking_utils as mu
     import transformers.utils.import_utils as iu
-
-    import transformers.initialization as init
 
     iu.is_fake_tensor = lambda tensor: False
     mu.find_packed_sequence_indices = lambda position_ids: None
     mu.fast_all = lambda tensor: True  # no padding in these batches
     # torch's trunc_normal_ asks for tensor values; an in-place normal_ allocates the same
     init.TORCH_INIT_FUNCTIONS["trunc_normal_"] = (
-        lambda tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None:
-        tensor.normal_(mean, std, generator=generator))
+        lambda tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None: tensor.normal_(
+            mean, std, generator=generator
+        )
+    )
     F.scaled_dot_product_attention = sdpa_by_rule
     torch.nn.functional.scaled_dot_product_attention = sdpa_by_rule
 
 
 # -- the steps --------------------------------------------------------------------------------
-DTYPES = {"fp32": None, "amp-bf16": torch.bfloat16, "amp-fp16": torch.float16,
-          "bf16": torch.bfloat16, "fp16": torch.float16}
+DTYPES = {
+    "fp32": None,
+    "amp-bf16": torch.bfloat16,
+    "amp-fp16": torch.float16,
+    "bf16": torch.bfloat16,
+    "fp16": torch.float16,
+}
 
 
 def _precision(dtype: str, device: str):
@@ -227,8 +256,15 @@ def _precision(dtype: str, device: str):
     return contextlib.nullcontext()
 
 
-def train_step(counter: LiveStorageCounter, model, make_batch: Callable, loss_of: Callable,
-               dtype: str, device: str, warmup: bool = True) -> None:
+def train_step(
+    counter: LiveStorageCounter,
+    model,
+    make_batch: Callable,
+    loss_of: Callable,
+    dtype: str,
+    device: str,
+    warmup: bool = True,
+) -> None:
     """One steady-state step: zero_grad(set_to_none), forward + loss, backward, AdamW step.
 
     The loop is transformers' own custom-loop tutorial: ``outputs = model(**batch);
@@ -280,8 +316,9 @@ def generation(counter, model, prompt_ids, new_tokens: int, dtype, device) -> No
         counter.set_phase("prefill")
         cache = DynamicCache(config=model.config)
         with _precision(dtype, device):
-            out = model(input_ids=prompt_ids, past_key_values=cache, use_cache=True,
-                        logits_to_keep=1)
+            out = model(
+                input_ids=prompt_ids, past_key_values=cache, use_cache=True, logits_to_keep=1
+            )
         scores = out.logits[:, -1, :].to(copy=True, dtype=torch.float32)
         cache = out.past_key_values
         del out
@@ -290,8 +327,9 @@ def generation(counter, model, prompt_ids, new_tokens: int, dtype, device) -> No
         for _ in range(new_tokens):
             del scores
             with _precision(dtype, device):
-                out = model(input_ids=token, past_key_values=cache, use_cache=True,
-                            logits_to_keep=1)
+                out = model(
+                    input_ids=token, past_key_values=cache, use_cache=True, logits_to_keep=1
+                )
             scores = out.logits[:, -1, :].to(copy=True, dtype=torch.float32)
             cache = out.past_key_values
             del out
@@ -303,5 +341,16 @@ def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
-__all__ = ["LiveStorageCounter", "cuda_autocast", "sdpa_by_rule", "set_sdpa_sm", "patch_transformers",
-           "train_step", "inference_pass", "generation", "rounded", "KERNELS_USED", "math"]
+__all__ = [
+    "LiveStorageCounter",
+    "cuda_autocast",
+    "sdpa_by_rule",
+    "set_sdpa_sm",
+    "patch_transformers",
+    "train_step",
+    "inference_pass",
+    "generation",
+    "rounded",
+    "KERNELS_USED",
+    "math",
+]

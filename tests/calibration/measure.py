@@ -93,29 +93,45 @@ FIELDS = ("name", "model", "mode", "dtype", "batch_size", "seq", "new_tokens")
 # and, because the reference harness recorded only "flash_attention": false, also with
 # eager attention and with SDPA forced onto its math path (fused kernels disabled). ``--t4`` writes them to fixtures/t4_rules_peaks.json.
 T4_FIXTURE = HERE / "fixtures" / "t4_rules_peaks.json"
-T4_RUNS = [("gpt2", 4, 128), ("gpt2", 8, 256), ("distilbert-base-uncased", 4, 128),
-           ("distilbert-base-uncased", 8, 256), ("bert-base-uncased", 4, 128),
-           ("bert-base-uncased", 8, 256), ("resnet50", 16, 224), ("resnet50", 32, 224)]
+T4_RUNS = [
+    ("gpt2", 4, 128),
+    ("gpt2", 8, 256),
+    ("distilbert-base-uncased", 4, 128),
+    ("distilbert-base-uncased", 8, 256),
+    ("bert-base-uncased", 4, 128),
+    ("bert-base-uncased", 8, 256),
+    ("resnet50", 16, 224),
+    ("resnet50", 32, 224),
+]
 # attention variants: (suffix, attn_implementation, forced SDPA backend)
 T4_ATTENTION = (("sdpa", "sdpa", None), ("eager", "eager", None), ("math", "sdpa", "math"))
 T4_CONFIGS = [
-    dict(name=f"t4-{m.split('-base')[0]}-train-amp16-b{b}-{'i' if m == 'resnet50' else 's'}{s}"
-              + ("" if m == "resnet50" else f"-{suffix}"),
-         model=m, mode="train", dtype="amp-fp16", batch_size=b, seq=s, new_tokens=0, sm=75,
-         attention=att, sdpa_backend=backend)
+    dict(
+        name=f"t4-{m.split('-base')[0]}-train-amp16-b{b}-{'i' if m == 'resnet50' else 's'}{s}"
+        + ("" if m == "resnet50" else f"-{suffix}"),
+        model=m,
+        mode="train",
+        dtype="amp-fp16",
+        batch_size=b,
+        seq=s,
+        new_tokens=0,
+        sm=75,
+        attention=att,
+        sdpa_backend=backend,
+    )
     for m, b, s in T4_RUNS
-    for suffix, att, backend in (T4_ATTENTION[:1] if m == "resnet50" else T4_ATTENTION)]
+    for suffix, att, backend in (T4_ATTENTION[:1] if m == "resnet50" else T4_ATTENTION)
+]
 
 
 def run_one(cfg: dict, device: str = "cuda", fake: bool = True) -> dict:
     """Measure one configuration in this process (torch imported here)."""
     import contextlib
 
+    import calib_models as models
+    import harness
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
-
-    import harness
-    import calib_models as models
 
     harness.patch_transformers()
     harness.set_sdpa_sm(cfg.get("sm", 80), cfg.get("sdpa_backend"))
@@ -133,38 +149,63 @@ def run_one(cfg: dict, device: str = "cuda", fake: bool = True) -> dict:
             torch.set_default_dtype(harness.DTYPES[cfg["dtype"]])
         try:
             with torch.device(device):
-                model, kind = models.build(cfg["model"], cfg["mode"], seq,
-                                           attention=cfg.get("attention", "sdpa"),
-                                           overrides=cfg.get("overrides"))
+                model, kind = models.build(
+                    cfg["model"],
+                    cfg["mode"],
+                    seq,
+                    attention=cfg.get("attention", "sdpa"),
+                    overrides=cfg.get("overrides"),
+                )
         finally:
             torch.set_default_dtype(default)
         params = sum(p.numel() for p in model.parameters())
         if cfg["mode"] == "train":
             model.train()
-            harness.train_step(counter, model,
-                               models.batch_maker(kind, model, cfg["batch_size"], seq, image, device),
-                               models.loss_of(kind), cfg["dtype"], device)
+            harness.train_step(
+                counter,
+                model,
+                models.batch_maker(kind, model, cfg["batch_size"], seq, image, device),
+                models.loss_of(kind),
+                cfg["dtype"],
+                device,
+            )
         elif cfg["mode"] == "inference":
-            harness.inference_pass(counter, model,
-                                   models.batch_maker(kind, model, cfg["batch_size"], seq, image,
-                                                      device),
-                                   models.forward_of(kind), cfg["dtype"], device)
+            harness.inference_pass(
+                counter,
+                model,
+                models.batch_maker(kind, model, cfg["batch_size"], seq, image, device),
+                models.forward_of(kind),
+                cfg["dtype"],
+                device,
+            )
         else:
             with torch.no_grad():
-                prompt = torch.randint(0, model.config.vocab_size, (cfg["batch_size"], seq),
-                                       device=device)
+                prompt = torch.randint(
+                    0, model.config.vocab_size, (cfg["batch_size"], seq), device=device
+                )
             harness.generation(counter, model, prompt, cfg["new_tokens"], cfg["dtype"], device)
         weights = sum(harness.rounded(p.untyped_storage().nbytes()) for p in model.parameters())
     peak_phase = max(counter.phase_peaks, key=counter.phase_peaks.get)
-    return dict(cfg, params=params, weight_bytes=weights, measured_allocated_bytes=counter.peak,
-                peak_phase=peak_phase, phase_peaks=dict(counter.phase_peaks),
-                sdpa_kernels=dict(harness.KERNELS_USED), seconds=round(time.time() - started, 1))
+    return dict(
+        cfg,
+        params=params,
+        weight_bytes=weights,
+        measured_allocated_bytes=counter.peak,
+        peak_phase=peak_phase,
+        phase_peaks=dict(counter.phase_peaks),
+        sdpa_kernels=dict(harness.KERNELS_USED),
+        seconds=round(time.time() - started, 1),
+    )
 
 
 def _child(cfg: dict) -> dict:
     env = dict(os.environ, PYTHONWARNINGS="ignore")
-    proc = subprocess.run([sys.executable, __file__, "--one", json.dumps(cfg)], env=env,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, __file__, "--one", json.dumps(cfg)],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode != 0:
         return dict(cfg, error=proc.stderr[-3000:])
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -174,18 +215,25 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--one", help="one configuration as JSON; prints its result")
     ap.add_argument("--only", help="substring of config names to run")
-    ap.add_argument("--merge", action="store_true",
-                    help="with --only: replace those runs in the fixture, keep the others")
+    ap.add_argument(
+        "--merge",
+        action="store_true",
+        help="with --only: replace those runs in the fixture, keep the others",
+    )
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--t4", action="store_true",
-                    help="the reference T4 runs with sm75 SDPA rules and eager attention "
-                         "(writes fixtures/t4_rules_peaks.json)")
+    ap.add_argument(
+        "--t4",
+        action="store_true",
+        help="the reference T4 runs with sm75 SDPA rules and eager attention "
+        "(writes fixtures/t4_rules_peaks.json)",
+    )
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     args.out = args.out or str(T4_FIXTURE if args.t4 else FIXTURE)
     if args.one:
         sys.path.insert(0, str(HERE))
         import fakecuda
+
         fakecuda.load()
         print(json.dumps(run_one(json.loads(args.one))))
         return 0
@@ -194,28 +242,35 @@ def main(argv=None) -> int:
     with ThreadPoolExecutor(args.jobs) as pool:
         results = []
         for r in pool.map(_child, configs):
-            status = r.get("error", "").strip().splitlines()[-1:] if "error" in r else \
-                f"{r['measured_allocated_bytes'] / 2**30:8.3f} GiB  {r['peak_phase']}  {r['seconds']}s"
+            status = (
+                r.get("error", "").strip().splitlines()[-1:]
+                if "error" in r
+                else f"{r['measured_allocated_bytes'] / 2**30:8.3f} GiB  {r['peak_phase']}  {r['seconds']}s"
+            )
             print(f"{r['name']:40s} {status}", flush=True)
             results.append(r)
     import torch
     import transformers
-    t4_note = ("The reference project's Tesla T4 training runs (shared/calibration/"
-               "t4_measured_peaks.json), measured as below with the SDPA kernel rules of an sm75 "
-               "GPU (no FlashAttention: the memory-efficient kernel for fp16 with or without mask "
-               "or dropout), each transformer three times: attn_implementation='sdpa' (suffix -sdpa), "
-               "'eager' (-eager), and 'sdpa' with SDPA forced onto its math path (-math: "
-               "sdpa_kernel(SDPBackend.MATH), fp32 upcast as allow_fp16_bf16_reduction_math_sdp "
-               "is off by default). ")
+
+    t4_note = (
+        "The reference project's Tesla T4 training runs (shared/calibration/"
+        "t4_measured_peaks.json), measured as below with the SDPA kernel rules of an sm75 "
+        "GPU (no FlashAttention: the memory-efficient kernel for fp16 with or without mask "
+        "or dropout), each transformer three times: attn_implementation='sdpa' (suffix -sdpa), "
+        "'eager' (-eager), and 'sdpa' with SDPA forced onto its math path (-math: "
+        "sdpa_kernel(SDPBackend.MATH), fp32 upcast as allow_fp16_bf16_reduction_math_sdp "
+        "is off by default). "
+    )
     out = {
-        "note": (t4_note if args.t4 else "") + "Peak bytes of live tensor storage (512-byte blocks) of one steady-state step, "
-                "measured with fake tensors on a fake CUDA device by tests/calibration/measure.py; "
-                "what torch.cuda.max_memory_allocated reports, less kernel-internal workspaces "
-                "(cuBLAS/cuDNN, flash-attention backward accumulators). SDPA kernel chosen as on "
-                + ("sm75 (T4)" if args.t4 else "sm80/sm90")
-                + "; autocast forced on; AdamW(foreach=True), zero_grad(set_to_none=True).",
+        "note": (t4_note if args.t4 else "")
+        + "Peak bytes of live tensor storage (512-byte blocks) of one steady-state step, "
+        "measured with fake tensors on a fake CUDA device by tests/calibration/measure.py; "
+        "what torch.cuda.max_memory_allocated reports, less kernel-internal workspaces "
+        "(cuBLAS/cuDNN, flash-attention backward accumulators). SDPA kernel chosen as on "
+        + ("sm75 (T4)" if args.t4 else "sm80/sm90")
+        + "; autocast forced on; AdamW(foreach=True), zero_grad(set_to_none=True).",
         "command": "tests/calibration/.venv/bin/python tests/calibration/measure.py"
-                   + (" --t4" if args.t4 else ""),
+        + (" --t4" if args.t4 else ""),
         "torch_version": torch.__version__.split("+")[0],
         "transformers_version": transformers.__version__,
         "runs": results,

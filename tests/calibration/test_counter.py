@@ -15,10 +15,16 @@ from pathlib import Path
 
 import pytest
 
-torch = pytest.importorskip("torch", reason="torch is a calibration-only dependency "
-                            "(tests/calibration/README.md); not installed here")
-pytest.importorskip("transformers", reason="transformers is a calibration-only dependency "
-                    "(tests/calibration/README.md); not installed here")
+torch = pytest.importorskip(
+    "torch",
+    reason="torch is a calibration-only dependency "
+    "(tests/calibration/README.md); not installed here",
+)
+pytest.importorskip(
+    "transformers",
+    reason="transformers is a calibration-only dependency "
+    "(tests/calibration/README.md); not installed here",
+)
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -27,13 +33,31 @@ import measure  # noqa: E402
 
 TINY = {
     "gpt2": {"n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 512, "n_positions": 256},
-    "llama-3.2-1b": {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
-                     "num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 128,
-                     "vocab_size": 512},
-    "bert-base-uncased": {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
-                          "intermediate_size": 128, "vocab_size": 512},
-    "t5-small": {"d_model": 64, "d_ff": 128, "d_kv": 16, "num_heads": 4, "num_layers": 2,
-                 "num_decoder_layers": 2, "vocab_size": 512},
+    "llama-3.2-1b": {
+        "hidden_size": 64,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "head_dim": 16,
+        "intermediate_size": 128,
+        "vocab_size": 512,
+    },
+    "bert-base-uncased": {
+        "hidden_size": 64,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "intermediate_size": 128,
+        "vocab_size": 512,
+    },
+    "t5-small": {
+        "d_model": 64,
+        "d_ff": 128,
+        "d_kv": 16,
+        "num_heads": 4,
+        "num_layers": 2,
+        "num_decoder_layers": 2,
+        "vocab_size": 512,
+    },
     "resnet50": {"layers": [1, 1, 1, 1]},
 }
 CASES = [
@@ -52,8 +76,16 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(map(str, c[:4])))
 def test_fake_tensor_peak_equals_real_cpu_execution_to_the_byte(case):
     model, mode, dtype, batch, seq, new = case
-    cfg = dict(name="tiny", model=model, mode=mode, dtype=dtype, batch_size=batch, seq=seq,
-               new_tokens=new, overrides=TINY[model])
+    cfg = dict(
+        name="tiny",
+        model=model,
+        mode=mode,
+        dtype=dtype,
+        batch_size=batch,
+        seq=seq,
+        new_tokens=new,
+        overrides=TINY[model],
+    )
     real = measure.run_one(cfg, device="cpu", fake=False)
     fake = measure.run_one(cfg, device="cpu", fake=True)
     assert real["measured_allocated_bytes"] > real["weight_bytes"]
@@ -63,10 +95,22 @@ def test_fake_tensor_peak_equals_real_cpu_execution_to_the_byte(case):
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ builds the fake CUDA device")
 def test_fake_cuda_device_runs_a_training_step_with_flash_attention_and_autocast():
-    cfg = dict(name="tiny", model="gpt2", mode="train", dtype="amp-bf16", batch_size=2, seq=64,
-               new_tokens=0, overrides=TINY["gpt2"])
-    proc = subprocess.run([sys.executable, str(HERE / "measure.py"), "--one", json.dumps(cfg)],
-                          capture_output=True, text=True, timeout=600)
+    cfg = dict(
+        name="tiny",
+        model="gpt2",
+        mode="train",
+        dtype="amp-bf16",
+        batch_size=2,
+        seq=64,
+        new_tokens=0,
+        overrides=TINY["gpt2"],
+    )
+    proc = subprocess.run(
+        [sys.executable, str(HERE / "measure.py"), "--one", json.dumps(cfg)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result["sdpa_kernels"] == {"flash": 4}  # 2 layers, warm-up step + measured step

@@ -13,9 +13,10 @@ import warnings
 
 import attrs
 import pytest
-
 import torchward.analysis as analysis_package
-from torchward.analysis import all_rules, engine, rule as rule_module
+from torchward.analysis import all_rules, engine
+from torchward.analysis import rule as rule_module
+
 from torchward.cli import main
 
 from .projects import StandInRetainedGraph
@@ -31,7 +32,9 @@ def tw001(monkeypatch, real_tw001):
     """Makes sure a TW001 runs: the real rule, or the announced stand-in."""
     if real_tw001:
         return
-    warnings.warn("TW001 is not implemented yet: CLI tests ran against a stand-in rule", stacklevel=2)
+    warnings.warn(
+        "TW001 is not implemented yet: CLI tests ran against a stand-in rule", stacklevel=2
+    )
     rules = tuple(sorted(all_rules() + (StandInRetainedGraph,), key=lambda r: r.code))
     monkeypatch.setattr(engine, "all_rules", lambda: rules)
     monkeypatch.setattr(rule_module, "all_rules", lambda: rules)

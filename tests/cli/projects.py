@@ -52,7 +52,9 @@ class StandInRetainedGraph(Rule):
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.Expr) and ast.unparse(node) == "losses.append(loss)":
                 span = Span(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
-                yield self.finding(span, "`loss` is appended to `losses` with its autograd graph attached")
+                yield self.finding(
+                    span, "`loss` is appended to `losses` with its autograd graph attached"
+                )
 
 
 def write(root: Path, relative: str, text: str | bytes) -> Path:
@@ -66,7 +68,11 @@ def write(root: Path, relative: str, text: str | bytes) -> Path:
 
 
 def pyproject(root: Path, table: str) -> Path:
-    return write(root, "pyproject.toml", "[project]\nname = 'demo'\n\n[tool.torchward]\n" + textwrap.dedent(table))
+    return write(
+        root,
+        "pyproject.toml",
+        "[project]\nname = 'demo'\n\n[tool.torchward]\n" + textwrap.dedent(table),
+    )
 
 
 def codes_by_line(json_text: str) -> list[tuple[str, str, int]]:

@@ -7,9 +7,9 @@ import subprocess
 import sys
 
 import pytest
+from torchward.analysis import all_rules
 
 from torchward import __version__
-from torchward.analysis import all_rules
 from torchward.cli import build_parser, command_modules
 
 
@@ -48,8 +48,13 @@ def test_rules_as_json(torchward):
 
 def test_python_dash_m_torchward_runs_the_cli(tmp_path):
     (tmp_path / "clean.py").write_text("x = 1\n")
-    result = subprocess.run([sys.executable, "-m", "torchward", "check", "--no-cache", "."],
-                            cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "torchward", "check", "--no-cache", "."],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     assert "No findings in 1 file checked" in result.stdout
 
@@ -76,5 +81,7 @@ def test_command_modules_import_nothing_heavy_at_module_level():
         "build_parser()\n"
         "print(sorted(m for m in ('libcst', 'pygls', 'lsprotocol', 'torch') if m in sys.modules))\n"
     )
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
     assert result.stdout.strip() == "[]", result.stderr

@@ -21,12 +21,18 @@ from .projects import RETAINED_LINE, TRAIN_LOOP, codes_by_line, pyproject, write
         ('severity = { TW001 = "loud" }\n', "severity", "expected one of"),
         ('severity = { TW = "note" }\n', "severity", "not a full rule code"),
         ('severity = ["TW001"]\n', "severity", "expected a table"),
-        ("per-file-ignores = { 'tests/*' = 'TW001' }\n", "per-file-ignores", "expected a list of strings"),
+        (
+            "per-file-ignores = { 'tests/*' = 'TW001' }\n",
+            "per-file-ignores",
+            "expected a list of strings",
+        ),
         ("exclude = [1]\n", "exclude", "expected a list of strings"),
         ("extend-exclude = 'build'\n", "extend-exclude", "expected a list of strings"),
     ],
 )
-def test_a_bad_key_or_value_is_an_error_naming_the_file_and_the_key(project, torchward, table, key, fragment):
+def test_a_bad_key_or_value_is_an_error_naming_the_file_and_the_key(
+    project, torchward, table, key, fragment
+):
     path = pyproject(project, table)
     write(project, "train.py", TRAIN_LOOP)
     outcome = torchward("check")
@@ -70,7 +76,14 @@ def test_defaults_when_the_table_is_empty(project):
 
 
 def attrs_without_location(config: Config) -> tuple:
-    return (config.select, config.ignore, config.per_file_ignores, config.severity, config.fail_on, config.exclude)
+    return (
+        config.select,
+        config.ignore,
+        config.per_file_ignores,
+        config.severity,
+        config.fail_on,
+        config.exclude,
+    )
 
 
 def test_explicit_config_path_is_used(project, torchward, tw001):
@@ -99,8 +112,16 @@ def test_config_select_limits_the_rules(project, torchward, tw001):
     assert "TW001" not in torchward("check", "--format", "json").out
 
 
-@pytest.mark.parametrize("flags", [("--ignore", "TW001"), ("--ignore", "TW0"), ("--ignore", "TW999,TW001"),
-                                   ("--ignore", "TW999", "--ignore", "tw001"), ("--select", "TW002")])
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ("--ignore", "TW001"),
+        ("--ignore", "TW0"),
+        ("--ignore", "TW999,TW001"),
+        ("--ignore", "TW999", "--ignore", "tw001"),
+        ("--select", "TW002"),
+    ],
+)
 def test_select_and_ignore_flags_take_codes_and_prefixes(project, torchward, tw001, flags):
     write(project, "train.py", TRAIN_LOOP)
     assert "TW001" not in torchward("check", "--format", "json", *flags).out
@@ -109,7 +130,9 @@ def test_select_and_ignore_flags_take_codes_and_prefixes(project, torchward, tw0
 def test_select_flag_replaces_configured_select(project, torchward, tw001):
     pyproject(project, 'select = ["TW002"]\n')
     write(project, "train.py", TRAIN_LOOP)
-    assert ("train.py", "TW001", RETAINED_LINE) in codes_by_line(torchward("check", "--format", "json", "--select", "TW001").out)
+    assert ("train.py", "TW001", RETAINED_LINE) in codes_by_line(
+        torchward("check", "--format", "json", "--select", "TW001").out
+    )
 
 
 def test_ignore_flag_adds_to_configured_ignore(project, torchward, tw001):
@@ -124,14 +147,21 @@ def test_preflight_codes_are_accepted_as_aliases(project, torchward, tw001):
 
 
 def test_per_file_ignores_apply_only_to_matching_files(project, torchward, tw001):
-    pyproject(project, """\
+    pyproject(
+        project,
+        """\
         [tool.torchward.per-file-ignores]
         "tests/" = ["TW001"]
         "scripts/legacy_*.py" = ["TW0"]
-        """)
+        """,
+    )
     for name in ("tests/unit/train.py", "scripts/legacy_train.py", "scripts/train.py", "train.py"):
         write(project, name, TRAIN_LOOP)
-    paths = {path for path, code, _ in codes_by_line(torchward("check", "--format", "json").out) if code == "TW001"}
+    paths = {
+        path
+        for path, code, _ in codes_by_line(torchward("check", "--format", "json").out)
+        if code == "TW001"
+    }
     assert paths == {"scripts/train.py", "train.py"}
 
 

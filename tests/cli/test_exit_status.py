@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from torchward.analysis import Problem, engine
 
 from .projects import CLEAN, TRAIN_LOOP, pyproject, write
@@ -39,7 +38,9 @@ def test_exit_zero_turns_findings_into_success(project, torchward, tw001):
         ("error", "error", 1),
     ],
 )
-def test_fail_on_sets_the_lowest_severity_that_fails(project, torchward, tw001, severity, fail_on, status):
+def test_fail_on_sets_the_lowest_severity_that_fails(
+    project, torchward, tw001, severity, fail_on, status
+):
     pyproject(project, f'severity = {{ TW001 = "{severity}" }}\n')
     write(project, "train.py", TRAIN_LOOP)
     assert torchward("check", "--fail-on", fail_on).status == status
@@ -92,7 +93,9 @@ def test_an_empty_project_exits_zero_with_a_warning(project, torchward):
     assert "no Python files found" in outcome.err
 
 
-def test_an_internal_error_on_one_file_exits_two_after_reporting_the_rest(project, torchward, tw001, monkeypatch):
+def test_an_internal_error_on_one_file_exits_two_after_reporting_the_rest(
+    project, torchward, tw001, monkeypatch
+):
     original = engine.run_rules
 
     def crash_on_one_file(facts, rules):
@@ -110,7 +113,9 @@ def test_an_internal_error_on_one_file_exits_two_after_reporting_the_rest(projec
     assert "train.py:14:" in outcome.out
 
 
-def test_an_unexpected_exception_is_an_internal_error_with_a_traceback(project, torchward, monkeypatch):
+def test_an_unexpected_exception_is_an_internal_error_with_a_traceback(
+    project, torchward, monkeypatch
+):
     from torchward import runner
 
     def explode(*args, **kwargs):

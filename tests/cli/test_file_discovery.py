@@ -24,8 +24,18 @@ def test_walks_recursively_and_only_takes_python_files(project):
 
 
 def test_skips_version_control_build_cache_and_node_folders(project):
-    for folder in (".git", ".hg", "build", "dist", "__pycache__", "node_modules", ".tox", ".torchward_cache",
-                   "demo.egg-info", ".mypy_cache"):
+    for folder in (
+        ".git",
+        ".hg",
+        "build",
+        "dist",
+        "__pycache__",
+        "node_modules",
+        ".tox",
+        ".torchward_cache",
+        "demo.egg-info",
+        ".mypy_cache",
+    ):
         write(project, f"{folder}/x.py", "")
     write(project, "keep.py", "")
     assert found(project) == ["keep.py"]
@@ -42,8 +52,16 @@ def test_skips_virtualenvs_by_name_or_by_pyvenv_cfg(project, name):
 def test_honours_gitignore_files_at_every_level(project):
     write(project, ".gitignore", "generated/\n*_pb2.py\n/top_only.py\n")
     write(project, "pkg/.gitignore", "local.py\n!keep_pb2.py\n")
-    for name in ("generated/x.py", "api_pb2.py", "top_only.py", "pkg/top_only.py", "pkg/local.py",
-                 "pkg/keep_pb2.py", "pkg/other_pb2.py", "main.py"):
+    for name in (
+        "generated/x.py",
+        "api_pb2.py",
+        "top_only.py",
+        "pkg/top_only.py",
+        "pkg/local.py",
+        "pkg/keep_pb2.py",
+        "pkg/other_pb2.py",
+        "main.py",
+    ):
         write(project, name, "")
     assert found(project) == ["main.py", "pkg/keep_pb2.py", "pkg/top_only.py"]
 

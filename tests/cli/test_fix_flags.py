@@ -27,7 +27,12 @@ def test_fix_leaves_unsafe_fixes_for_unsafe_fixes(project, torchward):
     path = write(project, "train.py", ACCUMULATE)
     assert torchward("check", "--no-cache", "--fix", "--fail-on", "warning", "train.py").status == 1
     assert path.read_text() == ACCUMULATE
-    assert torchward("check", "--no-cache", "--unsafe-fixes", "--fail-on", "warning", "train.py").status == 0
+    assert (
+        torchward(
+            "check", "--no-cache", "--unsafe-fixes", "--fail-on", "warning", "train.py"
+        ).status
+        == 0
+    )
     assert "(loss / accum).backward()" in path.read_text()
 
 
@@ -66,7 +71,10 @@ def test_fix_keeps_crlf_line_endings_and_the_byte_order_mark(project, torchward)
     path = write(project, "train.py", data)
     torchward("check", "--no-cache", "--fix", "train.py")
     fixed = path.read_bytes()
-    assert fixed.startswith("\ufeff".encode()) and b"\r\n        opt.zero_grad(set_to_none=True)\r\n" in fixed
+    assert (
+        fixed.startswith("\ufeff".encode())
+        and b"\r\n        opt.zero_grad(set_to_none=True)\r\n" in fixed
+    )
     assert b"\n" not in fixed.replace(b"\r\n", b"")
 
 
@@ -75,13 +83,27 @@ def test_json_output_carries_the_fixes(project, torchward):
     (finding,) = json.loads(torchward("check", "--no-cache", "--format", "json", "train.py").out)
     (fix,) = finding["fixes"]
     assert fix["applicability"] == "safe"
-    assert fix["edits"] == [{"line": 5, "column": 1, "end_line": 5, "end_column": 1,
-                             "text": "        opt.zero_grad(set_to_none=True)\n"}]
+    assert fix["edits"] == [
+        {
+            "line": 5,
+            "column": 1,
+            "end_line": 5,
+            "end_column": 1,
+            "text": "        opt.zero_grad(set_to_none=True)\n",
+        }
+    ]
 
 
 def test_unused_suppressions_are_reported_only_when_asked(project, torchward):
-    source = NO_RESET.replace("opt.step()", "opt.step()  # noqa: TW003") + "y = 1  # torchward: ignore[TW001]\nz = 2  # noqa: E501\n"
+    source = (
+        NO_RESET.replace("opt.step()", "opt.step()  # noqa: TW003")
+        + "y = 1  # torchward: ignore[TW001]\nz = 2  # noqa: E501\n"
+    )
     write(project, "train.py", source)
     assert torchward("check", "--no-cache", "--format", "json", "train.py").out.strip() == "[]"
-    out = json.loads(torchward("check", "--no-cache", "--format", "json", "--report-unused-suppressions", "train.py").out)
+    out = json.loads(
+        torchward(
+            "check", "--no-cache", "--format", "json", "--report-unused-suppressions", "train.py"
+        ).out
+    )
     assert [(item["code"], item["line"]) for item in out] == [("TW100", 5)]

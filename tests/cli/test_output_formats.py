@@ -9,20 +9,48 @@ import pty
 import subprocess
 import sys
 
-from torchward.analysis import Confidence, Evidence, FileReport, Finding, Fix, Applicability, Severity, Span
-from torchward.reporters import json as json_reporter, terminal
+from torchward.analysis import (
+    Applicability,
+    Confidence,
+    Evidence,
+    FileReport,
+    Finding,
+    Fix,
+    Severity,
+    Span,
+)
+
+from torchward.reporters import json as json_reporter
+from torchward.reporters import terminal
 from torchward.runner import RunResult
 
 from .projects import CLEAN, RETAINED_LINE, TRAIN_LOOP, pyproject, write
 
-JSON_KEYS = {"code", "name", "severity", "confidence", "path", "line", "column", "end_line",
-             "end_column", "message", "evidence", "fixes"}
+JSON_KEYS = {
+    "code",
+    "name",
+    "severity",
+    "confidence",
+    "path",
+    "line",
+    "column",
+    "end_line",
+    "end_column",
+    "message",
+    "evidence",
+    "fixes",
+}
 
 
 def sample_result(path: str) -> RunResult:
     finding = Finding(
-        code="TW001", name="retained-graph", severity=Severity.ERROR, confidence=Confidence.HIGH,
-        span=Span(RETAINED_LINE, 8, RETAINED_LINE, 27), message="`loss` is kept with its graph", path=path,
+        code="TW001",
+        name="retained-graph",
+        severity=Severity.ERROR,
+        confidence=Confidence.HIGH,
+        span=Span(RETAINED_LINE, 8, RETAINED_LINE, 27),
+        message="`loss` is kept with its graph",
+        path=path,
         evidence=(Evidence(Span(13, 8, 13, 12), "`loss` gets its graph here"),),
         fixes=(Fix("Append `loss.item()` instead", Applicability.UNSAFE),),
     )
@@ -45,9 +73,17 @@ def test_terminal_output_shows_location_code_source_caret_evidence_help_and_summ
 def test_terminal_help_points_at_explain_when_there_is_no_fix(project):
     write(project, "train.py", TRAIN_LOOP)
     result = sample_result("train.py")
-    bare = RunResult((FileReport("train.py", tuple(
-        Finding(f.code, f.name, f.severity, Confidence.LOW, f.span, f.message, f.path) for f in result.reports[0].findings
-    )),))
+    bare = RunResult(
+        (
+            FileReport(
+                "train.py",
+                tuple(
+                    Finding(f.code, f.name, f.severity, Confidence.LOW, f.span, f.message, f.path)
+                    for f in result.reports[0].findings
+                ),
+            ),
+        )
+    )
     stream = io.StringIO()
     terminal.write(bare, stream, errors=io.StringIO())
     assert "= help: run `torchward explain TW001` for why and how to fix it" in stream.getvalue()
@@ -130,7 +166,9 @@ def test_colour_only_on_a_terminal_and_never_with_no_color():
 
     assert terminal.should_colour(Tty(), {}) is True
     assert terminal.should_colour(Tty(), {"NO_COLOR": "1"}) is False
-    assert terminal.should_colour(Tty(), {"NO_COLOR": ""}) is True  # no-color.org: empty means unset
+    assert (
+        terminal.should_colour(Tty(), {"NO_COLOR": ""}) is True
+    )  # no-color.org: empty means unset
     assert terminal.should_colour(io.StringIO(), {}) is False
 
 
@@ -144,7 +182,10 @@ def run_on_a_terminal(project, env: dict) -> str:
     leader, follower = pty.openpty()
     process = subprocess.Popen(
         [sys.executable, "-m", "torchward", "check", "--no-cache", "--exit-zero"],
-        cwd=project, stdout=follower, stderr=subprocess.PIPE, env=env,
+        cwd=project,
+        stdout=follower,
+        stderr=subprocess.PIPE,
+        env=env,
     )
     os.close(follower)
     chunks = []

@@ -17,7 +17,9 @@ import jsonschema
 
 from .projects import write
 
-SCHEMA = json.loads((Path(__file__).parent / "fixtures" / "sarif-schema-2.1.0-subset.json").read_text())
+SCHEMA = json.loads(
+    (Path(__file__).parent / "fixtures" / "sarif-schema-2.1.0-subset.json").read_text()
+)
 NO_RESET = "def train(model, loader, opt, crit):\n    for x, y in loader:\n        crit(model(x), y).backward()\n        opt.step()  # schritt ✓\n"
 
 
@@ -31,18 +33,28 @@ def test_sarif_is_valid_and_carries_rule_help_and_fixes(project, torchward):
     rules = {rule["id"]: rule for rule in run["tool"]["driver"]["rules"]}
     assert "## Fix safety" in rules["TW003"]["help"]["markdown"]
     (result,) = run["results"]
-    assert result["ruleId"] == "TW003" and rules[result["ruleId"]] == run["tool"]["driver"]["rules"][result["ruleIndex"]]
-    assert result["locations"][0]["physicalLocation"]["artifactLocation"] == {"uri": "train.py", "uriBaseId": "%SRCROOT%"}
+    assert (
+        result["ruleId"] == "TW003"
+        and rules[result["ruleId"]] == run["tool"]["driver"]["rules"][result["ruleIndex"]]
+    )
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"] == {
+        "uri": "train.py",
+        "uriBaseId": "%SRCROOT%",
+    }
     replacement = result["fixes"][0]["artifactChanges"][0]["replacements"][0]
     assert replacement["insertedContent"]["text"] == "        opt.zero_grad(set_to_none=True)\n"
-    assert run["invocations"][0]["toolExecutionNotifications"][0]["message"]["text"].startswith("syntax-error")
+    assert run["invocations"][0]["toolExecutionNotifications"][0]["message"]["text"].startswith(
+        "syntax-error"
+    )
 
 
 def test_github_annotations_escape_what_would_end_the_command(project, torchward):
     write(project, "train.py", NO_RESET)
     out = torchward("check", "--no-cache", "--format", "github", "train.py").out
     (line,) = out.splitlines()
-    assert line.startswith("::warning file=train.py,line=4,col=9,endLine=4,endColumn=19,title=TW003 missing-zero-grad::")
+    assert line.startswith(
+        "::warning file=train.py,line=4,col=9,endLine=4,endColumn=19,title=TW003 missing-zero-grad::"
+    )
     assert "%3A" not in line.split("::", 2)[2]  # colons are escaped in properties only
 
 

@@ -42,7 +42,9 @@ def test_parallel_run_equals_serial_run(many_files, torchward, tw001, pool_alway
     assert json.loads(parallel.out) == json.loads(serial.out)
     assert parallel.err == serial.err
     assert parallel.status == serial.status == 1
-    assert [item["path"] for item in json.loads(serial.out)] == [f"pkg/train_{i:02}.py" for i in (0, 3, 6, 9)]
+    assert [item["path"] for item in json.loads(serial.out)] == [
+        f"pkg/train_{i:02}.py" for i in (0, 3, 6, 9)
+    ]
 
 
 def test_a_small_run_stays_in_process(many_files, torchward, monkeypatch):
@@ -53,7 +55,9 @@ def test_a_small_run_stays_in_process(many_files, torchward, monkeypatch):
     assert torchward("check", "--no-cache", "--jobs", "4").status == 1
 
 
-def test_binary_non_utf8_and_broken_files_are_reported_and_the_run_goes_on(project, torchward, tw001):
+def test_binary_non_utf8_and_broken_files_are_reported_and_the_run_goes_on(
+    project, torchward, tw001
+):
     write(project, "a_binary.py", b"\x7fELF\x00\x00\x01\x02")
     write(project, "b_latin1.py", "name = 'caf\u00e9'\n".encode("latin-1"))
     write(project, "c_syntax.py", "for x in :\n")
@@ -75,7 +79,9 @@ def test_an_unreadable_file_is_reported(project, torchward, monkeypatch):
     real_open = open
 
     def deny(path, *args, **kwargs):
-        if str(path).endswith("locked.py") and "b" in (args[0] if args else kwargs.get("mode", "r")):
+        if str(path).endswith("locked.py") and "b" in (
+            args[0] if args else kwargs.get("mode", "r")
+        ):
             raise PermissionError(13, "Permission denied")
         return real_open(path, *args, **kwargs)
 

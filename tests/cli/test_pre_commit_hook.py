@@ -25,16 +25,28 @@ pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="pre-commit 
 
 
 def readme_local_config() -> str:
-    blocks = re.findall(r"```yaml\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), flags=re.S)
+    blocks = re.findall(
+        r"```yaml\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), flags=re.S
+    )
     return next(block for block in blocks if "repo: local" in block)
 
 
 def run_pre_commit(repo: Path) -> subprocess.CompletedProcess:
     bin_dir = os.path.dirname(sys.executable)
-    env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""),
-           "PRE_COMMIT_HOME": str(repo.parent / "pre-commit-home"), "NO_COLOR": "1"}
-    return subprocess.run([sys.executable, "-m", "pre_commit", "run", "--all-files"], cwd=repo, env=env,
-                          capture_output=True, text=True, timeout=300)
+    env = {
+        **os.environ,
+        "PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""),
+        "PRE_COMMIT_HOME": str(repo.parent / "pre-commit-home"),
+        "NO_COLOR": "1",
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "--all-files"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def make_repo(tmp_path: Path, files: dict[str, str]) -> Path:

@@ -48,7 +48,9 @@ def test_only_the_edited_file_is_analysed_again(project, torchward, tw001, analy
     write(project, "clean.py", CLEAN)
     torchward("check")
     analysed.clear()
-    write(project, "train.py", TRAIN_LOOP.replace("losses.append(loss)", "losses.append(loss.item())"))
+    write(
+        project, "train.py", TRAIN_LOOP.replace("losses.append(loss)", "losses.append(loss.item())")
+    )
     outcome = torchward("check", "--format", "json")
     assert analysed == ["train.py"]
     assert json.loads(outcome.out) == []
@@ -140,7 +142,9 @@ def test_the_warm_path_imports_neither_libcst_nor_pygls(project):
         """
     )
     for _ in range(2):  # cold, then warm
-        result = subprocess.run([sys.executable, "-c", script], cwd=project, capture_output=True, text=True, timeout=120)
+        result = subprocess.run(
+            [sys.executable, "-c", script], cwd=project, capture_output=True, text=True, timeout=120
+        )
         assert result.returncode == 0, result.stderr
     assert "HEAVY []" in result.stdout
     assert "(2 unchanged, from cache)" in result.stdout

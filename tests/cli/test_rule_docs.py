@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from torchward import docs
 from torchward.analysis import all_rules
+
+from torchward import docs
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 
@@ -29,7 +30,10 @@ def test_a_page_of_a_removed_rule_is_drift_and_is_removed(tmp_path):
     out = tmp_path / "rules"
     docs.main(["--out", str(out)])
     (out / "TW999.md").write_text("# TW999 gone\n")
-    assert any("TW999.md: no rule has this code" in p for p in docs.drift(str(out), docs.render(all_rules())))
+    assert any(
+        "TW999.md: no rule has this code" in p
+        for p in docs.drift(str(out), docs.render(all_rules()))
+    )
     docs.main(["--out", str(out)])
     assert not (out / "TW999.md").exists()
 

@@ -31,19 +31,27 @@ def test_an_inline_comment_suppresses_the_finding_on_its_line(project, torchward
     assert ("TW001", RETAINED_LINE) not in check_codes(torchward, "")
 
 
-@pytest.mark.parametrize("comment", ["# torchward: ignore[TW002]", "# noqa: TW003", "# noqa: TG002"])
+@pytest.mark.parametrize(
+    "comment", ["# torchward: ignore[TW002]", "# noqa: TW003", "# noqa: TG002"]
+)
 def test_a_comment_for_another_code_does_not_suppress(project, torchward, tw001, comment):
     write(project, "train.py", TRAIN_LOOP.replace(APPEND, f"{APPEND}  {comment}"))
     assert ("TW001", RETAINED_LINE) in check_codes(torchward, "")
 
 
 def test_a_comment_on_another_line_does_not_suppress(project, torchward, tw001):
-    write(project, "train.py", TRAIN_LOOP.replace("optimizer.zero_grad()", "optimizer.zero_grad()  # noqa: TW001"))
+    write(
+        project,
+        "train.py",
+        TRAIN_LOOP.replace("optimizer.zero_grad()", "optimizer.zero_grad()  # noqa: TW001"),
+    )
     assert ("TW001", RETAINED_LINE) in check_codes(torchward, "")
 
 
 @pytest.mark.parametrize("comment", ["# torchward: ignore-file[TW001]", "# torchward: ignore-file"])
-def test_a_file_level_comment_suppresses_the_code_everywhere_in_the_file(project, torchward, tw001, comment):
+def test_a_file_level_comment_suppresses_the_code_everywhere_in_the_file(
+    project, torchward, tw001, comment
+):
     write(project, "train.py", f"{comment}\n" + TRAIN_LOOP)
     write(project, "other.py", TRAIN_LOOP)
     outcome = torchward("check", "--no-cache", "--format", "json")

@@ -5,19 +5,56 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from torchward.estimator.architecture import (Architecture, all_architectures, lookup_model,
-                                              read_config_json, spellings)
+from torchward.estimator.architecture import (
+    Architecture,
+    all_architectures,
+    lookup_model,
+    read_config_json,
+    spellings,
+)
 from torchward.estimator.names import UnknownNameError, normalize
 
 CATALOG = all_architectures()
 PUBLISHED = [a for a in CATALOG if a.published_params]
 REQUIRED_FAMILIES = {
-    "llama-2", "llama-3", "llama-3.1", "llama-3.2", "llama-3.3", "mistral", "mixtral", "qwen2",
-    "qwen2.5", "qwen3", "qwen3-moe", "deepseek-v2", "deepseek-v3", "gemma", "gemma-2", "gemma-3",
-    "phi", "phi-3", "phi-4", "gpt-2", "pythia", "falcon", "olmo", "bert", "roberta", "deberta-v3",
-    "distilbert", "t5", "flan-t5", "bart", "whisper", "vit", "resnet", "convnext", "efficientnet",
-    "clip", "stable-diffusion", "dit",
+    "llama-2",
+    "llama-3",
+    "llama-3.1",
+    "llama-3.2",
+    "llama-3.3",
+    "mistral",
+    "mixtral",
+    "qwen2",
+    "qwen2.5",
+    "qwen3",
+    "qwen3-moe",
+    "deepseek-v2",
+    "deepseek-v3",
+    "gemma",
+    "gemma-2",
+    "gemma-3",
+    "phi",
+    "phi-3",
+    "phi-4",
+    "gpt-2",
+    "pythia",
+    "falcon",
+    "olmo",
+    "bert",
+    "roberta",
+    "deberta-v3",
+    "distilbert",
+    "t5",
+    "flan-t5",
+    "bart",
+    "whisper",
+    "vit",
+    "resnet",
+    "convnext",
+    "efficientnet",
+    "clip",
+    "stable-diffusion",
+    "dit",
 }
 
 
@@ -32,10 +69,20 @@ def test_every_family_the_issue_names_is_present():
 
 def test_every_attention_and_model_kind_is_represented():
     kinds = {a.kind for a in CATALOG}
-    assert {"decoder", "encoder", "encoder-decoder", "vision-transformer", "cnn", "clip",
-            "diffusion-unet", "diffusion-transformer"} <= kinds
+    assert {
+        "decoder",
+        "encoder",
+        "encoder-decoder",
+        "vision-transformer",
+        "cnn",
+        "clip",
+        "diffusion-unet",
+        "diffusion-transformer",
+    } <= kinds
     decoders = [a for a in CATALOG if a.kind == "decoder"]
-    heads = [(a.config.get("num_attention_heads"), a.config.get("num_key_value_heads")) for a in decoders]
+    heads = [
+        (a.config.get("num_attention_heads"), a.config.get("num_key_value_heads")) for a in decoders
+    ]
     assert any(kv == 1 for _, kv in heads), "MQA"
     assert any(kv and q and 1 < kv < q for q, kv in heads), "GQA"
     assert any("kv_lora_rank" in a.config for a in decoders), "MLA"
@@ -49,7 +96,9 @@ def test_computed_count_matches_the_published_count_within_one_percent(arch: Arc
         return
     # A figure published with two digits ("1.7B") cannot be matched closer than its
     # rounding; such entries must say so and land within half the rounding unit.
-    assert arch.published_precision and arch.note, f"{arch.name} is {error:.2%} off and says nothing"
+    assert arch.published_precision and arch.note, (
+        f"{arch.name} is {error:.2%} off and says nothing"
+    )
     assert abs(arch.params - arch.published_params) <= arch.published_precision / 2
 
 
@@ -58,23 +107,38 @@ def test_every_published_count_names_its_source(arch: Architecture):
     assert arch.published_source and len(arch.published_source) > 10
 
 
-@pytest.mark.parametrize("arch", [a for a in CATALOG if not a.published_params], ids=lambda a: a.name)
+@pytest.mark.parametrize(
+    "arch", [a for a in CATALOG if not a.published_params], ids=lambda a: a.name
+)
 def test_an_entry_without_a_published_count_says_why(arch: Architecture):
     assert arch.note
 
 
 def test_shared_calibration_counts_are_all_reproduced_exactly():
-    expected = {"gpt2": 124439808, "bert-base-uncased": 109482240, "roberta-base": 124645632,
-                "distilbert-base-uncased": 66362880, "llama-2-70b": 68976648192,
-                "llama-3-70b": 70553706496, "qwen2-7b": 7615616512, "vit-large-patch16-224": 304326632}
+    expected = {
+        "gpt2": 124439808,
+        "bert-base-uncased": 109482240,
+        "roberta-base": 124645632,
+        "distilbert-base-uncased": 66362880,
+        "llama-2-70b": 68976648192,
+        "llama-3-70b": 70553706496,
+        "qwen2-7b": 7615616512,
+        "vit-large-patch16-224": 304326632,
+    }
     for name, count in expected.items():
         assert lookup_model(name).params == count
 
 
-@pytest.mark.parametrize("name, total, active", [
-    ("mixtral-8x7b", 46.7e9, 12.9e9), ("qwen3-30b-a3b", 30.5e9, 3.3e9),
-    ("qwen3-235b-a22b", 235e9, 22e9), ("deepseek-v3", 671e9, 37e9), ("phi-3.5-moe", 41.9e9, 6.6e9),
-])
+@pytest.mark.parametrize(
+    "name, total, active",
+    [
+        ("mixtral-8x7b", 46.7e9, 12.9e9),
+        ("qwen3-30b-a3b", 30.5e9, 3.3e9),
+        ("qwen3-235b-a22b", 235e9, 22e9),
+        ("deepseek-v3", 671e9, 37e9),
+        ("phi-3.5-moe", 41.9e9, 6.6e9),
+    ],
+)
 def test_moe_models_report_total_and_active_parameters(name, total, active):
     arch = lookup_model(name)
     assert arch.params == pytest.approx(total, rel=0.01)
@@ -89,14 +153,27 @@ def test_no_two_entries_share_a_lookup_key():
             assert owner == arch.name, f"{spelling!r} names both {owner} and {arch.name}"
 
 
-@pytest.mark.parametrize("spelling, name", [
-    ("meta-llama/Llama-2-7b-hf", "llama-2-7b"), ("llama-2-7b", "llama-2-7b"), ("Llama 2 7B", "llama-2-7b"),
-    ("llama2_7b", "llama-2-7b"), ("Llama-2-7b-hf", "llama-2-7b"), ("meta-llama/Llama-2-7b-chat-hf", "llama-2-7b"),
-    ("resnet50", "resnet50"), ("torchvision.models.resnet50", "resnet50"), ("microsoft/resnet-50", "resnet50"),
-    ("vit_b_16", "vit-base-patch16-224"), ("Qwen/Qwen2.5-7B-Instruct", "qwen2.5-7b"),
-    ("deepseek-ai/DeepSeek-V3", "deepseek-v3"), ("openai/whisper-large-v3", "whisper-large-v3"),
-    ("google/flan-t5-xl", "flan-t5-xl"), ("gpt2", "gpt2"), ("some-org/Mistral-7B-v0.1", "mistral-7b-v0.1"),
-])
+@pytest.mark.parametrize(
+    "spelling, name",
+    [
+        ("meta-llama/Llama-2-7b-hf", "llama-2-7b"),
+        ("llama-2-7b", "llama-2-7b"),
+        ("Llama 2 7B", "llama-2-7b"),
+        ("llama2_7b", "llama-2-7b"),
+        ("Llama-2-7b-hf", "llama-2-7b"),
+        ("meta-llama/Llama-2-7b-chat-hf", "llama-2-7b"),
+        ("resnet50", "resnet50"),
+        ("torchvision.models.resnet50", "resnet50"),
+        ("microsoft/resnet-50", "resnet50"),
+        ("vit_b_16", "vit-base-patch16-224"),
+        ("Qwen/Qwen2.5-7B-Instruct", "qwen2.5-7b"),
+        ("deepseek-ai/DeepSeek-V3", "deepseek-v3"),
+        ("openai/whisper-large-v3", "whisper-large-v3"),
+        ("google/flan-t5-xl", "flan-t5-xl"),
+        ("gpt2", "gpt2"),
+        ("some-org/Mistral-7B-v0.1", "mistral-7b-v0.1"),
+    ],
+)
 def test_a_model_is_found_by_hf_id_short_name_alias_or_torchvision_name(spelling, name):
     assert lookup_model(spelling).name == name
 
@@ -109,8 +186,12 @@ def test_an_unknown_model_raises_with_close_suggestions_and_no_count():
 
 
 def test_a_local_config_json_is_read_into_the_same_structure(tmp_path):
-    config = dict(lookup_model("llama-3-8b").config, model_type="llama",
-                  _name_or_path="my-org/my-llama", architectures=["LlamaForCausalLM"])
+    config = dict(
+        lookup_model("llama-3-8b").config,
+        model_type="llama",
+        _name_or_path="my-org/my-llama",
+        architectures=["LlamaForCausalLM"],
+    )
     (tmp_path / "config.json").write_text(json.dumps(config))
     arch = read_config_json(tmp_path)
     assert (arch.model_type, arch.kind, arch.name) == ("llama", "decoder", "my-org/my-llama")

@@ -19,8 +19,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from torchward.estimator.costmodel import WORKSPACE_BYTES
 from torchward.estimator.estimate import estimate
 from torchward.estimator.runconfig import RunConfig
@@ -34,8 +32,13 @@ def _runs() -> list[dict]:
 
 
 def _estimate_bytes(run: dict) -> tuple[int, str]:
-    values = dict(model=run["model"], mode=run["mode"], batch_size=run["batch_size"],
-                  dtype=run["dtype"], attention="sdpa")
+    values = dict(
+        model=run["model"],
+        mode=run["mode"],
+        batch_size=run["batch_size"],
+        dtype=run["dtype"],
+        attention="sdpa",
+    )
     if run["model"].startswith(("resnet", "vit-")):
         values["image_size"] = run["seq"]
     else:
@@ -54,24 +57,40 @@ def comparison() -> list[dict]:
     for run in _runs():
         est, phase = _estimate_bytes(run)
         measured = run["measured_allocated_bytes"]
-        rows.append(dict(name=run["name"], model=run["model"], mode=run["mode"],
-                         dtype=run["dtype"], batch=run["batch_size"], seq=run["seq"],
-                         measured=measured, estimated=est, error=est / measured - 1,
-                         measured_phase=run["peak_phase"], estimated_phase=phase))
+        rows.append(
+            dict(
+                name=run["name"],
+                model=run["model"],
+                mode=run["mode"],
+                dtype=run["dtype"],
+                batch=run["batch_size"],
+                seq=run["seq"],
+                measured=measured,
+                estimated=est,
+                error=est / measured - 1,
+                measured_phase=run["peak_phase"],
+                estimated_phase=phase,
+            )
+        )
     return rows
 
 
 def summary(rows: list[dict]) -> dict:
     errors = [r["error"] for r in rows]
-    return dict(count=len(rows), architectures=len({r["model"] for r in rows}),
-                model_types=len({_model_type(r["model"]) for r in rows}),
-                mae=sum(abs(e) for e in errors) / len(errors),
-                max_abs=max(abs(e) for e in errors), worst_under=min(errors),
-                worst_over=max(errors))
+    return dict(
+        count=len(rows),
+        architectures=len({r["model"] for r in rows}),
+        model_types=len({_model_type(r["model"]) for r in rows}),
+        mae=sum(abs(e) for e in errors) / len(errors),
+        max_abs=max(abs(e) for e in errors),
+        worst_under=min(errors),
+        worst_over=max(errors),
+    )
 
 
 def _model_type(name: str) -> str:
     from torchward.estimator.architecture import lookup_model
+
     return lookup_model(name).model_type
 
 
@@ -89,27 +108,35 @@ def test_fixtures_cover_the_issue_s_calibration_grid():
 def test_allocated_estimate_meets_the_accuracy_targets_on_every_calibration_config():
     rows = comparison()
     s = summary(rows)
-    table = "\n".join(f"{r['name']:42s} {r['measured'] / GIB:9.3f} {r['estimated'] / GIB:9.3f} "
-                      f"{r['error']:+7.1%}" for r in rows)
+    table = "\n".join(
+        f"{r['name']:42s} {r['measured'] / GIB:9.3f} {r['estimated'] / GIB:9.3f} {r['error']:+7.1%}"
+        for r in rows
+    )
     assert s["mae"] < 0.03, f"mean absolute error {s['mae']:.1%}\n{table}"
     assert s["max_abs"] <= 0.10, f"max error {s['max_abs']:.1%}\n{table}"
     assert s["worst_under"] >= -0.05, f"worst under-estimate {s['worst_under']:.1%}\n{table}"
 
 
 def markdown(rows: list[dict]) -> str:
-    lines = ["| config | model | mode | dtype | batch | seq / image | measured GiB | estimated GiB "
-             "| error | measured peak phase | estimated peak phase |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| config | model | mode | dtype | batch | seq / image | measured GiB | estimated GiB "
+        "| error | measured peak phase | estimated peak phase |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
-        lines.append(f"| {r['name']} | {r['model']} | {r['mode']} | {r['dtype']} | {r['batch']} "
-                     f"| {r['seq']} | {r['measured'] / GIB:.3f} | {r['estimated'] / GIB:.3f} "
-                     f"| {r['error']:+.1%} | {r['measured_phase']} | {r['estimated_phase']} |")
+        lines.append(
+            f"| {r['name']} | {r['model']} | {r['mode']} | {r['dtype']} | {r['batch']} "
+            f"| {r['seq']} | {r['measured'] / GIB:.3f} | {r['estimated'] / GIB:.3f} "
+            f"| {r['error']:+.1%} | {r['measured_phase']} | {r['estimated_phase']} |"
+        )
     s = summary(rows)
     lines.append("")
-    lines.append(f"{s['count']} configurations, {s['architectures']} checkpoints, "
-                 f"{s['model_types']} architectures (model types). Mean absolute error "
-                 f"{s['mae']:.2%}; largest error {s['max_abs']:.2%}; worst under-estimate "
-                 f"{s['worst_under']:+.2%}; worst over-estimate {s['worst_over']:+.2%}.")
+    lines.append(
+        f"{s['count']} configurations, {s['architectures']} checkpoints, "
+        f"{s['model_types']} architectures (model types). Mean absolute error "
+        f"{s['mae']:.2%}; largest error {s['max_abs']:.2%}; worst under-estimate "
+        f"{s['worst_under']:+.2%}; worst over-estimate {s['worst_over']:+.2%}."
+    )
     return "\n".join(lines)
 
 

@@ -10,10 +10,32 @@ from pathlib import Path
 from torchward.cli import main
 
 SCRIPTS = Path(__file__).parent / "scripts"
-REQUIRED = {"model", "params", "mode", "gpu", "usable_bytes", "peak_bytes", "low_bytes", "high_bytes",
-            "allocated_bytes", "verdict", "terms", "config", "remedies"}
-TERMS = {"weights", "gradients", "optimizer_state", "master_weights", "activations", "kv_cache",
-         "temporaries", "cuda_context", "fragmentation"}
+REQUIRED = {
+    "model",
+    "params",
+    "mode",
+    "gpu",
+    "usable_bytes",
+    "peak_bytes",
+    "low_bytes",
+    "high_bytes",
+    "allocated_bytes",
+    "verdict",
+    "terms",
+    "config",
+    "remedies",
+}
+TERMS = {
+    "weights",
+    "gradients",
+    "optimizer_state",
+    "master_weights",
+    "activations",
+    "kv_cache",
+    "temporaries",
+    "cuda_context",
+    "fragmentation",
+}
 
 
 def _run(*argv: str) -> tuple[int, str]:
@@ -30,19 +52,49 @@ def _json(*argv: str) -> dict:
 
 
 def test_json_has_the_documented_shape_and_terms_sum_to_the_peak():
-    data = _json("estimate", "--model", "llama-2-7b", "--gpu", "a100-80gb", "--mode", "train",
-                 "--batch-size", "4", "--seq-len", "2048", "--dtype", "bf16")
+    data = _json(
+        "estimate",
+        "--model",
+        "llama-2-7b",
+        "--gpu",
+        "a100-80gb",
+        "--mode",
+        "train",
+        "--batch-size",
+        "4",
+        "--seq-len",
+        "2048",
+        "--dtype",
+        "bf16",
+    )
     assert REQUIRED <= set(data) and set(data["terms"]) == TERMS
     assert sum(data["terms"].values()) == data["peak_bytes"]
     assert data["low_bytes"] <= data["peak_bytes"] <= data["high_bytes"]
-    assert data["config"]["batch_size"] == {"value": 4, "source": "--batch-size", "confidence": "high"}
+    assert data["config"]["batch_size"] == {
+        "value": 4,
+        "source": "--batch-size",
+        "confidence": "high",
+    }
     for remedy in data["remedies"]:
         assert set(remedy) == {"title", "saving_bytes", "peak_bytes", "verdict", "cost"}
 
 
 def test_an_oom_lists_remedies_largest_saving_first_and_a_stack_that_fits():
-    data = _json("estimate", "--model", "llama-2-7b", "--gpu", "a100-80gb", "--mode", "train",
-                 "--batch-size", "4", "--seq-len", "2048", "--dtype", "bf16")
+    data = _json(
+        "estimate",
+        "--model",
+        "llama-2-7b",
+        "--gpu",
+        "a100-80gb",
+        "--mode",
+        "train",
+        "--batch-size",
+        "4",
+        "--seq-len",
+        "2048",
+        "--dtype",
+        "bf16",
+    )
     assert data["verdict"] == "oom"
     savings = [r["saving_bytes"] for r in data["remedies"]]
     assert savings == sorted(savings, reverse=True) and savings[0] > 0
@@ -57,14 +109,65 @@ def test_missing_inputs_are_named_never_silently_defaulted():
 
 
 def test_max_batch_size_fits_and_one_more_does_not():
-    data = _json("estimate", "--model", "gpt2", "--gpu", "t4", "--mode", "train", "--batch-size", "8",
-                 "--seq-len", "512", "--dtype", "amp-fp16", "--optimizer", "adamw", "--attention", "sdpa")
+    data = _json(
+        "estimate",
+        "--model",
+        "gpt2",
+        "--gpu",
+        "t4",
+        "--mode",
+        "train",
+        "--batch-size",
+        "8",
+        "--seq-len",
+        "512",
+        "--dtype",
+        "amp-fp16",
+        "--optimizer",
+        "adamw",
+        "--attention",
+        "sdpa",
+    )
     top = data["max_batch_size"]
     assert top >= 8
-    at_max = _json("estimate", "--model", "gpt2", "--gpu", "t4", "--mode", "train", "--batch-size", str(top),
-                   "--seq-len", "512", "--dtype", "amp-fp16", "--optimizer", "adamw", "--attention", "sdpa")
-    beyond = _json("estimate", "--model", "gpt2", "--gpu", "t4", "--mode", "train", "--batch-size", str(top + 1),
-                   "--seq-len", "512", "--dtype", "amp-fp16", "--optimizer", "adamw", "--attention", "sdpa")
+    at_max = _json(
+        "estimate",
+        "--model",
+        "gpt2",
+        "--gpu",
+        "t4",
+        "--mode",
+        "train",
+        "--batch-size",
+        str(top),
+        "--seq-len",
+        "512",
+        "--dtype",
+        "amp-fp16",
+        "--optimizer",
+        "adamw",
+        "--attention",
+        "sdpa",
+    )
+    beyond = _json(
+        "estimate",
+        "--model",
+        "gpt2",
+        "--gpu",
+        "t4",
+        "--mode",
+        "train",
+        "--batch-size",
+        str(top + 1),
+        "--seq-len",
+        "512",
+        "--dtype",
+        "amp-fp16",
+        "--optimizer",
+        "adamw",
+        "--attention",
+        "sdpa",
+    )
     assert at_max["peak_bytes"] <= at_max["usable_bytes"] < beyond["peak_bytes"]
 
 
@@ -83,7 +186,9 @@ def test_script_values_carry_file_and_line_and_flags_override_them():
 
 
 def test_terminal_output_has_a_breakdown_chart_and_the_verdict():
-    status, text = _run("estimate", "--model", "resnet50", "--gpu", "t4", "--mode", "train", "--batch-size", "32")
+    status, text = _run(
+        "estimate", "--model", "resnet50", "--gpu", "t4", "--mode", "train", "--batch-size", "32"
+    )
     assert status == 0 and "█" in text and "FITS" in text
 
 

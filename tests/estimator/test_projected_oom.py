@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from torchward.analysis import LintSettings, analyze_source
 from torchward.analysis.rules.projected_oom import ProjectedOom
+
 from torchward.cli import main
 
 OOM = ProjectedOom.INVALID[0].source
@@ -21,8 +22,15 @@ def test_silent_without_a_target_gpu():
 def test_fires_on_a_small_card_and_not_on_a_large_one():
     assert _codes(OOM, "t4") == ["TW010"]
     assert _codes(OOM, "8xh200") == ["TW010"]  # per GPU: no sharding configured
-    assert _codes(OOM.replace("per_device_train_batch_size=8", "per_device_train_batch_size=1")
-                  .replace("max_seq_length=2048", "max_seq_length=256"), "b200") == []
+    assert (
+        _codes(
+            OOM.replace("per_device_train_batch_size=8", "per_device_train_batch_size=1").replace(
+                "max_seq_length=2048", "max_seq_length=256"
+            ),
+            "b200",
+        )
+        == []
+    )
 
 
 def test_finding_points_at_the_model_and_names_the_numbers():

@@ -17,9 +17,20 @@ def test_hf_trainer_script_follows_argparse_defaults_training_arguments_peft_and
     config, notes = read_script(str(SCRIPTS / "hf_trainer.py"))
     values = _values(config)
     assert values["model"] == "meta-llama/Llama-2-7b-hf" and values["mode"] == "train"
-    assert values["batch_size"] == 4 and config.batch_size.confidence == "medium"  # argparse default
-    assert values["accumulation"] == 8 and values["dtype"] == "amp-bf16" and values["checkpointing"] is True
-    assert values["lora_rank"] == 16 and values["lora_targets"] == ("q_proj", "k_proj", "v_proj", "o_proj")
+    assert (
+        values["batch_size"] == 4 and config.batch_size.confidence == "medium"
+    )  # argparse default
+    assert (
+        values["accumulation"] == 8
+        and values["dtype"] == "amp-bf16"
+        and values["checkpointing"] is True
+    )
+    assert values["lora_rank"] == 16 and values["lora_targets"] == (
+        "q_proj",
+        "k_proj",
+        "v_proj",
+        "o_proj",
+    )
     assert values["sharding"] == "zero-2" and values["offload"] == "optimizer"
     assert config.sharding.source.endswith("ds_zero2.json")
     assert config.lora_rank.source.endswith("hf_trainer.py:15")
@@ -27,13 +38,22 @@ def test_hf_trainer_script_follows_argparse_defaults_training_arguments_peft_and
 
 def test_plain_loop_reads_torchvision_model_dataloader_constant_autocast_and_momentum():
     values = _values(read_script(str(SCRIPTS / "plain_loop.py"))[0])
-    assert values == {"model": "resnet50", "batch_size": 32, "dtype": "amp-fp16",
-                      "optimizer": "sgd-momentum", "mode": "train"}
+    assert values == {
+        "model": "resnet50",
+        "batch_size": 32,
+        "dtype": "amp-fp16",
+        "optimizer": "sgd-momentum",
+        "mode": "train",
+    }
 
 
 def test_generation_script_reads_json_config_and_bf16_weights():
     values = _values(read_script(str(SCRIPTS / "generate.py"))[0])
-    assert values["mode"] == "generate" and values["max_new_tokens"] == 512 and values["dtype"] == "bf16"
+    assert (
+        values["mode"] == "generate"
+        and values["max_new_tokens"] == 512
+        and values["dtype"] == "bf16"
+    )
 
 
 def test_lightning_trainer_precision_accumulation_devices_and_strategy():
@@ -43,8 +63,10 @@ def test_lightning_trainer_precision_accumulation_devices_and_strategy():
 
 
 def test_inference_script_is_inference_and_fused_adamw_is_recognised():
-    source = ("import torch\nfrom transformers import AutoModel\nm = AutoModel.from_pretrained('bert-base-uncased')\n"
-              "with torch.inference_mode():\n    m(x)\n")
+    source = (
+        "import torch\nfrom transformers import AutoModel\nm = AutoModel.from_pretrained('bert-base-uncased')\n"
+        "with torch.inference_mode():\n    m(x)\n"
+    )
     assert _values(read_source(source)[0])["mode"] == "inference"
     source = "import torch\nopt = torch.optim.AdamW(params, fused=True)\nloss.backward()\n"
     assert _values(read_source(source)[0])["optimizer"] == "adamw-fused"
@@ -53,8 +75,10 @@ def test_inference_script_is_inference_and_fused_adamw_is_recognised():
 def test_a_yaml_file_is_read_only_when_a_parser_is_available(tmp_path):
     (tmp_path / "cfg.yaml").write_text("batch_size: 12\n")
     script = tmp_path / "train.py"
-    script.write_text("import yaml\nfrom torch.utils.data import DataLoader\ncfg = yaml.safe_load(open('cfg.yaml'))\n"
-                      "loader = DataLoader(ds, batch_size=cfg['batch_size'])\n")
+    script.write_text(
+        "import yaml\nfrom torch.utils.data import DataLoader\ncfg = yaml.safe_load(open('cfg.yaml'))\n"
+        "loader = DataLoader(ds, batch_size=cfg['batch_size'])\n"
+    )
     config, notes = read_script(str(script))
     try:
         import yaml  # noqa: F401

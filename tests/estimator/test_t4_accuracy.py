@@ -21,7 +21,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from torchward.estimator.costmodel import WORKSPACE_BYTES, attention_path
 from torchward.estimator.estimate import estimate
 from torchward.estimator.hardware import lookup_gpu
@@ -36,8 +35,14 @@ GIB = 2**30
 
 
 def _t4_estimate(model: str, batch: int, size: int, attention: str):
-    values = dict(model=model, mode="train", batch_size=batch, dtype="amp-fp16",
-                  optimizer="adamw", attention=attention)
+    values = dict(
+        model=model,
+        mode="train",
+        batch_size=batch,
+        dtype="amp-fp16",
+        optimizer="adamw",
+        attention=attention,
+    )
     values["image_size" if model.startswith("resnet") else "seq_len"] = size
     return estimate(RunConfig().with_values("t4", **values), lookup_gpu("t4"))
 
@@ -56,9 +61,17 @@ def rules_comparison() -> list[dict]:
         e = _t4_estimate(run["model"], run["batch_size"], run["seq"], _variant(run))
         est = e.allocated - 2 * WORKSPACE_BYTES["pre-hopper"]
         m = run["measured_allocated_bytes"]
-        rows.append(dict(name=run["name"], variant=_variant(run), measured=m, estimated=est,
-                         error=est / m - 1, measured_phase=run["peak_phase"],
-                         estimated_phase=e.peak_phase.name))
+        rows.append(
+            dict(
+                name=run["name"],
+                variant=_variant(run),
+                measured=m,
+                estimated=est,
+                error=est / m - 1,
+                measured_phase=run["peak_phase"],
+                estimated_phase=e.peak_phase.name,
+            )
+        )
     return rows
 
 
@@ -69,17 +82,29 @@ def real_comparison(attention: str = "math") -> list[dict]:
         size = c.get("seq_len", c.get("image_size"))
         e = _t4_estimate(run["model"], c["batch_size"], size, attention)
         m = run["measured_allocated_bytes"]
-        rows.append(dict(model=run["model"], batch=c["batch_size"], size=size, measured=m,
-                         estimated=e.allocated, error=e.allocated / m - 1,
-                         measured_peak=run["measured_peak_bytes"], estimated_peak=e.peak,
-                         peak_error=e.peak / run["measured_peak_bytes"] - 1,
-                         phase=e.peak_phase.name))
+        rows.append(
+            dict(
+                model=run["model"],
+                batch=c["batch_size"],
+                size=size,
+                measured=m,
+                estimated=e.allocated,
+                error=e.allocated / m - 1,
+                measured_peak=run["measured_peak_bytes"],
+                estimated_peak=e.peak,
+                peak_error=e.peak / run["measured_peak_bytes"] - 1,
+                phase=e.peak_phase.name,
+            )
+        )
     return rows
 
 
 def _table(rows, key="name"):
-    return "\n".join(f"{str(r[key]):42s} {r.get('batch', '')!s:>3} {r['measured'] / GIB:8.3f} "
-                     f"{r['estimated'] / GIB:8.3f} {r['error']:+7.1%}" for r in rows)
+    return "\n".join(
+        f"{str(r[key]):42s} {r.get('batch', '')!s:>3} {r['measured'] / GIB:8.3f} "
+        f"{r['estimated'] / GIB:8.3f} {r['error']:+7.1%}"
+        for r in rows
+    )
 
 
 def test_the_t4_rule_fixtures_cover_the_eight_reference_runs_and_all_three_attention_paths():
@@ -97,8 +122,11 @@ def test_the_t4_rule_fixtures_cover_the_eight_reference_runs_and_all_three_atten
 def test_sm75_memory_efficient_sdpa_keeps_what_sm80_flash_keeps():
     """The T4's fp16 SDPA (memory-efficient kernel) saves no score tensor either: its peaks
     equal the sm80 (flash) fixtures of the same configurations byte for byte."""
-    sm80 = {(r["model"], r["batch_size"], r["seq"], r["dtype"]): r["measured_allocated_bytes"]
-            for r in json.loads(SM80.read_text("utf-8"))["runs"] if r["mode"] == "train"}
+    sm80 = {
+        (r["model"], r["batch_size"], r["seq"], r["dtype"]): r["measured_allocated_bytes"]
+        for r in json.loads(SM80.read_text("utf-8"))["runs"]
+        if r["mode"] == "train"
+    }
     matched = 0
     for r in _rule_runs():
         key = (r["model"], r["batch_size"], r["seq"], r["dtype"])
@@ -124,7 +152,7 @@ def test_estimates_meet_the_targets_on_the_t4_rule_fixtures():
 def test_real_t4_allocated_peaks_are_estimated_within_the_bounds():
     rows = real_comparison("math")
     table = _table(rows, key="model")
-    assert all(r["error"] >= -0.05 for r in rows), table   # no under-estimate worse than 5%
+    assert all(r["error"] >= -0.05 for r in rows), table  # no under-estimate worse than 5%
     assert all(r["error"] <= 0.10 for r in rows), table
     assert sum(abs(r["error"]) for r in rows) / len(rows) < 0.03, table
     # the card-level peak (+ fragmentation + CUDA context) stays inside the estimate's interval
@@ -139,22 +167,41 @@ def test_real_t4_runs_are_not_explained_by_a_fused_kernel():
     assert worst < -0.10
 
 
-@pytest.mark.parametrize("gpu,dtype,expected", [
-    ("t4", "amp-fp16", "fused"),     # memory-efficient kernel: fp16 on sm50+
-    ("t4", "amp-bf16", "math"),      # memory-efficient bf16 kernels are sm80-only
-    ("t4", "fp32", "fused"),
-    ("a100-80gb", "amp-bf16", "fused"),
-    (None, "amp-bf16", "fused"),     # no GPU named: sm80+ rules
-])
+@pytest.mark.parametrize(
+    "gpu,dtype,expected",
+    [
+        ("t4", "amp-fp16", "fused"),  # memory-efficient kernel: fp16 on sm50+
+        ("t4", "amp-bf16", "math"),  # memory-efficient bf16 kernels are sm80-only
+        ("t4", "fp32", "fused"),
+        ("a100-80gb", "amp-bf16", "fused"),
+        (None, "amp-bf16", "fused"),  # no GPU named: sm80+ rules
+    ],
+)
 def test_sdpa_kernel_follows_the_gpu_compute_capability(gpu, dtype, expected):
-    r = resolve(RunConfig().with_values("t", model="gpt2", mode="train", batch_size=8,
-                                        seq_len=256, dtype=dtype, attention="sdpa"))
+    r = resolve(
+        RunConfig().with_values(
+            "t",
+            model="gpt2",
+            mode="train",
+            batch_size=8,
+            seq_len=256,
+            dtype=dtype,
+            attention="sdpa",
+        )
+    )
     assert attention_path(r, lookup_gpu(gpu) if gpu else None) == expected
 
 
 def test_bf16_sdpa_on_a_t4_charges_the_math_path_scores():
-    common = dict(model="gpt2", mode="train", batch_size=8, seq_len=1024, dtype="amp-bf16",
-                  optimizer="adamw", attention="sdpa")
+    common = dict(
+        model="gpt2",
+        mode="train",
+        batch_size=8,
+        seq_len=1024,
+        dtype="amp-bf16",
+        optimizer="adamw",
+        attention="sdpa",
+    )
     t4 = estimate(RunConfig().with_values("t", **common), lookup_gpu("t4"))
     a100 = estimate(RunConfig().with_values("t", **common), lookup_gpu("a100-80gb"))
     # 12 layers × 8 × 12 heads × 1024² scores × 9 bytes ≈ 9.7 GiB more
@@ -162,20 +209,30 @@ def test_bf16_sdpa_on_a_t4_charges_the_math_path_scores():
 
 
 def markdown() -> str:
-    lines = ["| model | batch | seq / image | measured allocated GiB | estimated | error "
-             "| measured peak GiB | estimated | error | estimated peak phase |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| model | batch | seq / image | measured allocated GiB | estimated | error "
+        "| measured peak GiB | estimated | error | estimated peak phase |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in real_comparison("math"):
-        lines.append(f"| {r['model']} | {r['batch']} | {r['size']} | {r['measured'] / GIB:.3f} "
-                     f"| {r['estimated'] / GIB:.3f} | {r['error']:+.1%} "
-                     f"| {r['measured_peak'] / GIB:.3f} | {r['estimated_peak'] / GIB:.3f} "
-                     f"| {r['peak_error']:+.1%} | {r['phase']} |")
-    lines += ["", "| fixture (T4 rules) | path | measured GiB | estimated GiB | error "
-              "| measured peak phase | estimated peak phase |", "|---|---|---|---|---|---|---|"]
+        lines.append(
+            f"| {r['model']} | {r['batch']} | {r['size']} | {r['measured'] / GIB:.3f} "
+            f"| {r['estimated'] / GIB:.3f} | {r['error']:+.1%} "
+            f"| {r['measured_peak'] / GIB:.3f} | {r['estimated_peak'] / GIB:.3f} "
+            f"| {r['peak_error']:+.1%} | {r['phase']} |"
+        )
+    lines += [
+        "",
+        "| fixture (T4 rules) | path | measured GiB | estimated GiB | error "
+        "| measured peak phase | estimated peak phase |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in rules_comparison():
-        lines.append(f"| {r['name']} | {r['variant']} | {r['measured'] / GIB:.3f} "
-                     f"| {r['estimated'] / GIB:.3f} | {r['error']:+.1%} | {r['measured_phase']} "
-                     f"| {r['estimated_phase']} |")
+        lines.append(
+            f"| {r['name']} | {r['variant']} | {r['measured'] / GIB:.3f} "
+            f"| {r['estimated'] / GIB:.3f} | {r['error']:+.1%} | {r['measured_phase']} "
+            f"| {r['estimated_phase']} |"
+        )
     return "\n".join(lines)
 
 

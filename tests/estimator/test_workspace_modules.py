@@ -11,9 +11,10 @@ import json
 from contextlib import redirect_stdout
 
 from torchward.analysis.runconfig import read_script, read_source
+
 from torchward.cli import main
 
-TRANSFORMER = '''
+TRANSFORMER = """
 import torch
 import torch.nn as nn
 
@@ -41,13 +42,13 @@ opt = torch.optim.AdamW(model.parameters())
 for x in loader:
     model(x).sum().backward()
     opt.step()
-'''
+"""
 # Block(256): LayerNorm 2·256 = 512; MultiheadAttention 4·256² + 4·256 = 263,168;
 # MLP 256·1024 + 1024 + 1024·256 + 256 = 525,568 → 789,248.
 # Net: embedding 256,000 + pos 32,768 + 6 blocks 4,735,488 + head 256,000 = 5,280,256.
 NET_PARAMS = 5_280_256
 
-CNN = '''
+CNN = """
 import torch
 from torch import nn
 
@@ -64,7 +65,7 @@ class Small(nn.Module):
         self.fc = nn.Linear(64, classes)
 
 net = Small(classes=NUM_CLASSES)
-'''
+"""
 # convs 448 + 2·2,320; BatchNorm 3·32; LSTM (bidirectional, 2 layers):
 # 2·(4·32·(16+32) + 2·4·32) + 2·(4·32·(64+32) + 2·4·32) = 12,800 + 25,088; fc 64·10 + 10.
 
@@ -83,24 +84,32 @@ def test_loops_conditional_sizes_rnns_and_constants_are_followed():
 
 
 def test_untraceable_layers_are_named_and_lower_the_confidence_never_invented():
-    source = TRANSFORMER.replace("self.head = nn.Linear(d, vocab, bias=False)",
-                                 "self.head = nn.Linear(d, config.vocab)\n        self.extra = Backbone(pretrained=True)")
+    source = TRANSFORMER.replace(
+        "self.head = nn.Linear(d, vocab, bias=False)",
+        "self.head = nn.Linear(d, config.vocab)\n        self.extra = Backbone(pretrained=True)",
+    )
     config, notes = read_source(source, "train.py")
     assert config.params.value == NET_PARAMS - 256_000 and config.params.confidence == "low"
     assert any("nn.Linear(...) (sizes not traced)" in n and "Backbone(...)" in n for n in notes)
 
 
 def test_unknown_argument_leaves_the_layers_it_sizes_unknown():
-    config, notes = read_source("NUM = 10\n" + CNN.replace("NUM_CLASSES", "args.classes"), "train.py")
-    assert config.params.confidence == "low" and any("fc" not in n and "nn.Linear" in n for n in notes)
+    config, notes = read_source(
+        "NUM = 10\n" + CNN.replace("NUM_CLASSES", "args.classes"), "train.py"
+    )
+    assert config.params.confidence == "low" and any(
+        "fc" not in n and "nn.Linear" in n for n in notes
+    )
 
 
 def test_a_catalog_model_named_by_the_script_wins_over_its_wrapper_class():
-    source = ("import torch.nn as nn\nfrom transformers import AutoModel\n"
-              "class Classifier(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-              "        self.bert = AutoModel.from_pretrained('bert-base-uncased')\n"
-              "        self.head = nn.Linear(768, 2)\n"
-              "model = Classifier()\n")
+    source = (
+        "import torch.nn as nn\nfrom transformers import AutoModel\n"
+        "class Classifier(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.bert = AutoModel.from_pretrained('bert-base-uncased')\n"
+        "        self.head = nn.Linear(768, 2)\n"
+        "model = Classifier()\n"
+    )
     config, _ = read_source(source, "train.py")
     assert config.model.value == "bert-base-uncased" and config.params is None
 
@@ -108,8 +117,10 @@ def test_a_catalog_model_named_by_the_script_wins_over_its_wrapper_class():
 def test_classes_imported_from_a_sibling_file_are_counted(tmp_path):
     body = TRANSFORMER.split("model = Net")[0]
     (tmp_path / "models.py").write_text(body)
-    (tmp_path / "train.py").write_text("import torch\nfrom models import Net\nmodel = Net(d=128, layers=2)\n"
-                                       "loss = model(x).sum()\nloss.backward()\n")
+    (tmp_path / "train.py").write_text(
+        "import torch\nfrom models import Net\nmodel = Net(d=128, layers=2)\n"
+        "loss = model(x).sum()\nloss.backward()\n"
+    )
     config, _ = read_script(str(tmp_path / "train.py"))
     # Block(128): 256 + (4·128² + 4·128) + (128·512 + 512 + 512·128 + 128) = 198,016
     assert config.params.value == 128_000 + 128 * 128 + 2 * 198_016 + 128_000

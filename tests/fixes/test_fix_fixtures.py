@@ -15,7 +15,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from torchward.analysis import analyze_source
 from torchward.analysis.fixes import fix_source
 
@@ -30,7 +29,12 @@ def as_crlf(text: str) -> str:
 def as_tabs(text: str) -> str:
     """Leading indentation in tabs (one per indentation level of the file)."""
     unit = min((len(m) for m in re.findall(r"^( +)\S", text, flags=re.M)), default=4)
-    return re.sub(r"^((?: {%d})+)" % unit, lambda m: "\t" * (len(m.group(1)) // unit), text, flags=re.M)
+    return re.sub(
+        r"^((?: {" + str(unit) + r"})+)",
+        lambda m: "\t" * (len(m.group(1)) // unit),
+        text,
+        flags=re.M,
+    )
 
 
 VARIANTS = {"plain": lambda text: text, "crlf": as_crlf, "tabs": as_tabs}
@@ -60,8 +64,11 @@ def test_fix_turns_the_fixture_into_its_expected_twin(before_path, variant):
     assert not after - codes(before), "the fix introduced a finding"
 
 
-@pytest.mark.parametrize("before_path", [p for p in PAIRS if p.read_text().startswith("# fix: unsafe")],
-                         ids=lambda path: path.stem)
+@pytest.mark.parametrize(
+    "before_path",
+    [p for p in PAIRS if p.read_text().startswith("# fix: unsafe")],
+    ids=lambda path: path.stem,
+)
 def test_unsafe_fixes_are_not_applied_by_safe_fixing(before_path):
     before = before_path.read_text(encoding="utf-8")
     expected = before_path.with_suffix(".fixed.py").read_text(encoding="utf-8")

@@ -8,9 +8,15 @@ merged, a text that does not parse is never touched, a fixer never raises.
 from __future__ import annotations
 
 import pytest
-
 from torchward.analysis import Applicability, Edit, Span, all_rules, analyze_source
-from torchward.analysis.fixes import all_fixers, apply_edits, edits_between, fix_source, fixes_for, with_fixes
+from torchward.analysis.fixes import (
+    all_fixers,
+    apply_edits,
+    edits_between,
+    fix_source,
+    fixes_for,
+    with_fixes,
+)
 from torchward.analysis.fixes.imports import Imports
 from torchward.analysis.fixes.tree import Rewrite, SourceTree
 
@@ -22,7 +28,9 @@ def test_every_rule_of_the_issue_has_a_fixer_found_by_walking_the_package():
     assert set(all_fixers()) <= {rule.code for rule in all_rules()}
 
 
-@pytest.mark.parametrize("rule", [r for r in all_rules() if r.code in all_fixers()], ids=lambda r: r.code)
+@pytest.mark.parametrize(
+    "rule", [r for r in all_rules() if r.code in all_fixers()], ids=lambda r: r.code
+)
 def test_fixing_the_invalid_examples_is_idempotent_and_introduces_nothing(rule):
     for example in rule.INVALID:
         before = {f.code for f in analyze_source(example.source, "x.py").findings}
@@ -43,7 +51,10 @@ def test_findings_leave_the_analysis_without_fixes_and_get_them_on_demand():
 
 def test_a_fixer_on_code_it_does_not_recognise_returns_no_fix_rather_than_raising():
     source = "x = 1\n"
-    finding = analyze_source("def train(model, loader, opt, crit):\n    for x, y in loader:\n        crit(model(x), y).backward()\n        opt.step()\n", "x.py").findings[0]
+    finding = analyze_source(
+        "def train(model, loader, opt, crit):\n    for x, y in loader:\n        crit(model(x), y).backward()\n        opt.step()\n",
+        "x.py",
+    ).findings[0]
     assert fixes_for(source, finding) == ()
 
 
@@ -71,8 +82,14 @@ def test_overlapping_edits_are_refused():
 def test_an_import_is_merged_into_the_existing_from_import_line():
     tree = SourceTree("from torch.utils.data import DataLoader  # loaders\n\nx = 1\n")
     rewrite = Rewrite(tree)
-    assert Imports(tree, rewrite).name("torch.utils.data", "DistributedSampler") == "DistributedSampler"
-    assert rewrite.code() == "from torch.utils.data import DataLoader, DistributedSampler  # loaders\n\nx = 1\n"
+    assert (
+        Imports(tree, rewrite).name("torch.utils.data", "DistributedSampler")
+        == "DistributedSampler"
+    )
+    assert (
+        rewrite.code()
+        == "from torch.utils.data import DataLoader, DistributedSampler  # loaders\n\nx = 1\n"
+    )
 
 
 def test_an_existing_alias_is_reused_and_nothing_is_added():

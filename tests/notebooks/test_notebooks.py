@@ -5,23 +5,49 @@ from __future__ import annotations
 import json
 
 from torchward.analysis import LintSettings
+
 from torchward.cli import main
 from torchward.notebook import analyze_notebook, fix_notebook, program, split_cell
 
 CELLS = [
     {"cell_type": "markdown", "metadata": {}, "source": ["# Training ✓\n"]},
-    {"cell_type": "code", "execution_count": 1, "metadata": {},
-     "outputs": [{"name": "stdout", "output_type": "stream", "text": ["ok\n"]}],
-     "source": ["%matplotlib inline\n", "import torch\n", "model = torch.nn.Linear(2, 2)\n",
-                "opt = torch.optim.SGD(model.parameters(), lr=0.1)"]},
-    {"cell_type": "code", "execution_count": 2, "metadata": {}, "outputs": [],
-     "source": ["losses = []\n", "for x in torch.utils.data.DataLoader(range(4)):\n", "    loss = model(x).sum()\n",
-                "    losses.append(loss)\n", "    loss.backward()\n", "    opt.step()\n", "    opt.zero_grad()"]},
+    {
+        "cell_type": "code",
+        "execution_count": 1,
+        "metadata": {},
+        "outputs": [{"name": "stdout", "output_type": "stream", "text": ["ok\n"]}],
+        "source": [
+            "%matplotlib inline\n",
+            "import torch\n",
+            "model = torch.nn.Linear(2, 2)\n",
+            "opt = torch.optim.SGD(model.parameters(), lr=0.1)",
+        ],
+    },
+    {
+        "cell_type": "code",
+        "execution_count": 2,
+        "metadata": {},
+        "outputs": [],
+        "source": [
+            "losses = []\n",
+            "for x in torch.utils.data.DataLoader(range(4)):\n",
+            "    loss = model(x).sum()\n",
+            "    losses.append(loss)\n",
+            "    loss.backward()\n",
+            "    opt.step()\n",
+            "    opt.zero_grad()",
+        ],
+    },
 ]
 
 
 def notebook_text(cells=CELLS) -> str:
-    document = {"cells": cells, "metadata": {"kernelspec": {"name": "python3"}}, "nbformat": 4, "nbformat_minor": 5}
+    document = {
+        "cells": cells,
+        "metadata": {"kernelspec": {"name": "python3"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     return json.dumps(document, indent=1, ensure_ascii=False) + "\n"
 
 
@@ -54,22 +80,39 @@ def test_fix_rewrites_only_the_touched_cell_and_keeps_the_rest_byte_for_byte():
     before, after = text.splitlines(), fixed.splitlines()
     changed = [(a, b) for a, b in zip(before, after) if a != b]
     assert len(before) == len(after)
-    assert changed == [('    "    losses.append(loss)\\n",', '    "    losses.append(loss.detach())\\n",')]
+    assert changed == [
+        ('    "    losses.append(loss)\\n",', '    "    losses.append(loss.detach())\\n",')
+    ]
     assert json.loads(fixed)["cells"][1] == CELLS[1]  # the magic and the outputs survive
     assert fix_notebook(fixed, "nb.ipynb", LintSettings(), unsafe=False)[0] == fixed
 
 
 def test_a_magic_line_in_a_fixed_cell_is_restored():
-    cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": (
-        "import torch\nmodel = torch.nn.Linear(2, 2)\nmodel.eval()\n%time x = 1\nfor b in range(3):\n    model(b)\n")}]
+    cells = [
+        {
+            "cell_type": "code",
+            "metadata": {},
+            "outputs": [],
+            "execution_count": None,
+            "source": (
+                "import torch\nmodel = torch.nn.Linear(2, 2)\nmodel.eval()\n%time x = 1\nfor b in range(3):\n    model(b)\n"
+            ),
+        }
+    ]
     fixed, applied, _ = fix_notebook(notebook_text(cells), "nb.ipynb", LintSettings(), unsafe=False)
     source = json.loads(fixed)["cells"][0]["source"]
-    assert isinstance(source, str) and "%time x = 1\n" in source and "with torch.no_grad():\n    for b" in source
+    assert (
+        isinstance(source, str)
+        and "%time x = 1\n" in source
+        and "with torch.no_grad():\n    for b" in source
+    )
 
 
 def test_malformed_notebooks_are_reported_never_raised(project, capsys):
     (project / "bad.ipynb").write_text("{not json", encoding="utf-8")
-    (project / "odd.ipynb").write_text('{"cells": [{"cell_type": "code", "source": 3}]}', encoding="utf-8")
+    (project / "odd.ipynb").write_text(
+        '{"cells": [{"cell_type": "code", "source": 3}]}', encoding="utf-8"
+    )
     assert analyze_notebook("{not json", "bad.ipynb").problems[0].kind == "malformed-notebook"
     status = main(["check", "--no-cache", "--fix", "."])
     out = capsys.readouterr().out

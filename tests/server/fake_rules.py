@@ -33,7 +33,9 @@ def _calls(facts, name: str):
     for node in ast.walk(facts.tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name:
             owner = parents.get(node)
-            while owner is not None and not isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            while owner is not None and not isinstance(
+                owner, (ast.FunctionDef, ast.AsyncFunctionDef)
+            ):
                 owner = parents.get(owner)
             yield node, index, owner
 
@@ -103,7 +105,9 @@ def install() -> None:
     original = engine.build_facts
 
     def build_facts(tree, source, path, cache=None):
-        return pytypes.SimpleNamespace(path=path, source=source, tree=tree, facts=original(tree, source, path, cache))
+        return pytypes.SimpleNamespace(
+            path=path, source=source, tree=tree, facts=original(tree, source, path, cache)
+        )
 
     engine.build_facts = build_facts
     engine.all_rules = lambda: FAKE_RULES

@@ -14,15 +14,14 @@ import contextlib
 import json
 import pathlib
 import sys
-from typing import Any, Union
+from typing import Any
 
 import pytest_lsp
 from lsprotocol import types
+from pygls.protocol import default_converter
 from pygls.uris import from_fs_path
 from pytest_lsp import ClientServerConfig
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, LanguageClient, register_lsp_features
-from pygls.protocol import default_converter
-
 from torchward.server.encoding import ColumnCodec, split_lines
 
 HERE = pathlib.Path(__file__).parent
@@ -39,7 +38,11 @@ def capabilities(name: str) -> types.ClientCapabilities:
     if name == "vscode-1.96":
         data = json.loads((HERE / "clients" / "visual_studio_code_v1.96.json").read_text())
         return default_converter().structure(data["capabilities"], types.ClientCapabilities)
-    spec = {"vscode-1.65": "visual-studio-code@v1.65.2", "neovim-0.7": "neovim@v0.7.0", "neovim-0.11": "neovim@v0.11.0"}
+    spec = {
+        "vscode-1.65": "visual-studio-code@v1.65.2",
+        "neovim-0.7": "neovim@v0.7.0",
+        "neovim-0.11": "neovim@v0.11.0",
+    }
     return pytest_lsp.client_capabilities(spec[name])
 
 
@@ -57,7 +60,7 @@ def converter():
             return result.structure(value, types.Command)
         return result.structure(value, types.CodeAction)
 
-    result.register_structure_hook(Union[types.Command, types.CodeAction], code_action_or_command)
+    result.register_structure_hook(types.Command | types.CodeAction, code_action_or_command)
     return result
 
 
@@ -114,11 +117,14 @@ class Editor:
         self.texts[uri] = text
         self.versions[uri] = 1
         self.client.text_document_did_open(
-            types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, language_id, 1, text)))
+            types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, language_id, 1, text))
+        )
 
     def close(self, uri: str) -> None:
         self.texts.pop(uri)
-        self.client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri)))
+        self.client.text_document_did_close(
+            types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri))
+        )
 
     def position(self, uri: str, line: int, column: int) -> types.Position:
         """A client position from a 0-based line and a code-point column."""
@@ -139,22 +145,32 @@ class Editor:
     def edit(self, uri: str, edits: list[types.TextEdit]) -> None:
         """Apply ``edits`` (all relative to the current text) and send them incrementally."""
         changes = []
-        for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        for edit in sorted(
+            edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True
+        ):
             start = self._offset(uri, edit.range.start)
             end = self._offset(uri, edit.range.end)
             self.texts[uri] = self.texts[uri][:start] + edit.new_text + self.texts[uri][end:]
-            changes.append(types.TextDocumentContentChangePartial(range=edit.range, text=edit.new_text))
+            changes.append(
+                types.TextDocumentContentChangePartial(range=edit.range, text=edit.new_text)
+            )
         self.versions[uri] += 1
-        self.client.text_document_did_change(types.DidChangeTextDocumentParams(
-            types.VersionedTextDocumentIdentifier(version=self.versions[uri], uri=uri), changes))
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                types.VersionedTextDocumentIdentifier(version=self.versions[uri], uri=uri), changes
+            )
+        )
 
     def replace_all(self, uri: str, text: str) -> None:
         """A change without a range (full-text sync from the client)."""
         self.texts[uri] = text
         self.versions[uri] += 1
-        self.client.text_document_did_change(types.DidChangeTextDocumentParams(
-            types.VersionedTextDocumentIdentifier(version=self.versions[uri], uri=uri),
-            [types.TextDocumentContentChangeWholeDocument(text=text)]))
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                types.VersionedTextDocumentIdentifier(version=self.versions[uri], uri=uri),
+                [types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
 
     def type_text(self, uri: str, line: int, column: int, text: str) -> None:
         position = self.position(uri, line, column)
@@ -163,7 +179,10 @@ class Editor:
     def apply(self, edit: types.WorkspaceEdit) -> None:
         if edit.document_changes:
             for change in edit.document_changes:
-                assert change.text_document.version in (None, self.versions[change.text_document.uri])
+                assert change.text_document.version in (
+                    None,
+                    self.versions[change.text_document.uri],
+                )
                 self.edit(change.text_document.uri, list(change.edits))
         for uri, edits in (edit.changes or {}).items():
             self.edit(uri, list(edits))
@@ -172,8 +191,12 @@ class Editor:
     async def diagnostics(self, uri: str) -> list[types.Diagnostic]:
         """The diagnostics for the current version of ``uri``, pushed or pulled."""
         if self.pulls:
-            report = await asyncio.wait_for(self.client.text_document_diagnostic_async(
-                types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri))), TIMEOUT_S)
+            report = await asyncio.wait_for(
+                self.client.text_document_diagnostic_async(
+                    types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri))
+                ),
+                TIMEOUT_S,
+            )
             return list(report.items)
         version = self.versions.get(uri)
 
@@ -186,10 +209,21 @@ class Editor:
 
         return await asyncio.wait_for(published(), TIMEOUT_S)
 
-    async def code_actions(self, uri: str, diagnostics: list[types.Diagnostic], only=None) -> list[types.CodeAction]:
-        anchor = diagnostics[0].range if diagnostics else types.Range(types.Position(0, 0), types.Position(0, 0))
-        result = await self.client.text_document_code_action_async(types.CodeActionParams(
-            types.TextDocumentIdentifier(uri), anchor, types.CodeActionContext(diagnostics=diagnostics, only=only)))
+    async def code_actions(
+        self, uri: str, diagnostics: list[types.Diagnostic], only=None
+    ) -> list[types.CodeAction]:
+        anchor = (
+            diagnostics[0].range
+            if diagnostics
+            else types.Range(types.Position(0, 0), types.Position(0, 0))
+        )
+        result = await self.client.text_document_code_action_async(
+            types.CodeActionParams(
+                types.TextDocumentIdentifier(uri),
+                anchor,
+                types.CodeActionContext(diagnostics=diagnostics, only=only),
+            )
+        )
         return list(result or [])
 
     async def resolved(self, action: types.CodeAction) -> types.CodeAction:
@@ -200,10 +234,13 @@ class Editor:
 
     async def hover(self, uri: str, position: types.Position) -> types.Hover | None:
         return await self.client.text_document_hover_async(
-            types.HoverParams(types.TextDocumentIdentifier(uri), position))
+            types.HoverParams(types.TextDocumentIdentifier(uri), position)
+        )
 
     async def command(self, name: str, *arguments: Any) -> Any:
-        return await self.client.workspace_execute_command_async(types.ExecuteCommandParams(name, list(arguments)))
+        return await self.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(name, list(arguments))
+        )
 
 
 @contextlib.asynccontextmanager
@@ -233,12 +270,17 @@ async def session(
     if without_configuration:
         client_capabilities.workspace.configuration = False
     try:
-        result = await asyncio.wait_for(client.initialize_session(types.InitializeParams(
-            capabilities=client_capabilities,
-            initialization_options=init_options,
-            workspace_folders=workspace_folders,
-            root_uri=workspace_folders[0].uri if workspace_folders else None,
-        )), TIMEOUT_S)
+        result = await asyncio.wait_for(
+            client.initialize_session(
+                types.InitializeParams(
+                    capabilities=client_capabilities,
+                    initialization_options=init_options,
+                    workspace_folders=workspace_folders,
+                    root_uri=workspace_folders[0].uri if workspace_folders else None,
+                )
+            ),
+            TIMEOUT_S,
+        )
         yield Editor(client, name, result)
     finally:
         try:

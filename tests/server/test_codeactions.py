@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from harness import ALL_CLIENTS, fresh_uri
 from lsprotocol import types
-
-from harness import ALL_CLIENTS, fresh_uri, session
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -95,7 +94,9 @@ async def test_explain_runs_a_command_that_returns_the_rule_documentation(editor
     assert unknown["markdown"] is None and "TW999" in unknown["error"]
 
 
-@pytest.mark.parametrize("client", ["vscode-1.96", "vscode-1.65"])  # resolved lazily / built at once
+@pytest.mark.parametrize(
+    "client", ["vscode-1.96", "vscode-1.65"]
+)  # resolved lazily / built at once
 async def test_fix_all_applies_safe_fixes_only(client, editors):
     uri = fresh_uri()
     source = "def f():\n    print(1)\n    print(2)\n    breakpoint()\n"

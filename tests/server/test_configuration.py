@@ -2,33 +2,61 @@
 
 from __future__ import annotations
 
-from torchward.server.configuration import ServerSettings, merge_wire, settings_from_wire, settings_to_wire
+from torchward.server.configuration import (
+    ServerSettings,
+    merge_wire,
+    settings_from_wire,
+    settings_to_wire,
+)
 
 
 def test_camel_case_keys_become_typed_settings():
-    settings, errors = settings_from_wire({
-        "targetGpu": "A100 80GB", "select": ["tw0"], "ignore": ["TG002"], "severity": {"TW001": "note"},
-        "debounceMs": 0, "estimator": False, "inlayHints": False, "codeLens": True, "trace": {"server": "off"},
-    })
+    settings, errors = settings_from_wire(
+        {
+            "targetGpu": "A100 80GB",
+            "select": ["tw0"],
+            "ignore": ["TG002"],
+            "severity": {"TW001": "note"},
+            "debounceMs": 0,
+            "estimator": False,
+            "inlayHints": False,
+            "codeLens": True,
+            "trace": {"server": "off"},
+        }
+    )
     assert errors == []
     assert settings == ServerSettings(
-        target_gpu="A100 80GB", select=("TW0",), ignore=("TW002",), severity=(("TW001", "note"),),
-        debounce_ms=0, estimator=False, inlay_hints=False, code_lens=True)
+        target_gpu="A100 80GB",
+        select=("TW0",),
+        ignore=("TW002",),
+        severity=(("TW001", "note"),),
+        debounce_ms=0,
+        estimator=False,
+        inlay_hints=False,
+        code_lens=True,
+    )
 
 
 def test_each_invalid_key_is_reported_and_defaulted_alone():
-    settings, errors = settings_from_wire({"debounceMs": -1, "severity": {"TW001": "fatal"}, "ignore": ["TW9"]})
+    settings, errors = settings_from_wire(
+        {"debounceMs": -1, "severity": {"TW001": "fatal"}, "ignore": ["TW9"]}
+    )
     assert settings == ServerSettings(ignore=("TW9",))
     assert len(errors) == 2 and "debounceMs" in errors[0] and "severity" in errors[1]
 
 
 def test_a_non_object_is_an_error_and_the_defaults():
-    assert settings_from_wire(["select"]) == (ServerSettings(), ["torchward settings must be an object, got list"])
+    assert settings_from_wire(["select"]) == (
+        ServerSettings(),
+        ["torchward settings must be an object, got list"],
+    )
     assert settings_from_wire(None) == (ServerSettings(), [])
 
 
 def test_later_layers_win_key_by_key_and_the_wire_round_trips():
-    merged = merge_wire({"debounceMs": 5, "select": ["TW"]}, None, {"debounceMs": 0, "select": None})
+    merged = merge_wire(
+        {"debounceMs": 5, "select": ["TW"]}, None, {"debounceMs": 0, "select": None}
+    )
     assert merged == {"debounceMs": 0, "select": ["TW"]}
     settings, _ = settings_from_wire({"severity": {"TW001": "error"}, "targetGpu": "L4"})
     assert settings_from_wire(settings_to_wire(settings))[0] == settings

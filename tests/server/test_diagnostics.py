@@ -5,9 +5,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from lsprotocol import types
-
 from harness import ALL_CLIENTS, PULL_CLIENTS, PUSH_CLIENTS, fresh_uri, session
+from lsprotocol import types
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -64,7 +63,11 @@ async def test_columns_on_a_non_ascii_line_are_in_the_negotiated_encoding(client
     encoding = editor.result.capabilities.position_encoding
     line = source.splitlines()[1]
     prefix = line[: line.index("print")]
-    expected = len(prefix.encode("utf-16-le")) // 2 if encoding in (None, "utf-16") else len(prefix.encode("utf-8"))
+    expected = (
+        len(prefix.encode("utf-16-le")) // 2
+        if encoding in (None, "utf-16")
+        else len(prefix.encode("utf-8"))
+    )
     assert diagnostic.range.start == types.Position(1, expected)
     assert diagnostic.range.end.character == expected + len("print")
     if client == "neovim-0.11":
@@ -120,9 +123,12 @@ async def test_pull_returns_an_unchanged_report_for_a_known_result_id(client, ed
     editor = await editors(client)
     editor.open(uri, SCRIPT)
     identifier = types.TextDocumentIdentifier(uri)
-    first = await editor.client.text_document_diagnostic_async(types.DocumentDiagnosticParams(identifier))
+    first = await editor.client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(identifier)
+    )
     again = await editor.client.text_document_diagnostic_async(
-        types.DocumentDiagnosticParams(identifier, previous_result_id=first.result_id))
+        types.DocumentDiagnosticParams(identifier, previous_result_id=first.result_id)
+    )
     assert first.kind == "full" and len(first.items) == 3
     assert again.kind == "unchanged" and again.result_id == first.result_id
     assert editor.client.published == {}  # a pulling client is never pushed to
@@ -134,7 +140,9 @@ async def test_workspace_pull_reports_every_open_document(editors):
     editor.open(uri, SCRIPT)
     clean = fresh_uri("clean")
     editor.open(clean, "x = 1\n")
-    report = await editor.client.workspace_diagnostic_async(types.WorkspaceDiagnosticParams(previous_result_ids=[]))
+    report = await editor.client.workspace_diagnostic_async(
+        types.WorkspaceDiagnosticParams(previous_result_ids=[])
+    )
     items = [item for item in report.items if item.uri in (uri, clean)]
     assert {item.uri: len(item.items) for item in items} == {uri: 3, clean: 0}
     assert all(item.version == 1 for item in items)

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import pytest
 from lsprotocol import types
-
-from torchward.analysis import Applicability, Confidence, Edit, Evidence, Finding, Fix, Severity, Span
+from torchward.analysis import (
+    Applicability,
+    Confidence,
+    Edit,
+    Evidence,
+    Finding,
+    Fix,
+    Severity,
+    Span,
+)
 from torchward.server.documents import Document, LineShift
 from torchward.server.encoding import ColumnCodec, split_lines
 from torchward.server.results import shift_findings
@@ -14,13 +22,19 @@ from torchward.server.suppression import suppression_edit
 
 def change(start, end, text):
     return types.TextDocumentContentChangePartial(
-        range=types.Range(types.Position(*start), types.Position(*end)), text=text)
+        range=types.Range(types.Position(*start), types.Position(*end)), text=text
+    )
 
 
 def finding(line, column=4, end_column=9, fixes=True):
     span = Span(line, column, line, end_column)
     return Finding(
-        "TW900", "print-call", Severity.WARNING, Confidence.HIGH, span, "m",
+        "TW900",
+        "print-call",
+        Severity.WARNING,
+        Confidence.HIGH,
+        span,
+        "m",
         evidence=(Evidence(Span(1, 0, 1, 3), "e"),),
         fixes=(Fix("f", Applicability.SAFE, (Edit(span, "log"),)),) if fixes else (),
     )
@@ -48,7 +62,9 @@ def test_a_position_inside_a_surrogate_pair_rounds_forward():
 def test_incremental_changes_apply_in_order_and_report_line_shifts():
     document = Document("file:///t.py", "a\nb\nc\n", 1)
     codec = ColumnCodec()
-    shifts = document.apply_changes([change((1, 0), (1, 0), "x\ny\n"), change((0, 0), (1, 0), "")], 3, codec)
+    shifts = document.apply_changes(
+        [change((1, 0), (1, 0), "x\ny\n"), change((0, 0), (1, 0), "")], 3, codec
+    )
     assert document.text == "x\ny\nb\nc\n"
     assert document.version == 3
     assert shifts == [LineShift(2, 2, 2, 0, 0), LineShift(1, 2, -1, 0, 0)]
@@ -64,7 +80,9 @@ def test_changes_on_crlf_and_non_ascii_lines_land_on_the_right_characters():
 
 def test_a_full_change_reports_the_changed_block_from_common_prefix_and_suffix():
     document = Document("file:///t.py", "a\nb\nc\nd\n", 1)
-    (shift,) = document.apply_changes([types.TextDocumentContentChangeWholeDocument(text="a\nX\nY\nc\nd\n")], 2, ColumnCodec())
+    (shift,) = document.apply_changes(
+        [types.TextDocumentContentChangeWholeDocument(text="a\nX\nY\nc\nd\n")], 2, ColumnCodec()
+    )
     assert (shift.first, shift.last, shift.delta) == (2, 2, 1)
 
 
@@ -90,7 +108,10 @@ def test_a_finding_whose_code_was_replaced_or_deleted_is_dropped():
         ("    x = f()", "    x = f()  # torchward: ignore[TW001]"),
         ("    x = f()   ", "    x = f()  # torchward: ignore[TW001]"),
         ("    x = f()  # noqa: E501", "    x = f()  # noqa: E501  # torchward: ignore[TW001]"),
-        ("    x = f()  # torchward: ignore[TW002]", "    x = f()  # torchward: ignore[TW002, TW001]"),
+        (
+            "    x = f()  # torchward: ignore[TW002]",
+            "    x = f()  # torchward: ignore[TW002, TW001]",
+        ),
         ("    x = f()  # torchward: ignore[TW001]", None),
         ("    x = f()  # torchward: ignore", None),
         ("    x = f() + \\", None),
@@ -101,4 +122,4 @@ def test_suppression_comments_append_or_merge(line, expected):
     if expected is None:
         assert edit is None
     else:
-        assert line[: edit.span.column] + edit.text + line[edit.span.end_column:] == expected
+        assert line[: edit.span.column] + edit.text + line[edit.span.end_column :] == expected

@@ -12,8 +12,15 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lsprotocol import types
-
-from torchward.analysis import Confidence, Evidence, Finding, LintSettings, Severity, Span, analyze_source
+from torchward.analysis import (
+    Confidence,
+    Evidence,
+    Finding,
+    LintSettings,
+    Severity,
+    Span,
+    analyze_source,
+)
 from torchward.server.diagnostics import diagnostics_for
 from torchward.server.documents import Document
 from torchward.server.encoding import ColumnCodec, split_lines
@@ -31,14 +38,24 @@ def train(model, loader, optimizer):
 # the engine's findings, whatever they are today, plus fixed ones that span lines and
 # end at a line's end, so that the property never holds vacuously
 FINDINGS = analyze_source(TRAINING.replace("\r", ""), "t.py", LintSettings()).findings + (
-    Finding("TW900", "x", Severity.WARNING, Confidence.HIGH, Span(3, 4, 6, 27), "m",
-            evidence=(Evidence(Span(2, 0, 2, 35), "e"),)),
+    Finding(
+        "TW900",
+        "x",
+        Severity.WARNING,
+        Confidence.HIGH,
+        Span(3, 4, 6, 27),
+        "m",
+        evidence=(Evidence(Span(2, 0, 2, 35), "e"),),
+    ),
     Finding("TW901", "y", Severity.NOTE, Confidence.HIGH, Span(7, 8, 7, 23), "m"),
 )
 
 pieces = st.sampled_from(["", "x", "é", "𝛼", "\n", "\r\n", "(", "loss", "    ", "\t", "#"])
 edit = st.tuples(
-    st.integers(0, 12), st.integers(0, 90), st.integers(0, 3), st.integers(0, 40),
+    st.integers(0, 12),
+    st.integers(0, 90),
+    st.integers(0, 3),
+    st.integers(0, 40),
     st.lists(pieces, max_size=4).map("".join),
 )
 
@@ -77,4 +94,6 @@ def test_random_edits_keep_text_exact_and_ranges_inside_the_document(edits, enco
             assert 0 <= position.line < len(lines)
             assert 0 <= position.character <= codec.units(lines[position.line])
         assert (diagnostic.range.start.line, diagnostic.range.start.character) <= (
-            diagnostic.range.end.line, diagnostic.range.end.character)
+            diagnostic.range.end.line,
+            diagnostic.range.end.character,
+        )

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from torchward.config import Config
 from torchward.server.estimates import estimate_source
+
+from torchward.config import Config
 
 SCRIPT = """\
 from transformers import AutoModelForCausalLM, TrainingArguments

@@ -10,9 +10,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from lsprotocol import types
-
 from harness import fresh_uri, session
+from lsprotocol import types
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -43,7 +42,9 @@ URI = "file:///work/project/train.py"
 
 
 @pytest.mark.parametrize("client", ["vscode-1.96", "neovim-0.7"])
-async def test_hover_on_a_flagged_range_shows_the_message_and_the_rule_documentation(client, editors):
+async def test_hover_on_a_flagged_range_shows_the_message_and_the_rule_documentation(
+    client, editors
+):
     uri = fresh_uri()
     editor = await editors(client)
     editor.open(uri, SCRIPT)
@@ -62,8 +63,12 @@ async def test_estimate_request_answers_the_estimators_figures_for_the_target_gp
     async with session("vscode-1.96", options={"targetGpu": "A100 80GB"}) as editor:
         editor.open(URI, GPT2)
         await editor.diagnostics(URI)
-        answer = _plain(await editor.client.protocol.send_request_async("torchward/estimate", {"uri": URI}))
-        missing = await editor.client.protocol.send_request_async("torchward/estimate", {"uri": "file:///x.py"})
+        answer = _plain(
+            await editor.client.protocol.send_request_async("torchward/estimate", {"uri": URI})
+        )
+        missing = await editor.client.protocol.send_request_async(
+            "torchward/estimate", {"uri": "file:///x.py"}
+        )
     assert answer["status"] == "ok" and "A100" in answer["gpu"] and answer["verdict"] == "fits"
     low, high = answer["interval"]
     assert low <= answer["peak"] <= high and 0 < answer["percent"] < 100
@@ -78,7 +83,9 @@ async def test_a_script_without_a_model_has_nothing_to_estimate(editors):
     editor = await editors("vscode-1.96")
     editor.open(uri, SCRIPT)
     await editor.diagnostics(uri)
-    answer = _plain(await editor.client.protocol.send_request_async("torchward/estimate", {"uri": uri}))
+    answer = _plain(
+        await editor.client.protocol.send_request_async("torchward/estimate", {"uri": uri})
+    )
     assert answer["status"] == "none" and answer["peak"] is None and answer["reason"]
 
 
@@ -101,7 +108,9 @@ async def test_gpu_fit_is_notified_once_per_document_until_the_gpu_changes(edito
     await editor.diagnostics(uri)
     await asyncio.sleep(0.1)
     fits = await _fits_for(editor, uri, 1)
-    assert [(f["status"], f["gpu"]) for f in fits] == [("ok", None)], "no GPU chosen: a peak, no verdict"
+    assert [(f["status"], f["gpu"]) for f in fits] == [("ok", None)], (
+        "no GPU chosen: a peak, no verdict"
+    )
     answer = await editor.command("torchward.selectGpu", "H100 80GB")
     assert _plain(answer)["status"] == "ok" and "H100" in _plain(answer)["name"]
     latest = (await _fits_for(editor, uri, 2))[-1]

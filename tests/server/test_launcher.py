@@ -6,7 +6,6 @@ import subprocess
 import sys
 
 import pytest
-
 from harness import session
 
 pytestmark = pytest.mark.asyncio
@@ -18,9 +17,16 @@ async def test_the_cli_subcommand_serves_lsp_over_stdio():
         capabilities = editor.result.capabilities
         assert capabilities.text_document_sync.change == 2  # incremental
         assert capabilities.hover_provider and capabilities.code_action_provider
-        assert set(capabilities.execute_command_provider.commands) == {"torchward.explain", "torchward.selectGpu"}
+        assert set(capabilities.execute_command_provider.commands) == {
+            "torchward.explain",
+            "torchward.selectGpu",
+        }
 
 
 def test_a_malformed_tcp_address_is_a_usage_error():
-    done = subprocess.run([sys.executable, "-m", "torchward", "lsp", "--tcp", "nowhere"], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "torchward", "lsp", "--tcp", "nowhere"],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 2 and "HOST:PORT" in done.stderr

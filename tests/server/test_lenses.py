@@ -6,9 +6,8 @@ import asyncio
 
 import pytest
 import pytest_asyncio
-from lsprotocol import types
-
 from harness import fresh_uri, session
+from lsprotocol import types
 from test_hover_and_estimates import GPT2, _fits_for
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -24,13 +23,21 @@ async def _estimated(editor, uri: str, text: str) -> None:
 
 
 async def _hints(editor, uri: str) -> list[types.InlayHint]:
-    return list(await editor.client.text_document_inlay_hint_async(
-        types.InlayHintParams(types.TextDocumentIdentifier(uri), WHOLE)) or [])
+    return list(
+        await editor.client.text_document_inlay_hint_async(
+            types.InlayHintParams(types.TextDocumentIdentifier(uri), WHOLE)
+        )
+        or []
+    )
 
 
 async def _lenses(editor, uri: str) -> list[types.CodeLens]:
-    return list(await editor.client.text_document_code_lens_async(
-        types.CodeLensParams(types.TextDocumentIdentifier(uri))) or [])
+    return list(
+        await editor.client.text_document_code_lens_async(
+            types.CodeLensParams(types.TextDocumentIdentifier(uri))
+        )
+        or []
+    )
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -39,7 +46,9 @@ async def a100():
         yield editor
 
 
-async def test_inlay_hints_show_parameters_and_weights_beside_the_model_and_activations_beside_the_batch(a100):
+async def test_inlay_hints_show_parameters_and_weights_beside_the_model_and_activations_beside_the_batch(
+    a100,
+):
     uri = fresh_uri()
     await _estimated(a100, uri, GPT2)
     hints = {hint.position.line: hint for hint in await _hints(a100, uri)}

@@ -6,10 +6,8 @@ Skipped while the engine has no TW001; independent of its exact messages and spa
 from __future__ import annotations
 
 import pytest
-
-from torchward.analysis import rule_by_code
-
 from harness import REAL_SERVER, session
+from torchward.analysis import rule_by_code
 
 pytestmark = [
     pytest.mark.asyncio,

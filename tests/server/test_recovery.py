@@ -5,9 +5,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from lsprotocol import types
-
 from harness import fresh_uri, session
+from lsprotocol import types
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -21,7 +20,9 @@ URI = "file:///work/project/train.py"
 
 
 @pytest.mark.parametrize("client", ["vscode-1.65", "vscode-1.96"])
-async def test_a_syntax_error_keeps_the_last_findings_moved_by_the_edit_plus_one_syntax_diagnostic(client, editors):
+async def test_a_syntax_error_keeps_the_last_findings_moved_by_the_edit_plus_one_syntax_diagnostic(
+    client, editors
+):
     uri = fresh_uri()
     editor = await editors(client)
     editor.open(uri, SCRIPT)
@@ -44,7 +45,14 @@ async def test_findings_on_deleted_lines_go_away_while_the_file_does_not_parse(e
     editor.open(uri, SCRIPT)
     await editor.diagnostics(uri)
     # delete the print line and break the file in the same edit
-    editor.edit(uri, [types.TextEdit(types.Range(types.Position(2, 0), types.Position(3, 0)), "        x = (\n")])
+    editor.edit(
+        uri,
+        [
+            types.TextEdit(
+                types.Range(types.Position(2, 0), types.Position(3, 0)), "        x = (\n"
+            )
+        ],
+    )
     diagnostics = await editor.diagnostics(uri)
     assert sorted(d.code for d in diagnostics if d.code) == ["TW901"]
     assert sum(1 for d in diagnostics if not d.code) == 1
@@ -64,7 +72,9 @@ async def test_kept_findings_lose_fixes_that_the_edit_touched(editors):
     assert "Suppress TW900 on this line" in titles
 
 
-async def test_requests_about_unknown_documents_and_positions_outside_them_get_empty_answers(editors):
+async def test_requests_about_unknown_documents_and_positions_outside_them_get_empty_answers(
+    editors,
+):
     uri = fresh_uri()
     editor = await editors("vscode-1.96")
     editor.open(uri, SCRIPT)
@@ -73,9 +83,12 @@ async def test_requests_about_unknown_documents_and_positions_outside_them_get_e
     assert await editor.hover("file:///nowhere.py", far) is None
     assert await editor.hover(uri, far) is None
     report = await editor.client.text_document_diagnostic_async(
-        types.DocumentDiagnosticParams(types.TextDocumentIdentifier("file:///nowhere.py")))
+        types.DocumentDiagnosticParams(types.TextDocumentIdentifier("file:///nowhere.py"))
+    )
     assert list(report.items) == []
-    editor.edit(uri, [types.TextEdit(types.Range(far, far), "\nprint(1)\n")])  # past the end: appended
+    editor.edit(
+        uri, [types.TextEdit(types.Range(far, far), "\nprint(1)\n")]
+    )  # past the end: appended
     diagnostics = await editor.diagnostics(uri)
     assert {d.code for d in diagnostics} == {"TW900", "TW901"}
     assert max(d.range.start.line for d in diagnostics) == 5
@@ -107,7 +120,10 @@ async def test_a_cancelled_pull_is_answered_as_cancelled_and_the_server_keeps_se
         editor.type_text(uri, 0, 0, "\n")  # analysis now waits out a 0.8 s debounce
         params = types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri))
         waiting = asyncio.ensure_future(
-            editor.client.protocol.send_request_async(types.TEXT_DOCUMENT_DIAGNOSTIC, params, msg_id="pull-1"))
+            editor.client.protocol.send_request_async(
+                types.TEXT_DOCUMENT_DIAGNOSTIC, params, msg_id="pull-1"
+            )
+        )
         await asyncio.sleep(0.1)  # the request is in, waiting for the debounced analysis
         editor.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="pull-1"))
         with pytest.raises(Exception, match="cancel"):

@@ -14,19 +14,23 @@ import contextlib
 import pathlib
 
 import pytest
+from harness import REAL_SERVER, fresh_uri, session
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lsprotocol import types
-
-from harness import REAL_SERVER, fresh_uri, session
 from torchward.server.encoding import split_lines
 
 EXAMPLES = pathlib.Path(__file__).parents[2] / "examples"
 SCRIPTS = [(EXAMPLES / name).read_text() for name in ("bad_train.py", "good_train.py")]
 
-pieces = st.sampled_from(["", "x", "é", "𝛼", "\n", "(", ")", ":", "loss", "    ", "\t", "#", "def ", "'", "\\"])
+pieces = st.sampled_from(
+    ["", "x", "é", "𝛼", "\n", "(", ")", ":", "loss", "    ", "\t", "#", "def ", "'", "\\"]
+)
 edit = st.tuples(
-    st.integers(0, 120), st.integers(0, 60), st.integers(0, 3), st.integers(0, 60),
+    st.integers(0, 120),
+    st.integers(0, 60),
+    st.integers(0, 3),
+    st.integers(0, 60),
     st.lists(pieces, max_size=5).map("".join),
 )
 
@@ -36,7 +40,9 @@ def running():
     """One real server (push client, UTF-16) for every example, on its own loop."""
     loop = asyncio.new_event_loop()
     stack = contextlib.AsyncExitStack()
-    editor = loop.run_until_complete(stack.enter_async_context(session("neovim-0.7", server=REAL_SERVER)))
+    editor = loop.run_until_complete(
+        stack.enter_async_context(session("neovim-0.7", server=REAL_SERVER))
+    )
     yield loop, editor
     loop.run_until_complete(stack.aclose())
     loop.close()
@@ -46,7 +52,10 @@ async def _type(editor, uri: str, script: str, edits) -> None:
     editor.open(uri, script)
     for line, column, extra, end_column, text in edits:
         start = types.Position(line, column)
-        editor.edit(uri, [types.TextEdit(types.Range(start, types.Position(line + extra, end_column)), text)])
+        editor.edit(
+            uri,
+            [types.TextEdit(types.Range(start, types.Position(line + extra, end_column)), text)],
+        )
     diagnostics = await editor.diagnostics(uri)
     lines = split_lines(editor.texts[uri])
     for diagnostic in diagnostics:
@@ -60,7 +69,11 @@ async def _type(editor, uri: str, script: str, edits) -> None:
     editor.close(uri)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(script=st.sampled_from(SCRIPTS), edits=st.lists(edit, min_size=1, max_size=8))
 def test_random_edits_never_crash_the_server_and_ranges_stay_inside(running, script, edits):
     loop, editor = running

@@ -5,9 +5,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from lsprotocol import types
-
 from harness import session, uri_of
+from lsprotocol import types
 
 pytestmark = pytest.mark.asyncio
 
@@ -46,7 +45,12 @@ async def test_settings_from_workspace_configuration_select_and_override_severit
     configuration = {"": {"select": ["TW901", "TW902"], "severity": {"TW902": "error"}}}
     async with session("vscode-1.65", configuration=configuration) as editor:
         editor.open(URI, SCRIPT)
-        assert await _eventually(lambda: editor.client.published.get(URI) and len(editor.client.published[URI].diagnostics) == 2)
+        assert await _eventually(
+            lambda: (
+                editor.client.published.get(URI)
+                and len(editor.client.published[URI].diagnostics) == 2
+            )
+        )
         diagnostics = await editor.diagnostics(URI)
     assert {d.code: d.severity for d in diagnostics} == {
         "TW901": types.DiagnosticSeverity.Error,
@@ -60,7 +64,9 @@ async def test_did_change_configuration_reanalyses_open_documents(client):
         editor.open(URI, SCRIPT)
         assert len(await editor.diagnostics(URI)) == 3
         editor.client.set_configuration({"ignore": ["TW900", "TW901"]}, section="torchward")
-        editor.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+        editor.client.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(settings=None)
+        )
         if editor.pulls:
             assert await _eventually(lambda: editor.client.diagnostic_refresh_count == 1)
             assert [d.code for d in await editor.diagnostics(URI)] == ["TW902"]
@@ -73,10 +79,12 @@ async def test_a_client_without_workspace_configuration_sends_settings_in_the_no
         editor.open(URI, SCRIPT)
         assert len(await editor.diagnostics(URI)) == 3
         editor.client.workspace_did_change_configuration(
-            types.DidChangeConfigurationParams(settings={"torchward": {"ignore": ["TW9"]}}))
+            types.DidChangeConfigurationParams(settings={"torchward": {"ignore": ["TW9"]}})
+        )
         assert await _eventually(lambda: len(editor.client.published[URI].diagnostics) == 0)
         editor.client.workspace_did_change_configuration(
-            types.DidChangeConfigurationParams(settings={"torchward": {"ignore": "TW900"}}))
+            types.DidChangeConfigurationParams(settings={"torchward": {"ignore": "TW900"}})
+        )
         assert await _eventually(lambda: len(editor.client.published[URI].diagnostics) == 3)
         assert any("'ignore'" in m.message for m in editor.client.messages)
 
@@ -85,19 +93,27 @@ async def test_pyproject_configuration_applies_and_reloads_when_the_file_changes
     project = tmp_path / "project"
     project.mkdir()
     pyproject = project / "pyproject.toml"
-    pyproject.write_text('[tool.torchward]\nignore = ["TW900"]\nper-file-ignores = {"scripts/*.py" = ["TW902"]}\n')
+    pyproject.write_text(
+        '[tool.torchward]\nignore = ["TW900"]\nper-file-ignores = {"scripts/*.py" = ["TW902"]}\n'
+    )
     (project / "scripts").mkdir()
     train, script = project / "train.py", project / "scripts" / "run.py"
     async with session("vscode-1.96", folders=[project]) as editor:
         assert await _eventually(
-            lambda: any(r.method == "workspace/didChangeWatchedFiles" for r in editor.client.registrations))
+            lambda: any(
+                r.method == "workspace/didChangeWatchedFiles" for r in editor.client.registrations
+            )
+        )
         editor.open(uri_of(train), SCRIPT)
         editor.open(uri_of(script), SCRIPT)
         assert sorted(d.code for d in await editor.diagnostics(uri_of(train))) == ["TW901", "TW902"]
         assert sorted(d.code for d in await editor.diagnostics(uri_of(script))) == ["TW901"]
         pyproject.write_text('[tool.torchward]\nselect = ["TW900"]\n')
-        editor.client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
-            [types.FileEvent(uri_of(pyproject), types.FileChangeType.Changed)]))
+        editor.client.workspace_did_change_watched_files(
+            types.DidChangeWatchedFilesParams(
+                [types.FileEvent(uri_of(pyproject), types.FileChangeType.Changed)]
+            )
+        )
         assert await _eventually(lambda: editor.client.diagnostic_refresh_count == 1)
         assert [d.code for d in await editor.diagnostics(uri_of(train))] == ["TW900"]
 
@@ -122,6 +138,9 @@ async def test_saving_pyproject_reloads_it_for_clients_that_do_not_watch_files(t
         editor.open(uri_of(train), SCRIPT)
         assert len(await editor.diagnostics(uri_of(train))) == 3
         pyproject.write_text('[tool.torchward]\nignore = ["TW901", "TW902"]\n')
-        editor.client.text_document_did_save(types.DidSaveTextDocumentParams(
-            types.TextDocumentIdentifier(uri_of(pyproject))))
-        assert await _eventually(lambda: len(editor.client.published[uri_of(train)].diagnostics) == 1)
+        editor.client.text_document_did_save(
+            types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri_of(pyproject)))
+        )
+        assert await _eventually(
+            lambda: len(editor.client.published[uri_of(train)].diagnostics) == 1
+        )

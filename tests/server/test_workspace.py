@@ -5,9 +5,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from lsprotocol import types
-
 from harness import session, uri_of
+from lsprotocol import types
 
 pytestmark = pytest.mark.asyncio
 
@@ -38,7 +37,10 @@ async def test_each_folder_uses_its_own_pyproject_and_scoped_settings(client, fo
                 break
             await asyncio.sleep(0.02)
         assert codes == ["TW900"]
-        assert sorted(d.code for d in await editor.diagnostics(uri_of(alpha / "train.py"))) == ["TW901", "TW902"]
+        assert sorted(d.code for d in await editor.diagnostics(uri_of(alpha / "train.py"))) == [
+            "TW901",
+            "TW902",
+        ]
 
 
 async def test_a_folder_added_later_brings_its_configuration(folders, tmp_path):
@@ -48,7 +50,12 @@ async def test_a_folder_added_later_brings_its_configuration(folders, tmp_path):
     (gamma / "pyproject.toml").write_text('[tool.torchward]\nselect = ["TW902"]\n')
     async with session("vscode-1.65", folders=[alpha]) as editor:
         document = uri_of(gamma / "train.py")
-        editor.client.workspace_did_change_workspace_folders(types.DidChangeWorkspaceFoldersParams(
-            types.WorkspaceFoldersChangeEvent(added=[types.WorkspaceFolder(uri_of(gamma), "gamma")], removed=[])))
+        editor.client.workspace_did_change_workspace_folders(
+            types.DidChangeWorkspaceFoldersParams(
+                types.WorkspaceFoldersChangeEvent(
+                    added=[types.WorkspaceFolder(uri_of(gamma), "gamma")], removed=[]
+                )
+            )
+        )
         editor.open(document, SCRIPT)
         assert [d.code for d in await editor.diagnostics(document)] == ["TW902"]

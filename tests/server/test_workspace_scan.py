@@ -5,9 +5,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from lsprotocol import types
-
 from harness import TIMEOUT_S, session, uri_of
+from lsprotocol import types
 from torchward.server.configuration import settings_from_wire
 from torchward.server.scan import module_name
 
@@ -31,8 +30,12 @@ def project(tmp_path):
 
 
 async def index(editor, **params) -> dict:
-    answer = await asyncio.wait_for(editor.client.protocol.send_request_async(
-        "torchward/workspaceIndex", {"wait": True, **params}), TIMEOUT_S)
+    answer = await asyncio.wait_for(
+        editor.client.protocol.send_request_async(
+            "torchward/workspaceIndex", {"wait": True, **params}
+        ),
+        TIMEOUT_S,
+    )
     return _plain(answer)
 
 
@@ -62,42 +65,65 @@ async def eventually(predicate, timeout_s: float = TIMEOUT_S) -> bool:
 
 def watched(editor, path, change: types.FileChangeType) -> None:
     editor.client.workspace_did_change_watched_files(
-        types.DidChangeWatchedFilesParams([types.FileEvent(uri_of(path), change)]))
+        types.DidChangeWatchedFilesParams([types.FileEvent(uri_of(path), change)])
+    )
 
 
 async def workspace_pull(editor, previous: dict[str, str] | None = None) -> dict[str, object]:
     ids = [types.PreviousResultId(uri, value) for uri, value in (previous or {}).items()]
-    report = await asyncio.wait_for(editor.client.workspace_diagnostic_async(
-        types.WorkspaceDiagnosticParams(previous_result_ids=ids)), TIMEOUT_S)
+    report = await asyncio.wait_for(
+        editor.client.workspace_diagnostic_async(
+            types.WorkspaceDiagnosticParams(previous_result_ids=ids)
+        ),
+        TIMEOUT_S,
+    )
     return {item.uri: item for item in report.items}
 
 
 @pytest.mark.asyncio
 async def test_the_index_lists_modules_and_symbols_and_progress_is_reported(project):
-    async with session("vscode-1.96", folders=[project], options={"workspaceScan": "index"}) as editor:
+    async with session(
+        "vscode-1.96", folders=[project], options={"workspaceScan": "index"}
+    ) as editor:
         answer = await index(editor)
         assert answer["state"] == "done"
         modules = files_of(answer)
         assert set(modules) == {"bad", "clean", "models", "models.net"}  # generated/ is gitignored
-        assert modules["models.net"]["classes"] == ["Net"] and modules["models.net"]["functions"] == ["build"]
+        assert modules["models.net"]["classes"] == ["Net"] and modules["models.net"][
+            "functions"
+        ] == ["build"]
         assert modules["bad"]["analysed"] is False and modules["bad"]["findings"] == []
-        assert answer["counts"]["files"] == 4 and {m["name"]: m["path"] for m in answer["folders"][0]["modules"]}["models.net"].endswith("net.py")
-        assert await eventually(lambda: any(  # the end notification precedes the reply, but be lenient
-            reports and reports[-1].kind == "end" for reports in editor.client.progress_reports.values()))
-        (reports,) = [r for t, r in editor.client.progress_reports.items() if str(t).startswith("torchward-scan")]
+        assert answer["counts"]["files"] == 4 and {
+            m["name"]: m["path"] for m in answer["folders"][0]["modules"]
+        }["models.net"].endswith("net.py")
+        assert await eventually(
+            lambda: any(  # the end notification precedes the reply, but be lenient
+                reports and reports[-1].kind == "end"
+                for reports in editor.client.progress_reports.values()
+            )
+        )
+        (reports,) = [
+            r
+            for t, r in editor.client.progress_reports.items()
+            if str(t).startswith("torchward-scan")
+        ]
         kinds = [r.kind for r in reports]
         assert kinds[0] == "begin" and kinds[-1] == "end" and "report" in kinds
         assert reports[0].percentage == 0 and reports[0].cancellable
         last_report = [r for r in reports if r.kind == "report"][-1]
         assert last_report.percentage == 100 and last_report.message == "4/4 files"
         assert reports[-1].message == "4 files indexed"
-        assert any(r.method == "workspace/didChangeWatchedFiles" and "*.py" in str(r.register_options)
-                   for r in editor.client.registrations)
+        assert any(
+            r.method == "workspace/didChangeWatchedFiles" and "*.py" in str(r.register_options)
+            for r in editor.client.registrations
+        )
 
 
 @pytest.mark.asyncio
 async def test_changes_on_disk_update_the_index(project):
-    async with session("vscode-1.96", folders=[project], options={"workspaceScan": "index"}) as editor:
+    async with session(
+        "vscode-1.96", folders=[project], options={"workspaceScan": "index"}
+    ) as editor:
         await index(editor)
         (project / "models" / "extra.py").write_text("class Extra:\n    pass\n")
         watched(editor, project / "models" / "extra.py", types.FileChangeType.Created)
@@ -125,7 +151,9 @@ async def test_the_scan_is_off_unless_asked(client, project):
 @pytest.mark.asyncio
 async def test_pulled_workspace_diagnostics_cover_closed_files_and_open_documents_win(project):
     bad, clean = uri_of(project / "bad.py"), uri_of(project / "clean.py")
-    async with session("vscode-1.96", folders=[project], options={"workspaceScan": "diagnostics"}) as editor:
+    async with session(
+        "vscode-1.96", folders=[project], options={"workspaceScan": "diagnostics"}
+    ) as editor:
         assert files_of(await index(editor))["bad"]["findings"] == ["TW900", "TW901"]
         items = await workspace_pull(editor)
         assert sorted(d.code for d in items[bad].items) == ["TW900", "TW901"]
@@ -134,7 +162,9 @@ async def test_pulled_workspace_diagnostics_cover_closed_files_and_open_document
         # unchanged ids: the long poll answers when a file changes on disk
         previous = {uri: item.result_id for uri, item in items.items()}
         pending = asyncio.ensure_future(workspace_pull(editor, previous))
-        await asyncio.sleep(0.2)  # usually the long-poll path; in either order the answer is the same
+        await asyncio.sleep(
+            0.2
+        )  # usually the long-poll path; in either order the answer is the same
         (project / "clean.py").write_text(CLEAN + "print(2)\n")
         watched(editor, project / "clean.py", types.FileChangeType.Changed)
         items = await pending
@@ -148,13 +178,18 @@ async def test_pulled_workspace_diagnostics_cover_closed_files_and_open_document
         # closing falls back to the on-disk result
         editor.close(bad)
         items = await workspace_pull(editor)
-        assert items[bad].version is None and sorted(d.code for d in items[bad].items) == ["TW900", "TW901"]
+        assert items[bad].version is None and sorted(d.code for d in items[bad].items) == [
+            "TW900",
+            "TW901",
+        ]
 
 
 @pytest.mark.asyncio
 async def test_pushed_diagnostics_for_closed_files(project):
     bad = uri_of(project / "bad.py")
-    async with session("vscode-1.65", folders=[project], options={"workspaceScan": "diagnostics"}) as editor:
+    async with session(
+        "vscode-1.65", folders=[project], options={"workspaceScan": "diagnostics"}
+    ) as editor:
         published = editor.client.published
         assert await eventually(lambda: bad in published)
         assert published[bad].version is None
@@ -164,7 +199,9 @@ async def test_pushed_diagnostics_for_closed_files(project):
         editor.open(bad, CLEAN)
         assert await editor.diagnostics(bad) == []
         editor.close(bad)
-        assert await eventually(lambda: published[bad].version is None and len(published[bad].diagnostics) == 2)
+        assert await eventually(
+            lambda: published[bad].version is None and len(published[bad].diagnostics) == 2
+        )
         (project / "bad.py").unlink()
         watched(editor, project / "bad.py", types.FileChangeType.Deleted)
         assert await eventually(lambda: not published[bad].diagnostics)
@@ -176,8 +213,13 @@ async def test_multi_root_scans_each_folder_with_its_own_settings(project, tmp_p
     other.mkdir()
     (other / "pyproject.toml").write_text('[tool.torchward]\nignore = ["TW900"]\n')
     (other / "train.py").write_text(BAD)
-    configuration = {"": {"workspaceScan": "index"}, uri_of(other): {"workspaceScan": "diagnostics"}}
-    async with session("vscode-1.96", folders=[project, other], configuration=configuration) as editor:
+    configuration = {
+        "": {"workspaceScan": "index"},
+        uri_of(other): {"workspaceScan": "diagnostics"},
+    }
+    async with session(
+        "vscode-1.96", folders=[project, other], configuration=configuration
+    ) as editor:
         answer = await index(editor)
         modes = {folder["path"]: folder["mode"] for folder in answer["folders"]}
         assert modes == {str(project): "index", str(other): "diagnostics"}
@@ -201,7 +243,10 @@ def test_module_names_follow_packages_else_the_folder(tmp_path):
     (tmp_path / "src" / "pkg" / "sub" / "__init__.py").write_text("")
     (tmp_path / "tools").mkdir()
     root, packages = str(tmp_path), {}
-    assert module_name(str(tmp_path / "src" / "pkg" / "sub" / "mod.py"), root, packages) == "pkg.sub.mod"
+    assert (
+        module_name(str(tmp_path / "src" / "pkg" / "sub" / "mod.py"), root, packages)
+        == "pkg.sub.mod"
+    )
     assert module_name(str(tmp_path / "src" / "pkg" / "__init__.py"), root, packages) == "pkg"
     assert module_name(str(tmp_path / "tools" / "prepare.py"), root, packages) == "tools.prepare"
     assert module_name(str(tmp_path / "train.py"), root, packages) == "train"

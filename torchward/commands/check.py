@@ -24,30 +24,72 @@ SEVERITY_RANK = {"note": 0, "warning": 1, "error": 2}
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .)")
-    parser.add_argument("--select", action="append", metavar="CODES",
-                        help="only these codes or prefixes (comma-separated or repeated); replaces the configured select")
-    parser.add_argument("--ignore", action="append", metavar="CODES",
-                        help="skip these codes or prefixes (comma-separated or repeated); adds to the configured ignore")
-    parser.add_argument("--fail-on", choices=("error", "warning", "note"),
-                        help="lowest severity that makes the exit status 1 (default: error)")
-    parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
-    parser.add_argument("--jobs", "-j", type=positive_int, metavar="N", help="worker processes (default: CPU count)")
-    parser.add_argument("--no-cache", action="store_true", help="neither read nor write .torchward_cache/")
-    parser.add_argument("--statistics", action="store_true", help="print the number of findings per code instead")
-    parser.add_argument("--format", choices=("terminal", "json", "github", "sarif", "junit", "grouped"),
-                        default="terminal", help="output format")
-    parser.add_argument("--config", metavar="PATH", help="the pyproject.toml to read (default: the nearest one)")
+    parser.add_argument(
+        "paths", nargs="*", metavar="PATH", help="files or directories (default: .)"
+    )
+    parser.add_argument(
+        "--select",
+        action="append",
+        metavar="CODES",
+        help="only these codes or prefixes (comma-separated or repeated); replaces the configured select",
+    )
+    parser.add_argument(
+        "--ignore",
+        action="append",
+        metavar="CODES",
+        help="skip these codes or prefixes (comma-separated or repeated); adds to the configured ignore",
+    )
+    parser.add_argument(
+        "--fail-on",
+        choices=("error", "warning", "note"),
+        help="lowest severity that makes the exit status 1 (default: error)",
+    )
+    parser.add_argument(
+        "--exit-zero", action="store_true", help="exit 0 even when there are findings"
+    )
+    parser.add_argument(
+        "--jobs", "-j", type=positive_int, metavar="N", help="worker processes (default: CPU count)"
+    )
+    parser.add_argument(
+        "--no-cache", action="store_true", help="neither read nor write .torchward_cache/"
+    )
+    parser.add_argument(
+        "--statistics", action="store_true", help="print the number of findings per code instead"
+    )
+    parser.add_argument(
+        "--format",
+        choices=("terminal", "json", "github", "sarif", "junit", "grouped"),
+        default="terminal",
+        help="output format",
+    )
+    parser.add_argument(
+        "--config", metavar="PATH", help="the pyproject.toml to read (default: the nearest one)"
+    )
     fixing = parser.add_argument_group("fixes")
-    fixing.add_argument("--fix", action="store_true", help="apply safe fixes, then report what is left")
-    fixing.add_argument("--unsafe-fixes", action="store_true", help="apply unsafe fixes too (implies --fix)")
-    fixing.add_argument("--diff", action="store_true",
-                        help="print the fixes as a unified diff and change nothing; exit 1 if there is any")
-    fixing.add_argument("--fix-only", action="store_true", help="apply fixes and report nothing else; exit 0")
-    parser.add_argument("--target-gpu", metavar="GPU",
-                        help="the GPU the memory rules project onto; replaces the configured target-gpu")
-    parser.add_argument("--report-unused-suppressions", action="store_true",
-                        help="also report suppression comments that suppress nothing (TW100)")
+    fixing.add_argument(
+        "--fix", action="store_true", help="apply safe fixes, then report what is left"
+    )
+    fixing.add_argument(
+        "--unsafe-fixes", action="store_true", help="apply unsafe fixes too (implies --fix)"
+    )
+    fixing.add_argument(
+        "--diff",
+        action="store_true",
+        help="print the fixes as a unified diff and change nothing; exit 1 if there is any",
+    )
+    fixing.add_argument(
+        "--fix-only", action="store_true", help="apply fixes and report nothing else; exit 0"
+    )
+    parser.add_argument(
+        "--target-gpu",
+        metavar="GPU",
+        help="the GPU the memory rules project onto; replaces the configured target-gpu",
+    )
+    parser.add_argument(
+        "--report-unused-suppressions",
+        action="store_true",
+        help="also report suppression comments that suppress nothing (TW100)",
+    )
 
 
 def parse_selectors(values: list[str] | None) -> tuple[str, ...]:
@@ -71,7 +113,8 @@ def exit_status(result, fail_on: str, exit_zero: bool) -> int:
     threshold = SEVERITY_RANK[fail_on]
     failing = any(
         SEVERITY_RANK[finding.severity.value] >= threshold
-        for report in result.reports for finding in report.findings
+        for report in result.reports
+        for finding in report.findings
     )
     return 1 if failing or problems else 0
 
@@ -80,8 +123,8 @@ def run(args: argparse.Namespace) -> int:
     from .. import analysis
     from ..cache import Cache, cache_key, default_cache_dir, engine_fingerprint
     from ..config import resolve_config
-    from ..errors import UsageError
     from ..discovery import discover
+    from ..errors import UsageError
     from ..patterns import PatternList
     from ..reporters import FORMATS
     from ..reporters.terminal import should_colour
@@ -123,8 +166,18 @@ def run(args: argparse.Namespace) -> int:
         result = check_files(files, selection, args.jobs or os.cpu_count() or 1, cache)
     from ..presentation import prepare
 
-    result = prepare(result, files, format=args.format, selection=selection,
-                     unused_suppressions=args.report_unused_suppressions)
-    FORMATS[args.format](result, sys.stdout, errors=sys.stderr, statistics=args.statistics,
-                         colour=should_colour(sys.stdout))
+    result = prepare(
+        result,
+        files,
+        format=args.format,
+        selection=selection,
+        unused_suppressions=args.report_unused_suppressions,
+    )
+    FORMATS[args.format](
+        result,
+        sys.stdout,
+        errors=sys.stderr,
+        statistics=args.statistics,
+        colour=should_colour(sys.stdout),
+    )
     return exit_status(result, args.fail_on or config.fail_on, args.exit_zero)

@@ -21,33 +21,85 @@ HELP = "Estimate the peak GPU memory of a training, inference or generation job.
 ORDER = 40
 
 # flag destination → RunConfig field (the flags' spellings are kebab-case; fields snake_case)
-_FLAGS = ("model", "params", "mode", "batch_size", "seq_len", "image_size", "max_context",
-          "max_new_tokens", "num_beams", "dtype", "optimizer", "attention", "lora_rank",
-          "quantize", "sharding", "offload", "gpus", "accumulation")
+_FLAGS = (
+    "model",
+    "params",
+    "mode",
+    "batch_size",
+    "seq_len",
+    "image_size",
+    "max_context",
+    "max_new_tokens",
+    "num_beams",
+    "dtype",
+    "optimizer",
+    "attention",
+    "lora_rank",
+    "quantize",
+    "sharding",
+    "offload",
+    "gpus",
+    "accumulation",
+)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from ..estimator.runconfig import ATTENTIONS, DTYPES, MODES, OFFLOADS, OPTIMIZERS, QUANTIZE, SHARDINGS
+    from ..estimator.runconfig import (
+        ATTENTIONS,
+        DTYPES,
+        MODES,
+        OFFLOADS,
+        OPTIMIZERS,
+        QUANTIZE,
+        SHARDINGS,
+    )
 
-    parser.add_argument("script", nargs="?", metavar="SCRIPT", help="a training / inference script to read")
-    parser.add_argument("--gpu", metavar="NAME", help="GPU or instance: a100-80gb, 'A100 80GB', p4de.24xlarge, 8xh100")
+    parser.add_argument(
+        "script", nargs="?", metavar="SCRIPT", help="a training / inference script to read"
+    )
+    parser.add_argument(
+        "--gpu",
+        metavar="NAME",
+        help="GPU or instance: a100-80gb, 'A100 80GB', p4de.24xlarge, 8xh100",
+    )
     model = parser.add_mutually_exclusive_group()
-    model.add_argument("--model", metavar="ID", help="HF id, short name or torchvision name, or a config.json path")
-    model.add_argument("--params", metavar="N", help="parameter count when the model is unknown (7B, 125M)")
+    model.add_argument(
+        "--model", metavar="ID", help="HF id, short name or torchvision name, or a config.json path"
+    )
+    model.add_argument(
+        "--params", metavar="N", help="parameter count when the model is unknown (7B, 125M)"
+    )
     parser.add_argument("--mode", choices=MODES)
-    for flag in ("batch-size", "seq-len", "image-size", "max-context", "max-new-tokens", "num-beams",
-                 "lora-rank", "gpus", "accumulation"):
+    for flag in (
+        "batch-size",
+        "seq-len",
+        "image-size",
+        "max-context",
+        "max-new-tokens",
+        "num-beams",
+        "lora-rank",
+        "gpus",
+        "accumulation",
+    ):
         parser.add_argument(f"--{flag}", type=positive_int, metavar="N")
     parser.add_argument("--dtype", choices=DTYPES)
     parser.add_argument("--optimizer", choices=OPTIMIZERS)
     parser.add_argument("--attention", choices=ATTENTIONS)
-    parser.add_argument("--checkpointing", action="store_true", default=None, help="gradient checkpointing on")
-    parser.add_argument("--use-cache", choices=("true", "false"), help="generation keeps a KV cache (default true)")
+    parser.add_argument(
+        "--checkpointing", action="store_true", default=None, help="gradient checkpointing on"
+    )
+    parser.add_argument(
+        "--use-cache", choices=("true", "false"), help="generation keeps a KV cache (default true)"
+    )
     parser.add_argument("--quantize", choices=QUANTIZE)
     parser.add_argument("--sharding", choices=SHARDINGS)
     parser.add_argument("--offload", choices=OFFLOADS)
-    parser.add_argument("--format", choices=("terminal", "json"), default="terminal", help="output format")
-    parser.add_argument("--config", metavar="PATH", help="the pyproject.toml to read (default: the nearest one)")
+    parser.add_argument(
+        "--format", choices=("terminal", "json"), default="terminal", help="output format"
+    )
+    parser.add_argument(
+        "--config", metavar="PATH", help="the pyproject.toml to read (default: the nearest one)"
+    )
 
 
 def _flags(args: argparse.Namespace):
@@ -97,8 +149,10 @@ def build_config(args: argparse.Namespace):
         except (UnknownNameError, ValueError) as error:
             raise UsageError(str(error)) from None
         if choice.alternatives:
-            notes.append(f"{gpu_name!r} read as {choice.gpu.name} (the smallest of its family); "
-                         f"also: {', '.join(choice.alternatives)}")
+            notes.append(
+                f"{gpu_name!r} read as {choice.gpu.name} (the smallest of its family); "
+                f"also: {', '.join(choice.alternatives)}"
+            )
         if choice.count > 1 and config.gpus is None:
             source = "--gpu" if args.gpu else "settings target-gpu"
             config = config.merged(RunConfig(gpus=Field(choice.count, source)))
@@ -118,8 +172,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = estimate(config, choice.gpu if choice else None, models)
     except UnknownNameError as error:
-        raise UsageError(f"{error} (add its structure under [tool.torchward.models], or give "
-                         "--params N)") from None
+        raise UsageError(
+            f"{error} (add its structure under [tool.torchward.models], or give --params N)"
+        ) from None
     except LookupError as error:
         raise UsageError(str(error)) from None
     data = estimate_report(result)

@@ -10,7 +10,9 @@ ORDER = 20
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("code", metavar="CODE", help="a rule code (TW001; torch-preflight's TG001 too) or name")
+    parser.add_argument(
+        "code", metavar="CODE", help="a rule code (TW001; torch-preflight's TG001 too) or name"
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -11,7 +11,9 @@ ORDER = 50
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--instances", action="store_true", help="list cloud instance types too")
-    parser.add_argument("--format", choices=("terminal", "json"), default="terminal", help="output format")
+    parser.add_argument(
+        "--format", choices=("terminal", "json"), default="terminal", help="output format"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -19,17 +21,36 @@ def run(args: argparse.Namespace) -> int:
 
     from ..estimator.hardware import all_gpus, all_instances
 
-    gpus = [{"key": g.key, "name": g.name, "vendor": g.vendor, "tier": g.tier,
-             "memory_bytes": g.memory_bytes, "usable_bytes": g.usable_bytes,
-             "context_bytes": g.context_bytes, "bf16": g.bf16, "flash_attention": g.flash_attention,
-             "aliases": list(g.aliases)} for g in all_gpus()]
-    instances = [{"name": i.name, "provider": i.provider, "gpu": i.gpu.key, "count": i.count}
-                 for i in all_instances()] if args.instances else []
+    gpus = [
+        {
+            "key": g.key,
+            "name": g.name,
+            "vendor": g.vendor,
+            "tier": g.tier,
+            "memory_bytes": g.memory_bytes,
+            "usable_bytes": g.usable_bytes,
+            "context_bytes": g.context_bytes,
+            "bf16": g.bf16,
+            "flash_attention": g.flash_attention,
+            "aliases": list(g.aliases),
+        }
+        for g in all_gpus()
+    ]
+    instances = (
+        [
+            {"name": i.name, "provider": i.provider, "gpu": i.gpu.key, "count": i.count}
+            for i in all_instances()
+        ]
+        if args.instances
+        else []
+    )
     if args.format == "json":
         print(json.dumps({"gpus": gpus, "instances": instances}, indent=2))
         return 0
     for g in gpus:
-        print(f"{g['key']:<18} {g['name']:<32} {g['usable_bytes'] / 2**30:7.1f} GiB usable  {g['tier']}")
+        print(
+            f"{g['key']:<18} {g['name']:<32} {g['usable_bytes'] / 2**30:7.1f} GiB usable  {g['tier']}"
+        )
     for i in instances:
         print(f"{i['name']:<34} {i['provider']:<10} {i['count']} × {i['gpu']}")
     return 0

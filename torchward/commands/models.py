@@ -10,7 +10,9 @@ ORDER = 55
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--format", choices=("terminal", "json"), default="terminal", help="output format")
+    parser.add_argument(
+        "--format", choices=("terminal", "json"), default="terminal", help="output format"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -18,9 +20,19 @@ def run(args: argparse.Namespace) -> int:
 
     from ..estimator.architecture import all_architectures
 
-    rows = [{"name": a.name, "family": a.family, "kind": a.kind, "model_type": a.model_type,
-             "hf_id": a.hf_id, "params": a.params, "active_params": a.active_params,
-             "aliases": list(a.aliases)} for a in all_architectures()]
+    rows = [
+        {
+            "name": a.name,
+            "family": a.family,
+            "kind": a.kind,
+            "model_type": a.model_type,
+            "hf_id": a.hf_id,
+            "params": a.params,
+            "active_params": a.active_params,
+            "aliases": list(a.aliases),
+        }
+        for a in all_architectures()
+    ]
     if args.format == "json":
         print(json.dumps({"models": rows}, indent=2))
         return 0

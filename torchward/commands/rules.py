@@ -10,7 +10,9 @@ ORDER = 30
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--format", choices=("terminal", "json"), default="terminal", help="output format")
+    parser.add_argument(
+        "--format", choices=("terminal", "json"), default="terminal", help="output format"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -20,8 +22,15 @@ def run(args: argparse.Namespace) -> int:
 
     rules = all_rules()
     if args.format == "json":
-        rows = [{"code": r.code, "name": r.name, "severity": r.default_severity.value, "summary": r.summary}
-                for r in rules]
+        rows = [
+            {
+                "code": r.code,
+                "name": r.name,
+                "severity": r.default_severity.value,
+                "summary": r.summary,
+            }
+            for r in rules
+        ]
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return 0
     if not rules:
@@ -29,5 +38,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     name_width = max(len(rule.name) for rule in rules)
     for rule in rules:
-        print(f"{rule.code}  {rule.name:<{name_width}}  {rule.default_severity.value:<7}  {rule.summary}")
+        print(
+            f"{rule.code}  {rule.name:<{name_width}}  {rule.default_severity.value:<7}  {rule.summary}"
+        )
     return 0

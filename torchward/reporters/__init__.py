@@ -7,14 +7,19 @@ it decides nothing about exit codes. Adding a format is one module plus one line
 
 from __future__ import annotations
 
-from typing import Callable, TextIO
+from collections.abc import Callable
+from typing import TextIO
 
 from . import github, grouped, json, junit, sarif, terminal
 
 Writer = Callable[..., None]
 FORMATS: dict[str, Writer] = {
-    "terminal": terminal.write, "json": json.write, "github": github.write, "sarif": sarif.write,
-    "junit": junit.write, "grouped": grouped.write,
+    "terminal": terminal.write,
+    "json": json.write,
+    "github": github.write,
+    "sarif": sarif.write,
+    "junit": junit.write,
+    "grouped": grouped.write,
 }
 
-__all__ = ["FORMATS", "Writer", "TextIO"]
+__all__ = ["FORMATS", "TextIO", "Writer"]

@@ -27,26 +27,63 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def annotation(level: str, path: str, line: int, column: int, end_line: int, end_column: int, title: str, message: str) -> str:
-    properties = (f"file={escape_property(path)},line={line},col={column},endLine={end_line},"
-                  f"endColumn={end_column},title={escape_property(title)}")
+def annotation(
+    level: str,
+    path: str,
+    line: int,
+    column: int,
+    end_line: int,
+    end_column: int,
+    title: str,
+    message: str,
+) -> str:
+    properties = (
+        f"file={escape_property(path)},line={line},col={column},endLine={end_line},"
+        f"endColumn={end_column},title={escape_property(title)}"
+    )
     return f"::{level} {properties}::{escape_data(message)}"
 
 
-def write(result, stream: TextIO, *, errors: TextIO, statistics: bool = False, colour: bool = False) -> None:
+def write(
+    result, stream: TextIO, *, errors: TextIO, statistics: bool = False, colour: bool = False
+) -> None:
     for report in result.reports:
         for finding in report.findings:
             path, cell = split_cell(finding.path)
             span, title = finding.span, f"{finding.code} {finding.name}"
             if cell is None:
-                stream.write(annotation(LEVELS[finding.severity.value], path, span.line, span.column + 1,
-                                        span.end_line, span.end_column + 1, title, finding.message) + "\n")
+                stream.write(
+                    annotation(
+                        LEVELS[finding.severity.value],
+                        path,
+                        span.line,
+                        span.column + 1,
+                        span.end_line,
+                        span.end_column + 1,
+                        title,
+                        finding.message,
+                    )
+                    + "\n"
+                )
             else:
                 message = f"cell {cell}, line {span.line}: {finding.message}"
-                stream.write(f"::{LEVELS[finding.severity.value]} file={escape_property(path)},"
-                             f"title={escape_property(title)}::{escape_data(message)}\n")
+                stream.write(
+                    f"::{LEVELS[finding.severity.value]} file={escape_property(path)},"
+                    f"title={escape_property(title)}::{escape_data(message)}\n"
+                )
         for problem in report.problems:
             line = problem.span.line if problem.span else 1
             column = problem.span.column + 1 if problem.span else 1
-            stream.write(annotation("error", report.path, line, column, line, column,
-                                    f"torchward {problem.kind}", problem.message) + "\n")
+            stream.write(
+                annotation(
+                    "error",
+                    report.path,
+                    line,
+                    column,
+                    line,
+                    column,
+                    f"torchward {problem.kind}",
+                    problem.message,
+                )
+                + "\n"
+            )

@@ -19,7 +19,9 @@ from typing import TextIO
 from .terminal import Painter, finish
 
 
-def write(result, stream: TextIO, *, errors: TextIO, statistics: bool = False, colour: bool = False) -> None:
+def write(
+    result, stream: TextIO, *, errors: TextIO, statistics: bool = False, colour: bool = False
+) -> None:
     paint = Painter(colour)
     groups: dict[str, list] = {}
     for report in result.reports:
@@ -31,7 +33,9 @@ def write(result, stream: TextIO, *, errors: TextIO, statistics: bool = False, c
         width = max(len(f"{f.span.line}:{f.span.column + 1}") for f in findings)
         for finding in findings:
             where = f"{finding.span.line}:{finding.span.column + 1}"
-            out.append(f"  {where:<{width}}  {paint('code', finding.code)}  "
-                       f"{paint(finding.severity.value, finding.severity.value)}  {finding.message}")
+            out.append(
+                f"  {where:<{width}}  {paint('code', finding.code)}  "
+                f"{paint(finding.severity.value, finding.severity.value)}  {finding.message}"
+            )
         out.append("")
     finish(out, result, paint, stream)

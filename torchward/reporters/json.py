@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
-from ..statistics import count_by_code
 from ..notebook import split_cell
+from ..statistics import count_by_code
 from .terminal import problem_line
 
 
@@ -29,10 +29,17 @@ def _finding(finding) -> dict:
     return data
 
 
-def write(result, stream: TextIO, *, errors: TextIO, statistics: bool = False, colour: bool = False) -> None:
+def write(
+    result, stream: TextIO, *, errors: TextIO, statistics: bool = False, colour: bool = False
+) -> None:
     if statistics:
         payload = [
-            {"code": row.code, "name": row.name, "count": row.count, "severities": dict(row.severities)}
+            {
+                "code": row.code,
+                "name": row.name,
+                "count": row.count,
+                "severities": dict(row.severities),
+            }
             for row in count_by_code(result.reports)
         ]
     else:

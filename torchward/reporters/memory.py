@@ -11,9 +11,15 @@ from typing import TextIO
 GIB = 2**30
 BAR = 40
 _LABELS = {
-    "weights": "weights", "gradients": "gradients", "optimizer_state": "optimizer state",
-    "master_weights": "master weights", "activations": "activations", "kv_cache": "KV cache",
-    "temporaries": "temporaries", "cuda_context": "CUDA context", "fragmentation": "fragmentation",
+    "weights": "weights",
+    "gradients": "gradients",
+    "optimizer_state": "optimizer state",
+    "master_weights": "master weights",
+    "activations": "activations",
+    "kv_cache": "KV cache",
+    "temporaries": "temporaries",
+    "cuda_context": "CUDA context",
+    "fragmentation": "fragmentation",
 }
 
 
@@ -27,11 +33,16 @@ def render(data: dict, out: TextIO) -> None:
     title = f"{data['model']} ({data['params'] / 1e9:.2f}B parameters), {data['mode']}"
     write(title)
     if data["gpu"]:
-        write(f"on {data['gpu']}" + (f" (per GPU, {gpus} GPUs)" if gpus > 1 else "")
-              + f": {_gib(data['usable_bytes'])} usable")
+        write(
+            f"on {data['gpu']}"
+            + (f" (per GPU, {gpus} GPUs)" if gpus > 1 else "")
+            + f": {_gib(data['usable_bytes'])} usable"
+        )
     verdict = (data["verdict"] or "no GPU given").upper()
-    write(f"peak {_gib(data['peak_bytes'])}  (interval {_gib(data['low_bytes'])} – "
-          f"{_gib(data['high_bytes'])}, confidence {data['confidence']})  → {verdict}")
+    write(
+        f"peak {_gib(data['peak_bytes'])}  (interval {_gib(data['low_bytes'])} – "
+        f"{_gib(data['high_bytes'])}, confidence {data['confidence']})  → {verdict}"
+    )
     write(f"peak phase: {data['peak_phase']}; live tensors {_gib(data['allocated_bytes'])}")
     write()
     largest = max(data["terms"].values()) or 1
@@ -41,7 +52,9 @@ def render(data: dict, out: TextIO) -> None:
         bar = "█" * max(1, round(BAR * value / largest))
         write(f"  {_LABELS[name]:<16} {_gib(value):>12}  {bar}")
     write()
-    write("phases: " + ", ".join(f"{p['name']} {_gib(p['allocated_bytes'])}" for p in data["phases"]))
+    write(
+        "phases: " + ", ".join(f"{p['name']} {_gib(p['allocated_bytes'])}" for p in data["phases"])
+    )
     for name, field in data["config"].items():
         if field["source"] == "assumed":
             continue
@@ -55,14 +68,21 @@ def render(data: dict, out: TextIO) -> None:
         write()
         write("what would make it fit (largest saving first):")
         for m in data["remedies"]:
-            write(f"  - {m['title']}: saves {_gib(m['saving_bytes'])} → {_gib(m['peak_bytes'])} "
-                  f"({m['verdict']}); cost: {m['cost']}")
+            write(
+                f"  - {m['title']}: saves {_gib(m['saving_bytes'])} → {_gib(m['peak_bytes'])} "
+                f"({m['verdict']}); cost: {m['cost']}"
+            )
     if data["stacked_remedies"]:
-        write("together: " + " + ".join(m["title"] for m in data["stacked_remedies"])
-              + f" → {data['stacked_remedies'][-1]['verdict']}")
+        write(
+            "together: "
+            + " + ".join(m["title"] for m in data["stacked_remedies"])
+            + f" → {data['stacked_remedies'][-1]['verdict']}"
+        )
     if data["smallest_gpu"] or data["smallest_instance"]:
-        write(f"smallest GPU that fits as is: {data['smallest_gpu'] or 'none'}; "
-              f"instance: {data['smallest_instance'] or 'none'}")
+        write(
+            f"smallest GPU that fits as is: {data['smallest_gpu'] or 'none'}; "
+            f"instance: {data['smallest_instance'] or 'none'}"
+        )
     if data["max_batch_size"] is not None:
         line = f"largest batch that fits: {data['max_batch_size']}"
         if data["max_seq_len"] is not None:

@@ -39,26 +39,43 @@ def _uri(path: str) -> dict:
 
 
 def _region(span) -> dict:
-    return {"startLine": span.line, "startColumn": span.column + 1,
-            "endLine": span.end_line, "endColumn": span.end_column + 1}
+    return {
+        "startLine": span.line,
+        "startColumn": span.column + 1,
+        "endLine": span.end_line,
+        "endColumn": span.end_column + 1,
+    }
 
 
 def _rules() -> list[dict]:
     from ..analysis import all_rules
     from ..suppression_audit import CODE, NAME, SUMMARY
 
-    rules = [{
-        "id": rule.code, "name": rule.name,
-        "shortDescription": {"text": rule.summary},
-        "fullDescription": {"text": rule.summary},
-        "help": {"text": rule.documentation(), "markdown": rule.documentation()},
-        "defaultConfiguration": {"level": LEVELS[rule.default_severity.value]},
-        "properties": {"tags": ["pytorch", "correctness"]},
-    } for rule in all_rules()]
-    rules.append({"id": CODE, "name": NAME, "shortDescription": {"text": SUMMARY},
-                  "fullDescription": {"text": SUMMARY},
-                  "help": {"text": SUMMARY + " Remove the comment.", "markdown": SUMMARY + " Remove the comment."},
-                  "defaultConfiguration": {"level": "warning"}})
+    rules = [
+        {
+            "id": rule.code,
+            "name": rule.name,
+            "shortDescription": {"text": rule.summary},
+            "fullDescription": {"text": rule.summary},
+            "help": {"text": rule.documentation(), "markdown": rule.documentation()},
+            "defaultConfiguration": {"level": LEVELS[rule.default_severity.value]},
+            "properties": {"tags": ["pytorch", "correctness"]},
+        }
+        for rule in all_rules()
+    ]
+    rules.append(
+        {
+            "id": CODE,
+            "name": NAME,
+            "shortDescription": {"text": SUMMARY},
+            "fullDescription": {"text": SUMMARY},
+            "help": {
+                "text": SUMMARY + " Remove the comment.",
+                "markdown": SUMMARY + " Remove the comment.",
+            },
+            "defaultConfiguration": {"level": "warning"},
+        }
+    )
     return rules
 
 
@@ -71,14 +88,22 @@ def _location(path: str, span, message: str | None = None, index: int | None = N
     if index is not None:
         location["id"] = index
     if message:
-        location["message"] = {"text": message if cell is None else f"cell {cell}, line {span.line}: {message}"}
+        location["message"] = {
+            "text": message if cell is None else f"cell {cell}, line {span.line}: {message}"
+        }
     return location
 
 
 def _result(finding, rule_index: dict[str, int]) -> dict:
     file, cell = split_cell(finding.path)
-    message = finding.message if cell is None else f"cell {cell}, line {finding.span.line}: {finding.message}"
-    fingerprint = hashlib.sha256(f"{finding.code}:{file}:{cell}:{finding.message}".encode()).hexdigest()[:32]
+    message = (
+        finding.message
+        if cell is None
+        else f"cell {cell}, line {finding.span.line}: {finding.message}"
+    )
+    fingerprint = hashlib.sha256(
+        f"{finding.code}:{file}:{cell}:{finding.message}".encode()
+    ).hexdigest()[:32]
     result: dict = {
         "ruleId": finding.code,
         "level": LEVELS[finding.severity.value],
@@ -98,14 +123,24 @@ def _result(finding, rule_index: dict[str, int]) -> dict:
         ]
     fixes = [fix for fix in finding.fixes if fix.edits]
     if fixes and cell is None:
-        result["fixes"] = [{
-            "description": {"text": f"{fix.title} ({fix.applicability.value})"},
-            "artifactChanges": [{
-                "artifactLocation": _uri(file),
-                "replacements": [{"deletedRegion": _region(edit.span), "insertedContent": {"text": edit.text}}
-                                 for edit in fix.edits],
-            }],
-        } for fix in fixes]
+        result["fixes"] = [
+            {
+                "description": {"text": f"{fix.title} ({fix.applicability.value})"},
+                "artifactChanges": [
+                    {
+                        "artifactLocation": _uri(file),
+                        "replacements": [
+                            {
+                                "deletedRegion": _region(edit.span),
+                                "insertedContent": {"text": edit.text},
+                            }
+                            for edit in fix.edits
+                        ],
+                    }
+                ],
+            }
+            for fix in fixes
+        ]
     return result
 
 
@@ -113,27 +148,54 @@ def sarif_log(result) -> dict:
     rules = _rules()
     rule_index = {rule["id"]: index for index, rule in enumerate(rules)}
     notifications = [
-        {"level": "error", "message": {"text": f"{problem.kind}: {problem.message}"},
-         "locations": [_location(report.path, problem.span) if problem.span else
-                       {"physicalLocation": {"artifactLocation": _uri(report.path)}}]}
-        for report in result.reports for problem in report.problems
+        {
+            "level": "error",
+            "message": {"text": f"{problem.kind}: {problem.message}"},
+            "locations": [
+                _location(report.path, problem.span)
+                if problem.span
+                else {"physicalLocation": {"artifactLocation": _uri(report.path)}}
+            ],
+        }
+        for report in result.reports
+        for problem in report.problems
     ]
     return {
         "$schema": SCHEMA,
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "torchward", "version": __version__, "semanticVersion": __version__,
-                                "informationUri": INFORMATION_URI, "rules": rules}},
-            "invocations": [{"executionSuccessful": not any(
-                p.kind == "internal-error" for r in result.reports for p in r.problems),
-                "toolExecutionNotifications": notifications}],
-            "originalUriBaseIds": {"%SRCROOT%": {"uri": "file://" + quote(os.getcwd().replace(os.sep, "/")) + "/"}},
-            "columnKind": "unicodeCodePoints",
-            "results": [_result(f, rule_index) for report in result.reports for f in report.findings],
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "torchward",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "informationUri": INFORMATION_URI,
+                        "rules": rules,
+                    }
+                },
+                "invocations": [
+                    {
+                        "executionSuccessful": not any(
+                            p.kind == "internal-error" for r in result.reports for p in r.problems
+                        ),
+                        "toolExecutionNotifications": notifications,
+                    }
+                ],
+                "originalUriBaseIds": {
+                    "%SRCROOT%": {"uri": "file://" + quote(os.getcwd().replace(os.sep, "/")) + "/"}
+                },
+                "columnKind": "unicodeCodePoints",
+                "results": [
+                    _result(f, rule_index) for report in result.reports for f in report.findings
+                ],
+            }
+        ],
     }
 
 
-def write(result, stream: TextIO, *, errors: TextIO, statistics: bool = False, colour: bool = False) -> None:
+def write(
+    result, stream: TextIO, *, errors: TextIO, statistics: bool = False, colour: bool = False
+) -> None:
     json.dump(sarif_log(result), stream, indent=2, ensure_ascii=False)
     stream.write("\n")

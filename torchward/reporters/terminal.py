@@ -10,14 +10,20 @@ terminal and ``NO_COLOR`` is unset (https://no-color.org); CI logs and pipes sta
 from __future__ import annotations
 
 import os
-from typing import Mapping, TextIO
+from collections.abc import Mapping
+from typing import TextIO
 
 from ..notebook import cell_lines, location, split_cell
 from ..statistics import SEVERITY_ORDER, count_by_code, count_by_severity, plural
 
 _STYLES = {
-    "bold": "1", "error": "1;31", "warning": "1;33", "note": "1;36",
-    "gutter": "34", "code": "1;35", "dim": "2",
+    "bold": "1",
+    "error": "1;31",
+    "warning": "1;33",
+    "note": "1;36",
+    "gutter": "34",
+    "code": "1;35",
+    "dim": "2",
 }
 
 
@@ -68,8 +74,8 @@ def _snippet(paint: Painter, text: str, span, severity: str, confidence: str) ->
     number = str(span.line)
     pad = " " * len(number)
     end = span.end_column if span.end_line == span.line else len(text.rstrip())
-    prefix = text[:span.column].expandtabs(4)
-    width = max(len(text[span.column:end].expandtabs(4)), 1)
+    prefix = text[: span.column].expandtabs(4)
+    width = max(len(text[span.column : end].expandtabs(4)), 1)
     label = severity if confidence == "high" else f"{severity} ({confidence} confidence)"
     carets = " " * len(prefix) + "^" * width
     return [
@@ -89,8 +95,14 @@ def format_finding(finding, lines: SourceLines, paint: Painter) -> list[str]:
         out += _snippet(paint, text, span, finding.severity.value, finding.confidence.value)
     for item in finding.evidence:
         where = f"{item.path}:" if item.path and item.path != finding.path else ""
-        out.append(f"   {paint('gutter', '=')} {paint('dim', f'{where}{item.span.line}:{item.span.column + 1}:')} {item.message}")
-    help_text = finding.fixes[0].title if finding.fixes else f"run `torchward explain {finding.code}` for why and how to fix it"
+        out.append(
+            f"   {paint('gutter', '=')} {paint('dim', f'{where}{item.span.line}:{item.span.column + 1}:')} {item.message}"
+        )
+    help_text = (
+        finding.fixes[0].title
+        if finding.fixes
+        else f"run `torchward explain {finding.code}` for why and how to fix it"
+    )
     out.append(f"   {paint('gutter', '=')} {paint('bold', 'help:')} {help_text}")
     return out
 
@@ -125,7 +137,9 @@ def _statistics(result) -> list[str]:
     ]
 
 
-def write(result, stream: TextIO, *, errors: TextIO, statistics: bool = False, colour: bool = False) -> None:
+def write(
+    result, stream: TextIO, *, errors: TextIO, statistics: bool = False, colour: bool = False
+) -> None:
     """Findings, then files that could not be analysed, then the summary, all on ``stream``.
 
     ``errors`` is unused: a person reads one stream, in order.

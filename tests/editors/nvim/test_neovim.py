@@ -51,7 +51,9 @@ def _neovim() -> str | None:
 
 
 def _version(nvim: str) -> tuple[int, ...]:
-    first = subprocess.run([nvim, "--version"], capture_output=True, text=True, timeout=30).stdout.split("\n")[0]
+    first = subprocess.run(
+        [nvim, "--version"], capture_output=True, text=True, timeout=30
+    ).stdout.split("\n")[0]
     return tuple(int(part) for part in first.removeprefix("NVIM v").split("-")[0].split(".")[:2])
 
 
@@ -72,13 +74,31 @@ def drive(nvim: str, tmp_path: pathlib.Path) -> dict:
     script = project / "train.py"
     script.write_text(TRAINING)
     result = tmp_path / "seen.json"
-    env = dict(os.environ, XDG_STATE_HOME=str(tmp_path / "state"), XDG_CONFIG_HOME=str(tmp_path / "config"),
-               XDG_DATA_HOME=str(tmp_path / "data"))
+    env = dict(
+        os.environ,
+        XDG_STATE_HOME=str(tmp_path / "state"),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        XDG_DATA_HOME=str(tmp_path / "data"),
+    )
     server = [sys.executable, "-m", "torchward", "lsp"]
-    command = [nvim, "--headless", "--clean", "-l", str(HERE / "driver.lua"), str(result), str(EDITORS),
-               *server, "--", str(script)]
-    run = subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
-    seen = json.loads(result.read_text()) if result.exists() else {"error": "the driver wrote nothing"}
+    command = [
+        nvim,
+        "--headless",
+        "--clean",
+        "-l",
+        str(HERE / "driver.lua"),
+        str(result),
+        str(EDITORS),
+        *server,
+        "--",
+        str(script),
+    ]
+    run = subprocess.run(
+        command, cwd=project, env=env, capture_output=True, text=True, timeout=TIMEOUT_S
+    )
+    seen = (
+        json.loads(result.read_text()) if result.exists() else {"error": "the driver wrote nothing"}
+    )
     log = pathlib.Path(seen.get("log") or tmp_path / "state" / "nvim" / "lsp.log")
     seen["report"] = (
         f"driver steps: {seen.get('steps')}\nerror: {seen.get('error')}\n"
@@ -100,7 +120,9 @@ def test_neovim_receives_diagnostics_hover_gpu_fit_and_applies_a_quick_fix(nvim,
     assert "TW001" in (seen["hover"] or ""), report
     assert seen["gpu_fit"]["uri"].endswith("/train.py") and seen["gpu_fit"]["gpu"], report
     assert seen["gpu_fit"]["status"] == "ok" and seen["gpu_fit"]["verdict"] == "fits", report
-    assert seen["statusline"].startswith("NVIDIA A100 80GB") and seen["statusline"].endswith("%) fits"), report
+    assert seen["statusline"].startswith("NVIDIA A100 80GB") and seen["statusline"].endswith(
+        "%) fits"
+    ), report
     assert seen["applied"] in seen["actions"], report
     assert seen["applied"] == "Store `loss.detach()` instead", report
     assert "        losses.append(loss.detach())" in seen["lines"], report

@@ -5,15 +5,23 @@ module is the file side: read the bytes, keep the byte-order mark and the line e
 the file had (fixes preserve them; nothing here normalises), dispatch notebooks to
 :mod:`torchward.notebook`, and write only when the text changed and still parses — a
 file with a syntax error is never written, because the fixer never gets past its parse.
-Writing goes through a temporary file in the same folder and ``os.replace``, so an
-interrupted run leaves either the old file or the new one, never half of one.
+
+Writing preserves the file as the user set it up (:func:`write`): the fixed text goes
+*into* the existing file, so a symlink keeps pointing at its target (which is the file
+that gets fixed), hard links stay linked, and mode, owner and group are untouched. A
+file the user cannot write (read-only mode, a read-only mount, no permission) is
+refused with the reason, never rewritten behind its permission bits, and the run goes
+on with the other files. Just before writing, the file is read again: one that changed
+since it was fixed is left alone (the fix was computed for other text). Every refusal
+is reported, and when some files were written and others were not the run lists which
+were written, so a run is never half-applied silently.
 """
 
 from __future__ import annotations
 
 import difflib
 import os
-import tempfile
+import stat
 from collections.abc import Iterable
 from typing import TextIO
 
@@ -21,6 +29,7 @@ import attrs
 
 from .analysis import LintSettings, Problem, decode_source
 from .analysis.fixes import fix_source
+from .analysis.fixes.applying import FIXER_BUG
 from .discovery import SourceFile
 
 BOM = "\ufeff"
@@ -34,6 +43,9 @@ class FileFix:
     after: str
     applied: tuple[tuple[str, str], ...] = ()
     problems: tuple[Problem, ...] = ()
+    original: bytes = b""  # the file's bytes when it was read: written only if still these
+    written: bool = False
+    refused: str | None = None  # why a changed file was not written
 
     @property
     def changed(self) -> bool:
@@ -55,27 +67,51 @@ def fix_file(source_file: SourceFile, settings: LintSettings, unsafe: bool) -> F
         from .notebook import fix_notebook
 
         after, applied, problems = fix_notebook(text, path, settings, unsafe=unsafe)
-        return FileFix(path, absolute, text, after, applied, problems)
+        return FileFix(path, absolute, text, after, applied, problems, data)
     outcome = fix_source(text, path, settings, unsafe=unsafe)
     bom = BOM if data.startswith(BOM.encode()) else ""
     return FileFix(
-        path, absolute, bom + text, bom + outcome.text, outcome.applied, outcome.problems
+        path, absolute, bom + text, bom + outcome.text, outcome.applied, outcome.problems, data
     )
 
 
+class WriteRefused(Exception):
+    """A fixed file that was not written, with the reason in words."""
+
+
 def write(fix: FileFix) -> None:
-    directory = os.path.dirname(fix.absolute) or "."
-    mode = os.stat(fix.absolute).st_mode & 0o7777
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".torchward-fix-")
+    """Write ``fix.after`` into the file in place, keeping links, mode and ownership.
+
+    Raises :class:`WriteRefused` (and writes nothing) when the file cannot or must not
+    be written. In-place writing truncates and rewrites the same inode: the only window
+    for a partial file is a crash in the middle of one ``write`` call of a few kilobytes,
+    against losing the user's symlinks, hard links, owner and extended attributes with a
+    rename — the trade ruff and black make too.
+    """
+    path = os.path.realpath(fix.absolute)  # a symlink: fix (and check) its target
     try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-            out.write(fix.after)
-        os.chmod(temporary, mode)
-        os.replace(temporary, fix.absolute)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
+        status = os.stat(path)
+    except OSError as error:
+        raise WriteRefused(f"cannot write: {error.strerror or error}") from None
+    if not stat.S_ISREG(status.st_mode):
+        raise WriteRefused("cannot write: not a regular file")
+    writable_bits = stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
+    if not status.st_mode & writable_bits or not os.access(path, os.W_OK):
+        # mode bits first: root may write anything, but a read-only file says "keep out"
+        raise WriteRefused("not written: the file is read-only")
+    data = fix.after.encode("utf-8")
+    try:
+        with open(path, "r+b") as handle:
+            current = handle.read()
+            if current != fix.original:
+                raise WriteRefused("not written: the file changed while it was being fixed")
+            handle.seek(0)
+            handle.write(data)
+            handle.truncate()
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError as error:
+        raise WriteRefused(f"cannot write: {error.strerror or error}") from None
 
 
 def unified_diff(fix: FileFix) -> str:
@@ -101,17 +137,25 @@ def fix_files(
         if diff_stream is not None:
             diff_stream.write(unified_diff(fix))
         if apply:
-            write(fix)
+            try:
+                write(fix)
+            except WriteRefused as error:
+                fixes[-1] = attrs.evolve(fix, refused=str(error))
+            else:
+                fixes[-1] = attrs.evolve(fix, written=True)
     return fixes
 
 
-def apply_fixes(files, selection, result, args, out: TextIO, err: TextIO) -> int | None:
+def apply_fixes(
+    files, selection, result, args, out: TextIO, err: TextIO
+) -> tuple[int | None, bool]:
     """Run ``--fix`` / ``--unsafe-fixes`` / ``--diff`` / ``--fix-only`` for ``check``.
 
     Only files with findings are opened. ``--diff`` prints the diffs, writes nothing and
     returns 1 when there is any diff (0 otherwise); ``--fix-only`` writes, says how many
     fixes it applied, and returns 0; plain ``--fix`` writes and returns None so that
-    ``check`` re-lints and reports what is left.
+    ``check`` re-lints and reports what is left. The second value says whether a file
+    could not be written (reported here; ``check`` then exits 1 at least).
     """
     from .statistics import plural
 
@@ -121,18 +165,30 @@ def apply_fixes(files, selection, result, args, out: TextIO, err: TextIO) -> int
     fixes = fix_files(
         todo, selection, unsafe=unsafe, apply=not args.diff, diff_stream=out if args.diff else None
     )
-    count = sum(len(fix.applied) for fix in fixes)
     for fix in fixes:
         for problem in fix.problems:
-            if problem.kind == "internal-error":
+            if problem.kind in ("internal-error", FIXER_BUG):
                 err.write(f"{fix.path}: {problem.message}\n")
+        if fix.refused:
+            err.write(
+                f"{fix.path}: {fix.refused} (left unfixed: {plural(len(fix.applied), 'finding')})\n"
+            )
     if args.diff:
+        count = sum(len(fix.applied) for fix in fixes)
         changed = sum(1 for fix in fixes if fix.changed)
         err.write(
             f"Would fix {plural(count, 'finding')} in {plural(changed, 'file')}.\n"
             if changed
             else "No fixes available.\n"
         )
-        return 1 if changed else 0
+        return (1 if changed else 0), False
+    written = [fix for fix in fixes if fix.written]
+    refused = [fix for fix in fixes if fix.refused]
+    count = sum(len(fix.applied) for fix in written)
     err.write(f"Fixed {plural(count, 'finding')}.\n" if count else "No fixes applied.\n")
-    return 0 if args.fix_only else None
+    if refused:  # never half-applied without saying which half
+        names = ", ".join(fix.path for fix in written) or "none"
+        err.write(f"{plural(len(refused), 'file')} could not be written; files changed: {names}.\n")
+    if args.fix_only:
+        return (1 if refused else 0), bool(refused)
+    return None, bool(refused)

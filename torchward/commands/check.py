@@ -157,10 +157,11 @@ def run(args: argparse.Namespace) -> int:
         key = cache_key(selection.identity(), engine_fingerprint(engine_dirs))
         cache = Cache.open(default_cache_dir(config.root), key)
     result = check_files(files, selection, args.jobs or os.cpu_count() or 1, cache)
+    refused = False
     if args.fix or args.unsafe_fixes or args.diff or args.fix_only:
         from ..fixing import apply_fixes
 
-        status = apply_fixes(files, selection, result, args, sys.stdout, sys.stderr)
+        status, refused = apply_fixes(files, selection, result, args, sys.stdout, sys.stderr)
         if status is not None:
             return status
         result = check_files(files, selection, args.jobs or os.cpu_count() or 1, cache)
@@ -180,4 +181,7 @@ def run(args: argparse.Namespace) -> int:
         statistics=args.statistics,
         colour=should_colour(sys.stdout),
     )
-    return exit_status(result, args.fail_on or config.fail_on, args.exit_zero)
+    status = exit_status(result, args.fail_on or config.fail_on, args.exit_zero)
+    if args.fix or args.unsafe_fixes:
+        status = max(status, 1 if refused else 0)  # a fixed file that could not be written
+    return status

@@ -1,0 +1,238 @@
+"""Score ``torchward estimate`` on the development scripts (issue 12, docs/estimator-scripts.md).
+
+For every script of ``bench/estimator_scripts.json`` (the true default job, read by hand)
+this runs ``torchward estimate SCRIPT --format json`` and compares each field it read with
+the truth:
+
+- **right**: read from the script (source is not ``assumed``) and equal to the truth;
+- **wrong**: read and different (a wrong value read with confidence ``high`` is listed
+  separately: the issue allows none);
+- **not read**: absent or assumed.
+
+A field whose truth is ``null`` cannot be known statically (it depends on the hardware or
+the data) and is not scored; ``"absent"`` means the default job does not use it, so any
+read value is wrong and no value is right. The model is **resolved** when the estimate names
+one of the expected models, **honest unknown** when the script needs it named (or builds it
+where a reader cannot see) and the output says "unknown", and otherwise **unresolved** or
+**wrong**.
+
+Timing: the median of ``--runs`` in-process reads + estimates per script (what the editor's
+hover pays; the CLI's interpreter start-up is excluded).
+
+    .venv/bin/python bench/estimator_scripts.py [--corpus /tmp/dev-corpus] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, "estimator_scripts.json")
+FIELDS = (
+    "mode",
+    "batch_size",
+    "seq_len",
+    "image_size",
+    "dtype",
+    "optimizer",
+    "accumulation",
+    "gpus",
+    "lora_rank",
+    "quantize",
+    "checkpointing",
+)
+
+
+def _torchward() -> list[str]:
+    exe = os.path.join(os.path.dirname(sys.executable), "torchward")
+    return [exe] if os.path.exists(exe) else [sys.executable, "-m", "torchward"]
+
+
+def run_estimate(script: str) -> tuple[dict | None, str]:
+    """The JSON report of ``torchward estimate script``, or ``None`` and the error text."""
+    proc = subprocess.run(
+        [*_torchward(), "estimate", script, "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    try:
+        return json.loads(proc.stdout), proc.stderr.strip()
+    except ValueError:
+        return None, (proc.stderr or proc.stdout).strip()
+
+
+def _same(read, truth) -> bool:
+    if isinstance(truth, bool) or isinstance(read, bool):
+        return bool(read) == bool(truth) and isinstance(read, bool) == isinstance(truth, bool)
+    if isinstance(truth, str) and isinstance(read, str):
+        return read.lower() == truth.lower()
+    return read == truth
+
+
+def _model_names(name: str) -> set[str]:
+    low = name.lower()
+    return {low, low.rsplit("/", 1)[-1]}
+
+
+def score_model(expected: dict, report: dict | None) -> str:
+    wanted: list[str] = expected["model"]
+    unknown_ok = expected.get("model_unknown_ok", False)
+    read = None
+    if report is not None:
+        field = (report.get("config") or {}).get("model")
+        if field and field.get("source") != "assumed":
+            read = str(field["value"])
+        label = report.get("model")
+        if read is None and label:
+            read = str(label)
+    resolved = report is not None and report.get("verdict") != "unknown" and report.get("params")
+    if read is not None and any(_model_names(read) & _model_names(w) for w in wanted):
+        return "resolved" if resolved else "named, not sized"
+    if read is None or (report is not None and report.get("verdict") == "unknown"):
+        if unknown_ok and (report is None or not resolved):
+            return "honest unknown"
+        return "unresolved"
+    return "wrong"
+
+
+def score_script(expected: dict, report: dict | None) -> dict:
+    config = (report or {}).get("config") or {}
+    fields = {}
+    for name in FIELDS:
+        if name not in expected or expected[name] is None:
+            continue
+        truth = expected[name]
+        field = config.get(name)
+        read = field is not None and field.get("source") != "assumed"
+        if truth == "absent":
+            if read and field["value"] not in (False, 0, None, "none"):
+                fields[name] = ("wrong", field["value"], field.get("confidence"))
+            else:
+                fields[name] = ("right", None, None)
+        elif not read:
+            fields[name] = ("not read", None, None)
+        elif _same(field["value"], truth):
+            fields[name] = ("right", field["value"], field.get("confidence"))
+        else:
+            fields[name] = ("wrong", field["value"], field.get("confidence"))
+    return {"model": score_model(expected, report), "fields": fields}
+
+
+def read_only(script: str) -> dict:
+    """The run configuration the script reader alone finds (what the CLI shows when it works)."""
+    from torchward.analysis.runconfig import read_script
+
+    config, _notes = read_script(script)
+    return {"config": config.to_dict()}
+
+
+def time_estimate(script: str, runs: int) -> float:
+    """Median milliseconds of reading ``script`` and estimating it, in process."""
+    from torchward.analysis.runconfig import read_script
+    from torchward.estimator.estimate import estimate
+
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        config, _notes = read_script(script)
+        try:
+            estimate(config, None)
+        except LookupError:
+            pass
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument(
+        "--corpus", default=os.environ.get("TORCHWARD_DEV_CORPUS", "/tmp/dev-corpus")
+    )
+    parser.add_argument("--runs", type=int, default=5, help="timed runs per script")
+    parser.add_argument("--json", metavar="PATH", help="write the per-script scores here")
+    parser.add_argument("-v", "--verbose", action="store_true", help="every field of every script")
+    args = parser.parse_args(argv)
+    with open(DATA, encoding="utf-8") as handle:
+        scripts = json.load(handle)["scripts"]
+    totals = {"right": 0, "wrong": 0, "not read": 0}
+    reader_totals = {"right": 0, "wrong": 0, "not read": 0}
+    models: dict[str, int] = {}
+    high_wrong: list[str] = []
+    times: list[float] = []
+    results = []
+    for expected in scripts:
+        path = os.path.join(args.corpus, expected["path"])
+        if not os.path.isfile(path):
+            print(f"missing: {path}", file=sys.stderr)
+            return 2
+        report, error = run_estimate(path)
+        scored = score_script(expected, report)
+        for verdict, *_ in score_script(expected, read_only(path))["fields"].values():
+            reader_totals[verdict] += 1
+        elapsed = time_estimate(path, args.runs)
+        times.append(elapsed)
+        models[scored["model"]] = models.get(scored["model"], 0) + 1
+        marks = []
+        for name, (verdict, value, confidence) in scored["fields"].items():
+            totals[verdict] += 1
+            if verdict == "wrong":
+                marks.append(f"{name}={value!r}≠{expected[name]!r}({confidence})")
+                if confidence == "high":
+                    high_wrong.append(
+                        f"{expected['path']}: {name}={value!r} (truth {expected[name]!r})"
+                    )
+            elif verdict == "not read":
+                marks.append(f"{name}?")
+        right = sum(1 for v in scored["fields"].values() if v[0] == "right")
+        label = (report or {}).get("model") or (error.splitlines()[-1][:60] if error else "")
+        print(
+            f"{right:>2}/{len(scored['fields']):<2} {scored['model']:<16} {elapsed:6.1f} ms  "
+            f"{expected['path']}  [{label}]"
+            + (("\n      " + "  ".join(marks)) if marks and args.verbose else "")
+        )
+        results.append(
+            {
+                "path": expected["path"],
+                "model": scored["model"],
+                "fields": scored["fields"],
+                "ms": elapsed,
+            }
+        )
+    scored_fields = sum(totals.values())
+    print()
+    print(
+        f"fields: right {totals['right']} / {scored_fields} ({100 * totals['right'] / scored_fields:.0f}%), "
+        f"wrong {totals['wrong']}, not read {totals['not read']}"
+    )
+    print(
+        f"(the script reader alone, shown or not: right {reader_totals['right']}, "
+        f"wrong {reader_totals['wrong']}, not read {reader_totals['not read']})"
+    )
+    print(
+        "models: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(models.items()))
+        + f" (of {len(scripts)})"
+    )
+    print(f"high-confidence wrong values: {len(high_wrong)}")
+    for line in high_wrong:
+        print("  " + line)
+    print(f"read + estimate: median {statistics.median(times):.1f} ms, max {max(times):.1f} ms")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump(
+                {"totals": totals, "models": models, "high_wrong": high_wrong, "scripts": results},
+                handle,
+                indent=1,
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -90,7 +90,9 @@ def _gpu(value: Any) -> str | None:
         return None
     if not isinstance(value, str):
         raise ValueError('expected a GPU name such as "A100 80GB" or an instance type')
-    return value.strip()
+    from torchward.config import validate_gpu_name
+
+    return validate_gpu_name(value)  # an unknown name is a warning, not a silent TW010 off
 
 
 def _scan_mode(value: Any) -> str:

@@ -57,15 +57,56 @@ class Config:
         return EstimatorSettings(self.estimate, self.models, f"{name} [tool.torchward.estimate]")
 
 
+# codes that are not rules but can be selected: TW100 (unused suppression, reported by ``check``)
+EXTRA_CODES = ("TW100",)
+
+
+def known_codes() -> dict[str, str]:
+    """Every selectable code → its name (the rule registry, looked up at call time)."""
+    from .analysis import rule as rule_module
+
+    codes = {rule.code: rule.name for rule in rule_module.all_rules()}
+    codes.setdefault("TW100", "unused-suppression")
+    return codes
+
+
+def _unknown_selector(value: str, selector: str, codes: dict[str, str]) -> str:
+    """The error for a selector that selects nothing, with the closest code."""
+    by_name = {name: code for code, name in codes.items()}
+    guess = by_name.get(value.strip().lower().replace("_", "-"))
+    if guess is None:
+        close = difflib.get_close_matches(selector, list(codes), n=1, cutoff=0.4)
+        if not close:
+            close = difflib.get_close_matches(value.strip().lower(), list(by_name), n=1)
+            close = [by_name[close[0]]] if close else []
+        guess = close[0] if close else None
+    hint = f"did you mean {guess} ({codes[guess]})?" if guess else "no code is close"
+    hint += f" (known codes: {', '.join(sorted(codes))}; `torchward rules` lists them)"
+    if not _SELECTOR.match(selector):
+        return f"'{value}' is not a rule code or prefix (like TW001 or TW): {hint}"
+    return f"unknown rule code or prefix '{value}': {hint}"
+
+
 def normalize_selectors(values: list[str]) -> tuple[str, ...]:
-    """Upper-case rule selectors (codes, prefixes, ``ALL``); ``TG`` codes are ``TW`` aliases."""
+    """Upper-case rule selectors (codes, prefixes, ``ALL``); ``TG`` codes are ``TW`` aliases.
+
+    A selector must select something: a known code or the prefix of one (``TW``,
+    ``TW01``). An unknown one raises ``ValueError`` with the closest code, because a
+    mistyped ``select = ["TW999"]`` would otherwise turn every rule off and report
+    "No findings".
+    """
     result = []
+    codes: dict[str, str] | None = None
     for value in values:
         selector = value.strip().upper()
         if selector.startswith("TG"):
             selector = "TW" + selector[2:]
-        if not _SELECTOR.match(selector):
-            raise ValueError(f"'{value}' is not a rule code or prefix (like TW001 or TW)")
+        if codes is None:
+            codes = known_codes()
+        if not _SELECTOR.match(selector) or (
+            selector != "ALL" and not any(code.startswith(selector) for code in codes)
+        ):
+            raise ValueError(_unknown_selector(value, selector, codes))
         result.append(selector)
     return tuple(result)
 
@@ -105,7 +146,21 @@ def _severity_overrides(value: Any) -> tuple[tuple[str, str], ...]:
 def _gpu_name(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValueError('expected a GPU or instance name, like "a100-80gb" or "p4d.24xlarge"')
-    return value.strip()
+    return validate_gpu_name(value)
+
+
+def validate_gpu_name(value: str) -> str:
+    """``value`` stripped when the GPU / instance catalog knows it; else ``ValueError``
+    with the closest names (an unknown GPU would silently switch TW010 off)."""
+    from .estimator.hardware import lookup_hardware
+
+    name = value.strip()
+    try:
+        lookup_hardware(name)
+    except LookupError as error:  # UnknownNameError: says "did you mean ..." when it can
+        hint = "" if "did you mean" in str(error) else " (`torchward gpus` lists the known names)"
+        raise ValueError(f"{error}{hint}") from None
+    return name
 
 
 def _severity(value: Any) -> str:

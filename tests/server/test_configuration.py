@@ -39,9 +39,9 @@ def test_camel_case_keys_become_typed_settings():
 
 def test_each_invalid_key_is_reported_and_defaulted_alone():
     settings, errors = settings_from_wire(
-        {"debounceMs": -1, "severity": {"TW001": "fatal"}, "ignore": ["TW9"]}
+        {"debounceMs": -1, "severity": {"TW001": "fatal"}, "ignore": ["TW01"]}
     )
-    assert settings == ServerSettings(ignore=("TW9",))
+    assert settings == ServerSettings(ignore=("TW01",))
     assert len(errors) == 2 and "debounceMs" in errors[0] and "severity" in errors[1]
 
 

@@ -183,10 +183,10 @@ def _present_report(report: FileReport, built: Program) -> FileReport:
         if problem.span is None:
             problems.append(problem)
             continue
+        # the span would read as a line of the JSON file: the place goes into the message
         cell, span = _cell_span(built, problem.span)
-        problems.append(
-            Problem(problem.kind, f"cell {cell}, line {span.line}: {problem.message}", span)
-        )
+        where = f"cell {cell}, line {span.line}, column {span.column + 1}"
+        problems.append(Problem(problem.kind, f"{where}: {problem.message}"))
     return FileReport(report.path, tuple(findings), tuple(problems))
 
 

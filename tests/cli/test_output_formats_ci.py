@@ -58,14 +58,21 @@ def test_github_annotations_escape_what_would_end_the_command(project, torchward
     assert "%3A" not in line.split("::", 2)[2]  # colons are escaped in properties only
 
 
-def test_junit_has_one_case_per_file_and_a_failure_per_finding(project, torchward):
+def test_junit_has_one_case_per_finding_and_one_passing_case_per_clean_file(project, torchward):
     write(project, "train.py", NO_RESET)
+    write(project, "twice.py", NO_RESET + NO_RESET.replace("def train", "def train_again"))
     write(project, "clean.py", "x = 1\n")
     root = ElementTree.fromstring(torchward("check", "--no-cache", "--format", "junit", ".").out)
-    cases = {case.get("name"): case for case in root.iter("testcase")}
-    assert set(cases) == {"train.py", "clean.py"}
-    assert [f.get("type") for f in cases["train.py"].iter("failure")] == ["TW003"]
-    assert list(cases["clean.py"]) == []
+    suites = {suite.get("name"): suite for suite in root.iter("testsuite")}
+    assert set(suites) == {"train.py", "twice.py", "clean.py"}
+    twice = list(suites["twice.py"].iter("testcase"))
+    assert len(twice) == 2 and suites["twice.py"].get("failures") == "2"
+    assert [case.find("failure").get("type") for case in twice] == ["TW003", "TW003"]
+    assert twice[0].get("name").startswith("TW003 missing-zero-grad at 4:")
+    assert twice[0].get("classname") == "twice.py" and twice[0].get("line") == "4"
+    (clean,) = suites["clean.py"].iter("testcase")
+    assert list(clean) == []
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("4", "3", "0")
 
 
 def test_grouped_lists_findings_under_their_file(project, torchward):

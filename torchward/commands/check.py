@@ -123,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
     from .. import analysis
     from ..cache import Cache, cache_key, default_cache_dir, engine_fingerprint
     from ..config import resolve_config
-    from ..discovery import discover
+    from ..discovery import SourceFile, discover
     from ..errors import UsageError
     from ..patterns import PatternList
     from ..reporters import FORMATS
@@ -144,7 +144,16 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as error:
             raise UsageError(f"--target-gpu: {error}") from None
     exclude = PatternList.parse("", list(config.exclude) + list(config.extend_exclude))
-    files = discover(paths, exclude, config.root)
+    # a mistyped path among others is reported as a file that cannot be read (exit 1)
+    # and the others are still checked; only when no given path exists is it a usage error
+    missing = [path for path in paths if not os.path.lexists(path)]
+    if missing and len(missing) == len(paths):
+        raise UsageError(f"{missing[0]}: no such file or directory")
+    files = discover([path for path in paths if path not in missing], exclude, config.root)
+    files = sorted(
+        files + [SourceFile(os.path.normpath(path), os.path.abspath(path)) for path in missing],
+        key=lambda source_file: source_file.path,
+    )
     if not files:
         print(f"torchward: warning: no Python files found under {' '.join(paths)}", file=sys.stderr)
         return 0

@@ -7,11 +7,17 @@ imported or run), then ``[tool.torchward]`` (``target-gpu`` and the
 output says where it came from; an input nobody gave is assumed, named in the output and
 widens the interval. ``--format json`` prints the object documented in
 docs/estimate-json.md.
+
+Exit status: 0 when an estimate was printed (whatever its verdict, unless
+``--fail-on-oom``: then 1 for an ``oom`` verdict); 1 when the script could not be
+analysed (unreadable, not UTF-8, binary, a syntax error: the same line ``check`` prints);
+2 for usage and configuration errors (unknown flag value, model or GPU, missing file).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from ..arguments import positive_int
@@ -100,6 +106,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--config", metavar="PATH", help="the pyproject.toml to read (default: the nearest one)"
     )
+    parser.add_argument(
+        "--fail-on-oom",
+        action="store_true",
+        help="exit 1 when the verdict is oom (even the low estimate exceeds the GPU); needs a GPU",
+    )
 
 
 def _flags(args: argparse.Namespace):
@@ -117,6 +128,61 @@ def _flags(args: argparse.Namespace):
     return RunConfig(**values)
 
 
+class ScriptProblem(Exception):
+    """The script cannot be read as Python; ``line`` is what ``check`` prints for it."""
+
+    def __init__(self, line: str) -> None:
+        super().__init__(line)
+        self.line = line
+
+
+def read_script_like_check(path: str):
+    """(RunConfig, notes) of the script at ``path``, read the way ``check`` reads files.
+
+    Every input ``check`` handles is handled here with check's words: a missing file is
+    a usage error (exit 2); an unreadable, binary or non-UTF-8 file, a notebook that is
+    not one, or a file Python cannot parse (a syntax error, an expression nested too
+    deep for the parser) raises :class:`ScriptProblem` with the same
+    ``path:line:col: kind message`` line (exit 1, as ``check`` exits for a file it
+    could not analyse). A notebook's code cells are read as one program.
+    """
+    from ..analysis import LintSettings, Problem, decode_source
+    from ..analysis.engine import parse
+    from ..analysis.runconfig import read_source
+    from ..errors import UsageError
+    from ..reporters.terminal import problem_line
+    from ..runner import check_one
+
+    if not os.path.exists(path):
+        raise UsageError(f"{path}: no such file or directory")
+    if os.path.isdir(path):
+        raise UsageError(f"{path}: is a folder; give one script")
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+        source = decode_source(data)
+    except (OSError, UnicodeDecodeError, ValueError):
+        # check's own reading, for its exact problem (unreadable / encoding)
+        _, report = check_one(path, os.path.abspath(path), LintSettings(select=()))
+        problem = report["problems"][0]
+        raise ScriptProblem(f"{path}:1:1: {problem['kind']} {problem['message']}") from None
+    if path.endswith(".ipynb"):
+        from ..notebook import NotebookError, program
+
+        try:
+            source = program(source).text
+        except NotebookError as error:
+            raise ScriptProblem(f"{path}:1:1: malformed-notebook {error}") from None
+    _, problem = parse(source, path)
+    if problem is not None:
+        raise ScriptProblem(problem_line(path, problem))
+    try:
+        return read_source(source, path)
+    except RecursionError:  # nesting the parser took but the reader cannot follow
+        too_deep = Problem("internal-error", "file too deeply nested to analyse")
+        raise ScriptProblem(problem_line(path, too_deep)) from None
+
+
 def build_config(args: argparse.Namespace):
     """(RunConfig from script + settings + flags, GPU choice or None, notes, user models)."""
     from ..config import resolve_config
@@ -128,12 +194,7 @@ def build_config(args: argparse.Namespace):
     notes: list[str] = []
     config = RunConfig()
     if args.script:
-        from ..analysis.runconfig import read_script
-
-        try:
-            config, script_notes = read_script(args.script)
-        except OSError as error:
-            raise UsageError(f"cannot read {args.script}: {error.strerror or error}") from None
+        config, script_notes = read_script_like_check(args.script)
         notes.extend(script_notes)
     settings = resolve_config(args.config, args.script or ".")
     gpu_name = args.gpu or getattr(settings, "target_gpu", None)
@@ -168,19 +229,46 @@ def run(args: argparse.Namespace) -> int:
     from ..estimator.report import estimate_report
     from ..reporters.memory import render
 
-    config, choice, notes, models = build_config(args)
+    try:
+        config, choice, notes, models = build_config(args)
+    except ScriptProblem as problem:
+        print(problem.line, file=sys.stderr)
+        print("No estimate: the script could not be analysed.", file=sys.stderr)
+        return 1
     try:
         result = estimate(config, choice.gpu if choice else None, models)
-    except UnknownNameError as error:
-        raise UsageError(
-            f"{error} (add its structure under [tool.torchward.models], or give --params N)"
-        ) from None
     except LookupError as error:
-        raise UsageError(str(error)) from None
+        hint = "add its structure under [tool.torchward.models], or give --params N"
+        if not args.script or config.params is not None:
+            suffix = f" ({hint})" if isinstance(error, UnknownNameError) else ""
+            raise UsageError(f"{error}{suffix}") from None
+        # a script was read: show what it says, with an honest "unknown" (exit 0)
+        from ..estimator.report import unknown_model_report
+
+        if isinstance(error, UnknownNameError):
+            reason = f"{error} ({hint})"
+        else:
+            reason = "the script names no model that can be sized: give --model ID or --params N"
+        data = unknown_model_report(config, reason, notes)
+        if args.format == "json":
+            print(json.dumps(data, indent=2))
+        else:
+            print(f"{data['model'] or 'model'}: {data['notes'][0]}")
+            for name, field in data["config"].items():
+                print(
+                    f"  {name:<14} {field['value']!s:<24} {field['source']} ({field['confidence']})"
+                )
+            for note in data["notes"][1:]:
+                print(f"  note: {note}")
+        return 0
     data = estimate_report(result)
+    if args.fail_on_oom and choice is None:
+        raise UsageError("--fail-on-oom needs a GPU to judge against: give --gpu or target-gpu")
     data["notes"] = notes + data["notes"]
     if args.format == "json":
         print(json.dumps(data, indent=2))
     else:
         render(data, sys.stdout)
+    if args.fail_on_oom and data.get("verdict") == "oom":
+        return 1
     return 0

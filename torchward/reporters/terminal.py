@@ -10,6 +10,7 @@ terminal and ``NO_COLOR`` is unset (https://no-color.org); CI logs and pipes sta
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from typing import TextIO
 
@@ -45,8 +46,18 @@ class Painter:
         return f"\x1b[{_STYLES[style]}m{text}\x1b[0m"
 
 
+_CELL_PLACE = re.compile(r"^(cell \d+, line \d+(?:, column \d+)?): ")
+
+
 def problem_line(path: str, problem) -> str:
-    """One line for a file that could not be analysed: ``path:line:col: kind message``."""
+    """One line for a file that could not be analysed: ``path:line:col: kind message``.
+
+    A notebook's problem says its place in cell terms (``nb.ipynb: cell 3, line 1,
+    column 5: syntax-error ...``): a line number of the JSON file would mislead.
+    """
+    place = _CELL_PLACE.match(problem.message) if path.endswith(".ipynb") else None
+    if place is not None and problem.span is None:
+        return f"{path}: {place.group(1)}: {problem.kind} {problem.message[place.end() :]}"
     line, column = (problem.span.line, problem.span.column + 1) if problem.span else (1, 1)
     return f"{path}:{line}:{column}: {problem.kind} {problem.message}"
 

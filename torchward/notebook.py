@@ -185,8 +185,8 @@ def _present_report(report: FileReport, built: Program) -> FileReport:
             continue
         # the span would read as a line of the JSON file: the place goes into the message
         cell, span = _cell_span(built, problem.span)
-        where = f"cell {cell}, line {span.line}, column {span.column + 1}"
-        problems.append(Problem(problem.kind, f"{where}: {problem.message}"))
+        place = f"cell {cell}, line {span.line}, column {span.column + 1}"
+        problems.append(Problem(problem.kind, f"{place}: {problem.message}"))
     return FileReport(report.path, tuple(findings), tuple(problems))
 
 

@@ -114,7 +114,12 @@ class ModuleCounter:
     """Counts for the module classes of one file (and the siblings it imports from)."""
 
     def __init__(
-        self, tree: ast.Module, path: str, constants: dict[str, Any], depth: int = 0
+        self,
+        tree: ast.Module,
+        path: str,
+        constants: dict[str, Any],
+        depth: int = 0,
+        wanted: set[str] | None = None,
     ) -> None:
         self.imports = ImportTable(tree)
         self.path = path
@@ -125,11 +130,13 @@ class ModuleCounter:
             if isinstance(node, ast.ClassDef):
                 self.classes[node.name] = (node, self)
         if depth == 0:
-            self._siblings(tree)
+            self._siblings(tree, wanted)
         self.modules = {n for n in self.classes if self.is_module(n)}
 
     # -- which classes -------------------------------------------------------------------
-    def _siblings(self, tree: ast.Module) -> None:
+    def _siblings(self, tree: ast.Module, wanted: set[str] | None = None) -> None:
+        """Classes imported from files of the same folder (only the names in ``wanted``,
+        when given: parsing a sibling costs more than the whole script)."""
         folder = (
             os.path.dirname(os.path.abspath(self.path)) if not self.path.startswith("<") else None
         )
@@ -137,6 +144,8 @@ class ModuleCounter:
             if not (
                 folder and isinstance(node, ast.ImportFrom) and node.module and node.level in (0, 1)
             ):
+                continue
+            if wanted is not None and not any((a.asname or a.name) in wanted for a in node.names):
                 continue
             sibling = os.path.join(folder, node.module.replace(".", os.sep) + ".py")
             if not os.path.isfile(sibling) or os.path.getsize(sibling) > 500_000:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 from typing import Any
 
 from torchward.estimator.runconfig import RunConfig
@@ -29,34 +30,136 @@ from .runconfig_calls import CallReader
 __all__ = ["read_script", "read_source"]
 
 _CONFIG_SUFFIXES = (".json", ".yaml", ".yml")
+_EVAL_NAME = re.compile(r"(^|_)(val|valid|validation|eval|test|sample)(_|$|loader|set|data)", re.I)
+_NOT_MODEL_NAMES = ("scratch", "resume", "none", "", "auto")
+
+
+class ConfigObject(dict):
+    """An instance of a config dataclass the script defines (``GPTConfig(n_layer=12)``):
+    its field defaults updated with the call's keywords; attributes read as keys."""
+
+
+_ENV_GETTERS = ("os.environ.get", "os.getenv", "environ.get", "getenv")
+_NUMERIC: dict[str, Any] = {
+    "int": int,
+    "float": float,
+    "round": round,
+    "max": max,
+    "min": min,
+    "abs": abs,
+    "bool": bool,
+    "str": str,
+}
+_BINOPS = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.FloorDiv: lambda a, b: a // b,
+    ast.Div: lambda a, b: a / b,
+    ast.Mod: lambda a, b: a % b,
+    ast.Pow: lambda a, b: a**b,
+}
+_COMPARE = {
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+    ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b,
+    ast.Gt: lambda a, b: a > b,
+    ast.GtE: lambda a, b: a >= b,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+    ast.Is: lambda a, b: a is b,
+    ast.IsNot: lambda a, b: a is not b,
+}
+
+
+class _Unknown(Exception):
+    """An expression the reader cannot follow."""
 
 
 class Values:
-    """Resolves expressions to Python values: literals, constants, argparse defaults, files."""
+    """Resolves expressions to the Python values they hold on a default launch.
+
+    Sources, each with a confidence: literals at the use site (high); module and function
+    assignments, tuple unpacking, dict literals and their subscripts, config dataclasses the
+    script defines, ``argparse`` defaults (``store_true`` = ``False``), dataclass field
+    defaults and the parameter defaults of an entry point (``@call_parse``, ``fire``) — all
+    medium: a launch can override them; parameters followed to the call sites of their
+    function; environment variables read as a plain ``python SCRIPT`` launch sees them
+    (unset: the ``get`` default, low); JSON / YAML files the script names (medium, read as
+    data, never executed).
+    """
 
     def __init__(self, tree: ast.Module, path: str, notes: list[str]) -> None:
+        from .runconfig_paths import PathConditions
+
         self.path = path
         self.notes = notes
         self.constants: dict[str, tuple[Any, int]] = {}
         self.defaults: dict[str, tuple[Any, int]] = {}
         self.files: dict[str, tuple[dict, str]] = {}  # variable → (data, file path)
+        self.assignments: dict[str, list[tuple[ast.expr, ast.stmt]]] = {}
+        self.functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+        self.dataclasses: dict[str, ast.ClassDef] = {}
         self.tree = tree
+        self._active: set[int] = set()
+        self._memo: dict[int, tuple[Any, str] | None] = {}
         for node in ast.walk(tree):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1:
-                target = node.targets[0]
-                if isinstance(target, ast.Name):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    self._record(target, node.value, node)
+                if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                    name = node.targets[0].id
                     value = self._literal(node.value)
                     if value is not None:
-                        self.constants[target.id] = (value, node.lineno)
+                        self.constants[name] = (value, node.lineno)
                     loaded = self._loaded_file(node.value)
                     if loaded is not None:
-                        self.files[target.id] = loaded
+                        self.files[name] = loaded
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                self._record(node.target, node.value, node)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.functions.setdefault(node.name, []).append(node)
+                if _is_entry_point(node, tree):
+                    self._entry_defaults(node)
+            elif isinstance(node, ast.ClassDef) and _is_dataclass(node):
+                self.dataclasses[node.name] = node
+                for stmt in node.body:
+                    if (
+                        isinstance(stmt, ast.AnnAssign)
+                        and isinstance(stmt.target, ast.Name)
+                        and stmt.value is not None
+                    ):
+                        default = _field_default(stmt.value)
+                        found = self._try(default) if default is not None else None
+                        if found is not None:
+                            self.defaults.setdefault(stmt.target.id, (found[0], stmt.lineno))
             elif (
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)
                 and node.func.attr == "add_argument"
             ):
                 self._argument(node)
+        self.paths = PathConditions(tree, self)
+
+    def _record(self, target: ast.expr, value: ast.expr, stmt: ast.stmt) -> None:
+        if isinstance(target, ast.Name):
+            self.assignments.setdefault(target.id, []).append((value, stmt))
+        elif isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)):
+            if len(target.elts) == len(value.elts):
+                for t, v in zip(target.elts, value.elts):
+                    self._record(t, v, stmt)
+
+    def _entry_defaults(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """Parameters of a command-line entry point are its flags; their defaults the job's."""
+        args = function.args
+        positional = args.posonlyargs + args.args
+        pairs = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
+        pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+        for arg, default in pairs:
+            value = self._literal(default)
+            if value is not None:
+                self.defaults.setdefault(arg.arg, (value, default.lineno))
 
     @staticmethod
     def _literal(node: ast.AST) -> Any:
@@ -69,18 +172,25 @@ class Values:
         names = [
             a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
         ]
+        if not names:
+            return
         dest = next((k.value for k in call.keywords if k.arg == "dest"), None)
         default = next((k.value for k in call.keywords if k.arg == "default"), None)
-        if default is None or not names:
-            return
+        action_node = next((k.value for k in call.keywords if k.arg == "action"), None)
+        action = self._literal(action_node) if action_node is not None else None
+        long_names = [n for n in names if n.startswith("--")] or names
         key = (
-            self._literal(dest)
-            if dest is not None
-            else max(names, key=len).lstrip("-").replace("-", "_")
+            self._literal(dest) if dest is not None else long_names[0].lstrip("-").replace("-", "_")
         )
-        value = self.get(default)
+        if not isinstance(key, str):
+            return
+        if default is None:
+            if action in ("store_true", "store_false"):
+                self.defaults.setdefault(key, (action == "store_false", call.lineno))
+            return
+        value = self._try(default)
         if value is not None:
-            self.defaults[key] = (value[0], call.lineno)
+            self.defaults.setdefault(key, (value[0], call.lineno))
 
     def _loaded_file(self, node: ast.AST) -> tuple[dict, str] | None:
         """``json.load(open("cfg.json"))``, ``yaml.safe_load(open(...))`` → (data, path)."""
@@ -122,32 +232,271 @@ class Values:
             return None
         return (data, full) if isinstance(data, dict) else None
 
+    # -- evaluation ----------------------------------------------------------------------
     def get(self, node: ast.AST | None) -> tuple[Any, str] | None:
         """(value, confidence) of an expression, or ``None`` when it cannot be followed."""
         if node is None:
             return None
-        value = self._literal(node)
-        if value is not None:
-            return value, "high"
-        if isinstance(node, ast.Name) and node.id in self.constants:
-            return self.constants[node.id][0], "medium"
-        if isinstance(node, ast.Attribute) and node.attr in self.defaults:
-            return self.defaults[node.attr][0], "medium"
-        if (
-            isinstance(node, ast.Subscript)
-            and isinstance(node.value, ast.Name)
-            and node.value.id in self.files
-        ):
-            key = self._literal(node.slice)
-            data = self.files[node.value.id][0]
-            if isinstance(key, str) and key in data:
-                return data[key], "medium"
-        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Add, ast.FloorDiv)):
-            left, right = self.get(node.left), self.get(node.right)
-            if left and right and all(isinstance(v[0], int) for v in (left, right)):
-                op = {ast.Mult: int.__mul__, ast.Add: int.__add__, ast.FloorDiv: int.__floordiv__}
-                return op[type(node.op)](left[0], right[0]), "medium"
-        return None
+        return self._try(node)
+
+    def decide(self, test: ast.expr) -> Any:
+        """The value of a branch condition on a default launch, or ``UNDECIDED``."""
+        from .runconfig_paths import UNDECIDED
+
+        found = self._try(test)
+        return UNDECIDED if found is None else found[0]
+
+    def _try(self, node: ast.AST) -> tuple[Any, str] | None:
+        literal = self._literal(node)
+        if literal is not None:
+            return literal, "high"
+        key = id(node)
+        if key in self._memo:
+            return self._memo[key]
+        if key in self._active or len(self._active) > 40:
+            return None
+        self._active.add(key)
+        try:
+            result: tuple[Any, str] | None = (self._eval(node), "medium")
+        except (_Unknown, TypeError, ValueError, ArithmeticError, IndexError, KeyError):
+            result = None
+        except RecursionError:
+            result = None
+        finally:
+            self._active.discard(key)
+        if not self._active:  # a value found inside a cycle's guard is not final
+            self._memo[key] = result
+        return result
+
+    def _value(self, node: ast.AST) -> Any:
+        found = self._try(node)
+        if found is None:
+            raise _Unknown
+        return found[0]
+
+    def _eval(self, node: ast.AST) -> Any:
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            return self._name(node)
+        if isinstance(node, ast.Attribute):
+            return self._attribute(node)
+        if isinstance(node, ast.Subscript):
+            base = self._try(node.value)
+            key = self._try(node.slice)
+            if (
+                base is not None
+                and key is not None
+                and isinstance(base[0], (dict, str, list, tuple))
+            ):
+                return base[0][key[0]]
+            if key is not None and isinstance(key[0], str):
+                if (
+                    base is None
+                    and isinstance(node.value, ast.Name)
+                    and node.value.id in self.files
+                ):
+                    return self.files[node.value.id][0][key[0]]
+                if key[0] in self.defaults and base is None:
+                    return self.defaults[key[0]][0]  # args["batch_size"]: a dict of the flags
+            raise _Unknown
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return tuple(self._value(e) for e in node.elts)
+        if isinstance(node, ast.Dict):
+            result = {}
+            for key_node, value_node in zip(node.keys, node.values):
+                if key_node is None:
+                    inner = self._value(value_node)
+                    if not isinstance(inner, dict):
+                        raise _Unknown
+                    result.update(inner)
+                else:
+                    result[self._value(key_node)] = self._value(value_node)
+            return result
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+            return _BINOPS[type(node.op)](self._value(node.left), self._value(node.right))
+        if isinstance(node, ast.UnaryOp):
+            inner = self._value(node.operand)
+            if isinstance(node.op, ast.Not):
+                return not inner
+            if isinstance(node.op, ast.USub):
+                return -inner
+            raise _Unknown
+        if isinstance(node, ast.BoolOp):
+            operands = [self._try(v) for v in node.values]
+            deciding = (lambda v: not v) if isinstance(node.op, ast.And) else bool
+            for operand in operands:
+                if operand is not None and deciding(operand[0]):
+                    return operand[0]  # short-circuits whatever the others hold
+            known = [o for o in operands if o is not None]
+            if len(known) < len(operands):
+                raise _Unknown
+            return known[-1][0]
+        if isinstance(node, ast.Compare):
+            left = self._value(node.left)
+            for op, right_node in zip(node.ops, node.comparators):
+                right = self._value(right_node)
+                if type(op) not in _COMPARE or not _COMPARE[type(op)](left, right):
+                    return False
+                left = right
+            return True
+        if isinstance(node, ast.IfExp):
+            return self._value(node.body if self._value(node.test) else node.orelse)
+        if isinstance(node, ast.Call):
+            return self._call(node)
+        raise _Unknown
+
+    def _name(self, node: ast.Name) -> Any:
+        function = self.paths.enclosing_function(node) if hasattr(self, "paths") else None
+        candidates = self.assignments.get(node.id, [])
+        local = (
+            [
+                (v, s)
+                for v, s in candidates
+                if self.paths.enclosing_function(s) is function and s.lineno <= node.lineno
+            ]
+            if hasattr(self, "paths")
+            else candidates
+        )
+        if not local and function is not None:
+            if any(a.arg == node.id for a in _all_args(function.args)):
+                return self._parameter(function, node.id)
+            local = [(v, s) for v, s in candidates if self.paths.enclosing_function(s) is None]
+        if not local and node.id in self.constants and function is None:
+            return self.constants[node.id][0]
+        for value, stmt in reversed(local):
+            if hasattr(self, "paths") and not self.paths.state(stmt).runs:
+                continue
+            found = self._try(value)
+            if found is not None:
+                return found[0]
+        raise _Unknown
+
+    def _parameter(self, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> Any:
+        """A parameter: the argument of the first call site that runs, else its default."""
+        args = function.args
+        positional = [a.arg for a in args.posonlyargs + args.args]
+        for call in self.paths.calls_by_name.get(function.name, ()):
+            if not (
+                (isinstance(call.func, ast.Name) and call.func.id == function.name)
+                or (isinstance(call.func, ast.Attribute) and call.func.attr == function.name)
+            ):
+                continue  # passed as a callback: its arguments are not visible here
+            if not self.paths.state(call).runs:
+                continue
+            names = positional
+            if names and names[0] in ("self", "cls") and isinstance(call.func, ast.Attribute):
+                names = names[1:]
+            keyword = next((k.value for k in call.keywords if k.arg == name), None)
+            argument = keyword
+            if argument is None and name in names:
+                index = names.index(name)
+                if index < len(call.args) and not any(
+                    isinstance(a, ast.Starred) for a in call.args[: index + 1]
+                ):
+                    argument = call.args[index]
+            if argument is not None:
+                found = self._try(argument)
+                if found is not None:
+                    return found[0]
+        all_positional = args.posonlyargs + args.args
+        defaults = dict(
+            zip(
+                [a.arg for a in all_positional[len(all_positional) - len(args.defaults) :]],
+                args.defaults,
+            )
+        )
+        defaults.update(
+            {a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None}
+        )
+        if name in defaults:
+            return self._value(defaults[name])
+        raise _Unknown
+
+    def _attribute(self, node: ast.Attribute) -> Any:
+        text = dotted(node) or ""
+        if text.startswith("torch.") and text.rsplit(".", 1)[-1] in _TORCH_DTYPES:
+            return "torch." + text.rsplit(".", 1)[-1]
+        base = self._try(node.value)
+        if base is not None and isinstance(base[0], dict):
+            return base[0][node.attr]
+        if node.attr in self.defaults:
+            return self.defaults[node.attr][0]
+        raise _Unknown
+
+    def _call(self, node: ast.Call) -> Any:
+        name = dotted(node.func) or ""
+        if name in _NUMERIC and not node.keywords:
+            return _NUMERIC[name](*(self._value(a) for a in node.args))
+        if name.endswith(_ENV_GETTERS):
+            # a plain ``python SCRIPT`` launch sets no distributed variables: the default
+            if len(node.args) >= 2:
+                return self._value(node.args[1])
+            if len(node.args) == 1:
+                return None
+            raise _Unknown
+        if name == "dict" and not node.args:
+            return {k.arg: self._value(k.value) for k in node.keywords if k.arg}
+        if name in self.dataclasses:
+            result = ConfigObject()
+            for stmt in self.dataclasses[name].body:
+                if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                    default = _field_default(stmt.value) if stmt.value is not None else None
+                    found = self._try(default) if default is not None else None
+                    if found is not None:
+                        result[stmt.target.id] = found[0]
+            for keyword in node.keywords:
+                if keyword.arg is None:
+                    extra = self._value(keyword.value)
+                    if not isinstance(extra, dict):
+                        raise _Unknown
+                    result.update(extra)
+                else:
+                    result[keyword.arg] = self._value(keyword.value)
+            return result
+        raise _Unknown
+
+
+_TORCH_DTYPES = ("bfloat16", "float16", "half", "float32", "float", "float64")
+
+
+def _all_args(args: ast.arguments) -> list[ast.arg]:
+    return [*args.posonlyargs, *args.args, *args.kwonlyargs]
+
+
+def _field_default(value: ast.expr) -> ast.expr | None:
+    """``x: int = 3`` → ``3``; ``x: int = field(default=3)`` → ``3``; a factory → ``None``."""
+    if isinstance(value, ast.Call) and (dotted(value.func) or "").endswith("field"):
+        return next((k.value for k in value.keywords if k.arg == "default"), None)
+    return value
+
+
+def _is_dataclass(node: ast.ClassDef) -> bool:
+    for decorator in node.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if (dotted(target) or "").endswith("dataclass"):
+            return True
+    return any(
+        (dotted(b) or "").endswith(("TrainingArguments", "SFTConfig", "Config")) for b in node.bases
+    ) and any(isinstance(s, ast.AnnAssign) for s in node.body)
+
+
+def _is_entry_point(function: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module) -> bool:
+    """``@call_parse`` / ``@click.command`` / ``@app.command`` / ``fire.Fire(main)``."""
+    for decorator in function.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if (dotted(target) or "").rsplit(".", 1)[-1] in ("call_parse", "command", "script"):
+            return True
+    for node in tree.body:
+        if isinstance(node, ast.If):  # if __name__ == "__main__": fire.Fire(main)
+            for inner in ast.walk(node):
+                if (
+                    isinstance(inner, ast.Call)
+                    and (dotted(inner.func) or "").endswith(("Fire", "typer.run", "CLI"))
+                    and any(isinstance(a, ast.Name) and a.id == function.name for a in inner.args)
+                ):
+                    return True
+    return False
 
 
 def _call_name(call: ast.Call, imports: ImportTable) -> str:
@@ -169,9 +518,10 @@ def read_source(source: str, path: str = "<script>") -> tuple[RunConfig, list[st
     reader = CallReader(
         ImportTable(tree), values, os.path.basename(path) if path.startswith("<") else path
     )
+    calls: list[ast.Call] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
-            reader.call(node, _call_name(node, reader.imports))
+            calls.append(node)
         elif (
             isinstance(node, ast.Subscript)
             and (dotted(node.value) or "").endswith("environ")
@@ -179,10 +529,44 @@ def read_source(source: str, path: str = "<script>") -> tuple[RunConfig, list[st
             and node.slice.value == "WORLD_SIZE"
         ):
             reader.signals.setdefault("world-size-env", node.lineno)  # os.environ["WORLD_SIZE"]
+        elif isinstance(node, ast.Subscript):
+            _model_by_name(node, values, reader)
+    calls.sort(key=lambda c: (c.lineno, c.col_offset))
+    for node in calls:
+        state = values.paths.state(node)
+        if not state.runs:
+            reader.skipped.append((node, state))
+            continue
+        target = values.paths.parent(node)
+        evaluation = isinstance(target, ast.Assign) and any(
+            isinstance(t, ast.Name) and _EVAL_NAME.search(t.id) for t in target.targets
+        )
+        reader.cap = "low" if evaluation else state.confidence_cap
+        reader.call(node, _call_name(node, reader.imports))
+    reader.cap = "high"
+    reader.conventions(values)
     if "model" not in reader.fields:
         _workspace_model(tree, path, values, reader, notes)
     config = reader.config()
     return config, notes + reader.notes
+
+
+def _model_by_name(node: ast.Subscript, values: Values, reader: CallReader) -> None:
+    """``models.__dict__[args.arch]`` / ``torchvision_models.__dict__[name]``: the
+    torchvision builder the default name selects."""
+    if not (isinstance(node.value, ast.Attribute) and node.value.attr == "__dict__"):
+        return
+    module = qualified_name(node.value.value, reader.imports) or ""
+    if not module.startswith("torchvision.models"):
+        return
+    state = values.paths.state(node)
+    if not state.runs:
+        return
+    found = values.get(node.slice)
+    if found and isinstance(found[0], str) and found[0].lower() not in _NOT_MODEL_NAMES:
+        reader.cap = state.confidence_cap
+        reader.set("model", found[0], node.lineno, found[1])
+        reader.cap = "high"
 
 
 def _workspace_model(
@@ -195,7 +579,12 @@ def _workspace_model(
     value (literals, constants, argparse defaults); layers that cannot be sized are named
     in a note, and lower the confidence, instead of being guessed.
     """
-    counter = ModuleCounter(tree, path, module_constants(tree))
+    called = {  # classes (by convention capitalised) the script instantiates
+        n.func.id
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id[:1].isupper()
+    }
+    counter = ModuleCounter(tree, path, module_constants(tree), wanted=called)
     if not counter.modules:
         return
     best: tuple[int, ast.Call, ModuleCount, str] | None = None

@@ -68,6 +68,8 @@ class CallReader:
         self.fields: dict[str, Field] = {}
         self.signals: dict[str, int] = {}  # what the script does → first line
         self.notes: list[str] = []
+        self.cap = "high"  # the path state's ceiling on the confidence of what is read now
+        self.skipped: list[tuple[ast.Call, str]] = []  # calls off the default path
 
     # -- recording ---------------------------------------------------------------------
     def set(
@@ -75,6 +77,8 @@ class CallReader:
     ) -> None:
         if value is None:
             return
+        if _RANK[self.cap] < _RANK[confidence]:
+            confidence = self.cap
         field = Field(value, source or f"{self.path}:{line}", confidence)
         old = self.fields.get(name)
         if old is None or _RANK[confidence] > _RANK[old.confidence]:
@@ -358,6 +362,34 @@ class CallReader:
         elif (value.get("fp16") or {}).get("enabled") is True:
             self.set("dtype", "fp16", line, "high", source)
 
+    # -- conventions -------------------------------------------------------------------
+    def conventions(self, values) -> None:
+        """Fields no call settled, from the script's declared interface: a flag, a dataclass
+        field or an entry point's parameter under a conventional name (``--batch_size``,
+        ``context_length``, ``--mixed_precision``), or a module constant of that name
+        (nanoGPT's ``batch_size = 12``). Medium at best: a launch can override them."""
+        for field, names, convert in _CONVENTIONS:
+            if field in self.fields:
+                continue
+            for name in names:
+                if name in values.defaults:
+                    value, line = values.defaults[name]
+                elif (
+                    name in values.constants
+                    and name in values.assignments
+                    and all(
+                        values.paths.enclosing_function(stmt) is None
+                        for _, stmt in values.assignments[name]
+                    )
+                ):
+                    value, line = values.constants[name]
+                else:
+                    continue
+                converted = convert(value)
+                if converted is not None:
+                    self.set(field, converted, line, "medium")
+                    break
+
     # -- result ------------------------------------------------------------------------
     def config(self) -> RunConfig:
         fields = dict(self.fields)
@@ -392,6 +424,97 @@ class CallReader:
                 "[tool.torchward.estimate] (assumed 1: nothing divided)"
             )
         return RunConfig(**fields)
+
+
+def _model_name(value: Any) -> str | None:
+    if not isinstance(value, str) or value.strip().lower() in ("", "scratch", "resume", "none"):
+        return None
+    if value.endswith((".pt", ".pth", ".bin", ".ckpt", ".safetensors")):
+        return os.path.splitext(os.path.basename(value))[0]
+    return value
+
+
+def _precision(value: Any) -> str | None:
+    text = str(value).lower().replace("torch.", "")
+    return {
+        "bf16": "amp-bf16",
+        "amp_bf16": "amp-bf16",
+        "bf16-mixed": "amp-bf16",
+        "fp16": "amp-fp16",
+        "amp": "amp-fp16",
+        "16-mixed": "amp-fp16",
+        "fp16_autocast": "amp-fp16",
+        "bf16_autocast": "amp-bf16",
+        "no": "fp32",
+        "fp32": "fp32",
+        "float32": "fp32",
+        "32": "fp32",
+        "bfloat16": "amp-bf16",
+        "float16": "amp-fp16",
+    }.get(text)
+
+
+# field, conventional names (most specific first), conversion
+_CONVENTIONS = (
+    (
+        "batch_size",
+        (
+            "per_device_train_batch_size",
+            "train_batch_size",
+            "device_batch_size",
+            "micro_batch_size",
+            "batch_size",
+            "batch",
+            "bs",
+        ),
+        lambda v: _int(v),
+    ),
+    (
+        "seq_len",
+        (
+            "max_seq_length",
+            "max_seq_len",
+            "seq_len",
+            "sequence_length",
+            "seq_length",
+            "block_size",
+            "context_length",
+            "model_max_length",
+            "max_length",
+            "cutoff_len",
+        ),
+        lambda v: _int(v),
+    ),
+    (
+        "image_size",
+        ("image_size", "img_size", "imgsz", "resolution", "input_size"),
+        lambda v: _int(v),
+    ),
+    (
+        "accumulation",
+        (
+            "gradient_accumulation_steps",
+            "grad_accum_steps",
+            "accum_freq",
+            "accumulate_grad_batches",
+        ),
+        lambda v: _int(v),
+    ),
+    ("dtype", ("mixed_precision", "precision", "dtype"), _precision),
+    (
+        "model",
+        (
+            "model_name_or_path",
+            "pretrained_model_name_or_path",
+            "model_name",
+            "base_model",
+            "model_id",
+            "model",
+            "weights",
+        ),
+        _model_name,
+    ),
+)
 
 
 def _int(value: Any) -> int | None:

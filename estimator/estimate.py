@@ -52,6 +52,9 @@ class Estimate:
     fragmentation: int
     confidence: str
     notes: tuple[str, ...] = ()
+    activations_modelled: bool = True
+    """False when a term that can dominate (the activations) is not modelled: the peak is
+    then a lower bound (weights, gradients, optimizer state), so there is no "fits"."""
 
     @property
     def peak(self) -> int:
@@ -66,7 +69,9 @@ class Estimate:
         if self.gpu is None:
             return None
         if self.peak > self.usable:
-            return "oom"
+            return "oom"  # even the lower bound does not fit
+        if not self.activations_modelled:
+            return "unknown"
         return "tight" if self.high > self.usable else "fits"
 
     @property
@@ -108,9 +113,11 @@ def estimate_resolved(r: Resolved, gpu: Gpu | None) -> Estimate:
     )
     if not r.shape.stacks and r.shape.kind != "cnn":
         modelled = False
+        label = f"`{r.model_label}`" if r.shape.kind == "custom" else f"{r.shape.kind} models"
         notes.append(
-            f"activations of {r.shape.kind} models are not modelled: "
-            "the estimate counts weights, gradients and optimizer state only"
+            f"unknown: activations of {label} are not modelled; the estimate is a lower bound "
+            "(weights, gradients and optimizer state), so there is no fit verdict, smallest "
+            "GPU or largest batch"
         )
     confidence = "high"
     if any(f.confidence != "high" for _, f in r.config.fields() if f.source != "assumed"):
@@ -131,6 +138,7 @@ def estimate_resolved(r: Resolved, gpu: Gpu | None) -> Estimate:
         fragmentation=int(allocated * FRAGMENTATION["nominal"]),
         confidence=confidence,
         notes=tuple(notes),
+        activations_modelled=modelled,
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from .estimate import Estimate
 from .remedies import max_fitting, remedies, smallest_gpu, smallest_instance, stacked
 
-__all__ = ["estimate_report"]
+__all__ = ["estimate_report", "unknown_model_report"]
 
 
 def estimate_report(e: Estimate, *, search: bool = True) -> dict:
@@ -53,8 +53,49 @@ def estimate_report(e: Estimate, *, search: bool = True) -> dict:
     data["smallest_gpu"] = gpu.name if gpu else None
     inst = smallest_instance(e)
     data["smallest_instance"] = f"{inst.name} ({inst.count} × {inst.gpu.name})" if inst else None
-    if r.shape.kind != "custom":  # activations not modelled: the batch changes nothing here
-        data["max_batch_size"] = max_fitting(e, "batch_size", upper=1 << 16)
+    if not e.activations_modelled:
+        # a term that can dominate is missing: no "fits", no smallest GPU, no max batch
+        data["smallest_gpu"] = data["smallest_instance"] = None
+        data["remedies"] = data["stacked_remedies"] = []
+        return data
+    data["max_batch_size"] = max_fitting(e, "batch_size", upper=1 << 16)
     if r.shape.stacks and r.shape.kind != "vision-transformer":
         data["max_seq_len"] = max_fitting(e, "seq_len", upper=1 << 22)
     return data
+
+
+def unknown_model_report(config, reason: str, notes: list[str] | tuple[str, ...] = ()) -> dict:
+    """The answer when the model cannot be sized: what the script says, and ``unknown``.
+
+    Same keys as :func:`estimate_report`; sizes are ``null`` (nothing is invented), the
+    verdict is ``"unknown"`` and ``reason`` says what is missing (the model has no default,
+    or its name is not in the catalog). ``config`` keeps every value read, with its source,
+    so the editor and the user still see the job the script runs.
+    """
+    model = config.model.value if config.model is not None else None
+    return {
+        "model": str(model) if model is not None else None,
+        "params": None,
+        "mode": config.value("mode"),
+        "gpu": None,
+        "usable_bytes": None,
+        "peak_bytes": None,
+        "low_bytes": None,
+        "high_bytes": None,
+        "allocated_bytes": None,
+        "verdict": "unknown",
+        "terms": {},
+        "config": config.to_dict(),
+        "remedies": [],
+        "confidence": "low",
+        "peak_phase": None,
+        "phases": [],
+        "missing": [],
+        "notes": [f"unknown: {reason}", *notes],
+        "gpus": int(config.value("gpus") or 1),
+        "stacked_remedies": [],
+        "smallest_gpu": None,
+        "smallest_instance": None,
+        "max_batch_size": None,
+        "max_seq_len": None,
+    }

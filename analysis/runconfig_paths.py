@@ -1,0 +1,163 @@
+"""Which path of a script a value was read on, for the VRAM estimator's run configuration.
+
+A value only describes the job when the code that holds it runs by default: with no
+command-line flags, launched as ``python SCRIPT``. Each call the reader looks at gets a
+:class:`PathState`:
+
+- ``default``: every enclosing ``if`` is decided by the defaults (argparse defaults, module
+  constants, environment variables a plain launch does not set) and holds;
+- ``unsure``: some enclosing condition cannot be decided statically (values read there are
+  at most medium confidence);
+- ``validation``: inside an evaluation / sampling function or under ``torch.no_grad()`` —
+  the training job is elsewhere, so such values are low confidence and lose to training ones;
+- ``multi-gpu``: only under a distributed launch (``if ddp:``, ``if args.distributed:``);
+- ``off``: the branch does not run by default (``if args.use_lora:`` with a ``store_true``
+  flag, the ``else`` of a branch that holds): values there are not the job.
+
+A function's state is the best state among its call sites in the file (a function nobody in
+the file calls — a callback, an entry point — counts as default), followed three calls deep.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .runconfig import Values
+
+__all__ = ["UNDECIDED", "PathConditions", "PathState"]
+
+UNDECIDED = object()
+"""A condition whose value cannot be decided from the defaults."""
+
+_ORDER = ("default", "unsure", "validation", "multi-gpu", "off")
+_DISTRIBUTED = re.compile(r"ddp|distributed|world_size|local_rank|multiprocessing|\bRANK\b|nproc")
+_EVALUATION = re.compile(
+    r"(^|_)(eval|evaluate|evaluation|valid|validate|validation|test|sample|sampling|generate|inference|predict)",
+    re.I,
+)
+
+
+class PathState(str):
+    """One of :data:`_ORDER` (a ``str`` so it prints and compares plainly)."""
+
+    @property
+    def runs(self) -> bool:
+        return self not in ("off", "multi-gpu")
+
+    @property
+    def confidence_cap(self) -> str:
+        return {"default": "high", "unsure": "medium"}.get(self, "low")
+
+
+def _best(states: list[PathState]) -> PathState:
+    return min(states, key=_ORDER.index) if states else PathState("default")
+
+
+def _worst(a: PathState, b: PathState) -> PathState:
+    return max((a, b), key=_ORDER.index)
+
+
+class PathConditions:
+    """Path states of the nodes of one module (parents and call sites indexed once)."""
+
+    def __init__(self, tree: ast.Module, values: Values) -> None:
+        self.values = values
+        self.parents: dict[int, ast.AST] = {}
+        self.calls_by_name: dict[str, list[ast.Call]] = {}
+        for node in ast.walk(tree):
+            for child in ast.iter_child_nodes(node):
+                self.parents[id(child)] = node
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = (
+                    func.id
+                    if isinstance(func, ast.Name)
+                    else func.attr
+                    if isinstance(func, ast.Attribute)
+                    else None
+                )
+                if name:
+                    self.calls_by_name.setdefault(name, []).append(node)
+                for arg in [*node.args, *(k.value for k in node.keywords)]:
+                    if isinstance(arg, ast.Name):  # a function passed as a callback (spawn)
+                        self.calls_by_name.setdefault(arg.id, []).append(node)
+        self._function_states: dict[int, PathState] = {}
+        self._states: dict[int, PathState] = {}
+        self._functions: dict[int, ast.AST | None] = {}
+
+    def parent(self, node: ast.AST) -> ast.AST | None:
+        return self.parents.get(id(node))
+
+    def enclosing_function(self, node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        key = id(node)
+        if key not in self._functions:
+            current = self.parent(node)
+            while current is not None and not isinstance(
+                current, (ast.FunctionDef, ast.AsyncFunctionDef)
+            ):
+                current = self.parent(current)
+            self._functions[key] = current
+        return self._functions[key]  # type: ignore[return-value]
+
+    def state(self, node: ast.AST, depth: int = 0) -> PathState:
+        """The path state of ``node`` (see the module docstring)."""
+        key = id(node)
+        if key not in self._states:
+            self._states[key] = PathState("default")  # a condition that depends on itself
+            self._states[key] = self._state(node, depth)
+        return self._states[key]
+
+    def _state(self, node: ast.AST, depth: int) -> PathState:
+        state = PathState("default")
+        child, current = node, self.parent(node)
+        while current is not None:
+            if isinstance(current, (ast.If, ast.IfExp, ast.While)) and child is not current.test:
+                in_body = child in (
+                    current.body if isinstance(current.body, list) else [current.body]
+                )
+                state = _worst(state, self._branch(current.test, in_body))
+            elif isinstance(current, (ast.With, ast.AsyncWith)):
+                for item in current.items:
+                    text = ast.unparse(item.context_expr)
+                    if "no_grad" in text or "inference_mode" in text:
+                        state = _worst(state, PathState("validation"))
+            elif isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if _EVALUATION.search(current.name):
+                    state = _worst(state, PathState("validation"))
+                return _worst(state, self._function_state(current, depth))
+            elif isinstance(current, ast.ClassDef):
+                return state
+            if state == "off":
+                return state
+            child, current = current, self.parent(current)
+        return state
+
+    def _function_state(
+        self, function: ast.FunctionDef | ast.AsyncFunctionDef, depth: int
+    ) -> PathState:
+        key = id(function)
+        if key in self._function_states:
+            return self._function_states[key]
+        self._function_states[key] = PathState("default")  # recursion guard
+        calls = [c for c in self.calls_by_name.get(function.name, ()) if c is not None]
+        if not calls or depth >= 3:
+            result = PathState("default")
+        else:
+            result = _best([self.state(call, depth + 1) for call in calls])
+        self._function_states[key] = result
+        return result
+
+    def _branch(self, test: ast.expr, in_body: bool) -> PathState:
+        value = self.values.decide(test)
+        distributed = bool(_DISTRIBUTED.search(ast.unparse(test)))
+        if value is UNDECIDED:
+            if distributed and in_body:
+                return PathState("multi-gpu")
+            return PathState("unsure")
+        holds = bool(value) == in_body
+        if holds:
+            return PathState("default")
+        return PathState("multi-gpu" if distributed else "off")

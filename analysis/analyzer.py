@@ -32,7 +32,7 @@ from .relevance import (
 )
 from .semantic import FunctionInfo, ModuleIndex, mentions_training_words
 from .summaries import Entry, SummaryCache
-from .values import UNKNOWN, Kind, Loc, ModeFact, Value
+from .values import UNKNOWN, DatasetFacts, Kind, Loc, ModeFact, ModelFacts, Value
 
 MAX_CALL_DEPTH = 8
 MAX_CONTEXTS = 4  # precise calling contexts analysed per function
@@ -463,8 +463,11 @@ class FileAnalyzer:
         )
         flavour = index.dataset_flavour(class_name)
         if flavour is not None:
-            value = Value(kind=Kind.DATASET, class_name=class_name, origin=origin).with_detail(
-                flavour=flavour
+            value = Value(
+                kind=Kind.DATASET,
+                class_name=class_name,
+                origin=origin,
+                dataset_facts=DatasetFacts(iterable=flavour == "iterable"),
             )
             self._instances[key] = value
             return value
@@ -491,9 +494,13 @@ class FileAnalyzer:
                         output.origin.span,
                         f"`{class_name}.forward` ends here: {output.origin.message}",
                     )
-                    value = value.with_detail(activation_site=site)
+                    model_facts = attrs.evolve(
+                        value.model_facts or ModelFacts(), activation_site=site
+                    )
+                    value = attrs.evolve(value, model_facts=model_facts)
             if index.is_lightning_class(class_name):
-                value = value.with_detail(lightning=True)
+                model_facts = attrs.evolve(value.model_facts or ModelFacts(), lightning=True)
+                value = attrs.evolve(value, model_facts=model_facts)
         self._instances[key] = value
         return value
 

@@ -17,11 +17,24 @@ import ast
 import attrs
 
 from . import catalog
-from .events import EventKind
+from .events import EventKind, LossFacts, ModeSwitch
 from .fallback import kind_from_name
-from .finding import Confidence, Evidence
+from .finding import Confidence
 from .names import dotted
-from .values import SCALAR, UNKNOWN, Kind, Mode, ModeFact, Value, combine
+from .values import (
+    SCALAR,
+    UNKNOWN,
+    CriterionFacts,
+    DatasetFacts,
+    Kind,
+    LoaderFacts,
+    Mode,
+    ModeFact,
+    ModelFacts,
+    SamplerFacts,
+    Value,
+    combine,
+)
 
 _CALLABLE_KINDS = (
     Kind.MODEL,
@@ -65,6 +78,12 @@ def literal(node: ast.expr | None) -> object:
     return node.value if isinstance(node, ast.Constant) else None
 
 
+def reduction_of(node: ast.Call) -> str | None:
+    """The literal ``reduction=`` of a loss call or criterion (None: default or computed)."""
+    value = literal(keyword(node, "reduction"))
+    return value if isinstance(value, str) else None
+
+
 class CallsMixin:
     """Call evaluation for :class:`~torchward.analysis.interpreter.FunctionRun`."""
 
@@ -105,9 +124,8 @@ class CallsMixin:
             return self.forward(callee, node)
         if callee.kind is Kind.CRITERION:
             args, kwargs = self.arguments(node)
-            return self.loss(
-                str(callee.get("loss", "other")), callee.get("reduction"), args, node, callee
-            )
+            facts = callee.criterion_facts or CriterionFacts()
+            return self.loss(facts.loss, facts.reduction, args, node, callee)
         if callee.kind is Kind.INSTANCE and callee.class_name:
             method = self.analyzer.index.find_method(callee.class_name, "__call__")
             if method is not None:
@@ -160,11 +178,11 @@ class CallsMixin:
                 "a linear layer (raw logits)" if model.activation == "raw" else model.activation
             )
             built = f" (the model built at line {model.origin.span.line})" if model.origin else ""
-            site = model.get("activation_site")
+            site = model.model_facts.activation_site if model.model_facts else None
             result = attrs.evolve(
                 result,
                 origin=site
-                if isinstance(site, Evidence)
+                if site is not None
                 else self.evidence(node, f"`{self.text(node)}` ends in {ending}{built}"),
             )
         if self.grad_enabled:
@@ -183,7 +201,7 @@ class CallsMixin:
     def loss(
         self,
         loss_type: str,
-        reduction: object,
+        reduction: str | None,
         args: list[Value],
         node: ast.Call,
         criterion: Value | None = None,
@@ -197,17 +215,16 @@ class CallsMixin:
             scaled=False,
             eval_forward=inputs.eval_forward,
         )
-        result = result.with_detail(loss=loss_type, reduction=reduction)
+        result = attrs.evolve(
+            result, criterion_facts=CriterionFacts(loss=loss_type, reduction=reduction)
+        )
         first = args[0] if args else UNKNOWN
         self.emit(
             EventKind.LOSS,
             node,
             value=first,
             target=criterion,
-            detail=(
-                ("loss", loss_type),
-                ("input_text", self.text(node.args[0]) if node.args else ""),
-            ),
+            loss=LossFacts(loss=loss_type, input_text=self.text(node.args[0]) if node.args else ""),
         )
         return result
 
@@ -228,7 +245,7 @@ class CallsMixin:
             )
         if name in catalog.LOSS_FUNCTIONS or catalog.is_functional_loss(name):
             loss_type = catalog.LOSS_FUNCTIONS.get(name, "other")
-            return self.loss(loss_type, literal(keyword(node, "reduction")), args, node)
+            return self.loss(loss_type, reduction_of(node), args, node)
         if name in catalog.DETACHING_TORCH_FUNCTIONS:
             return Value(kind=Kind.TENSOR)
         if name in catalog.SCALING_FUNCTIONS:
@@ -236,18 +253,20 @@ class CallsMixin:
         if name in catalog.DDP_WRAPPERS:
             self.emit(EventKind.DDP_WRAP, node, target=first)
             base = first if first.kind is Kind.MODEL else Value(kind=Kind.MODEL)
-            return attrs.evolve(base, origin=base.origin or origin).with_detail(ddp=True)
+            model_facts = attrs.evolve(base.model_facts or ModelFacts(), ddp=True)
+            return attrs.evolve(base, origin=base.origin or origin, model_facts=model_facts)
         if name in catalog.MODEL_PASSTHROUGH_FUNCTIONS:
             return first if first.kind is Kind.MODEL else Value(kind=Kind.MODEL, origin=origin)
         if name == catalog.DEEPSPEED_INITIALIZE:
             engine = Value(kind=Kind.ENGINE, origin=origin)
-            return Value(kind=Kind.CONTAINER).with_detail(
+            return Value(
+                kind=Kind.CONTAINER,
                 elements=(
                     engine,
                     Value(kind=Kind.OPTIMIZER, origin=origin),
-                    Value(kind=Kind.LOADER).with_detail(framework="deepspeed"),
+                    Value(kind=Kind.LOADER, loader_facts=LoaderFacts(framework="deepspeed")),
                     Value(kind=Kind.SCHEDULER),
-                )
+                ),
             )
         if name == "torch.autograd.grad":
             self.emit(EventKind.GRAD_CALL, node, value=first)
@@ -281,8 +300,12 @@ class CallsMixin:
     ) -> Value:
         value = Value(kind=kind, origin=origin)
         if kind is Kind.CRITERION:
-            return value.with_detail(
-                loss=catalog.loss_type_of_class(name), reduction=literal(keyword(node, "reduction"))
+            return attrs.evolve(
+                value,
+                criterion_facts=CriterionFacts(
+                    loss=catalog.loss_type_of_class(name),
+                    reduction=reduction_of(node),
+                ),
             )
         if kind is Kind.MODEL:
             leaf = name.rsplit(".", 1)[-1]
@@ -303,17 +326,17 @@ class CallsMixin:
                 s is not None and not (isinstance(s, ast.Constant) and s.value is None)
                 for s in (sampler, batch_sampler)
             )
-            return value.with_detail(
-                sampler=has_sampler,
-                iterable_dataset=dataset.get("flavour") == "iterable",
-                sampler_text=self.text(sampler or batch_sampler) if has_sampler else None,
+            iterable = dataset.dataset_facts is not None and dataset.dataset_facts.iterable
+            return attrs.evolve(
+                value,
+                loader_facts=LoaderFacts(sampler=has_sampler, iterable_dataset=iterable),
             )
         if kind is Kind.SAMPLER:
-            return value.with_detail(distributed=name in catalog.DISTRIBUTED_SAMPLERS)
+            distributed = name in catalog.DISTRIBUTED_SAMPLERS
+            return attrs.evolve(value, sampler_facts=SamplerFacts(distributed=distributed))
         if kind is Kind.DATASET:
-            return value.with_detail(
-                flavour="iterable" if name in catalog.ITERABLE_DATASET_BASES else "map"
-            )
+            iterable = name in catalog.ITERABLE_DATASET_BASES
+            return attrs.evolve(value, dataset_facts=DatasetFacts(iterable=iterable))
         return value
 
     # --- methods --------------------------------------------------------------------
@@ -390,17 +413,15 @@ class CallsMixin:
             self.backward(args[0] if args else UNKNOWN, node, framework=framework)
             return UNKNOWN
         if method == "step" and receiver.kind is Kind.ENGINE:
-            self.emit(EventKind.STEP, node, target=receiver, detail=(("framework", framework),))
+            self.emit(EventKind.STEP, node, target=receiver, framework=framework)
             return UNKNOWN
         if method == "prepare":
-            prepared = tuple(a.with_detail(prepared=True) for a in args)
+            prepared = tuple(attrs.evolve(a, prepared=True) for a in args)
             return (
-                prepared[0]
-                if len(prepared) == 1
-                else Value(kind=Kind.CONTAINER).with_detail(elements=prepared)
+                prepared[0] if len(prepared) == 1 else Value(kind=Kind.CONTAINER, elements=prepared)
             )
         if method in ("prepare_model", "prepare_data_loader", "setup", "setup_dataloaders"):
-            return args[0].with_detail(prepared=True) if args else UNKNOWN
+            return attrs.evolve(args[0], prepared=True) if args else UNKNOWN
         if receiver.kind is Kind.ENGINE and method == "forward":
             return self.forward(receiver, node)
         return UNKNOWN
@@ -433,7 +454,7 @@ class CallsMixin:
                 EventKind.MODE,
                 node,
                 target=model,
-                detail=(("mode", mode.value if mode else None), ("path", path)),
+                switch=ModeSwitch(mode=mode, path=path),
             )
             if path:
                 self.set_mode(path, fact)

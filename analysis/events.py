@@ -18,7 +18,7 @@ import enum
 import attrs
 
 from .finding import Evidence, Span
-from .values import Loc, Value
+from .values import Loc, Mode, Value
 
 
 class EventKind(str, enum.Enum):
@@ -44,6 +44,31 @@ class Gate:
 
 
 @attrs.frozen
+class StoreFacts:
+    """STORE: what was stored where, in the words of the source."""
+
+    container: str  # the container's path ("history", "self.bank") or "container"
+    stored_text: str  # the stored expression as written
+    created_loops: tuple[int, ...] = ()  # loops in which the container itself was created
+
+
+@attrs.frozen
+class LossFacts:
+    """LOSS: which criterion was applied, to what."""
+
+    loss: str  # catalog loss type ("cross_entropy", "bce", ... "other")
+    input_text: str = ""  # the first argument as written
+
+
+@attrs.frozen
+class ModeSwitch:
+    """MODE: the mode a ``.train()``/``.eval()`` call sets, and on which model path."""
+
+    mode: Mode | None  # None: ``.train(flag)`` with a flag that is not a literal
+    path: str | None = None  # the switched model's dotted path, when it has one
+
+
+@attrs.frozen
 class Event:
     kind: EventKind
     span: Span  # in the function whose trace holds the event (a call site when replayed)
@@ -53,13 +78,16 @@ class Event:
     value: Value | None = None  # the tensor backwarded / stored / the loss, the loader iterated
     target: Value | None = None  # the model switched / called, the container stored into
     loc: Loc | None = None  # STORE: where the value was stored
-    detail: tuple[tuple[str, object], ...] = ()
+    # BACKWARD / STEP: the library whose backward or step this is (scaling, zeroing and
+    # accumulation are then its business): "accelerate", "deepspeed", ... None: plain torch
+    framework: str | None = None
+    retain_graph: bool = False  # BACKWARD: ``retain_graph=True`` (a harness, not a bug)
+    store: StoreFacts | None = None  # STORE events only
+    loss: LossFacts | None = None  # LOSS events only
+    switch: ModeSwitch | None = None  # MODE events only
     via: tuple[Evidence, ...] = ()  # replayed from helpers: the helper's own statements
     in_accumulate: bool = False  # inside ``with accelerator.accumulate(...)``
     in_helper_loop: bool = False  # replayed from a loop inside the helper itself
-
-    def get(self, key: str, default: object = None) -> object:
-        return dict(self.detail).get(key, default)
 
 
 @attrs.frozen

@@ -93,7 +93,7 @@ class ExpressionsMixin:
         base = self.evaluate(node.value)
         self.evaluate(node.slice)
         if base.kind is Kind.CONTAINER:
-            elements = base.get("elements")
+            elements = base.elements
             if (
                 isinstance(elements, tuple)
                 and isinstance(node.slice, ast.Constant)
@@ -197,7 +197,7 @@ class ExpressionsMixin:
             backwarded=joined.backwarded,
         )
         if keep_elements:
-            value = value.with_detail(elements=tuple(elements))
+            value = attrs.evolve(value, elements=tuple(elements))
         return value
 
     def _eval_Tuple(self, node: ast.Tuple) -> Value:

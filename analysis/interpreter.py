@@ -20,7 +20,7 @@ import attrs
 
 from . import catalog
 from .calls import CallsMixin, literal
-from .events import Event, EventKind, Gate, Trace
+from .events import Event, EventKind, Gate, StoreFacts, Trace
 from .expressions import ExpressionsMixin
 from .finding import Confidence, Evidence
 from .loops import LoopsMixin
@@ -152,8 +152,13 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
         path: str | None = None,
     ) -> None:
         self.analyzer.note_backwarded(value.locs)
-        detail = (("framework", framework), ("retain_graph", retain_graph))
-        self.emit(EventKind.BACKWARD, node, value=value, detail=detail)
+        self.emit(
+            EventKind.BACKWARD,
+            node,
+            value=value,
+            framework=framework,
+            retain_graph=retain_graph,
+        )
         target = path
         if framework and node.args:
             target = dotted(node.args[0])
@@ -175,10 +180,10 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
                 value=stored,
                 target=container,
                 loc=loc,
-                detail=(
-                    ("created_loops", created),
-                    ("container", path or "container"),
-                    ("stored_text", self.text(value_node)),
+                store=StoreFacts(
+                    container=path or "container",
+                    stored_text=self.text(value_node),
+                    created_loops=created,
                 ),
             )
         if path and (stored.graph or stored.locs):
@@ -237,7 +242,7 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
     # --- assignment -----------------------------------------------------------------
     def assign(self, target: ast.AST, value: Value, statement: ast.AST) -> None:
         if isinstance(target, (ast.Tuple, ast.List)):
-            elements = value.get("elements")
+            elements = value.elements
             for i, element in enumerate(target.elts):
                 if isinstance(elements, tuple) and len(elements) == len(target.elts):
                     part = elements[i]

@@ -108,7 +108,7 @@ class LoopsMixin:
             and iter_node.func.id == "enumerate"
         ):
             inner = self.evaluate(iter_node.args[0]) if iter_node.args else UNKNOWN
-            return Value(kind=Kind.CONTAINER).with_detail(elements=(SCALAR, self.element_of(inner)))
+            return Value(kind=Kind.CONTAINER, elements=(SCALAR, self.element_of(inner)))
         if iterable.kind in (Kind.LOADER, Kind.DATASET):
             return UNKNOWN
         return self.element_of(iterable)

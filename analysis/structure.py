@@ -34,7 +34,7 @@ def is_iteration_loop(trace: Trace, loop_id: int) -> bool:
 
 
 def is_framework_step(event: Event) -> bool:
-    return event.get("framework") in FRAMEWORK_BACKWARDS
+    return event.framework in FRAMEWORK_BACKWARDS
 
 
 def resets_gradients(trace: Trace, loop_id: int) -> bool:

@@ -6,20 +6,30 @@ what proves it, which activation produced it, whether it was divided on its way 
 gradient accumulation), which containers it was read from (for "does this list reach a
 backward?") and, for models, their train/eval mode. Every fact that a rule relies on
 carries its :class:`~torchward.analysis.finding.Evidence`, so a finding can show the
-statements that made it true.
+statements that made it true. Kind-specific facts (what a criterion computes, how a
+loader samples...) are typed records (:class:`CriterionFacts`, :class:`LoaderFacts`...),
+so a misspelt fact is an attribute error, not a silently missing key.
 
 Values are immutable and hashable: the dataflow compares environments to find loop
 fixpoints, and summaries are memoised by argument values.
+
+:func:`join` is a lattice join: commutative, associative and idempotent, field by field,
+so the value after an ``if``/``else`` does not depend on which branch came first nor on
+the order in which loop back edges are merged (``tests/analysis/test_value_lattice.py``
+proves it over generated values).
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 import attrs
 
 from .finding import Confidence, Evidence
+
+T = TypeVar("T")
 
 
 class Kind(str, enum.Enum):
@@ -68,8 +78,89 @@ class Loc:
     name: str
 
 
+# --- kind-specific facts ----------------------------------------------------------------
+# Each record is absent (None) on a value that has no such facts; joining with an absent
+# record keeps the other side's, like joining an unknown kind with a known one.
+
+OTHER_LOSS = "other"  # a loss whose type the catalog does not name, or paths disagreeing
+
+
+@attrs.frozen
+class CriterionFacts:
+    """What a criterion computes; also carried by the loss tensor it returns."""
+
+    loss: str = OTHER_LOSS  # catalog loss type: "cross_entropy", "bce", ... or "other"
+    reduction: str | None = None  # the literal ``reduction=``; None: default or not known
+
+    def join(self, other: CriterionFacts) -> CriterionFacts:
+        return CriterionFacts(
+            loss=self.loss if self.loss == other.loss else OTHER_LOSS,
+            reduction=_same_or_none(self.reduction, other.reduction),
+        )
+
+
+@attrs.frozen
+class LoaderFacts:
+    """How a data loader picks its samples: what lets each rank see its own shard.
+
+    The flags are may-facts (true when some path makes them true): they only ever
+    silence a finding, so a merge that keeps them errs on the quiet side.
+    """
+
+    sampler: bool = False  # an explicit sampler / batch_sampler was passed
+    iterable_dataset: bool = False  # its dataset is an IterableDataset (shards itself)
+    framework: str | None = None  # a framework that builds and shards it ("deepspeed")
+
+    def join(self, other: LoaderFacts) -> LoaderFacts:
+        return LoaderFacts(
+            sampler=self.sampler or other.sampler,
+            iterable_dataset=self.iterable_dataset or other.iterable_dataset,
+            framework=_least(self.framework, other.framework, str),
+        )
+
+
+@attrs.frozen
+class ModelFacts:
+    """What the analysis knows about a model beyond its activation and mode."""
+
+    activation_site: Evidence | None = None  # where ``forward`` applies its final activation
+    lightning: bool = False  # a LightningModule: the trainer runs its loop
+    ddp: bool = False  # wrapped by DistributedDataParallel / FSDP
+
+    def join(self, other: ModelFacts) -> ModelFacts:
+        return ModelFacts(
+            activation_site=_same_or_none(self.activation_site, other.activation_site),
+            lightning=self.lightning or other.lightning,
+            ddp=self.ddp or other.ddp,
+        )
+
+
+@attrs.frozen
+class SamplerFacts:
+    distributed: bool = False  # a sampler that gives each rank its own shard
+
+    def join(self, other: SamplerFacts) -> SamplerFacts:
+        return SamplerFacts(distributed=self.distributed or other.distributed)
+
+
+@attrs.frozen
+class DatasetFacts:
+    iterable: bool = False  # an IterableDataset: a loader over it needs no sampler
+
+    def join(self, other: DatasetFacts) -> DatasetFacts:
+        return DatasetFacts(iterable=self.iterable or other.iterable)
+
+
 @attrs.frozen(cache_hash=True)
 class Value:
+    """What is known about one runtime value.
+
+    Invariants the join relies on: ``confidence`` is meaningful only with a ``kind`` and
+    ``graph_confidence`` only with a ``graph`` (both are HIGH otherwise); ``attributes``
+    is sorted by name without repeats; ``ambiguous_kinds`` is set only when ``kind`` is
+    None because paths disagreed.
+    """
+
     kind: Kind | None = None
     confidence: Confidence = Confidence.HIGH  # how we know the kind
     graph: Evidence | None = None  # set: carries an autograd graph, proven by this
@@ -84,20 +175,19 @@ class Value:
     locs: frozenset[Loc] = frozenset()  # containers/accumulators it was read from
     mode: ModeFact | None = None  # models only
     eval_forward: ModeFact | None = None  # tensors: produced by a model that was in eval mode
-    detail: tuple[
-        tuple[str, object], ...
-    ] = ()  # kind-specific facts (criterion type, loader sampler...)
     origin: Evidence | None = None  # where the value was constructed
     class_name: str | None = None  # INSTANCE / FUNCTION: the local class or function
     attributes: tuple[tuple[str, Value], ...] = ()  # INSTANCE: what its methods see on self
-
-    def get(self, key: str, default: object = None) -> object:
-        return dict(self.detail).get(key, default)
-
-    def with_detail(self, **updates: object) -> Value:
-        merged = dict(self.detail)
-        merged.update(updates)
-        return attrs.evolve(self, detail=tuple(sorted(merged.items())))
+    # the kinds different paths gave it, when they disagree (kind is then None): keeps
+    # "model on one path, optimizer on another" from becoming a model after a third join
+    ambiguous_kinds: frozenset[Kind] = frozenset()
+    elements: tuple[Value, ...] | None = None  # CONTAINER: a tuple/list literal's items
+    prepared: bool = False  # passed through ``accelerator.prepare``
+    criterion_facts: CriterionFacts | None = None
+    loader_facts: LoaderFacts | None = None
+    model_facts: ModelFacts | None = None
+    sampler_facts: SamplerFacts | None = None
+    dataset_facts: DatasetFacts | None = None
 
     def attribute(self, name: str) -> Value | None:
         return dict(self.attributes).get(name)
@@ -110,16 +200,31 @@ SCALAR = Value(kind=Kind.SCALAR)
 def join(a: Value, b: Value) -> Value:
     """The value that could be either ``a`` or ``b`` (branches merging, loop back edges).
 
-    May-facts (carries a graph, read from a container) are unions; must-facts (was
-    scaled, backward already ran) hold only when both sides have them.
+    May-facts (carries a graph, read from a container, a loader has a sampler) are
+    unions; must-facts (was scaled, backward already ran, the activation) hold only when
+    both sides have them. Where both sides prove a may-fact with different evidence, the
+    evidence that comes first in the file is kept, so the result never depends on which
+    side is ``a``.
     """
-    if a == b:
-        return a
-    kind = (
-        a.kind
-        if a.kind == b.kind
-        else (a.kind or b.kind if (a.kind is None or b.kind is None) else None)
-    )
+    return a if a == b else merge_fields(a, b)
+
+
+def merge_fields(a: Value, b: Value) -> Value:
+    """:func:`join` without its shortcut for equal values: every field merged by its rule.
+
+    Separate so that the tests can prove idempotence of the field rules themselves
+    (``merge_fields(a, a) == a``), which is what makes the shortcut in :func:`join` sound.
+    """
+    kinds = _kinds(a) | _kinds(b)
+    kind = next(iter(kinds)) if len(kinds) == 1 else None
+    confidence = Confidence.HIGH
+    if kind is not None:
+        confidence = max((v.confidence for v in (a, b) if v.kind is kind), key=_confidence_rank)
+    graph_confidence = Confidence.HIGH
+    if a.graph or b.graph:
+        graph_confidence = max(
+            (v.graph_confidence for v in (a, b) if v.graph), key=_confidence_rank
+        )
     scaled: bool | None
     if a.scaled is None or b.scaled is None:
         scaled = None
@@ -127,21 +232,28 @@ def join(a: Value, b: Value) -> Value:
         scaled = a.scaled and b.scaled
     return Value(
         kind=kind,
-        confidence=max(a.confidence, b.confidence, key=_confidence_rank)
-        if kind
-        else Confidence.HIGH,
-        graph=a.graph or b.graph,
-        graph_confidence=a.graph_confidence if a.graph else b.graph_confidence,
-        backwarded=a.backwarded if (a.backwarded and b.backwarded) else None,
-        activation=a.activation if a.activation == b.activation else None,
+        confidence=confidence,
+        graph=_least(a.graph, b.graph, _evidence_key),
+        graph_confidence=graph_confidence,
+        backwarded=_least(a.backwarded, b.backwarded, _evidence_key)
+        if (a.backwarded and b.backwarded)
+        else None,
+        activation=_same_or_none(a.activation, b.activation),
         scaled=scaled,
         locs=a.locs | b.locs,
         mode=_join_modes(a.mode, b.mode),
-        eval_forward=a.eval_forward or b.eval_forward,
-        detail=a.detail if a.detail == b.detail else (a.detail or b.detail),
-        origin=a.origin or b.origin,
-        class_name=a.class_name if a.class_name == b.class_name else None,
+        eval_forward=_least(a.eval_forward, b.eval_forward, _mode_key),
+        origin=_least(a.origin, b.origin, _evidence_key),
+        class_name=_same_or_none(a.class_name, b.class_name),
         attributes=a.attributes if a.attributes == b.attributes else _join_attributes(a, b),
+        ambiguous_kinds=kinds if len(kinds) > 1 else frozenset(),
+        elements=_join_elements(a.elements, b.elements),
+        prepared=a.prepared or b.prepared,
+        criterion_facts=_join_records(a.criterion_facts, b.criterion_facts, CriterionFacts.join),
+        loader_facts=_join_records(a.loader_facts, b.loader_facts, LoaderFacts.join),
+        model_facts=_join_records(a.model_facts, b.model_facts, ModelFacts.join),
+        sampler_facts=_join_records(a.sampler_facts, b.sampler_facts, SamplerFacts.join),
+        dataset_facts=_join_records(a.dataset_facts, b.dataset_facts, DatasetFacts.join),
     )
 
 
@@ -153,13 +265,68 @@ def join_env(a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:
     return merged
 
 
+def _kinds(value: Value) -> frozenset[Kind]:
+    """The kinds the paths into ``value`` gave it (empty: nothing known)."""
+    return frozenset({value.kind}) if value.kind is not None else value.ambiguous_kinds
+
+
+def _same_or_none(a: T | None, b: T | None) -> T | None:
+    """A must-fact: kept only when both sides agree on it."""
+    return a if a == b else None
+
+
+def _least(a: T | None, b: T | None, key: Callable[[T], object]) -> T | None:
+    """A may-fact: whichever side has it; when both do, the one that sorts first."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a if key(a) <= key(b) else b  # type: ignore[operator]
+
+
+def _join_records(a: T | None, b: T | None, join_record: Callable[[T, T], T]) -> T | None:
+    """Kind-specific facts: an absent record is no information, two are joined field-wise."""
+    if a is None:
+        return b
+    if b is None or a == b:
+        return a
+    return join_record(a, b)
+
+
+def _join_elements(
+    a: tuple[Value, ...] | None, b: tuple[Value, ...] | None
+) -> tuple[Value, ...] | None:
+    """Items of a literal: joined position by position; different lengths know none (())."""
+    if a is None:
+        return b
+    if b is None or a == b:
+        return a
+    if len(a) != len(b):
+        return ()
+    return tuple(join(x, y) for x, y in zip(a, b))
+
+
+def _evidence_key(evidence: Evidence) -> tuple[object, ...]:
+    span = evidence.span
+    return (
+        evidence.path or "",
+        span.line,
+        span.column,
+        span.end_line,
+        span.end_column,
+        evidence.message,
+    )
+
+
+def _mode_key(fact: ModeFact) -> tuple[object, ...]:
+    return (fact.mode.value, _evidence_key(fact.evidence), fact.loops, fact.owner)
+
+
 def _join_modes(a: ModeFact | None, b: ModeFact | None) -> ModeFact | None:
     """May-eval: if either path leaves the model in eval mode, eval may be in force."""
-    if a is not None and a.mode is Mode.EVAL:
-        return a
-    if b is not None and b.mode is Mode.EVAL:
-        return b
-    return a or b
+    if a is not None and b is not None and (a.mode is Mode.EVAL) != (b.mode is Mode.EVAL):
+        return a if a.mode is Mode.EVAL else b
+    return _least(a, b, _mode_key)
 
 
 def _join_attributes(a: Value, b: Value) -> tuple[tuple[str, Value], ...]:

@@ -74,10 +74,10 @@ class BceActivationMismatch(Rule):
 
     def check(self, facts):
         for _, loss in events(facts, EventKind.LOSS):
-            value, kind = loss.value, loss.get("loss")
-            if value is None:
+            value = loss.value
+            if value is None or loss.loss is None:
                 continue
-            text = loss.get("input_text")
+            kind, text = loss.loss.loss, loss.loss.input_text
             evidence = [value.origin] if value.origin else []
             if kind == "bce_logits" and value.activation == "sigmoid":
                 yield self.finding(

@@ -85,11 +85,10 @@ class DdpWithoutDistributedSampler(Rule):
             loader = iteration.value
             if loader is None or loader.origin is None or loader.confidence is not Confidence.HIGH:
                 continue
-            if (
-                loader.get("sampler")
-                or loader.get("iterable_dataset")
-                or loader.get("prepared")
-                or loader.get("framework")
+            sampling = loader.loader_facts
+            if loader.prepared or (
+                sampling is not None
+                and (sampling.sampler or sampling.iterable_dataset or sampling.framework)
             ):
                 continue
             loop = iteration.loops[-1]

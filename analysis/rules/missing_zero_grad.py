@@ -114,7 +114,7 @@ class MissingZeroGrad(Rule):
                 and trace.loops[loop].contains_line(target.origin.span.line)
             ):
                 continue  # a fresh optimizer each iteration, usually over fresh leaf tensors (diffusers' guidance)
-            harness = any(b.get("retain_graph") for b in backwards)
+            harness = any(b.retain_graph for b in backwards)
             target = step.target
             confidence = (
                 target.confidence

@@ -124,14 +124,14 @@ class RetainedGraph(Rule):
         created_at_store: dict[tuple[int, object], list[tuple]] = {}
         for trace, store in events(facts, EventKind.STORE):
             created_at_store.setdefault((id(trace), store.span), []).append(
-                store.get("created_loops") or ()
+                store.store.created_loops if store.store else ()
             )
         escaped = _escaping_locs(facts)
         for trace, store in events(facts, EventKind.STORE):
             value = store.value
             if value is None or value.graph is None or not store.grad_enabled:
                 continue
-            created = store.get("created_loops") or ()
+            created = store.store.created_loops if store.store else ()
             retained = [loop for loop in store.loops if loop not in created]
             if not retained or not is_iteration_loop(trace, retained[0]):
                 continue
@@ -147,7 +147,9 @@ class RetainedGraph(Rule):
             )
             if store.loc in escaped and not backwarded_here:
                 continue  # returned (through any chain of calls) to a caller we cannot see
-            container, stored = store.get("container"), store.get("stored_text")
+            container, stored = (
+                (store.store.container, store.store.stored_text) if store.store else (None, None)
+            )
             before_backward = value.backwarded is None
             if before_backward and backwarded_here:
                 cost = (

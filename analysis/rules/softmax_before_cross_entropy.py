@@ -88,12 +88,13 @@ class SoftmaxBeforeCrossEntropy(Rule):
         for _, loss in events(facts, EventKind.LOSS):
             value = loss.value
             if (
-                loss.get("loss") != "cross_entropy"
+                loss.loss is None
+                or loss.loss.loss != "cross_entropy"
                 or value is None
                 or value.activation not in ("softmax", "log_softmax")
             ):
                 continue
-            text = loss.get("input_text")
+            text = loss.loss.input_text
             evidence = [value.origin] if value.origin else []
             if value.activation == "softmax":
                 message = (

@@ -6,12 +6,16 @@ from ..events import EventKind
 from ..finding import Evidence, Severity
 from ..rule import Invalid, Rule
 from ..structure import events
+from ..values import Mode
 
 
 def _switches_back(trace, loop: int) -> bool:
     """The loop also calls ``model.train()`` somewhere (a phase loop): path-insensitive
     analysis cannot tell which branch runs first, so stay quiet."""
-    return any(e.get("mode") == "train" for e in trace.events_in(loop, EventKind.MODE))
+    return any(
+        e.switch is not None and e.switch.mode is Mode.TRAIN
+        for e in trace.events_in(loop, EventKind.MODE)
+    )
 
 
 class StuckEvalMode(Rule):

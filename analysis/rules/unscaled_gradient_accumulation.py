@@ -100,7 +100,7 @@ class UnscaledGradientAccumulation(Rule):
                     continue
                 if (
                     value.scaled is not False
-                    or value.get("reduction") == "sum"
+                    or (value.criterion_facts and value.criterion_facts.reduction == "sum")
                     or backward.span in reported
                 ):
                     continue

@@ -43,6 +43,12 @@ _REPLAYED = {
     EventKind.MODE,
     EventKind.GRAD_CALL,
     EventKind.DDP_WRAP,
+    EventKind.SCHEDULER_STEP,
+    EventKind.SCALER_SCALE,
+    EventKind.SCALER_UNSCALE,
+    EventKind.SCALER_STEP,
+    EventKind.CLIP_GRAD,
+    EventKind.SET_EPOCH,
 }
 
 

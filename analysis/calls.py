@@ -16,7 +16,7 @@ import ast
 
 import attrs
 
-from . import catalog
+from . import catalog, tensors
 from .events import EventKind, LossFacts, ModeSwitch
 from .fallback import kind_from_name
 from .finding import Confidence
@@ -216,7 +216,10 @@ class CallsMixin:
             eval_forward=inputs.eval_forward,
         )
         result = attrs.evolve(
-            result, criterion_facts=CriterionFacts(loss=loss_type, reduction=reduction)
+            result,
+            criterion_facts=CriterionFacts(loss=loss_type, reduction=reduction),
+            # a torch criterion returns one tensor; one known only by its name may not be one
+            proven_tensor=criterion is None or criterion.confidence is Confidence.HIGH,
         )
         first = args[0] if args else UNKNOWN
         self.emit(
@@ -284,7 +287,12 @@ class CallsMixin:
             leaf = name.rsplit(".", 1)[-1]
             activation = first.activation if leaf in catalog.ACTIVATION_PRESERVING_METHODS else None
             scaled = all(a.scaled for a in args if a.graph) if joined.graph else False
-            return attrs.evolve(joined, activation=activation, scaled=scaled)
+            return attrs.evolve(
+                joined,
+                activation=activation,
+                scaled=scaled,
+                proven_tensor=leaf in tensors.TORCH_FUNCTIONS,
+            )
         return attrs.evolve(
             combine([*args, *kwargs.values()]), scaled=None, graph_confidence=Confidence.MEDIUM
         )
@@ -481,6 +489,8 @@ class CallsMixin:
         args, kwargs = self.arguments(node)
         if method in catalog.STORING_METHODS:
             stored = combine([*args, *kwargs.values()])
+            if args and not kwargs:  # the stored item is the last argument (``insert(i, x)``)
+                stored = attrs.evolve(stored, proven_tensor=args[-1].proven_tensor)
             self.store(container, stored, node, path, node.args[-1] if node.args else node)
             return UNKNOWN
         if method in ("pop", "get", "popleft", "values", "items", "copy", "__getitem__"):
@@ -518,7 +528,7 @@ class CallsMixin:
                 origin=applied,
             )
         if method in catalog.SCALING_METHODS:
-            return attrs.evolve(result, scaled=True)
+            return attrs.evolve(result, scaled=True, proven_tensor=tensor.proven_tensor)
         activation = tensor.activation if method in catalog.ACTIVATION_PRESERVING_METHODS else None
         return attrs.evolve(
             result,
@@ -526,4 +536,5 @@ class CallsMixin:
             scaled=tensor.scaled,
             backwarded=tensor.backwarded,
             origin=tensor.origin if activation else None,
+            proven_tensor=tensor.proven_tensor and method in tensors.TENSOR_METHODS,
         )

@@ -109,6 +109,7 @@ class Trace:
     events: list[Event] = attrs.field(factory=list)
     loops: dict[int, Loop] = attrs.field(factory=dict)
     returned_locs: frozenset[Loc] = frozenset()
+    returns_graph: bool = False  # some ``return`` hands back a value that carries a graph
     contextual: bool = False  # analysed with the caller's argument values
 
     def ancestors(self, loop_id: int) -> list[int]:

@@ -119,7 +119,10 @@ class ExpressionsMixin:
     # --- operators ----------------------------------------------------------------
     def _eval_BinOp(self, node: ast.BinOp) -> Value:
         left, right = self.evaluate(node.left), self.evaluate(node.right)
-        result = combine((left, right))
+        # arithmetic with a tensor on either side yields a tensor (numbers broadcast)
+        result = attrs.evolve(
+            combine((left, right)), proven_tensor=left.proven_tensor or right.proven_tensor
+        )
         if isinstance(node.op, (ast.Div, ast.FloorDiv)) and left.graph and not right.graph:
             return attrs.evolve(result, scaled=True)
         if isinstance(node.op, ast.Mult) and (left.graph or right.graph):
@@ -141,7 +144,9 @@ class ExpressionsMixin:
         operand = self.evaluate(node.operand)
         if isinstance(node.op, ast.Not):
             return SCALAR
-        return attrs.evolve(combine((operand,)), scaled=operand.scaled)
+        return attrs.evolve(
+            combine((operand,)), scaled=operand.scaled, proven_tensor=operand.proven_tensor
+        )
 
     def _eval_Compare(self, node: ast.Compare) -> Value:
         self.evaluate(node.left)

@@ -366,6 +366,7 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
         value = self.evaluate(node.value) if node.value is not None else UNKNOWN
         self.returns.append(value)
         self.trace.returned_locs |= value.locs
+        self.trace.returns_graph = self.trace.returns_graph or value.graph is not None
 
     def _exec_Delete(self, node: ast.Delete) -> None:
         for target in node.targets:

@@ -51,3 +51,26 @@ def accumulation_gate(step: Event):
 
 def loop_header(trace: Trace, loop_id: int):
     return trace.loops[loop_id].span
+
+
+def iteration(trace: Trace, loops: tuple[int, ...]) -> list[Event]:
+    """The events of one iteration of the innermost of ``loops``, in execution order
+    (those of loops nested in it included); the whole trace when ``loops`` is empty."""
+    depth = len(loops)
+    return [e for e in trace.events if e.loops[:depth] == loops]
+
+
+def call_parts(facts: FileFacts, event: Event) -> tuple[str, str] | None:
+    """The receiver and first argument of a one-line method call event, as written:
+    ``("scaler", "opt")`` for ``scaler.step(opt)``, ``("self.opt", "")`` for
+    ``self.opt.step()``. None for a replayed event or a call spread over lines."""
+    span = event.span
+    if span.line != span.end_line or event.via:
+        return None
+    text = facts.lines.line_text(span.line)[span.column : span.end_column]
+    head, dot, rest = text.rpartition(".")
+    opening = rest.find("(")
+    if not dot or "(" in head or opening < 0 or not rest.endswith(")"):
+        return None
+    argument = rest[opening + 1 : -1].split(",")[0].strip()
+    return head.strip(), argument

@@ -188,6 +188,10 @@ class Value:
     model_facts: ModelFacts | None = None
     sampler_facts: SamplerFacts | None = None
     dataset_facts: DatasetFacts | None = None
+    # a must-fact: proven a ``torch.Tensor`` (a loss, a tensor method's or a tensor
+    # function's result, arithmetic with one), not merely a value with a graph that may be
+    # a tuple, dict or ``ModelOutput``; a fix that calls ``.detach()`` on it relies on this
+    proven_tensor: bool = False
 
     def attribute(self, name: str) -> Value | None:
         return dict(self.attributes).get(name)
@@ -254,6 +258,7 @@ def merge_fields(a: Value, b: Value) -> Value:
         model_facts=_join_records(a.model_facts, b.model_facts, ModelFacts.join),
         sampler_facts=_join_records(a.sampler_facts, b.sampler_facts, SamplerFacts.join),
         dataset_facts=_join_records(a.dataset_facts, b.dataset_facts, DatasetFacts.join),
+        proven_tensor=a.proven_tensor and b.proven_tensor,
     )
 
 

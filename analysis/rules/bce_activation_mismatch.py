@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ..events import EventKind
-from ..finding import Severity
-from ..rule import Invalid, Rule
+from ..finding import Applicability, Severity
+from ..rule import Fixed, Invalid, Rule
 from ..structure import events
 
 
@@ -32,8 +32,10 @@ class BceActivationMismatch(Rule):
 
     ## Fix safety
     Dropping the sigmoid (or switching to the logits loss) changes the loss, which is
-    the fix; unsafe when the probabilities are reused elsewhere or the sigmoid is the last
-    step of a model's `forward`.
+    the fix. Safe only when the finding has high confidence and nothing else sees the
+    change: unsafe when the probabilities are reused elsewhere, the sigmoid is the last
+    step of a model's `forward`, the renamed criterion is bound once and used elsewhere,
+    or the loss is not spelt through torch (`nn.`, `F.`).
 
     ## Known limitations
     Raw logits are only reported when the producing model is known to end in a linear
@@ -60,15 +62,35 @@ class BceActivationMismatch(Rule):
         Invalid(
             "import torch\nimport torch.nn.functional as F\ndef step(model, x, y):\n    return F.binary_cross_entropy_with_logits(torch.sigmoid(model(x)), y)\n",
             Severity.ERROR,
+            line=4,
+            fixed=Fixed(
+                "import torch\nimport torch.nn.functional as F\ndef step(model, x, y):\n    return F.binary_cross_entropy_with_logits(model(x), y)\n",
+                Applicability.SAFE,
+            ),
         ),
         Invalid(
-            "import torch.nn as nn\nnet = nn.Sequential(nn.Linear(4, 1), nn.Sigmoid())\ncrit = nn.BCEWithLogitsLoss()\ndef step(x, y):\n    return crit(net(x), y)\n"
+            "import torch.nn as nn\nnet = nn.Sequential(nn.Linear(4, 1), nn.Sigmoid())\ncrit = nn.BCEWithLogitsLoss()\ndef step(x, y):\n    return crit(net(x), y)\n",
+            line=5,
+            fixed=Fixed(
+                "import torch.nn as nn\nnet = nn.Sequential(nn.Linear(4, 1))\ncrit = nn.BCEWithLogitsLoss()\ndef step(x, y):\n    return crit(net(x), y)\n",
+                Applicability.UNSAFE,
+            ),
         ),
         Invalid(
-            "import torch.nn as nn\nhead = nn.Linear(4, 1)\ndef step(x, y):\n    return nn.BCELoss()(head(x), y)\n"
+            "import torch.nn as nn\nhead = nn.Linear(4, 1)\ndef step(x, y):\n    return nn.BCELoss()(head(x), y)\n",
+            line=4,
+            fixed=Fixed(
+                "import torch.nn as nn\nhead = nn.Linear(4, 1)\ndef step(x, y):\n    return nn.BCEWithLogitsLoss()(head(x), y)\n",
+                Applicability.SAFE,
+            ),
         ),
         Invalid(
-            "import torch.nn as nn\nimport torch.nn.functional as F\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.out = nn.Linear(8, 1)\n    def forward(self, x):\n        return self.out(x)\n\nmodel = Net()\ndef step(x, y):\n    return F.binary_cross_entropy(model(x).squeeze(1), y)\n"
+            "import torch.nn as nn\nimport torch.nn.functional as F\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.out = nn.Linear(8, 1)\n    def forward(self, x):\n        return self.out(x)\n\nmodel = Net()\ndef step(x, y):\n    return F.binary_cross_entropy(model(x).squeeze(1), y)\n",
+            line=12,
+            fixed=Fixed(
+                "import torch.nn as nn\nimport torch.nn.functional as F\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.out = nn.Linear(8, 1)\n    def forward(self, x):\n        return self.out(x)\n\nmodel = Net()\ndef step(x, y):\n    return F.binary_cross_entropy_with_logits(model(x).squeeze(1), y)\n",
+                Applicability.SAFE,
+            ),
         ),
     )
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ..events import EventKind
-from ..finding import Confidence, Evidence, Severity
-from ..rule import Invalid, Rule
+from ..finding import Applicability, Confidence, Evidence, Severity
+from ..rule import Fixed, Invalid, Rule
 from ..structure import events, loop_header, runs_backward
 
 
@@ -64,15 +64,35 @@ class DdpWithoutDistributedSampler(Rule):
         Invalid(
             "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nfrom torch.utils.data import DataLoader\ndef main(model, ds, opt):\n    model = DDP(model)\n    loader = DataLoader(ds, batch_size=8, shuffle=True)\n    for x in loader:\n        opt.zero_grad()\n        model(x).sum().backward()\n        opt.step()\n",
             Severity.WARNING,
+            line=6,
+            fixed=Fixed(
+                "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nfrom torch.utils.data import DataLoader, DistributedSampler\ndef main(model, ds, opt):\n    model = DDP(model)\n    loader = DataLoader(ds, batch_size=8, sampler=DistributedSampler(ds))\n    for x in loader:\n        opt.zero_grad()\n        model(x).sum().backward()\n        opt.step()\n",
+                Applicability.UNSAFE,
+            ),
         ),
         Invalid(
-            "import torch.nn.parallel as par\nimport torch.utils.data as tud\ndef main(model, ds, opt):\n    model = par.DistributedDataParallel(model)\n    loader = tud.DataLoader(ds, sampler=None)\n    for epoch in range(2):\n        for x in loader:\n            model(x).sum().backward()\n            opt.step()\n"
+            "import torch.nn.parallel as par\nimport torch.utils.data as tud\ndef main(model, ds, opt):\n    model = par.DistributedDataParallel(model)\n    loader = tud.DataLoader(ds, sampler=None)\n    for epoch in range(2):\n        for x in loader:\n            model(x).sum().backward()\n            opt.step()\n",
+            line=5,
+            fixed=Fixed(
+                "import torch.nn.parallel as par\nimport torch.utils.data as tud\nfrom torch.utils.data import DistributedSampler\ndef main(model, ds, opt):\n    model = par.DistributedDataParallel(model)\n    loader = tud.DataLoader(ds, sampler=DistributedSampler(ds, shuffle=False))\n    for epoch in range(2):\n        for x in loader:\n            model(x).sum().backward()\n            opt.step()\n",
+                Applicability.UNSAFE,
+            ),
         ),
         Invalid(
-            "import torch\nfrom torch.utils.data import DataLoader\ndef train(model, loader, opt):\n    for x in loader:\n        model(x).sum().backward()\n        opt.step()\n\ndef main(model, ds, opt):\n    model = torch.nn.parallel.DistributedDataParallel(model)\n    train(model, DataLoader(ds, batch_size=2), opt)\n"
+            "import torch\nfrom torch.utils.data import DataLoader\ndef train(model, loader, opt):\n    for x in loader:\n        model(x).sum().backward()\n        opt.step()\n\ndef main(model, ds, opt):\n    model = torch.nn.parallel.DistributedDataParallel(model)\n    train(model, DataLoader(ds, batch_size=2), opt)\n",
+            line=10,
+            fixed=Fixed(
+                "import torch\nfrom torch.utils.data import DataLoader, DistributedSampler\ndef train(model, loader, opt):\n    for x in loader:\n        model(x).sum().backward()\n        opt.step()\n\ndef main(model, ds, opt):\n    model = torch.nn.parallel.DistributedDataParallel(model)\n    train(model, DataLoader(ds, batch_size=2, sampler=DistributedSampler(ds, shuffle=False)), opt)\n",
+                Applicability.UNSAFE,
+            ),
         ),
         Invalid(
-            "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\nfrom torch.utils.data import DataLoader\ndef main(model, ds, opt):\n    model = FSDP(model)\n    for x in DataLoader(ds):\n        model(x).sum().backward()\n        opt.step()\n"
+            "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\nfrom torch.utils.data import DataLoader\ndef main(model, ds, opt):\n    model = FSDP(model)\n    for x in DataLoader(ds):\n        model(x).sum().backward()\n        opt.step()\n",
+            line=5,
+            fixed=Fixed(
+                "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\nfrom torch.utils.data import DataLoader, DistributedSampler\ndef main(model, ds, opt):\n    model = FSDP(model)\n    for x in DataLoader(ds, sampler=DistributedSampler(ds, shuffle=False)):\n        model(x).sum().backward()\n        opt.step()\n",
+                Applicability.UNSAFE,
+            ),
         ),
     )
 

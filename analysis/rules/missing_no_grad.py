@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from ..events import EventKind
-from ..finding import Evidence, Severity
-from ..rule import Invalid, Rule
+from ..finding import Applicability, Evidence, Proof, Severity
+from ..proofs import loop_never_backpropagated
+from ..rule import Fixed, Invalid, Rule
 from ..structure import events, loop_header, runs_backward
 from ..values import Mode
 
@@ -37,9 +38,14 @@ class MissingNoGrad(Rule):
     ```
 
     ## Fix safety
-    Wrapping the loop in `torch.no_grad()` is safe unless the loop needs gradients,
-    which the rule rules out by checking that the loop never runs `backward()` or
-    `torch.autograd.grad`.
+    Wrapping the loop in `torch.no_grad()` computes the same numbers without graphs. It
+    is safe only when the analysis proves no graph from the loop is ever used: no
+    `backward()` or `torch.autograd.grad` runs in the loop, around it or after it in the
+    function, nothing the loop computes is stored where it outlives the function or
+    returned with a graph, no call in the loop is named like a training step the
+    analysis cannot see into, and the loop does not `yield` (which would leak the
+    disabled grad mode to the consumer). Otherwise — typically a validation loop inside
+    the epoch loop — the fix is unsafe.
 
     ## Known limitations
     A loop is an evaluation pass when the model it calls was switched to eval mode (in
@@ -70,17 +76,37 @@ class MissingNoGrad(Rule):
     )
     INVALID = (
         Invalid(
-            "import torch\ndef evaluate(model, loader):\n    model.eval()\n    correct = 0\n    for x, y in loader:\n        correct += (model(x).argmax(1) == y).sum().item()\n    return correct\n"
+            "import torch\ndef evaluate(model, loader):\n    model.eval()\n    correct = 0\n    for x, y in loader:\n        correct += (model(x).argmax(1) == y).sum().item()\n    return correct\n",
+            line=5,
+            fixed=Fixed(
+                "import torch\ndef evaluate(model, loader):\n    model.eval()\n    correct = 0\n    with torch.no_grad():\n        for x, y in loader:\n            correct += (model(x).argmax(1) == y).sum().item()\n    return correct\n",
+                Applicability.SAFE,
+            ),
         ),
         Invalid(
             "import torch\nimport torch.nn as nn\nnet = nn.Linear(3, 1)\nnet.eval()\nfor x in torch.utils.data.DataLoader(range(4)):\n    net(x)\n",
             Severity.WARNING,
+            line=5,
+            fixed=Fixed(
+                "import torch\nimport torch.nn as nn\nnet = nn.Linear(3, 1)\nnet.eval()\nwith torch.no_grad():\n    for x in torch.utils.data.DataLoader(range(4)):\n        net(x)\n",
+                Applicability.SAFE,
+            ),
         ),
         Invalid(
-            "import torch\ndef evaluate(model, loader):\n    for x, y in loader:\n        model(x)\n\ndef main():\n    model = torch.nn.Linear(2, 2)\n    model.eval()\n    evaluate(model, [1, 2])\n"
+            "import torch\ndef evaluate(model, loader):\n    for x, y in loader:\n        model(x)\n\ndef main():\n    model = torch.nn.Linear(2, 2)\n    model.eval()\n    evaluate(model, [1, 2])\n",
+            line=3,
+            fixed=Fixed(
+                "import torch\ndef evaluate(model, loader):\n    with torch.no_grad():\n        for x, y in loader:\n            model(x)\n\ndef main():\n    model = torch.nn.Linear(2, 2)\n    model.eval()\n    evaluate(model, [1, 2])\n",
+                Applicability.SAFE,
+            ),
         ),
         Invalid(
-            "import torch\ndef fit(model, train_loader, val_loader, opt):\n    for epoch in range(3):\n        model.train()\n        for x, y in train_loader:\n            model(x).sum().backward()\n            opt.step()\n            opt.zero_grad()\n        model.eval()\n        for x, y in val_loader:\n            model(x)\n"
+            "import torch\ndef fit(model, train_loader, val_loader, opt):\n    for epoch in range(3):\n        model.train()\n        for x, y in train_loader:\n            model(x).sum().backward()\n            opt.step()\n            opt.zero_grad()\n        model.eval()\n        for x, y in val_loader:\n            model(x)\n",
+            line=10,
+            fixed=Fixed(
+                "import torch\ndef fit(model, train_loader, val_loader, opt):\n    for epoch in range(3):\n        model.train()\n        for x, y in train_loader:\n            model(x).sum().backward()\n            opt.step()\n            opt.zero_grad()\n        model.eval()\n        with torch.no_grad():\n            for x, y in val_loader:\n                model(x)\n",
+                Applicability.UNSAFE,
+            ),
         ),
     )
 
@@ -112,4 +138,7 @@ class MissingNoGrad(Rule):
                     Evidence(forward.span, "the model runs here with gradients enabled"),
                 ],
                 confidence=model.confidence,
+                proofs=[Proof.LOOP_NEVER_BACKPROPAGATED]
+                if loop_never_backpropagated(trace, loop)
+                else [],
             )

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from ..events import EventKind
-from ..finding import Evidence, Severity
-from ..rule import Invalid, Rule
+from ..finding import Applicability, Evidence, Proof, Severity
+from ..proofs import is_torch_optimizer
+from ..rule import Fixed, Invalid, Rule
 from ..structure import events, is_framework_step, loop_header, resets_gradients
 
 
@@ -38,9 +39,11 @@ class MissingZeroGrad(Rule):
     ## Fix safety
     The fix inserts `optimizer.zero_grad(set_to_none=True)` right after the optimizer
     step (inside an accumulation `if` when the step is there), which changes the update
-    only by removing the stale gradients: safe. In a loop that calls
-    `backward(retain_graph=True)` the accumulation may be deliberate (a
-    gradient-comparison harness), so there the fix is unsafe.
+    only by removing the stale gradients. It is safe only when the optimizer is proven
+    a `torch.optim` one built in the file (a guessed one may lack `set_to_none`), the
+    function never reads `.grad` (which is `None` after the reset), the step takes no
+    closure and the loop calls no `backward(retain_graph=True)` (a gradient-comparison
+    harness whose accumulation may be deliberate). Otherwise the fix is unsafe.
 
     ## Known limitations
     A reset anywhere in the loop (including inside the `if` that gates an accumulated
@@ -78,18 +81,34 @@ class MissingZeroGrad(Rule):
     )
     INVALID = (
         Invalid(
-            "def train(model, loader, opt, crit):\n    for x, y in loader:\n        loss = crit(model(x), y)\n        loss.backward()\n        opt.step()\n"
+            "def train(model, loader, opt, crit):\n    for x, y in loader:\n        loss = crit(model(x), y)\n        loss.backward()\n        opt.step()\n",
+            line=5,
+            fixed=Fixed(
+                "def train(model, loader, opt, crit):\n    for x, y in loader:\n        loss = crit(model(x), y)\n        loss.backward()\n        opt.step()\n        opt.zero_grad(set_to_none=True)\n",
+                Applicability.UNSAFE,
+            ),
         ),
         Invalid(
             "import torch\nmodel = torch.nn.Linear(2, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nopt.zero_grad()\nfor x in range(10):\n    model(x).sum().backward()\n    opt.step()\n",
             Severity.ERROR,
+            line=7,
+            fixed=Fixed(
+                "import torch\nmodel = torch.nn.Linear(2, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nopt.zero_grad()\nfor x in range(10):\n    model(x).sum().backward()\n    opt.step()\n    opt.zero_grad(set_to_none=True)\n",
+                Applicability.SAFE,
+            ),
         ),
         Invalid(
-            "import torch\ndef step(model, x, opt):\n    model(x).sum().backward()\n    opt.step()\n\ndef train(model, loader):\n    opt = torch.optim.Adam(model.parameters())\n    for x in loader:\n        step(model, x, opt)\n"
+            "import torch\ndef step(model, x, opt):\n    model(x).sum().backward()\n    opt.step()\n\ndef train(model, loader):\n    opt = torch.optim.Adam(model.parameters())\n    for x in loader:\n        step(model, x, opt)\n",
+            line=9,
         ),
         Invalid(
             "def compare(model, loader, opt):\n    for x in loader:\n        out = model(x).sum()\n        out.backward(retain_graph=True)\n        out.backward()\n        opt.step()\n",
             Severity.NOTE,
+            line=6,
+            fixed=Fixed(
+                "def compare(model, loader, opt):\n    for x in loader:\n        out = model(x).sum()\n        out.backward(retain_graph=True)\n        out.backward()\n        opt.step()\n        opt.zero_grad(set_to_none=True)\n",
+                Applicability.UNSAFE,
+            ),
         ),
     )
 
@@ -141,4 +160,5 @@ class MissingZeroGrad(Rule):
                 evidence=evidence,
                 severity=Severity.NOTE if harness else None,
                 **({"confidence": confidence} if confidence else {}),
+                proofs=[Proof.TORCH_OPTIMIZER] if is_torch_optimizer(step.target) else [],
             )

@@ -87,20 +87,24 @@ class ProjectedOom(Rule):
             _HEAD.format(model="meta-llama/Llama-2-7b-hf")
             + "args = TrainingArguments(per_device_train_batch_size=8, max_seq_length=2048, bf16=True)\n",
             Severity.ERROR,
+            line=2,
         ),
         Invalid(
             _HEAD.format(model="meta-llama/Meta-Llama-3-8B")
-            + "args = TrainingArguments(per_device_train_batch_size=1, max_seq_length=512, bf16=True, gradient_checkpointing=True)\n"
+            + "args = TrainingArguments(per_device_train_batch_size=1, max_seq_length=512, bf16=True, gradient_checkpointing=True)\n",
+            line=2,
         ),
         Invalid(
             "import torch\nfrom transformers import AutoModelForCausalLM\n"
             "model = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-2-13b-hf', torch_dtype=torch.bfloat16)\n"
-            "with torch.no_grad():\n    model.generate(ids, max_length=4096, max_new_tokens=128)\n"
+            "with torch.no_grad():\n    model.generate(ids, max_length=4096, max_new_tokens=128)\n",
+            line=3,
         ),
         Invalid(
             "import torch\nfrom transformers import AutoModelForCausalLM\nfrom torch.utils.data import DataLoader\n"
             "model = AutoModelForCausalLM.from_pretrained('gpt2-xl')\nopt = torch.optim.AdamW(model.parameters())\n"
-            "loader = DataLoader(tokenizer(texts, max_length=1024), batch_size=16)\nfor batch in loader:\n    model(**batch).loss.backward()\n    opt.step()\n"
+            "loader = DataLoader(tokenizer(texts, max_length=1024), batch_size=16)\nfor batch in loader:\n    model(**batch).loss.backward()\n    opt.step()\n",
+            line=4,
         ),
     )
 

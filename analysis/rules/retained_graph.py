@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ast
+
 from ..events import EventKind
-from ..finding import Evidence, Severity
-from ..rule import Invalid, Rule
+from ..finding import Applicability, Evidence, Proof, Severity
+from ..rule import Fixed, Invalid, Rule
 from ..structure import events, is_iteration_loop, loop_header
 
 
@@ -16,6 +18,17 @@ def _escaping_locs(facts) -> frozenset:
         if trace.function not in facts.called_functions:
             found |= trace.returned_locs
     return frozenset(found)
+
+
+def _called(text: str | None, method: str) -> str:
+    """``text.method()``, parenthesised when ``text`` is not atomic: ``(a * b).detach()``."""
+    text = text or "x"
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return f"({text}).{method}()"
+    atomic = isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript))
+    return f"{text}.{method}()" if atomic else f"({text}).{method}()"
 
 
 class RetainedGraph(Rule):
@@ -46,9 +59,14 @@ class RetainedGraph(Rule):
     ```
 
     ## Fix safety
-    Storing `.detach()` keeps a tensor and cannot change what the program computes
-    unless the stored values were meant to be backpropagated later — which this rule
-    checks and stays quiet about. Storing `.item()` changes the type to a float.
+    The fix stores `x.detach()` (`(a * b).detach()` for a compound expression). It is
+    safe only when the analysis proves that the stored value is a tensor (a loss or a
+    tensor operation's result, not a tuple, dict, `ModelOutput` or number, where
+    `.detach()` would raise) and that nothing stored can reach a `backward()`: the
+    container is a local of the function and every other read of it ends in a number
+    or a report (`len`, `print`, `float`, `.item()`, an f-string). Otherwise — a
+    container on `self`, returned, summed, iterated — the fix is unsafe. Storing
+    `.item()` changes the type to a float: always unsafe.
 
     ## Known limitations
     An accumulator that the loop also resets (`running_loss = 0` after each update)
@@ -98,25 +116,73 @@ class RetainedGraph(Rule):
     INVALID = (
         # outputs returned to a caller in the file that never backpropagates them
         Invalid(
-            "def collect(model, loader):\n    outs = []\n    for x in loader:\n        outs.append(model(x))\n    return outs\n\ndef main(model, loader):\n    print(len(collect(model, loader)))\n"
+            "def collect(model, loader):\n    outs = []\n    for x in loader:\n        outs.append(model(x))\n    return outs\n\ndef main(model, loader):\n    print(len(collect(model, loader)))\n",
+            line=4,
+            fixed=Fixed(
+                "def collect(model, loader):\n    outs = []\n    for x in loader:\n        outs.append(model(x).detach())\n    return outs\n\ndef main(model, loader):\n    print(len(collect(model, loader)))\n",
+                Applicability.UNSAFE,
+            ),
         ),
         # returned, but every stored loss was already backpropagated: no caller can use the graph
         Invalid(
-            "def train_epoch(model, loader, opt, crit):\n    losses = []\n    for x, y in loader:\n        loss = crit(model(x), y)\n        losses.append(loss)\n        loss.backward()\n        opt.step()\n        opt.zero_grad()\n    return losses\n"
+            "def train_epoch(model, loader, opt, crit):\n    losses = []\n    for x, y in loader:\n        loss = crit(model(x), y)\n        losses.append(loss)\n        loss.backward()\n        opt.step()\n        opt.zero_grad()\n    return losses\n",
+            line=5,
+            fixed=Fixed(
+                "def train_epoch(model, loader, opt, crit):\n    losses = []\n    for x, y in loader:\n        loss = crit(model(x), y)\n        losses.append(loss.detach())\n        loss.backward()\n        opt.step()\n        opt.zero_grad()\n    return losses\n",
+                Applicability.UNSAFE,
+            ),
         ),
         Invalid(
             "import torch\ndef train(model, loader, opt, crit):\n    losses = []\n    for x, y in loader:\n        loss = crit(model(x), y)\n        losses.append(loss)\n        loss.backward()\n        opt.step()\n        opt.zero_grad()\n",
             Severity.ERROR,
+            line=6,
+            fixed=Fixed(
+                "import torch\ndef train(model, loader, opt, crit):\n    losses = []\n    for x, y in loader:\n        loss = crit(model(x), y)\n        losses.append(loss.detach())\n        loss.backward()\n        opt.step()\n        opt.zero_grad()\n",
+                Applicability.UNSAFE,
+            ),
         ),
         Invalid(
             "import torch\ndef train(model, loader, opt, crit):\n    total = 0\n    for x, y in loader:\n        loss = crit(model(x), y)\n        loss.backward()\n        total += loss\n        opt.step()\n        opt.zero_grad()\n    return total.item() / len(loader)\n",
             Severity.WARNING,
+            line=7,
+            fixed=Fixed(
+                "import torch\ndef train(model, loader, opt, crit):\n    total = 0\n    for x, y in loader:\n        loss = crit(model(x), y)\n        loss.backward()\n        total += loss.detach()\n        opt.step()\n        opt.zero_grad()\n    return total.item() / len(loader)\n",
+                Applicability.UNSAFE,
+            ),
         ),
         Invalid(
-            "import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 2)\nloader = torch.utils.data.DataLoader(range(8))\nhist = {}\nfor i, x in enumerate(loader):\n    out = model(x)\n    hist[i] = out\n"
+            "import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 2)\nloader = torch.utils.data.DataLoader(range(8))\nhist = {}\nfor i, x in enumerate(loader):\n    out = model(x)\n    hist[i] = out\n",
+            line=8,
+            fixed=Fixed(
+                "import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 2)\nloader = torch.utils.data.DataLoader(range(8))\nhist = {}\nfor i, x in enumerate(loader):\n    out = model(x)\n    hist[i] = out.detach()\n",
+                Applicability.UNSAFE,
+            ),
         ),
         Invalid(
-            "import torch\nclass Trainer:\n    def __init__(self, model, loader):\n        self.model = model\n        self.loader = loader\n        self.losses = []\n    def fit(self):\n        for x, y in self.loader:\n            loss = self.model(x).sum()\n            self.losses.append(loss)\n            loss.backward()\n"
+            "import torch\nclass Trainer:\n    def __init__(self, model, loader):\n        self.model = model\n        self.loader = loader\n        self.losses = []\n    def fit(self):\n        for x, y in self.loader:\n            loss = self.model(x).sum()\n            self.losses.append(loss)\n            loss.backward()\n",
+            line=10,
+            fixed=Fixed(
+                "import torch\nclass Trainer:\n    def __init__(self, model, loader):\n        self.model = model\n        self.loader = loader\n        self.losses = []\n    def fit(self):\n        for x, y in self.loader:\n            loss = self.model(x).sum()\n            self.losses.append(loss.detach())\n            loss.backward()\n",
+                Applicability.UNSAFE,
+            ),
+        ),
+        # a criterion built here returns a tensor and the list is only counted: `.detach()` is proven safe
+        Invalid(
+            "import torch\ndef train(model, loader, opt):\n    crit = torch.nn.CrossEntropyLoss()\n    losses = []\n    for x, y in loader:\n        loss = crit(model(x), y)\n        losses.append(loss)\n        loss.backward()\n        opt.step()\n        opt.zero_grad()\n    print(len(losses))\n",
+            line=7,
+            fixed=Fixed(
+                "import torch\ndef train(model, loader, opt):\n    crit = torch.nn.CrossEntropyLoss()\n    losses = []\n    for x, y in loader:\n        loss = crit(model(x), y)\n        losses.append(loss.detach())\n        loss.backward()\n        opt.step()\n        opt.zero_grad()\n    print(len(losses))\n",
+                Applicability.SAFE,
+            ),
+        ),
+        # the same, but the kept losses are summed later: they may reach a backward, so unsafe
+        Invalid(
+            "import torch\ndef train(model, loader, opt):\n    crit = torch.nn.CrossEntropyLoss()\n    losses = []\n    for x, y in loader:\n        loss = crit(model(x), y)\n        losses.append(loss)\n        loss.backward()\n    total = sum(losses)\n    return total\n",
+            line=7,
+            fixed=Fixed(
+                "import torch\ndef train(model, loader, opt):\n    crit = torch.nn.CrossEntropyLoss()\n    losses = []\n    for x, y in loader:\n        loss = crit(model(x), y)\n        losses.append(loss.detach())\n        loss.backward()\n    total = sum(losses)\n    return total\n",
+                Applicability.UNSAFE,
+            ),
         ),
     )
 
@@ -162,8 +228,8 @@ class RetainedGraph(Rule):
                 cost = "after backward(), so the graph's nodes and tensors stay alive for the rest of the loop"
             message = (
                 f"`{stored}` still carries its autograd graph and is stored in `{container}`, which outlives "
-                f"the loop iteration; it is stored {cost}. Store `{stored}.detach()` instead (or `{stored}.item()` "
-                "for a scalar that is only logged)."
+                f"the loop iteration; it is stored {cost}. Store `{_called(stored, 'detach')}` instead "
+                f"(or `{_called(stored, 'item')}` for a scalar that is only logged)."
             )
             evidence = [
                 value.graph,
@@ -191,3 +257,4 @@ class RetainedGraph(Rule):
                 confidence=value.graph_confidence,
                 severity=Severity.ERROR if before_backward and not reset else Severity.WARNING,
             )
+                proofs=[Proof.STORED_TENSOR] if value.proven_tensor else [],

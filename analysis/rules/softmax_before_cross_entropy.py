@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ..events import EventKind
-from ..finding import Severity
-from ..rule import Invalid, Rule
+from ..finding import Applicability, Severity
+from ..rule import Fixed, Invalid, Rule
 from ..structure import events
 
 
@@ -34,9 +34,10 @@ class SoftmaxBeforeCrossEntropy(Rule):
 
     ## Fix safety
     Dropping the softmax changes the loss value and its gradients — that is the bug
-    being fixed; it is unsafe if the probabilities are used elsewhere, and always unsafe
-    when the softmax is the last step of a model's `forward` (every user of the model
-    changes).
+    being fixed. It is safe only when the finding has high confidence (the loss is known
+    from its constructor to apply log-softmax itself) and the probabilities have no
+    other use; it is unsafe if they are used elsewhere, and always unsafe when the
+    softmax is the last step of a model's `forward` (every user of the model changes).
 
     ## Known limitations
     Recognised by binding: `self.softmax = nn.LogSoftmax(...)` is a log-softmax whatever
@@ -65,22 +66,47 @@ class SoftmaxBeforeCrossEntropy(Rule):
         Invalid(
             "import torch.nn.functional as F\ndef step(model, x, y):\n    probs = F.softmax(model(x), dim=1)\n    return F.cross_entropy(probs, y)\n",
             Severity.ERROR,
+            line=4,
+            fixed=Fixed(
+                "import torch.nn.functional as F\ndef step(model, x, y):\n    probs = model(x)\n    return F.cross_entropy(probs, y)\n",
+                Applicability.SAFE,
+            ),
         ),
         Invalid(
             "import torch.nn as nn\nnet = nn.Sequential(nn.Linear(4, 3), nn.Softmax(dim=1))\ncrit = nn.CrossEntropyLoss()\ndef step(x, y):\n    return crit(net(x), y)\n",
             Severity.ERROR,
+            line=5,
+            fixed=Fixed(
+                "import torch.nn as nn\nnet = nn.Sequential(nn.Linear(4, 3))\ncrit = nn.CrossEntropyLoss()\ndef step(x, y):\n    return crit(net(x), y)\n",
+                Applicability.UNSAFE,
+            ),
         ),
         Invalid(
             "import torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 3)\n        self.act = nn.Softmax(dim=1)\n    def forward(self, x):\n        return self.act(self.fc(x))\n\nmodel = Net()\ncrit = nn.CrossEntropyLoss()\ndef step(x, y):\n    return crit(model(x), y)\n",
             Severity.ERROR,
+            line=13,
+            fixed=Fixed(
+                "import torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 3)\n        self.act = nn.Softmax(dim=1)\n    def forward(self, x):\n        return self.fc(x)\n\nmodel = Net()\ncrit = nn.CrossEntropyLoss()\ndef step(x, y):\n    return crit(model(x), y)\n",
+                Applicability.UNSAFE,
+            ),
         ),
         Invalid(
             "import torch\nfrom torch.nn.functional import cross_entropy as ce\ndef step(model, x, y):\n    return ce(model(x).softmax(dim=-1), y)\n",
             Severity.ERROR,
+            line=4,
+            fixed=Fixed(
+                "import torch\nfrom torch.nn.functional import cross_entropy as ce\ndef step(model, x, y):\n    return ce(model(x), y)\n",
+                Applicability.SAFE,
+            ),
         ),
         Invalid(
             "import torch.nn.functional as F\ndef step(model, x, y):\n    return F.cross_entropy(F.log_softmax(model(x), dim=1), y)\n",
             Severity.NOTE,
+            line=3,
+            fixed=Fixed(
+                "import torch.nn.functional as F\ndef step(model, x, y):\n    return F.cross_entropy(model(x), y)\n",
+                Applicability.SAFE,
+            ),
         ),
     )
 

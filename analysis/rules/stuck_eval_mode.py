@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ..events import EventKind
-from ..finding import Evidence, Severity
-from ..rule import Invalid, Rule
+from ..finding import Applicability, Evidence, Severity
+from ..rule import Fixed, Invalid, Rule
 from ..structure import events
 from ..values import Mode
 
@@ -40,8 +40,11 @@ class StuckEvalMode(Rule):
     Use instead: call `model.train()` at the top of each epoch.
 
     ## Fix safety
-    Inserting `model.train()` before the training loop is safe: it restores the mode the
-    first epoch trained in.
+    The fix inserts `model.train()` at the start of the epoch loop. It is safe only when
+    the first epoch provably trained in train mode — `model.train()` before the loop, or
+    a model built fresh by `torch.nn` or a class of the file — so every epoch then starts
+    as the first did. A model received from a caller or loaded (`from_pretrained`
+    returns eval mode) may be in eval mode on purpose: there the fix is unsafe.
 
     ## Known limitations
     Only mode switches the analysis can follow are seen (in the file, through helpers it
@@ -68,17 +71,37 @@ class StuckEvalMode(Rule):
     )
     INVALID = (
         Invalid(
-            "def fit(model, train_loader, val_loader, opt):\n    model.train()\n    for epoch in range(3):\n        for x, y in train_loader:\n            opt.zero_grad()\n            model(x).sum().backward()\n            opt.step()\n        model.eval()\n        for x, y in val_loader:\n            model(x)\n"
+            "def fit(model, train_loader, val_loader, opt):\n    model.train()\n    for epoch in range(3):\n        for x, y in train_loader:\n            opt.zero_grad()\n            model(x).sum().backward()\n            opt.step()\n        model.eval()\n        for x, y in val_loader:\n            model(x)\n",
+            line=8,
+            fixed=Fixed(
+                "def fit(model, train_loader, val_loader, opt):\n    model.train()\n    for epoch in range(3):\n        model.train()\n        for x, y in train_loader:\n            opt.zero_grad()\n            model(x).sum().backward()\n            opt.step()\n        model.eval()\n        for x, y in val_loader:\n            model(x)\n",
+                Applicability.SAFE,
+            ),
         ),
         Invalid(
-            "def evaluate(model, loader):\n    model.eval()\n    for x in loader:\n        model(x)\n\ndef fit(model, loader, opt):\n    for epoch in range(3):\n        for x in loader:\n            opt.zero_grad()\n            model(x).sum().backward()\n            opt.step()\n        evaluate(model, loader)\n"
+            "def evaluate(model, loader):\n    model.eval()\n    for x in loader:\n        model(x)\n\ndef fit(model, loader, opt):\n    for epoch in range(3):\n        for x in loader:\n            opt.zero_grad()\n            model(x).sum().backward()\n            opt.step()\n        evaluate(model, loader)\n",
+            line=12,
+            fixed=Fixed(
+                "def evaluate(model, loader):\n    model.eval()\n    for x in loader:\n        model(x)\n\ndef fit(model, loader, opt):\n    for epoch in range(3):\n        model.train()\n        for x in loader:\n            opt.zero_grad()\n            model(x).sum().backward()\n            opt.step()\n        evaluate(model, loader)\n",
+                Applicability.UNSAFE,
+            ),
         ),
         Invalid(
             "import torch\nmodel = torch.nn.Linear(2, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor epoch in range(3):\n    for x in range(4):\n        opt.zero_grad()\n        model(x).sum().backward()\n        opt.step()\n    model.eval()\n",
             Severity.WARNING,
+            line=9,
+            fixed=Fixed(
+                "import torch\nmodel = torch.nn.Linear(2, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor epoch in range(3):\n    model.train()\n    for x in range(4):\n        opt.zero_grad()\n        model(x).sum().backward()\n        opt.step()\n    model.eval()\n",
+                Applicability.SAFE,
+            ),
         ),
         Invalid(
-            "def fit(model, loader, opt):\n    for epoch in range(3):\n        for x in loader:\n            opt.zero_grad()\n            model(x).sum().backward()\n            opt.step()\n        model.train(False)\n"
+            "def fit(model, loader, opt):\n    for epoch in range(3):\n        for x in loader:\n            opt.zero_grad()\n            model(x).sum().backward()\n            opt.step()\n        model.train(False)\n",
+            line=7,
+            fixed=Fixed(
+                "def fit(model, loader, opt):\n    for epoch in range(3):\n        model.train()\n        for x in loader:\n            opt.zero_grad()\n            model(x).sum().backward()\n            opt.step()\n        model.train(False)\n",
+                Applicability.UNSAFE,
+            ),
         ),
     )
 

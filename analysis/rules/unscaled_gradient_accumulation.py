@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ..events import EventKind
-from ..finding import Evidence, Severity
-from ..rule import Invalid, Rule
+from ..finding import Applicability, Evidence, Severity
+from ..rule import Fixed, Invalid, Rule
 from ..structure import accumulation_gate, events, is_framework_step
 
 
@@ -68,17 +68,37 @@ class UnscaledGradientAccumulation(Rule):
     )
     INVALID = (
         Invalid(
-            "def train(model, loader, opt, crit, accum):\n    for i, (x, y) in enumerate(loader):\n        loss = crit(model(x), y)\n        loss.backward()\n        if (i + 1) % accum == 0:\n            opt.step()\n            opt.zero_grad()\n"
+            "def train(model, loader, opt, crit, accum):\n    for i, (x, y) in enumerate(loader):\n        loss = crit(model(x), y)\n        loss.backward()\n        if (i + 1) % accum == 0:\n            opt.step()\n            opt.zero_grad()\n",
+            line=4,
+            fixed=Fixed(
+                "def train(model, loader, opt, crit, accum):\n    for i, (x, y) in enumerate(loader):\n        loss = crit(model(x), y)\n        (loss / accum).backward()\n        if (i + 1) % accum == 0:\n            opt.step()\n            opt.zero_grad()\n",
+                Applicability.UNSAFE,
+            ),
         ),
         Invalid(
             "import torch\nimport torch.nn.functional as F\nmodel = torch.nn.Linear(2, 2)\nopt = torch.optim.AdamW(model.parameters())\nscaler = torch.amp.GradScaler()\nfor step, (x, y) in enumerate(torch.utils.data.DataLoader(range(4))):\n    loss = F.cross_entropy(model(x), y)\n    scaler.scale(loss).backward()\n    if step % 8 == 7:\n        scaler.step(opt)\n        scaler.update()\n        opt.zero_grad()\n",
             Severity.WARNING,
+            line=8,
+            fixed=Fixed(
+                "import torch\nimport torch.nn.functional as F\nmodel = torch.nn.Linear(2, 2)\nopt = torch.optim.AdamW(model.parameters())\nscaler = torch.amp.GradScaler()\nfor step, (x, y) in enumerate(torch.utils.data.DataLoader(range(4))):\n    loss = F.cross_entropy(model(x), y)\n    scaler.scale(loss / 8).backward()\n    if step % 8 == 7:\n        scaler.step(opt)\n        scaler.update()\n        opt.zero_grad()\n",
+                Applicability.UNSAFE,
+            ),
         ),
         Invalid(
-            "def train(model, loader, opt, crit):\n    accum = 4\n    for i, (x, y) in enumerate(loader):\n        out = model(x)\n        crit(out, y).backward()\n        if i % accum == 0:\n            opt.step()\n            model.zero_grad()\n"
+            "def train(model, loader, opt, crit):\n    accum = 4\n    for i, (x, y) in enumerate(loader):\n        out = model(x)\n        crit(out, y).backward()\n        if i % accum == 0:\n            opt.step()\n            model.zero_grad()\n",
+            line=5,
+            fixed=Fixed(
+                "def train(model, loader, opt, crit):\n    accum = 4\n    for i, (x, y) in enumerate(loader):\n        out = model(x)\n        (crit(out, y) / accum).backward()\n        if i % accum == 0:\n            opt.step()\n            model.zero_grad()\n",
+                Applicability.UNSAFE,
+            ),
         ),
         Invalid(
-            "class Trainer:\n    def __init__(self, model, opt, crit, accum):\n        self.model, self.opt, self.crit, self.accum = model, opt, crit, accum\n    def fit(self, loader):\n        for i, (x, y) in enumerate(loader):\n            loss = self.crit(self.model(x), y)\n            loss.backward()\n            if (i + 1) % self.accum == 0:\n                self.opt.step()\n                self.opt.zero_grad()\n"
+            "class Trainer:\n    def __init__(self, model, opt, crit, accum):\n        self.model, self.opt, self.crit, self.accum = model, opt, crit, accum\n    def fit(self, loader):\n        for i, (x, y) in enumerate(loader):\n            loss = self.crit(self.model(x), y)\n            loss.backward()\n            if (i + 1) % self.accum == 0:\n                self.opt.step()\n                self.opt.zero_grad()\n",
+            line=7,
+            fixed=Fixed(
+                "class Trainer:\n    def __init__(self, model, opt, crit, accum):\n        self.model, self.opt, self.crit, self.accum = model, opt, crit, accum\n    def fit(self, loader):\n        for i, (x, y) in enumerate(loader):\n            loss = self.crit(self.model(x), y)\n            (loss / self.accum).backward()\n            if (i + 1) % self.accum == 0:\n                self.opt.step()\n                self.opt.zero_grad()\n",
+                Applicability.UNSAFE,
+            ),
         ),
     )
 

@@ -1,0 +1,203 @@
+"""API calls the later rules ask about, recorded as training events.
+
+The dataflow already records backward, step, zero_grad and mode switches; the rules of
+the second catalog (TW015-TW024) ask about a few more calls: where an optimizer is built
+and whether its parameters are rebuilt in the same loop, where a scheduler or a
+``GradScaler`` steps, where gradients are clipped, where a ``DistributedSampler`` is
+built and whether it shuffles, which loader it feeds and how that loader is tuned,
+where ``torch.compile`` and ``torch.load`` run, and where ``set_epoch`` is called.
+
+These hooks are called by :mod:`torchward.analysis.calls` with arguments it has already
+evaluated; they never evaluate an expression themselves (that would record the events
+inside it twice). The facts they record are :class:`~torchward.analysis.events.CallFacts`.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from . import catalog
+from .events import CallFacts, EventKind
+from .names import dotted
+from .values import Kind, Value
+
+# Optimizers that keep no state between steps when built without momentum: rebuilding
+# them costs time but loses nothing.
+_STATELESS_WITHOUT_MOMENTUM = {"torch.optim.SGD"}
+_CLIPPING = {
+    "torch.nn.utils.clip_grad_norm_",
+    "torch.nn.utils.clip_grad_value_",
+    "torch.nn.utils.clip_grad.clip_grad_norm_",
+    "torch.nn.utils.clip_grad.clip_grad_value_",
+    "torch.nn.utils.clip_grad_norm",
+}
+_NOT_GIVEN = object()
+
+
+def observe_api(
+    run, name: str, node: ast.Call, args: list[Value], kwargs: dict[str, Value]
+) -> None:
+    """Record the call of the imported API ``name`` (already evaluated by the caller)."""
+    kind = catalog.kind_of_constructor(name)
+    if kind is Kind.OPTIMIZER:
+        run.emit(EventKind.OPTIMIZER_BUILT, node, call=_optimizer_facts(run, name, node))
+    elif kind is Kind.LOADER:
+        run.emit(EventKind.LOADER_BUILT, node, call=_loader_facts(run, node, args, kwargs))
+    elif kind is Kind.SAMPLER and name in catalog.DISTRIBUTED_SAMPLERS:
+        shuffle = _literal_argument(node, "shuffle", 3)
+        run.emit(EventKind.SAMPLER_BUILT, node, call=CallFacts(shuffles=shuffle is not False))
+    elif name in _CLIPPING:
+        run.emit(EventKind.CLIP_GRAD, node)
+    elif name == "torch.compile":
+        run.emit(EventKind.COMPILE, node, target=args[0] if args else None)
+    elif name == "torch.load":
+        weights_only = _literal_argument(node, "weights_only", None)
+        run.emit(
+            EventKind.TORCH_LOAD,
+            node,
+            call=CallFacts(
+                weights_only=weights_only if isinstance(weights_only, bool) else None,
+                weights_only_given=weights_only is not _NOT_GIVEN,
+                opaque_arguments=_has_unpacked_arguments(node),
+            ),
+        )
+
+
+def observe_method(run, receiver: Value, method: str, node: ast.Call) -> None:
+    """Record a method call on a value whose kind the dataflow knows (or on anything,
+    for ``set_epoch``, which samplers, loaders and datasets all spell the same way)."""
+    if method == "set_epoch":
+        run.emit(EventKind.SET_EPOCH, node)
+    elif receiver.kind is Kind.SCHEDULER and method == "step":
+        run.emit(EventKind.SCHEDULER_STEP, node, target=receiver)
+    elif receiver.kind is Kind.SCALER:
+        scaler_kinds = {
+            "scale": EventKind.SCALER_SCALE,
+            "unscale_": EventKind.SCALER_UNSCALE,
+            "step": EventKind.SCALER_STEP,
+        }
+        if method in scaler_kinds:
+            run.emit(scaler_kinds[method], node, target=receiver)
+
+
+def _optimizer_facts(run, name: str, node: ast.Call) -> CallFacts:
+    params = keyword(node, "params", 0)
+    momentum = _literal_argument(node, "momentum", 2)
+    stateless = name in _STATELESS_WITHOUT_MOMENTUM and momentum in (_NOT_GIVEN, 0, 0.0)
+    return CallFacts(
+        rebuilt_inputs=params is not None and _rebound_in_loop(run, params),
+        stateless=stateless,
+    )
+
+
+def _loader_facts(run, node: ast.Call, args: list[Value], kwargs: dict[str, Value]) -> CallFacts:
+    sampler_node = keyword(node, "sampler", 2)
+    sampler_origin = None
+    if sampler_node is not None:
+        # the sampler's value was evaluated with the call's arguments: read it back
+        # without evaluating again (by position or keyword, as the call passed it)
+        sampler_value = _argument_value(node, sampler_node, args, kwargs)
+        if sampler_value is not None and sampler_value.origin is not None:
+            sampler_origin = sampler_value.origin.span
+    workers = _literal_argument(node, "num_workers", 6)
+    pin = _literal_argument(node, "pin_memory", 8)
+    return CallFacts(
+        sampler_origin=sampler_origin,
+        workers=workers if isinstance(workers, int) and not isinstance(workers, bool) else None,
+        workers_given=workers is not _NOT_GIVEN,
+        pin_memory=pin if isinstance(pin, bool) else None,
+        pin_memory_given=pin is not _NOT_GIVEN,
+        opaque_arguments=_has_unpacked_arguments(node),
+    )
+
+
+def keyword(node: ast.Call, name: str, position: int | None) -> ast.expr | None:
+    """An argument by keyword or, failing that, by position (before any ``*args``)."""
+    for kw in node.keywords:
+        if kw.arg == name:
+            return kw.value
+    if (
+        position is not None
+        and len(node.args) > position
+        and not any(isinstance(a, ast.Starred) for a in node.args[: position + 1])
+    ):
+        return node.args[position]
+    return None
+
+
+def _argument_value(
+    node: ast.Call, argument: ast.expr, args: list[Value], kwargs: dict[str, Value]
+) -> Value | None:
+    for i, positional in enumerate(node.args):
+        if positional is argument and i < len(args):
+            return args[i]
+    for kw in node.keywords:
+        if kw.value is argument and kw.arg is not None:
+            return kwargs.get(kw.arg)
+    return None
+
+
+def _literal_argument(node: ast.Call, name: str, position: int | None) -> object:
+    """The literal value of an argument; ``_NOT_GIVEN`` when absent; ``...`` when it is
+    an expression whose value is not a literal."""
+    argument = keyword(node, name, position)
+    if argument is None:
+        return _NOT_GIVEN
+    if isinstance(argument, ast.Constant):
+        return argument.value
+    return ...
+
+
+def _has_unpacked_arguments(node: ast.Call) -> bool:
+    """``f(*args)`` / ``f(**kwargs)``: any argument may be hidden in them."""
+    return any(isinstance(a, ast.Starred) for a in node.args) or any(
+        kw.arg is None for kw in node.keywords
+    )
+
+
+def _rebound_in_loop(run, expression: ast.expr) -> bool:
+    """Whether a variable ``expression`` reads is (re)assigned inside the innermost loop
+    enclosing the call: then each iteration may hand the call different objects (a fresh
+    model per fold, a fresh leaf tensor per guidance step)."""
+    if not run.loops:
+        return False
+    loop = run.trace.loops[run.loops[-1]]
+    assigned = _assigned_paths(run, loop.span.line, loop.end_line)
+    for node in ast.walk(expression):
+        path = dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+        if path is None:
+            continue
+        parts = path.split(".")
+        if any(".".join(parts[: i + 1]) in assigned for i in range(len(parts))):
+            return True
+    return False
+
+
+def _assigned_paths(run, first_line: int, last_line: int) -> frozenset[str]:
+    """Every variable or attribute path assigned between two lines of the function run
+    (loop targets, ``with ... as``, augmented assignments and walrus included)."""
+    cache = run.__dict__.setdefault("_assigned_paths_cache", {})
+    key = (first_line, last_line)
+    if key in cache:
+        return cache[key]
+    found: set[str] = set()
+    stack: list[ast.AST] = list(run.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        line = getattr(node, "lineno", None)
+        end = getattr(node, "end_lineno", line)
+        if line is not None and (end < first_line or line > last_line):
+            continue  # a statement wholly outside the loop
+        if (
+            isinstance(node, (ast.Name, ast.Attribute))
+            and isinstance(node.ctx, (ast.Store, ast.Del))
+            and first_line <= node.lineno <= last_line
+        ):
+            path = dotted(node)
+            if path:
+                found.add(path)
+        stack.extend(ast.iter_child_nodes(node))
+    cache[key] = frozenset(found)
+    return cache[key]

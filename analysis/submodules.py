@@ -1,0 +1,192 @@
+"""Which ``nn.Module`` classes keep submodules in plain lists and dicts.
+
+``nn.Module.__setattr__`` registers a module (and an ``nn.ModuleList`` /
+``nn.ModuleDict``) assigned to an attribute; a Python ``list`` or ``dict`` of modules is
+just an attribute: its modules are not in ``parameters()``, ``state_dict()``, ``.to()``,
+``.train()``/``.eval()``. This is a question about the static shape of a class (its
+methods' assignments to ``self``), answered from the semantic model, not the dataflow:
+the model files where it matters often contain no training code at all.
+
+Evidence is by binding: an element counts as a module only when it is a constructor
+call of a module class named by its canonical qualified name (``nn.Linear(...)``,
+``torchvision.models.resnet18()``) or of an ``nn.Module`` subclass defined in the file.
+Lists of modules that were passed in (``self.teacher = [teacher]``, the usual trick to
+keep a module out of the parent's parameters) are not considered.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import attrs
+
+from . import catalog
+from .names import dotted, qualified_name
+from .semantic import ModuleIndex
+from .values import Kind
+
+# A cheap pre-test on the text: an attribute of ``self`` bound to a list/dict display or
+# appended to. Most files of a large tree fail it and never get a semantic model.
+_CANDIDATE = re.compile(r"self\.\w+\s*(?::[^=\n]*)?=\s*[\[{(]|self\.\w+\.(?:append|extend)\(")
+_READING_BUILTINS = {"len", "enumerate", "zip", "reversed", "iter", "print", "isinstance", "range"}
+_REGISTERING_CALLS = {"add_module", "register_module", "setattr", "register_parameter"}
+# Uses of a list that ``nn.ModuleList`` supports the same way (and of a dict that
+# ``nn.ModuleDict`` supports): iterating, indexing, len, and adding.
+LIST_METHODS = {"append", "extend", "insert"}
+DICT_METHODS = {"items", "keys", "values", "get", "update"}
+
+
+@attrs.frozen
+class PlainContainer:
+    """``self.<attribute>`` of class ``class_name`` holds modules in a plain container."""
+
+    class_name: str
+    attribute: str
+    container: str  # "list" or "dict"
+    binding: ast.AST  # the statement that binds the plain container to the attribute
+    value: ast.expr  # the container expression bound (a display, a comprehension, a name)
+    module: ast.Call  # one module constructed into it (evidence)
+
+
+def plain_module_containers(index: ModuleIndex, source: str) -> list[PlainContainer]:
+    if "self." not in source or _CANDIDATE.search(source) is None:
+        return []
+    found = []
+    for name, info in index.classes.items():
+        if "." in name and name.split(".")[-1] in index.classes:
+            continue  # a top-level class is indexed twice (by name and qualified name)
+        if not index.is_module_class(name):
+            continue
+        found.extend(_in_class(index, name, info.node))
+    return found
+
+
+def _in_class(index: ModuleIndex, class_name: str, node: ast.ClassDef) -> list[PlainContainer]:
+    own = list(_own_nodes(node))
+    if any(_is_registering_call(n) for n in own):
+        return []  # modules registered by hand (add_module in a loop)
+    bindings: dict[str, list[tuple[ast.AST, ast.expr]]] = {}
+    for n in own:
+        if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None:
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            for target in targets:
+                path = dotted(target)
+                if path and path.startswith("self.") and path.count(".") == 1:
+                    bindings.setdefault(path[5:], []).append((n, n.value))
+    found = []
+    for attribute, bound in bindings.items():
+        plain = [(stmt, value) for stmt, value in bound if _container_kind(value) is not None]
+        if not plain or len(plain) != len(bound):
+            continue  # also bound to something else (wrapped in ModuleList later)
+        if _passed_on(own, attribute):
+            continue
+        for stmt, value in plain:
+            module = _module_element(index, value) or _appended_module(
+                index, own, f"self.{attribute}"
+            )
+            if module is None and isinstance(value, ast.Name):
+                module = _appended_module(index, own, value.id)
+            if module is not None:
+                found.append(
+                    PlainContainer(
+                        class_name, attribute, _container_kind(value) or "list", stmt, value, module
+                    )
+                )
+                break
+    return found
+
+
+def _own_nodes(node: ast.ClassDef):
+    """Every node of the class's own methods (not of nested classes)."""
+    stack: list[ast.AST] = list(node.body)
+    while stack:
+        current = stack.pop()
+        yield current
+        if isinstance(current, ast.ClassDef):
+            continue
+        stack.extend(ast.iter_child_nodes(current))
+
+
+def _is_registering_call(node: ast.AST) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    return name in _REGISTERING_CALLS
+
+
+def _container_kind(value: ast.expr) -> str | None:
+    if isinstance(value, (ast.List, ast.ListComp)):
+        return "list"
+    if isinstance(value, (ast.Dict, ast.DictComp)):
+        return "dict"
+    if isinstance(value, ast.Name):
+        return "list"  # a local list, counted only if modules are appended to it
+    return None
+
+
+def _passed_on(own: list[ast.AST], attribute: str) -> bool:
+    """``self.attr`` handed whole to a call (``nn.Sequential(*self.layers)``,
+    ``nn.ModuleList(self.layers)``, ``register(self.layers)``): it may be registered there."""
+    path = f"self.{attribute}"
+    for n in own:
+        if isinstance(n, ast.Call) and not (
+            isinstance(n.func, ast.Name) and n.func.id in _READING_BUILTINS
+        ):
+            for arg in [*n.args, *(k.value for k in n.keywords)]:
+                inner = arg.value if isinstance(arg, ast.Starred) else arg
+                if dotted(inner) == path:
+                    return True
+    return False
+
+
+def _is_module_constructor(index: ModuleIndex, node: ast.AST) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    if isinstance(node.func, ast.Name) and node.func.id in index.classes:
+        return index.is_module_class(node.func.id)
+    name = qualified_name(node.func, index.imports)
+    if name is None or name in catalog.MODEL_PASSTHROUGH_FUNCTIONS:
+        return False
+    return (
+        catalog.kind_of_constructor(name) is Kind.MODEL
+        and name not in catalog.NON_MODULE_NN_NAMES
+        and not name.endswith(("ModuleList", "ModuleDict", "ParameterList", "ParameterDict"))
+    )
+
+
+def _module_element(index: ModuleIndex, value: ast.expr) -> ast.Call | None:
+    if isinstance(value, ast.List):
+        elements = list(value.elts)
+    elif isinstance(value, ast.Dict):
+        elements = list(value.values)
+    elif isinstance(value, ast.ListComp):
+        elements = [value.elt]
+    elif isinstance(value, ast.DictComp):
+        elements = [value.value]
+    else:
+        return None
+    return next((e for e in elements if _is_module_constructor(index, e)), None)
+
+
+def _appended_module(index: ModuleIndex, own: list[ast.AST], path: str) -> ast.Call | None:
+    for n in own:
+        if (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and n.func.attr in ("append", "insert")
+            and dotted(n.func.value) == path
+            and n.args
+            and _is_module_constructor(index, n.args[-1])
+        ):
+            return n.args[-1]
+        if (
+            isinstance(n, ast.Assign)
+            and len(n.targets) == 1
+            and isinstance(n.targets[0], ast.Subscript)
+            and dotted(n.targets[0].value) == path
+            and _is_module_constructor(index, n.value)
+        ):
+            return n.value
+    return None

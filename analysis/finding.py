@@ -59,6 +59,28 @@ class Applicability(str, enum.Enum):
     DISPLAY_ONLY = "display-only"
 
 
+class Proof(str, enum.Enum):
+    """A fact the analysis proved about a finding that a fixer's proof obligations need.
+
+    Fixes are built long after the analysis (from the cache, in the language server, in
+    another process), so a fixer cannot ask the dataflow; the rule records what it proved
+    here, and a fixer offers a *safe* fix only when every obligation it lists holds.
+    Absent means "not proven", never "proven false".
+    """
+
+    STORED_TENSOR = "stored-tensor"
+    """TW001: the stored value is a ``torch.Tensor`` (a loss, a tensor operation's result),
+    not a tuple, dict, ``ModelOutput``, number or object whose type the analysis guessed."""
+    LOOP_NEVER_BACKPROPAGATED = "loop-never-backpropagated"
+    """TW002: nothing computed in the loop can reach a ``backward()`` or
+    ``autograd.grad``: none runs in the loop, after it in the same function or around it,
+    no value from the loop is stored where it outlives the function, and the function
+    returns no value that carries a graph."""
+    TORCH_OPTIMIZER = "torch-optimizer"
+    """TW003: the stepped optimizer was built by a ``torch.optim`` constructor the analysis
+    followed (not guessed from a name), so ``zero_grad(set_to_none=True)`` exists."""
+
+
 @attrs.frozen(order=True)
 class Span:
     """A range in one file: 1-based lines, 0-based code-point columns, end exclusive."""
@@ -104,6 +126,7 @@ class Finding:
     path: str = ""
     evidence: tuple[Evidence, ...] = ()
     fixes: tuple[Fix, ...] = ()
+    proofs: frozenset[Proof] = frozenset()  # what the analysis proved for the fixers
 
     def to_dict(self) -> dict:
         """The stable JSON shape (documented in docs/json-format.md): 1-based columns."""
@@ -136,6 +159,7 @@ class Finding:
                 }
                 for fix in self.fixes
             ],
+            "proofs": sorted(proof.value for proof in self.proofs),
         }
 
     @classmethod
@@ -164,5 +188,8 @@ class Finding:
                     tuple(Edit(span_of(e), e["text"]) for e in f["edits"]),
                 )
                 for f in data["fixes"]
+            ),
+            proofs=frozenset(
+                Proof(p) for p in data.get("proofs", ()) if p in Proof._value2member_map_
             ),
         )

@@ -3,8 +3,12 @@
 A rule is one small class in one module of :mod:`torchward.analysis.rules` (Fixit's
 model): its code and name, its default severity, its documentation (the class
 docstring, in fixed sections) and its examples. ``VALID`` snippets must produce no
-finding of the rule and ``INVALID`` ones at least one; the registry-driven tests run
-every example, so the documentation and the behaviour cannot drift apart.
+finding of the rule. Each ``INVALID`` example is a specification: the line the finding
+must be reported on, optionally its severity, and what fixing it must produce — the
+exact text after the fix and whether the fix is safe — or that no fix is offered. The
+registry-driven tests run every example, so the documentation and the behaviour cannot
+drift apart, and a rule's fixability (:meth:`Rule.fix_applicabilities`) is read from its
+examples: there is no second list of which rules have fixes.
 
 Rules read facts, not trees: :meth:`Rule.check` receives the
 :class:`~torchward.analysis.facts.FileFacts` that one analysis of the file derived. The
@@ -24,7 +28,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import attrs
 
-from .finding import Confidence, Evidence, Finding, Fix, Severity, Span
+from .finding import Applicability, Confidence, Evidence, Finding, Fix, Proof, Severity, Span
 
 if TYPE_CHECKING:
     from .facts import FileFacts
@@ -33,11 +37,27 @@ DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Fix safety", "Kn
 
 
 @attrs.frozen
+class Fixed:
+    """What fixing an invalid example must produce: the whole text after the first fix of
+    the finding, and that fix's applicability (``--fix`` applies only safe ones)."""
+
+    source: str
+    applicability: Applicability
+
+
+@attrs.frozen
 class Invalid:
-    """A snippet the rule must flag; ``severity`` (when given) is the one it must report."""
+    """A snippet the rule must flag, and how.
+
+    ``line``: the 1-based line of the finding (the first one, when the snippet has
+    several). ``severity``: when given, the severity that finding must have. ``fixed``:
+    the result of its first fix, or ``None`` when the finding must carry no fix at all.
+    """
 
     source: str
     severity: Severity | None = None
+    line: int | None = attrs.field(default=None, kw_only=True)  # required by the tests
+    fixed: Fixed | None = attrs.field(default=None, kw_only=True)
 
 
 class Rule:
@@ -62,8 +82,13 @@ class Rule:
         confidence: Confidence = Confidence.HIGH,
         severity: Severity | None = None,
         fixes: Iterable[Fix] = (),
+        proofs: Iterable[Proof] = (),
     ) -> Finding:
-        """Build a finding of this rule; low confidence lowers the severity one step."""
+        """Build a finding of this rule; low confidence lowers the severity one step.
+
+        ``proofs``: what the analysis proved that a fixer's obligations need (see
+        :class:`~torchward.analysis.finding.Proof`); without them a fix is unsafe or absent.
+        """
         chosen = severity or self.default_severity
         if confidence is Confidence.LOW:
             chosen = chosen.lowered()
@@ -76,6 +101,7 @@ class Rule:
             message=message,
             evidence=tuple(evidence),
             fixes=tuple(fixes),
+            proofs=frozenset(proofs),
         )
 
     @classmethod
@@ -83,8 +109,33 @@ class Rule:
         """The rule's user documentation as Markdown (``explain``, hover and docs/rules)."""
         body = textwrap.dedent(cls.__doc__ or "").strip()
         title = f"# {cls.code} {cls.name}\n\n"
-        meta = f"Default severity: **{cls.default_severity.value}**.\n\n"
+        fix = {
+            "none": "no automatic fix",
+            "safe": "a **safe** fix (`--fix`)",
+            "unsafe": "an **unsafe** fix (`--fix --unsafe-fixes`)",
+            "safe or unsafe": "a **safe** fix where the analysis proves it, otherwise an **unsafe** one",
+        }[cls.fixability()]
+        meta = f"Default severity: **{cls.default_severity.value}**. Fix: {fix}.\n\n"
         return title + f"{cls.summary}\n\n" + meta + body + "\n"
+
+    @classmethod
+    def fix_applicabilities(cls) -> frozenset[Applicability]:
+        """The applicabilities of the fixes this rule's examples specify (empty: no fixes)."""
+        return frozenset(
+            example.fixed.applicability for example in cls.INVALID if example.fixed is not None
+        )
+
+    @classmethod
+    def fixability(cls) -> str:
+        """``safe``, ``unsafe``, ``safe or unsafe`` or ``none``, as its examples specify."""
+        kinds = cls.fix_applicabilities()
+        if not kinds:
+            return "none"
+        if kinds == {Applicability.SAFE}:
+            return "safe"
+        if Applicability.SAFE in kinds:
+            return "safe or unsafe"
+        return "unsafe"
 
     @classmethod
     def doc_sections(cls) -> list[str]:

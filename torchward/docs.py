@@ -22,10 +22,14 @@ def render(rules) -> dict[str, str]:
     """File name → content for every generated page."""
     pages = {f"{rule.code}.md": HEADER + rule.documentation() for rule in rules}
     rows = [
-        f"| [{rule.code}]({rule.code}.md) | `{rule.name}` | {rule.default_severity.value} | {rule.summary} |"
+        f"| [{rule.code}]({rule.code}.md) | `{rule.name}` | {rule.default_severity.value} "
+        f"| {rule.fixability()} | {rule.summary} |"
         for rule in rules
     ]
-    table = "\n".join(["| Code | Name | Default severity | Summary |", "|---|---|---|---|", *rows])
+    # the Fix column is read from each rule's tested examples (Rule.fixability)
+    table = "\n".join(
+        ["| Code | Name | Default severity | Fix | Summary |", "|---|---|---|---|---|", *rows]
+    )
     pages[INDEX] = (
         HEADER
         + "# Rules\n\n"

@@ -8,6 +8,12 @@ loss call, nothing else sees it: safe. When it was assigned to a name first
 only if the loss is the name's one use in the function; otherwise (the probabilities also
 feed a metric) the fix is offered as unsafe.
 
+Proof obligations of a *safe* drop: the finding has high confidence (the loss is known
+from its constructor or qualified name to apply the activation itself, not guessed from
+a name), the activation is not applied inside a ``forward``, and its result has no other
+use (it sits inside the loss call, or is a name whose only use is the loss). Each
+failing obligation makes the drop unsafe.
+
 Evidence that names a whole model ("``net(x)`` ends in softmax") has no call to drop:
 the layer lives in the model's definition. When that definition is an
 ``nn.Sequential(...)`` bound in this file whose last layer is the activation, the fix
@@ -20,7 +26,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..finding import Applicability, Finding
+from ..finding import Applicability, Confidence, Finding
 from .tree import Rewrite, SourceTree, contains
 
 
@@ -68,7 +74,11 @@ def activation_input(
 
 
 def drop_activation(tree: SourceTree, finding: Finding, names: tuple[str, ...]):
-    """(rewrite, applicability, dropped text) for the activation in the finding's evidence."""
+    """(rewrite, applicability, title) for the activation in the finding's evidence.
+
+    The title shows the exact edit: ``Replace `F.softmax(z, dim=1)` with `z```, or the
+    layer removed from a ``Sequential``.
+    """
     for item in finding.evidence:
         if item.path:
             continue
@@ -89,10 +99,13 @@ def drop_activation(tree: SourceTree, finding: Finding, names: tuple[str, ...]):
         else:
             applicability = (
                 Applicability.SAFE
-                if inline or _only_use_is_loss(tree, call, finding)
+                if finding.confidence is Confidence.HIGH
+                and (inline or _only_use_is_loss(tree, call, finding))
                 else Applicability.UNSAFE
             )
-        return rewrite, applicability, tree.text(call)
+        kept = source.with_changes(lpar=(), rpar=()) if _bare(source) else source
+        title = f"Replace `{tree.text(call)}` with `{tree.module.code_for_node(kept)}`"
+        return rewrite, applicability, title
     return _drop_final_layer(tree, finding, names)
 
 
@@ -128,7 +141,8 @@ def _drop_final_layer(tree: SourceTree, finding: Finding, names: tuple[str, ...]
                 args = list(value.args)
                 args[-2] = args[-2].with_changes(comma=args[-1].comma)
                 rewrite.replace(value, lambda node, kept=args[:-1]: node.with_changes(args=kept))
-                return rewrite, Applicability.UNSAFE, tree.text(last)
+                title = f"Remove the last layer `{tree.text(last)}` from `{model}`'s `Sequential`"
+                return rewrite, Applicability.UNSAFE, title
     return None, None, None
 
 

@@ -7,17 +7,23 @@ Sigmoid into a logits loss: drop the sigmoid (see :mod:`.activations`). Raw logi
 ``F.binary_cross_entropy(z, y)``) nothing else uses it: safe. When the call goes through a
 criterion bound elsewhere (``crit = nn.BCELoss()``), the rename happens at that binding
 and changes every use of ``crit``: unsafe.
+
+Proof obligations of a *safe* rename: the loss is called inline (nothing else uses it),
+the finding has high confidence (the input is proven raw logits by dataflow), and the
+renamed name is spelt through torch (``nn.``, ``torch.nn.``, ``F.``) — a ``BCELoss`` of
+another library may not have a logits twin. Each failing obligation makes it unsafe.
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
-from ..finding import Applicability
+from ..finding import Applicability, Confidence
 from .activations import drop_activation
 from .fixer import Fixer
 from .tree import Rewrite
 
+TORCH_OWNERS = {"nn", "torch.nn", "F", "functional", "nn.functional", "torch.nn.functional"}
 RENAMES = {
     "BCELoss": "BCEWithLogitsLoss",
     "binary_cross_entropy": "binary_cross_entropy_with_logits",
@@ -34,9 +40,9 @@ class BceActivationMismatchFixer(Fixer):
     code = "TW006"
 
     def build(self, tree, finding):
-        rewrite, applicability, dropped = drop_activation(tree, finding, ("sigmoid",))
+        rewrite, applicability, title = drop_activation(tree, finding, ("sigmoid",))
         if rewrite is not None:
-            yield self.fix(f"Pass the logits: drop `{dropped}`", applicability, rewrite)
+            yield self.fix(title, applicability, rewrite)
             return
         call = tree.at(finding.span, cst.Call)
         if call is None:
@@ -49,9 +55,17 @@ class BceActivationMismatchFixer(Fixer):
         )
         if new is None:
             return
+        old = target.func if isinstance(target, cst.Call) else target
         rewrite = Rewrite(tree)
-        rewrite.replace(target.func if isinstance(target, cst.Call) else target, new)
-        yield self.fix(f"Switch to `{tree.text(new)}`, which takes logits", applicability, rewrite)
+        rewrite.replace(old, new)
+        owner = tree.text(old.value) if isinstance(old, cst.Attribute) else ""
+        if finding.confidence is not Confidence.HIGH or owner not in TORCH_OWNERS:
+            applicability = Applicability.UNSAFE  # not provably torch's loss
+        yield self.fix(
+            f"Replace `{tree.text(old)}` with `{tree.module.code_for_node(new)}`",
+            applicability,
+            rewrite,
+        )
 
     @staticmethod
     def _loss_constructor(tree, call: cst.Call):

@@ -71,7 +71,7 @@ class DdpWithoutDistributedSamplerFixer(Fixer):
         args.append(new_arg.with_changes(comma=trailing))
         rewrite.replace(call, lambda node: node.with_changes(args=args))
         yield self.fix(
-            f"Pass `sampler={sampler_class}(...)` (and call `set_epoch` each epoch)",
+            f"Pass `sampler={tree.module.code_for_node(sampler)}` (and call `set_epoch` each epoch)",
             Applicability.UNSAFE,
             rewrite,
         )

@@ -8,8 +8,23 @@ step rather than at the top of the loop: when the step sits inside an accumulati
 a reset after the step is right in both shapes. When the loop only steps through a
 helper (``train_step(model, x, opt)``), there is no statement to anchor to: no fix.
 
-Safe, except in a loop that calls ``backward(retain_graph=True)``: that looks like a
-gradient-comparison harness whose accumulation may be deliberate, so it is unsafe there.
+The reset changes the next update by removing the stale gradients — the fix. It is
+**safe** only when it changes nothing else:
+
+1. *It is a torch optimizer.* The analysis proved the stepped object was built by a
+   ``torch.optim`` constructor (:attr:`~torchward.analysis.finding.Proof.TORCH_OPTIMIZER`),
+   not guessed from a name: a wrapper of another library may lack
+   ``zero_grad(set_to_none=...)``.
+2. *Writing the optimizer again is harmless.* Its expression is a name or a chain of
+   attributes (``opt``, ``self.optimizer``): evaluating it twice has no side effect.
+3. *Nobody reads the gradients the reset removes.* Nothing in the function reads
+   ``.grad``: ``set_to_none=True`` leaves ``p.grad`` ``None`` until the next backward,
+   so a gradient-norm log or a hand-written update would change or raise.
+4. *The accumulation is not deliberate.* The loop calls no
+   ``backward(retain_graph=True)`` (a gradient-comparison harness), and the step takes no
+   closure (``LBFGS``'s closure resets gradients itself).
+
+Otherwise the reset is offered as **unsafe**.
 """
 
 from __future__ import annotations
@@ -17,9 +32,9 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from ..finding import Applicability
+from ..finding import Applicability, Proof
 from .fixer import Fixer
-from .tree import Rewrite, statement_line
+from .tree import Rewrite, SourceTree, statement_line
 
 
 def optimizer_of(tree, call: cst.Call) -> cst.BaseExpression | None:
@@ -44,6 +59,22 @@ def _is_grad_scaler(tree, receiver: cst.BaseExpression) -> bool:
     return False
 
 
+def is_plain_reference(node: cst.BaseExpression) -> bool:
+    """Obligation 2: ``name`` or ``name.attr.attr``, nothing evaluated on the way."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
+
+
+def reads_gradients(tree: SourceTree, anchor: cst.CSTNode) -> bool:
+    """Obligation 3 fails: ``.grad`` is read somewhere in the function of ``anchor``."""
+    scope = tree.function_of(anchor)
+    return any(
+        attribute.attr.value == "grad"
+        for attribute in tree.within(tree.spans[scope], cst.Attribute)
+    )
+
+
 class MissingZeroGradFixer(Fixer):
     code = "TW003"
 
@@ -53,17 +84,26 @@ class MissingZeroGradFixer(Fixer):
         statement = tree.statement(call) if call is not None else None
         if optimizer is None or not isinstance(statement, cst.SimpleStatementLine):
             return
+        if not is_plain_reference(optimizer):
+            return  # ``make_opt().step()``: writing it again would build another optimizer
         name = tree.text(optimizer)
+        reset = f"{name}.zero_grad(set_to_none=True)"
         rewrite = Rewrite(tree)
-        rewrite.insert_after(statement, statement_line(f"{name}.zero_grad(set_to_none=True)"))
+        rewrite.insert_after(statement, statement_line(reset))
         loops = tree.loops_around(finding.span)
         harness = bool(loops) and any(
             m.matches(arg, m.Arg(keyword=m.Name("retain_graph"), value=m.Name("True")))
             for arg in tree.within(tree.spans[loops[0]], cst.Arg)
         )
-        applicability = Applicability.UNSAFE if harness else Applicability.SAFE
+        closure = optimizer is call.func.value and bool(call.args)
+        proven = (
+            Proof.TORCH_OPTIMIZER in finding.proofs
+            and not harness
+            and not closure
+            and not reads_gradients(tree, call)
+        )
         yield self.fix(
-            f"Reset the gradients with `{name}.zero_grad(set_to_none=True)` after the step",
-            applicability,
+            f"Insert `{reset}` after the step",
+            Applicability.SAFE if proven else Applicability.UNSAFE,
             rewrite,
         )

@@ -13,8 +13,8 @@ class SoftmaxBeforeCrossEntropyFixer(Fixer):
     code = "TW005"
 
     def build(self, tree, finding):
-        rewrite, applicability, dropped = drop_activation(
+        rewrite, applicability, title = drop_activation(
             tree, finding, ("softmax", "log_softmax", "logsoftmax")
         )
         if rewrite is not None:
-            yield self.fix(f"Pass the logits: drop `{dropped}`", applicability, rewrite)
+            yield self.fix(title, applicability, rewrite)

@@ -5,8 +5,22 @@ or a call of a helper that makes it (``evaluate(model, loader)``). The model exp
 is the switch's receiver; for a helper defined in this file it is the argument passed
 for the parameter the helper switches. The epoch loop is the innermost loop around the
 switch that also holds the training step the evidence points at. ``model.train()`` goes
-first in that loop's body, so every epoch starts in the mode the first one trained in:
-safe. A helper from another file, or a model the fixer cannot name, gets no fix.
+first in that loop's body. A helper from another file, or a model the fixer cannot
+name, gets no fix.
+
+The insertion is **safe** only when every epoch then starts exactly as the first did:
+
+1. *The first epoch trained in train mode, provably.* Before the loop, in the same
+   function, the model is switched with ``model.train()`` / ``model.train(True)``, or
+   built by a ``torch.nn`` constructor or a class defined in this file (a fresh module
+   is in train mode). A model received from a caller, or loaded by a function such as
+   ``from_pretrained`` (which returns it in eval mode), may have been put in eval mode
+   on purpose (frozen batch-norm fine-tuning): then the fix would change the first
+   epoch too.
+2. *Writing the model again is harmless.* Its expression is a name or a chain of
+   attributes, so ``model.train()`` evaluates nothing else.
+
+Otherwise it is offered as **unsafe**.
 """
 
 from __future__ import annotations
@@ -15,7 +29,8 @@ import libcst as cst
 
 from ..finding import Applicability
 from .fixer import Fixer
-from .tree import Rewrite, contains, statement_line
+from .missing_zero_grad import is_plain_reference
+from .tree import Rewrite, SourceTree, contains, statement_line
 
 
 def _switched(call: cst.Call) -> cst.BaseExpression | None:
@@ -81,6 +96,42 @@ class StuckEvalModeFixer(Fixer):
         name = tree.text(model)
         rewrite = Rewrite(tree)
         rewrite.insert_before(loop.body.body[0], statement_line(f"{name}.train()"))
+        proven = is_plain_reference(model) and trains_on_entry(tree, name, loop)
         yield self.fix(
-            f"Call `{name}.train()` at the start of each epoch", Applicability.SAFE, rewrite
+            f"Insert `{name}.train()` at the start of each epoch",
+            Applicability.SAFE if proven else Applicability.UNSAFE,
+            rewrite,
         )
+
+
+def trains_on_entry(tree: SourceTree, name: str, loop: cst.CSTNode) -> bool:
+    """Obligation 1: before ``loop``, in its function, ``name`` is switched to train mode
+    or built fresh (by ``torch.nn`` or a class of this file)."""
+    scope = tree.function_of(loop)
+    start = tree.spans[loop]
+    local_classes = {node.name.value for node in tree.within(tree.spans[tree.module], cst.ClassDef)}
+    for call in tree.within(tree.spans[scope], cst.Call):
+        span = tree.spans[call]
+        if (span.line, span.column) >= (start.line, start.column):
+            continue
+        func = call.func
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "train"
+            and tree.text(func.value) == name
+            and (
+                not call.args
+                or (isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "True")
+            )
+        ):
+            return True
+        assign = tree.parents.get(call)
+        if (
+            isinstance(assign, cst.Assign)
+            and assign.value is call
+            and any(tree.text(t.target) == name for t in assign.targets)
+        ):
+            built = tree.text(func)
+            if built.startswith(("nn.", "torch.nn.")) or built in local_classes:
+                return True
+    return False

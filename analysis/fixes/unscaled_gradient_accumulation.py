@@ -73,18 +73,19 @@ class UnscaledGradientAccumulationFixer(Fixer):
             and len(loss.args) == 1
         )
         target = loss.args[0].value if scaled else loss
-        rewrite = Rewrite(tree)
-        if scaled:
-            rewrite.replace(target, lambda node: _divided(node, count))
-        else:
-            rewrite.replace(
-                target,
-                lambda node: _divided(node, count).with_changes(
-                    lpar=[cst.LeftParen()], rpar=[cst.RightParen()]
-                ),
+
+        def divide(node: cst.CSTNode) -> cst.BaseExpression:
+            assert isinstance(node, cst.BaseExpression)
+            divided = _divided(node, count)
+            return (
+                divided
+                if scaled
+                else divided.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
             )
+
+        rewrite = Rewrite(tree)
+        rewrite.replace(target, divide)
+        result = tree.module.code_for_node(call.deep_replace(target, divide(target)))
         yield self.fix(
-            f"Divide the loss by `{tree.text(count)}` before backward()",
-            Applicability.UNSAFE,
-            rewrite,
+            f"Replace `{tree.text(call)}` with `{result}`", Applicability.UNSAFE, rewrite
         )

@@ -256,5 +256,5 @@ class RetainedGraph(Rule):
                 evidence=evidence,
                 confidence=value.graph_confidence,
                 severity=Severity.ERROR if before_backward and not reset else Severity.WARNING,
-            )
                 proofs=[Proof.STORED_TENSOR] if value.proven_tensor else [],
+            )

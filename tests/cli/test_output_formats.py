@@ -39,6 +39,7 @@ JSON_KEYS = {
     "message",
     "evidence",
     "fixes",
+    "proofs",
 }
 
 

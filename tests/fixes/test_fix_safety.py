@@ -1,0 +1,416 @@
+"""Fix safety as a proven property: each fixer's proof obligations, one failing at a time.
+
+Every fixer's docstring lists what must be proven before its fix may be labelled
+*safe*. For each obligation there is a test here that starts from a snippet where the
+fix is safe, breaks exactly that obligation, and checks that the fix is then refused or
+downgraded to *unsafe* — so an obligation that stops being checked fails a test. Titles
+are checked to show the exact code the fix writes.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+from torchward.analysis import Applicability, Finding, analyze_source
+from torchward.analysis.finding import Proof
+from torchward.analysis.fixes import apply_edits, fix_source, fixes_for
+
+SAFE, UNSAFE = Applicability.SAFE, Applicability.UNSAFE
+
+
+def finding_of(code: str, source: str) -> Finding:
+    found = [f for f in analyze_source(source, "train.py").findings if f.code == code]
+    assert found, f"{code} must be flagged in:\n{source}"
+    return found[0]
+
+
+def first_fix(code: str, source: str):
+    fixes = fixes_for(source, finding_of(code, source))
+    return fixes[0] if fixes else None
+
+
+def applicability(code: str, source: str) -> Applicability | None:
+    fix = first_fix(code, source)
+    return fix.applicability if fix is not None else None
+
+
+def applicability_if_missed(code: str, flagged: str, edited: str) -> Applicability | None:
+    """The fix's applicability on ``edited`` for the finding the analysis made on
+    ``flagged``: the same statement, with later code the analysis did not see or got
+    wrong. The fixer's own obligations must refuse a safe fix even when the analysis
+    missed what makes it unsafe (defence in depth)."""
+    finding = finding_of(code, flagged)
+    line = finding.span.line - 1
+    assert flagged.splitlines()[line] == edited.splitlines()[line], "the finding must still fit"
+    fixes = fixes_for(edited, finding)
+    return fixes[0].applicability if fixes else None
+
+
+# --- TW001: .detach() -------------------------------------------------------------------
+
+TW001_SAFE = """\
+import torch
+
+
+def train(model, loader, opt):
+    crit = torch.nn.CrossEntropyLoss()
+    losses = []
+    for x, y in loader:
+        loss = crit(model(x), y)
+        losses.append(loss)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+    print(len(losses), f"{losses[-1]}")
+"""
+
+
+def test_tw001_detach_is_safe_when_every_obligation_holds():
+    finding = finding_of("TW001", TW001_SAFE)
+    assert Proof.STORED_TENSOR in finding.proofs
+    fix = fixes_for(TW001_SAFE, finding)[0]
+    assert fix.applicability is SAFE
+    assert "losses.append(loss.detach())" in apply_edits(TW001_SAFE, fix.edits)
+
+
+@pytest.mark.parametrize(
+    "why, before, after",
+    [
+        # obligation 1: a value the analysis cannot prove is a tensor (a model may return a
+        # tuple, a dict or a ModelOutput, where .detach() raises)
+        ("model output", "loss = crit(model(x), y)\n", "loss = model(x)\n"),
+        # obligation 1: a loss from a callable known only by its parameter name
+        ("unproven criterion", "    crit = torch.nn.CrossEntropyLoss()\n", ""),
+        # obligation 3: the kept losses are summed afterwards and may reach a backward
+        (
+            "summed later",
+            '    print(len(losses), f"{losses[-1]}")\n',
+            "    total = sum(losses) / len(losses)\n    total.backward()\n",
+        ),
+        # obligation 3: returned to a caller that may backpropagate them
+        ("returned", '    print(len(losses), f"{losses[-1]}")\n', "    return losses\n"),
+        # obligation 3: iterated (each element flows on)
+        (
+            "iterated",
+            '    print(len(losses), f"{losses[-1]}")\n',
+            "    for kept in losses:\n        kept.backward()\n",
+        ),
+        # obligation 3: handed to code the fixer cannot see
+        ("passed on", '    print(len(losses), f"{losses[-1]}")\n', "    report(losses)\n"),
+        # obligation 2: a container on self is visible to every method
+        ("on self", "losses", "self.losses"),
+    ],
+)
+def test_tw001_detach_is_downgraded_when_an_obligation_fails(why, before, after):
+    source = TW001_SAFE.replace(before, after)
+    if why == "unproven criterion":
+        source = source.replace(
+            "def train(model, loader, opt):", "def train(model, loader, opt, crit):"
+        )
+    if why == "on self":
+        source = source.replace(
+            "def train(model, loader, opt):", "def train(self, model, loader, opt):"
+        )
+    assert source != TW001_SAFE
+    flagged = [f for f in analyze_source(source, "train.py").findings if f.code == "TW001"]
+    if flagged:  # the analysis still reports it: its fix must not be safe
+        assert applicability("TW001", source) is UNSAFE, why
+    else:  # the analysis saw the later use and is quiet; the fixer must refuse on its own
+        assert applicability_if_missed("TW001", TW001_SAFE, source) is UNSAFE, why
+
+
+def test_tw001_a_parameter_container_is_not_private():
+    source = TW001_SAFE.replace(
+        "def train(model, loader, opt):", "def train(model, loader, opt, losses):"
+    ).replace("    losses = []\n", "    pass\n")
+    assert applicability_if_missed("TW001", TW001_SAFE, source) is UNSAFE
+
+
+def test_tw001_a_loss_built_up_in_the_iteration_and_backpropagated_is_never_detached_safely():
+    # `total += aux` where `total` itself is backpropagated: detaching `aux` would drop it
+    # from the backward pass; the analysis may or may not flag it, but never safely fix it.
+    source = """\
+import torch
+
+
+def train(model, loader, opt):
+    crit = torch.nn.MSELoss()
+    total = 0
+    for x, y in loader:
+        aux = crit(model(x), y)
+        total += aux
+    total.backward()
+"""
+    outcome = fix_source(source, "train.py", unsafe=False)
+    assert "detach" not in outcome.text
+
+
+def test_tw001_the_title_shows_the_parenthesised_code_it_writes():
+    source = TW001_SAFE.replace("losses.append(loss)", "losses.append(loss * 3)")
+    fix = first_fix("TW001", source)
+    assert fix.title == "Store `(loss * 3).detach()` instead"
+    fixed = apply_edits(source, fix.edits)
+    assert "losses.append((loss * 3).detach())" in fixed
+    ast.parse(fixed)
+
+
+def test_tw001_the_message_parenthesises_a_compound_value_too():
+    source = TW001_SAFE.replace("losses.append(loss)", "losses.append(loss * 3)")
+    message = finding_of("TW001", source).message
+    assert "`(loss * 3).detach()`" in message and "loss * 3.detach()" not in message
+
+
+# --- TW002: with torch.no_grad() ----------------------------------------------------------
+
+TW002_SAFE = """\
+import torch
+
+
+def evaluate(model, loader):
+    model.eval()
+    correct = 0
+    for x, y in loader:
+        correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+"""
+
+
+def test_tw002_wrap_is_safe_when_no_graph_from_the_loop_is_used():
+    finding = finding_of("TW002", TW002_SAFE)
+    assert Proof.LOOP_NEVER_BACKPROPAGATED in finding.proofs
+    fix = fixes_for(TW002_SAFE, finding)[0]
+    assert fix.applicability is SAFE and fix.title == "Wrap the loop in `with torch.no_grad():`"
+
+
+@pytest.mark.parametrize(
+    "why, before, after",
+    [
+        # obligation 1: something from the loop is backpropagated after it
+        (
+            "backward after",
+            "    return correct\n",
+            "    out = model(x)\n    out.sum().backward()\n    return correct\n",
+        ),
+        # obligation 1: the function returns a value with a graph
+        (
+            "returns graph",
+            "        correct += (model(x).argmax(1) == y).sum().item()\n    return correct\n",
+            "        out = model(x)\n    return out\n",
+        ),
+        # obligation 1: stored into a container that outlives the function
+        (
+            "stored on self",
+            "        correct += (model(x).argmax(1) == y).sum().item()\n",
+            "        self.outputs.append(model(x))\n",
+        ),
+        # obligation 2: a helper named like a training step the analysis cannot see
+        (
+            "unseen training helper",
+            "        correct += (model(x).argmax(1) == y).sum().item()\n",
+            "        correct += (model(x).argmax(1) == y).sum().item()\n        trainer.train_step(x, y)\n",
+        ),
+        # obligation 3: a generator would leak the disabled grad mode to its consumer
+        (
+            "yields",
+            "        correct += (model(x).argmax(1) == y).sum().item()\n    return correct\n",
+            "        yield (model(x).argmax(1) == y).sum().item()\n",
+        ),
+    ],
+)
+def test_tw002_wrap_is_downgraded_when_an_obligation_fails(why, before, after):
+    source = TW002_SAFE.replace(before, after)
+    if why == "stored on self":
+        source = source.replace(
+            "def evaluate(model, loader):", "def evaluate(self, model, loader):"
+        )
+    assert source != TW002_SAFE
+    assert applicability("TW002", source) is UNSAFE, why
+
+
+@pytest.mark.parametrize(
+    "store",
+    [
+        "self.outputs.append(out)",
+        "self.last = out",
+        "cache[len(cache)] = out",
+        "bank.extend([out])",
+    ],
+)
+def test_tw002_values_stored_where_they_outlive_the_function_make_the_wrap_unsafe(store):
+    """Obligation 4, checked on the tree: ``self``'s, a parameter's or a global container."""
+    source = TW002_SAFE.replace(
+        "def evaluate(model, loader):", "def evaluate(self, model, loader, bank):"
+    ).replace(
+        "        correct += (model(x).argmax(1) == y).sum().item()\n",
+        f"        out = model(x)\n        {store}\n",
+    )
+    assert applicability_if_missed("TW002", TW002_SAFE, source) is UNSAFE
+
+
+def test_tw002_a_validation_loop_inside_the_epoch_loop_is_only_unsafe():
+    source = """\
+import torch
+
+
+def fit(model, train_loader, val_loader, opt):
+    for epoch in range(3):
+        model.train()
+        for x, y in train_loader:
+            model(x).sum().backward()
+            opt.step()
+            opt.zero_grad()
+        model.eval()
+        for x, y in val_loader:
+            model(x)
+"""
+    assert applicability("TW002", source) is UNSAFE
+
+
+# --- TW003: zero_grad after the step ------------------------------------------------------
+
+TW003_SAFE = """\
+import torch
+
+
+def train(model, loader, crit):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in loader:
+        crit(model(x), y).backward()
+        opt.step()
+"""
+
+
+def test_tw003_reset_is_safe_when_every_obligation_holds():
+    finding = finding_of("TW003", TW003_SAFE)
+    assert Proof.TORCH_OPTIMIZER in finding.proofs
+    fix = fixes_for(TW003_SAFE, finding)[0]
+    assert fix.applicability is SAFE
+    assert fix.title == "Insert `opt.zero_grad(set_to_none=True)` after the step"
+
+
+@pytest.mark.parametrize(
+    "why, before, after",
+    [
+        # obligation 1: an optimizer known only by its name
+        (
+            "unproven optimizer",
+            "def train(model, loader, crit):\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n",
+            "def train(model, loader, crit, opt):\n",
+        ),
+        # obligation 3: gradients are read after the step (None after set_to_none)
+        (
+            "reads grad",
+            "        opt.step()\n",
+            "        opt.step()\n        print(sum(p.grad.norm() for p in model.parameters()))\n",
+        ),
+        # obligation 4: a closure
+        ("closure", "        opt.step()\n", "        opt.step(lambda: 0.0)\n"),
+    ],
+)
+def test_tw003_reset_is_downgraded_when_an_obligation_fails(why, before, after):
+    source = TW003_SAFE.replace(before, after)
+    assert source != TW003_SAFE
+    assert applicability("TW003", source) is UNSAFE, why
+
+
+def test_tw003_an_optimizer_expression_with_a_call_gets_no_fix():
+    # obligation 2: writing `make_opt()` again would build a second optimizer
+    source = TW003_SAFE.replace("        opt.step()\n", "        make_opt(opt).step()\n")
+    finding = [f for f in analyze_source(source, "train.py").findings if f.code == "TW003"]
+    assert not finding or fixes_for(source, finding[0]) == ()
+
+
+# --- TW011: model.train() at the top of the epoch loop ------------------------------------
+
+TW011_SAFE = """\
+def fit(model, loader, opt):
+    model.train()
+    for epoch in range(3):
+        for x in loader:
+            opt.zero_grad()
+            model(x).sum().backward()
+            opt.step()
+        model.eval()
+"""
+
+
+def test_tw011_insert_is_safe_when_the_first_epoch_provably_trained():
+    fix = first_fix("TW011", TW011_SAFE)
+    assert fix.applicability is SAFE
+    assert fix.title == "Insert `model.train()` at the start of each epoch"
+
+
+def test_tw011_a_model_from_the_caller_may_be_in_eval_mode_on_purpose():
+    source = TW011_SAFE.replace("    model.train()\n    for epoch", "    for epoch")
+    assert applicability("TW011", source) is UNSAFE
+
+
+def test_tw011_a_model_loaded_by_a_factory_is_not_proven_in_train_mode():
+    source = TW011_SAFE.replace(
+        "def fit(model, loader, opt):\n    model.train()\n",
+        "def fit(loader, opt):\n    model = load_pretrained('ckpt')\n",
+    )
+    assert applicability_if_missed("TW011", TW011_SAFE, source) is UNSAFE
+
+
+def test_tw011_a_model_built_by_torch_nn_is_in_train_mode():
+    source = TW011_SAFE.replace(
+        "def fit(model, loader, opt):\n    model.train()\n",
+        "def fit(loader, opt):\n    model = nn.Linear(4, 1)\n",
+    )
+    assert applicability_if_missed("TW011", TW011_SAFE, source) is SAFE
+
+
+# --- TW005 / TW006: dropping an activation, renaming the loss -----------------------------
+
+
+def test_tw005_drop_is_safe_inline_with_a_constructed_criterion_and_titled_with_the_result():
+    source = "import torch.nn as nn\nimport torch.nn.functional as F\ndef step(model, x, y):\n    ce = nn.CrossEntropyLoss()\n    return ce(F.softmax(model(x), dim=1), y)\n"
+    fix = first_fix("TW005", source)
+    assert fix.applicability is SAFE
+    assert fix.title == "Replace `F.softmax(model(x), dim=1)` with `model(x)`"
+
+
+def test_tw005_drop_is_unsafe_when_the_probabilities_are_used_elsewhere():
+    source = "import torch.nn as nn\nimport torch.nn.functional as F\ndef step(model, x, y):\n    ce = nn.CrossEntropyLoss()\n    probs = F.softmax(model(x), dim=1)\n    print(probs.max())\n    return ce(probs, y)\n"
+    assert applicability("TW005", source) is UNSAFE
+
+
+def test_tw006_rename_of_a_shared_criterion_is_unsafe_and_of_an_inline_one_safe():
+    inline = "import torch.nn as nn\ndef step(model, x, y):\n    return nn.BCELoss()(model(x), y)\n"
+    shared = "import torch.nn as nn\ncrit = nn.BCELoss()\ndef step(model, x, y):\n    return crit(model(x), y)\n"
+    if "TW006" in {f.code for f in analyze_source(inline, "t.py").findings}:
+        fix = first_fix("TW006", inline)
+        assert fix.applicability is SAFE
+        assert fix.title == "Replace `nn.BCELoss` with `nn.BCEWithLogitsLoss`"
+    if "TW006" in {f.code for f in analyze_source(shared, "t.py").findings}:
+        assert applicability("TW006", shared) is UNSAFE
+
+
+# --- TW014: titles show the exact result --------------------------------------------------
+
+
+def test_tw014_title_shows_the_divided_backward_exactly():
+    source = "def train(model, loader, opt, accum):\n    for i, x in enumerate(loader):\n        loss = model(x).sum()\n        loss.backward()\n        if (i + 1) % accum == 0:\n            opt.step()\n            opt.zero_grad()\n"
+    fix = first_fix("TW014", source)
+    assert fix.applicability is UNSAFE
+    assert fix.title == "Replace `loss.backward()` with `(loss / accum).backward()`"
+    assert "(loss / accum).backward()" in apply_edits(source, fix.edits)
+
+
+# --- proofs travel with the finding -------------------------------------------------------
+
+
+def test_proofs_survive_the_json_round_trip_the_cache_and_the_server_use():
+    finding = finding_of("TW001", TW001_SAFE)
+    assert Finding.from_dict(finding.to_dict()) == finding
+
+
+def test_a_finding_without_its_proofs_gets_no_safe_fix():
+    """A finding read from an old cache or another tool's JSON lacks the proofs: unsafe."""
+    finding = finding_of("TW001", TW001_SAFE)
+    data = finding.to_dict()
+    del data["proofs"]
+    (fix,) = fixes_for(TW001_SAFE, Finding.from_dict(data))
+    assert fix.applicability is UNSAFE

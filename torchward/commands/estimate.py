@@ -265,9 +265,19 @@ def run(args: argparse.Namespace) -> int:
     if args.fail_on_oom and choice is None:
         raise UsageError("--fail-on-oom needs a GPU to judge against: give --gpu or target-gpu")
     data["notes"] = notes + data["notes"]
+    measured = None
+    if args.script:  # a `torchward profile` of the same model source and job: show it
+        from ..profile.cache import for_script
+        from ..profile.report import apply_measurement
+
+        measured = for_script(args.script, config, choice.gpu if choice else None, models)
+        if measured is not None:
+            data = apply_measurement(data, measured, choice.gpu if choice else None)
     if args.format == "json":
         print(json.dumps(data, indent=2))
     else:
+        if measured is not None:
+            print("MEASURED (cached result of `torchward profile` for this model and job)")
         render(data, sys.stdout)
     if args.fail_on_oom and data.get("verdict") == "oom":
         return 1

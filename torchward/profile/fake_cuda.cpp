@@ -6,7 +6,7 @@
 // available"). This registers torch's own no-op c10::impl::FakeGuardImpl for the CUDA
 // device type and a CUDA-hooks object that reports one device. No CUDA call is ever made;
 // every tensor on the device must be a FakeTensor (real storage would be allocated by
-// nobody). Built by tests/calibration/fakecuda.py with g++ against the wheel's headers and
+// nobody). Built by torchward/profile/fakecuda.py with g++ against the wheel's headers and
 // loaded *before* `import torch` (torch caches the accelerator at import time).
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>

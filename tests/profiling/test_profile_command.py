@@ -1,0 +1,116 @@
+"""``torchward profile`` end to end, in a subprocess as a user runs it (needs torch).
+
+The command runs on the fake CUDA device (the C++ shim built with g++ on first use) when
+it can, otherwise on a fake CPU device with a note; either way it imports only what the
+model needs and never runs the script's training loop.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip(
+    "torch",
+    reason="torch is the profile extra's dependency (pip install 'torchward[profile]'); "
+    "not installed in this environment",
+)
+
+from .models import SMALL_CNN, TINY_GPT, TRAIN_SCRIPT  # noqa: E402
+
+
+def profile(*args, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "torchward", "profile", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "gpt.py").write_text(TINY_GPT)
+    (tmp_path / "cnn.py").write_text(SMALL_CNN)
+    (tmp_path / "train.py").write_text(TRAIN_SCRIPT.format(marker=str(tmp_path / "MARKER")))
+    return tmp_path
+
+
+def test_a_script_is_profiled_without_running_its_training_and_estimate_then_shows_it(project):
+    flags = ["--batch-size", "4", "--seq-len", "128", "--gpu", "a100-80gb"]
+    result = profile("train.py", *flags, "--format", "json", cwd=project)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["source"] == "measured" and data["model"] == "TinyGPT"
+    assert data["mode"] == "train" and data["verdict"] == "fits"
+    assert data["params"] == 182016  # TinyGPT(d=64, layers=2) counted by torch
+    assert [p["name"] for p in data["phases"]] == [
+        "step start",
+        "forward",
+        "backward",
+        "optimizer step",
+    ]
+    assert max(p["allocated_bytes"] for p in data["phases"]) == data["allocated_bytes"]
+    assert not (project / "MARKER").exists()  # neither the top level nor the loop ran
+    estimate = subprocess.run(
+        [sys.executable, "-m", "torchward", "estimate", "train.py", *flags, "--format", "json"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert json.loads(estimate.stdout)["allocated_bytes"] == data["allocated_bytes"]
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ builds the fake CUDA device")
+def test_a_factory_runs_on_the_fake_cuda_device_with_flash_attention_under_autocast(project):
+    result = profile(
+        "gpt.py:make_gpt", "layers=3", "--seq-len", "64", "--dtype", "amp-bf16", "--format",
+        "json", cwd=project,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["measured"]["device"] == "cuda (fake, shim)"
+    # three layers, a warm-up step and the measured step: the sm80 flash kernel each time
+    assert data["measured"]["sdpa_kernels"] == {"flash": 6}
+    assert data["config"]["dtype"]["value"] == "amp-bf16"
+    weights = data["terms"]["weights"]
+    assert data["terms"]["optimizer_state"] >= 2 * weights  # AdamW moments in fp32
+
+
+def test_terminal_output_says_measured_and_shows_the_phases(project):
+    result = profile("cnn.py:make_cnn", "width=8", "--image-size", "32", cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("MEASURED")
+    assert "phases: step start" in result.stdout
+    assert "confidence measured" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["nowhere.py:make"], "no such file"),
+        (["gpt.py:missing"], "has no attribute 'missing'"),
+        (["gpt.py:make_gpt", "d=-3"], "make_gpt(d=-3) failed"),
+        (["gpt.py:make_gpt", "--optimizer", "lion"], "invalid choice"),
+        (["train.py", "layers=2"], "arguments are for a factory"),
+    ],
+)
+def test_bad_input_is_a_one_line_error_with_exit_status_2(project, args, message):
+    result = profile(*args, cwd=project)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_script_without_a_model_asks_for_a_factory(project):
+    (project / "empty.py").write_text("import torch\nprint('hi')\n")
+    result = profile("empty.py", cwd=project)
+    assert result.returncode == 2
+    assert "name a factory" in result.stderr

@@ -1,0 +1,497 @@
+"""What to profile, decided from source only: the model recipe and the job (no torch here).
+
+This is the static half of ``torchward profile``, shared by the CLI, ``torchward
+estimate`` (to find a cached measurement of the same model and job) and the language
+server (to build the request it sends to a subprocess). It reads; it never imports or
+runs the user's code.
+
+- :func:`script_recipe`: the model construction the static reader found in a script
+  (``model = GPT(GPTConfig(n_layer=12))``) becomes an expression in which every value the
+  reader resolved (literals, module constants, ``argparse`` defaults, JSON config keys)
+  is written in as a literal, plus the statements it needs: the script's imports,
+  ``def`` / ``class`` statements, side-effect-free constant assignments, and the
+  assignments that define the names the construction uses (transitively) — never the
+  data loading or the training loop. A catalog or Hugging Face model becomes a ``config``
+  recipe built with transformers from its config fields.
+- :func:`factory_recipe`: ``module:function`` with ``k=v`` arguments.
+- :func:`job_of`: the job from the layered run configuration (script, settings, flags),
+  each assumed field named.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import hashlib
+import itertools
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .request import MEASURED_OPTIMIZERS, ModelRecipe, ProfileJob
+
+__all__ = [
+    "PlanError",
+    "factory_recipe",
+    "job_of",
+    "model_source_digest",
+    "parse_arguments",
+    "recipe_for_config",
+    "script_recipe",
+]
+
+
+class PlanError(ValueError):
+    """The model or the job cannot be told from the source: the message says what to pass."""
+
+
+# -- factories -------------------------------------------------------------------------------
+def parse_arguments(pairs: Iterable[str]) -> dict[str, Any]:
+    """``["n_layer=12", "name=tiny", "dropout=0.1"]`` → values (Python literals, else text)."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not key.isidentifier():
+            raise PlanError(f"{pair!r}: factory arguments are NAME=VALUE")
+        try:
+            out[key] = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            out[key] = text
+    return out
+
+
+def factory_recipe(target: str, arguments: dict[str, Any], inputs: str = "") -> ModelRecipe:
+    module, sep, function = target.rpartition(":")
+    if not sep or not module or not function:
+        raise PlanError(f"{target!r}: a factory is module:function (or path/to/file.py:function)")
+    return ModelRecipe(
+        kind="factory", target=target, label=function, arguments=arguments, inputs=inputs
+    )
+
+
+def factory_file(target: str, cwd: str = ".") -> Path | None:
+    """The source file of a factory's module, found without importing anything."""
+    module = target.rpartition(":")[0]
+    if module.endswith(".py") or "/" in module:
+        path = Path(cwd, module)
+        return path if path.is_file() else None
+    base = Path(cwd, *module.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+# -- scripts ---------------------------------------------------------------------------------
+_PURE = (
+    ast.Constant,
+    ast.Name,
+    ast.Attribute,
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.Tuple,
+    ast.List,
+    ast.Dict,
+    ast.Set,
+    ast.Subscript,
+    ast.Compare,
+    ast.BoolOp,
+    ast.IfExp,
+    ast.JoinedStr,
+    ast.FormattedValue,
+    ast.Load,
+    ast.Slice,
+    ast.operator,
+    ast.unaryop,
+    ast.cmpop,
+    ast.boolop,
+    ast.expr_context,
+)
+_LITERALS = (int, float, str, bool, type(None), tuple, list, dict)
+
+
+def _is_pure(node: ast.AST) -> bool:
+    return all(isinstance(n, _PURE) for n in ast.walk(node))
+
+
+def _is_import_block(node: ast.stmt) -> bool:
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return True
+    if isinstance(node, ast.Try):
+        return all(isinstance(s, (ast.Import, ast.ImportFrom, ast.Pass)) for s in node.body)
+    return False
+
+
+def _definitions(node: ast.stmt) -> set[str]:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {node.name}
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in node.names}
+    if isinstance(node, ast.Try):
+        return set().union(*(_definitions(s) for s in node.body))
+    return _assigned(node)
+
+
+def _assigned(node: ast.stmt) -> set[str]:
+    targets: list[ast.expr] = []
+    if isinstance(node, ast.Assign):
+        targets = list(node.targets)
+    elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None:
+        targets = [node.target]
+    return {
+        n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)
+    }  # tuple unpacking too
+
+
+def _loads(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+class _Substitute(ast.NodeTransformer):
+    """Write in the literal the static reader resolves for a value the prelude cannot
+    compute: one that reads a name the module does not define at its top level
+    (``args.layers`` — an argparse default —, a function's local, a JSON config key).
+    Values the module defines are left for the prelude to compute (callees stay)."""
+
+    def __init__(self, values: Any, module_names: set[str]) -> None:
+        self.values = values
+        self.module_names = module_names
+
+    def _literal(self, node: ast.expr) -> ast.expr | None:
+        if isinstance(node, ast.Constant):
+            return None
+        if _loads(node) <= self.module_names:
+            return None
+        found = self.values.get(node)
+        if found is None or not isinstance(found[0], _LITERALS):
+            return None
+        try:
+            return ast.parse(repr(found[0]), mode="eval").body
+        except SyntaxError:
+            return None
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        node.args = [self.visit(a) for a in node.args]
+        node.keywords = [self.visit(k) for k in node.keywords]
+        return node
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.BinOp)):
+            literal = self._literal(node)
+            if literal is not None:
+                return ast.copy_location(literal, node)
+        return super().generic_visit(node)
+
+
+def _parents(tree: ast.AST) -> dict[int, ast.AST]:
+    return {
+        id(child): parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)
+    }
+
+
+def _enclosing_statements(tree: ast.Module, call: ast.Call) -> list[ast.stmt]:
+    """The statements of every block around ``call`` (innermost last), before it."""
+    parents = _parents(tree)
+    chain: list[ast.AST] = []
+    node: ast.AST | None = call
+    while node is not None:
+        chain.append(node)
+        node = parents.get(id(node))
+    blocks: list[ast.stmt] = []
+    for inner, outer in itertools.pairwise(chain):
+        if isinstance(outer, ast.Module):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(outer, field, None)
+            if isinstance(body, list) and inner in body:
+                blocks += [s for s in body[: body.index(inner)] if isinstance(s, ast.stmt)]
+    return blocks
+
+
+def _find_construction(tree: ast.Module, name: str, line: int | None) -> ast.Call | None:
+    classes = {id(n) for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == name}
+    parents = _parents(tree)
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name:
+            up = parents.get(id(node))
+            inside_own_class = False
+            while up is not None:
+                if id(up) in classes:
+                    inside_own_class = True
+                up = parents.get(id(up))
+            if inside_own_class:
+                continue
+            if line is None or node.lineno == line:
+                return node
+            best = best or node
+    return best
+
+
+_MODULE_BASES = {"Module", "nn.Module", "torch.nn.Module", "LightningModule", "pl.LightningModule"}
+
+
+def _local_model_call(tree: ast.Module) -> tuple[str, int] | None:
+    """The outermost local ``nn.Module`` the script builds: (class, line) or ``None``.
+
+    Local classes deriving from ``nn.Module`` (or from one another); a class built inside
+    another local class is a submodule, not the model. Among the rest, a construction
+    assigned to a name like ``model`` / ``net`` wins, else the last one.
+    """
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    modules: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, class_def in classes.items():
+            bases = {ast.unparse(b) for b in class_def.bases}
+            if name not in modules and (bases & _MODULE_BASES or bases & modules):
+                modules.add(name)
+                changed = True
+    inner = {
+        c.func.id
+        for cls in classes.values()
+        for c in ast.walk(cls)
+        if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+    }
+    candidates: list[tuple[int, int, str]] = []
+    for statement in tree.body:
+        if isinstance(statement, ast.ClassDef):
+            continue
+        for node in ast.walk(statement):
+            if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
+                continue
+            value = node.value
+            if (
+                isinstance(value, ast.Call)
+                and isinstance(value.func, ast.Name)
+                and value.func.id in modules - inner
+            ):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                named = any(
+                    isinstance(t, ast.Name) and ("model" in t.id.lower() or "net" in t.id.lower())
+                    for t in targets
+                )
+                candidates.append((int(named), value.lineno, value.func.id))
+    if not candidates:
+        return None
+    _, line, name = max(candidates)
+    return name, line
+
+
+def _line_of(source: str) -> int | None:
+    head = source.split(" ", 1)[0]
+    tail = head.rpartition(":")[2]
+    return int(tail) if tail.isdigit() else None
+
+
+def script_recipe(path: str, source: str, config: Any, inputs: str = "") -> ModelRecipe:
+    """The recipe for the model ``config`` (read from ``source``) names, or :class:`PlanError`."""
+    from torchward.analysis.names import ImportTable
+    from torchward.analysis.runconfig import Values
+
+    tree = ast.parse(source, filename=path)
+    field = config.model
+    if field is not None:
+        name, line = str(field.value), _line_of(field.source)
+    else:  # the estimator could not size a model; a profile only needs to find it
+        found = _local_model_call(tree)
+        if found is None:
+            raise PlanError(
+                f"{path}: no model construction found; name a factory: "
+                "torchward profile module:function"
+            )
+        name, line = found
+    local = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
+    imported_names = ImportTable(tree)
+    call = _find_construction(tree, name, line) if name.isidentifier() else None
+    if call is None or (name not in local and not _imported_class(imported_names, name)):
+        return recipe_for_config(config, inputs=inputs)
+    values = Values(tree, path, [])
+    module_names = set(dir(builtins)).union(*(_definitions(n) for n in tree.body))
+    substitute = _Substitute(values, module_names)
+    expression = substitute.visit(ast.parse(ast.unparse(call), mode="eval"))
+    ast.fix_missing_locations(expression)
+    prelude = _prelude(tree, call, expression, substitute)
+    return ModelRecipe(
+        kind="script",
+        target=str(Path(path).resolve()),
+        label=name,
+        prelude=tuple(ast.unparse(s) for s in prelude),
+        expression=ast.unparse(expression),
+        inputs=inputs,
+    )
+
+
+def _imported_class(imports: Any, name: str) -> bool:
+    """A class imported from the user's own modules (``from model import GPT``)."""
+    qualified = imports.names.get(name)
+    return bool(qualified) and not str(qualified).startswith(("torch", "transformers"))
+
+
+def _prelude(
+    tree: ast.Module, call: ast.Call, expression: ast.AST, substitute: _Substitute
+) -> list[ast.stmt]:
+    """Statements to run before evaluating the construction (module order)."""
+    chosen: dict[int, ast.stmt] = {}
+    defined: set[str] = set(dir(builtins))
+    for node in tree.body:
+        if _is_import_block(node) or isinstance(
+            node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+        ):
+            chosen[id(node)] = node
+            defined |= _definitions(node)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            if _is_pure(node.value):
+                chosen[id(node)] = node
+                defined |= _assigned(node)
+    candidates = [s for s in tree.body if id(s) not in chosen] + _enclosing_statements(tree, call)
+    needed = _loads(expression) - defined
+    order = {id(s): i for i, s in enumerate(ast.walk(tree)) if isinstance(s, ast.stmt)}
+    extra: list[ast.stmt] = []
+    while needed:
+        name = needed.pop()
+        defining = [
+            s
+            for s in candidates
+            if isinstance(s, (ast.Assign, ast.AnnAssign)) and name in _assigned(s)
+        ]
+        if not defining:
+            continue  # left for evaluation to report
+        statement = substitute.visit(ast.parse(ast.unparse(defining[-1])).body[0])
+        ast.fix_missing_locations(statement)
+        order[id(statement)] = order[id(defining[-1])]
+        extra.append(statement)
+        defined |= _assigned(statement)
+        needed |= _loads(statement) - defined
+    statements = list(chosen.values()) + extra
+    return sorted(statements, key=lambda s: order.get(id(s), 0))
+
+
+# -- catalog / Hugging Face architectures ----------------------------------------------------
+def recipe_for_config(config: Any, models: tuple = (), inputs: str = "") -> ModelRecipe:
+    """A transformers architecture the estimator knows (catalog, settings, offline cache)."""
+    from torchward.estimator.resolve import resolve
+
+    try:
+        resolved = resolve(config, models)
+    except LookupError as error:
+        raise PlanError(f"{error}; name a factory: torchward profile module:function") from None
+    arch = resolved.arch
+    if (
+        resolved.proxy
+        or arch.model_type in ("custom", "unknown")
+        or arch.model_type.startswith("torchvision")
+    ):
+        raise PlanError(
+            f"{resolved.model_label}: torchward cannot build this model from a config; "
+            "name a factory that builds it: torchward profile module:function"
+        )
+    return ModelRecipe(
+        kind="config",
+        target=arch.hf_id or arch.name,
+        label=arch.name,
+        model_type=arch.model_type,
+        config=dict(arch.config),
+        inputs=inputs,
+    )
+
+
+# -- the job ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PlannedJob:
+    job: ProfileJob
+    assumed: tuple[str, ...]  # fields nobody gave: the defaults are named in the output
+    sources: dict[str, str]  # field → where it came from
+
+
+def job_of(config: Any, gpu: Any = None, models: tuple = ()) -> PlannedJob:
+    """The job of the layered run configuration; values the estimator would assume too."""
+    filled = config
+    try:
+        from torchward.estimator.resolve import resolve
+
+        filled = resolve(config, models).config
+    except (LookupError, ValueError):
+        pass
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    assumed: list[str] = []
+    for name in ("mode", "batch_size", "seq_len", "image_size", "dtype", "optimizer"):
+        field = getattr(filled, name, None)
+        if field is None:
+            assumed.append(name)
+            continue
+        values[name] = field.value
+        sources[name] = field.source
+        if field.source == "assumed":
+            assumed.append(name)
+    if "batch_size" not in values:  # the estimator's assumption for a model it cannot resolve
+        values["batch_size"] = 8 if values.get("mode", "train") == "train" else 1
+    new_tokens = filled.max_new_tokens
+    if new_tokens is not None:
+        values["max_new_tokens"] = new_tokens.value
+        sources["max_new_tokens"] = new_tokens.source
+    if values.get("optimizer") not in (None, *MEASURED_OPTIMIZERS):
+        raise PlanError(
+            f"optimizer {values['optimizer']!r} ({sources['optimizer']}) cannot be profiled: "
+            f"torch.optim has {', '.join(MEASURED_OPTIMIZERS)} (--optimizer overrides)"
+        )
+    if gpu is not None:
+        try:
+            values["sm"] = int(round(float(gpu.compute_capability) * 10))
+        except (TypeError, ValueError):
+            pass
+    try:
+        job = ProfileJob(**values)
+    except (TypeError, ValueError) as error:
+        raise PlanError(str(error)) from None
+    return PlannedJob(job, tuple(dict.fromkeys(assumed)), sources)
+
+
+# -- identity --------------------------------------------------------------------------------
+def _local_imports(path: Path, source: str) -> list[Path]:
+    """Sibling modules a script imports (``from model import GPT``): part of its model."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    found = []
+    for name in sorted(names):
+        for candidate in (path.parent / f"{name}.py", path.parent / name / "__init__.py"):
+            if candidate.is_file():
+                found.append(candidate)
+    return found
+
+
+def model_source_digest(recipe: ModelRecipe, cwd: str = ".") -> str:
+    """A digest of everything that decides the model: its source files and the recipe."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(json.dumps(recipe.to_dict(), sort_keys=True, default=str).encode())
+    files: list[Path] = []
+    if recipe.kind == "script":
+        files.append(Path(recipe.target))
+    elif recipe.kind == "factory":
+        found = factory_file(recipe.target, cwd)
+        if found is not None:
+            files.append(found)
+    for path in list(files):
+        try:
+            text = path.read_text("utf-8-sig")
+        except OSError:
+            continue
+        files += _local_imports(path, text)
+    for path in dict.fromkeys(files):
+        try:
+            h.update(str(path.resolve()).encode() + b"\0" + path.read_bytes())
+        except OSError:
+            h.update(b"missing:" + str(path).encode())
+    return h.hexdigest()

@@ -259,6 +259,12 @@ class ModuleCounter:
                 lists[key] = count  # a local module or list: counted where self.x takes it
             elif count.params or count.unknown:
                 parts.append(_add(count, times=times))
+                lists["tied:" + key] = count
+        elif _is_weight_tie(target, value) and times == 1:
+            # self.transformer.wte.weight = self.lm_head.weight: one tensor, counted twice
+            source = "tied:" + ast.unparse(value.value)  # type: ignore[attr-defined]
+            if source in lists:
+                parts.append(ModuleCount(-lists.pop(source).params))
 
     def _effect(self, call: ast.Call, env, lists, parts, times) -> None:
         func = call.func
@@ -312,6 +318,8 @@ class ModuleCounter:
                 return ModuleCount(0, (f"{label}(...) (arguments not traced)",))
             inner = self.count_class(local, args, kwargs)
             return ModuleCount(inner.params, inner.unknown, True)
+        if local == "dict" and not node.args:  # nn.ModuleDict(dict(wte=..., h=...))
+            return _add(*(self.expr(k.value, env, lists) for k in node.keywords))
         tail = qualified.rsplit(".", 1)[-1]
         if not qualified.startswith("torch.nn.") and not (
             tail == "Parameter" and "torch" in qualified
@@ -357,6 +365,17 @@ class ModuleCounter:
             if env.get("self." + node.attr, UNTRACED) is not UNTRACED:
                 return env["self." + node.attr]
             raise _Unknown
+        if isinstance(node, ast.Attribute):  # config.n_embd: a config object or dict
+            base = self.value(node.value, env)
+            if isinstance(base, dict) and node.attr in base:
+                return base[node.attr]
+            raise _Unknown
+        if isinstance(node, ast.Subscript):  # cfg["emb_dim"]
+            base = self.value(node.value, env)
+            key = self.value(node.slice, env)
+            if isinstance(base, dict) and key in base:
+                return base[key]
+            raise _Unknown
         if isinstance(node, (ast.Tuple, ast.List)):
             return tuple(self.value(e, env) for e in node.elts)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.Not)):
@@ -399,6 +418,17 @@ class ModuleCounter:
             values = [self.value(a, env) for a in node.args]
             return {"int": lambda *v: int(v[0]), "max": max, "min": min}[node.func.id](*values)
         raise _Unknown
+
+
+def _is_weight_tie(target: ast.AST, value: ast.AST) -> bool:
+    """``a.weight = b.weight`` between two modules of ``self`` (weight tying)."""
+    return (
+        isinstance(target, ast.Attribute)
+        and isinstance(value, ast.Attribute)
+        and target.attr == value.attr == "weight"
+        and ast.unparse(value.value).startswith("self.")
+        and ast.unparse(target.value).startswith("self.")
+    )
 
 
 def _bind(

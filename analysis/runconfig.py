@@ -30,6 +30,14 @@ from .runconfig_calls import CallReader
 __all__ = ["read_script", "read_source"]
 
 _CONFIG_SUFFIXES = (".json", ".yaml", ".yml")
+_ARG_PARSERS = (
+    "parse_args",
+    "get_args",
+    "parse_opt",
+    "get_parser",
+    "get_args_parser",
+    "create_argparser",
+)
 _EVAL_NAME = re.compile(r"(^|_)(val|valid|validation|eval|test|sample)(_|$|loader|set|data)", re.I)
 _NOT_MODEL_NAMES = ("scratch", "resume", "none", "", "auto")
 
@@ -49,6 +57,12 @@ _NUMERIC: dict[str, Any] = {
     "abs": abs,
     "bool": bool,
     "str": str,
+}
+_HARDWARE = {
+    "torch.cuda.is_available": True,
+    "cuda.is_available": True,
+    "torch.cuda.is_bf16_supported": True,
+    "torch.backends.mps.is_available": False,
 }
 _BINOPS = {
     ast.Add: lambda a, b: a + b,
@@ -90,9 +104,13 @@ class Values:
     data, never executed).
     """
 
-    def __init__(self, tree: ast.Module, path: str, notes: list[str]) -> None:
+    def __init__(
+        self, tree: ast.Module, path: str, notes: list[str], source_text: str = ""
+    ) -> None:
         from .runconfig_paths import PathConditions
 
+        self.source_text = source_text
+        self.choices: dict[str, tuple] = {}  # flag → its declared choices
         self.path = path
         self.notes = notes
         self.constants: dict[str, tuple[Any, int]] = {}
@@ -101,7 +119,10 @@ class Values:
         self.assignments: dict[str, list[tuple[ast.expr, ast.stmt]]] = {}
         self.functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
         self.dataclasses: dict[str, ast.ClassDef] = {}
+        self.classes: dict[str, ast.ClassDef] = {}
+        self.updates: dict[str, list[ast.Call]] = {}  # NAME.update(...) calls
         self.tree = tree
+        self.paths = PathConditions(tree, self)  # indexes parents only; asks back lazily
         self._active: set[int] = set()
         self._memo: dict[int, tuple[Any, str] | None] = {}
         for node in ast.walk(tree):
@@ -122,7 +143,18 @@ class Values:
                 self.functions.setdefault(node.name, []).append(node)
                 if _is_entry_point(node, tree):
                     self._entry_defaults(node)
-            elif isinstance(node, ast.ClassDef) and _is_dataclass(node):
+            elif (
+                isinstance(node, ast.Expr)
+                and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Attribute)
+                and node.value.func.attr == "update"
+                and isinstance(node.value.func.value, ast.Name)
+                and len(node.value.args) == 1
+            ):
+                self.updates.setdefault(node.value.func.value.id, []).append(node.value)
+            if isinstance(node, ast.ClassDef):
+                self.classes[node.name] = node
+            if isinstance(node, ast.ClassDef) and _is_dataclass(node):
                 self.dataclasses[node.name] = node
                 for stmt in node.body:
                     if (
@@ -140,7 +172,49 @@ class Values:
                 and node.func.attr == "add_argument"
             ):
                 self._argument(node)
-        self.paths = PathConditions(tree, self)
+        self._memo.clear()  # values found before every flag was declared are not final
+        self._helpers(tree)
+        self._memo.clear()
+
+    def _helpers(self, tree: ast.Module) -> None:
+        """Flags declared elsewhere: ``add_dict_to_argparser(parser, defaults)`` with a dict
+        the script builds, and ``parse_args`` / ``get_args`` imported from a file of the same
+        folder (its ``add_argument`` defaults, read as data)."""
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            name = (dotted(node.func) or "").rsplit(".", 1)[-1]
+            if "argparser" in name.lower() and len(node.args) >= 2:
+                found = self.get(node.args[1])
+                if found is not None and isinstance(found[0], dict):
+                    for key, value in found[0].items():
+                        if isinstance(key, str):
+                            self.defaults.setdefault(key, (value, node.lineno))
+        folder = (
+            os.path.dirname(os.path.abspath(self.path)) if not self.path.startswith("<") else None
+        )
+        if folder is None:
+            return
+        for node in tree.body:
+            if not isinstance(node, ast.ImportFrom) or not node.module:
+                continue
+            if not any(a.name in _ARG_PARSERS for a in node.names):
+                continue
+            sibling = os.path.join(folder, node.module.rsplit(".", 1)[-1] + ".py")
+            if not os.path.isfile(sibling) or os.path.getsize(sibling) > 300_000:
+                continue
+            try:
+                with open(sibling, encoding="utf-8-sig") as handle:
+                    other = ast.parse(handle.read(), filename=sibling)
+            except (OSError, SyntaxError, ValueError):
+                continue
+            for inner in ast.walk(other):
+                if (
+                    isinstance(inner, ast.Call)
+                    and isinstance(inner.func, ast.Attribute)
+                    and inner.func.attr == "add_argument"
+                ):
+                    self._argument(inner)
 
     def _record(self, target: ast.expr, value: ast.expr, stmt: ast.stmt) -> None:
         if isinstance(target, ast.Name):
@@ -157,6 +231,13 @@ class Values:
         pairs = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
         pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
         for arg, default in pairs:
+            annotation = arg.annotation
+            if isinstance(annotation, ast.Call):  # fastcore Param("", choices=[...])
+                for keyword in annotation.keywords:
+                    if keyword.arg == "choices":
+                        found = self._literal(keyword.value)
+                        if isinstance(found, (list, tuple)):
+                            self.choices.setdefault(arg.arg, tuple(found))
             value = self._literal(default)
             if value is not None:
                 self.defaults.setdefault(arg.arg, (value, default.lineno))
@@ -184,6 +265,9 @@ class Values:
         )
         if not isinstance(key, str):
             return
+        choices = next((k.value for k in call.keywords if k.arg == "choices"), None)
+        if choices is not None and isinstance(self._literal(choices), (list, tuple)):
+            self.choices.setdefault(key, tuple(self._literal(choices)))
         if default is None:
             if action in ("store_true", "store_false"):
                 self.defaults.setdefault(key, (action == "store_false", call.lineno))
@@ -231,6 +315,17 @@ class Values:
             self.notes.append(f"{filename}: not read ({error})")
             return None
         return (data, full) if isinstance(data, dict) else None
+
+    def signature(self, name: str) -> list[str]:
+        """Parameter names of a function or class ``__init__`` the file defines (no self)."""
+        for function in self.functions.get(name, ()):
+            return [a.arg for a in function.args.posonlyargs + function.args.args]
+        cls = self.classes.get(name)
+        if cls is not None:
+            for stmt in cls.body:
+                if isinstance(stmt, ast.FunctionDef) and stmt.name == "__init__":
+                    return [a.arg for a in stmt.args.posonlyargs + stmt.args.args][1:]
+        return []
 
     # -- evaluation ----------------------------------------------------------------------
     def get(self, node: ast.AST | None) -> tuple[Any, str] | None:
@@ -347,30 +442,54 @@ class Values:
         raise _Unknown
 
     def _name(self, node: ast.Name) -> Any:
-        function = self.paths.enclosing_function(node) if hasattr(self, "paths") else None
+        """The last assignment before ``node`` in its function that runs by default, then
+        in the enclosing functions (closures) and the module; a parameter is followed to
+        its call sites. ``NAME.update(other)`` calls in between are applied to a dict."""
+        if node.id == "__name__":
+            return "__main__"  # the script is what runs
         candidates = self.assignments.get(node.id, [])
-        local = (
-            [
+        function = self.paths.enclosing_function(node)
+        scope: ast.AST | None = function
+        while True:
+            local = [
                 (v, s)
                 for v, s in candidates
-                if self.paths.enclosing_function(s) is function and s.lineno <= node.lineno
+                if self.paths.enclosing_function(s) is scope
+                and (scope is None or s.lineno <= node.lineno)
             ]
-            if hasattr(self, "paths")
-            else candidates
-        )
-        if not local and function is not None:
-            if any(a.arg == node.id for a in _all_args(function.args)):
-                return self._parameter(function, node.id)
-            local = [(v, s) for v, s in candidates if self.paths.enclosing_function(s) is None]
-        if not local and node.id in self.constants and function is None:
+            for value, stmt in reversed(local):
+                state = self.paths.state(stmt)
+                if not state.runs:
+                    continue
+                if state == "unsure":
+                    raise _Unknown  # assigned under a condition nobody can decide
+                found = self._try(value)
+                if found is not None:
+                    return self._updated(node.id, found[0], stmt, node, scope)
+            if scope is not None and any(a.arg == node.id for a in _all_args(scope.args)):  # type: ignore[attr-defined]
+                return self._parameter(scope, node.id)  # type: ignore[arg-type]
+            if scope is None:
+                break
+            scope = self.paths.enclosing_function(scope)
+        if node.id in self.constants:
             return self.constants[node.id][0]
-        for value, stmt in reversed(local):
-            if hasattr(self, "paths") and not self.paths.state(stmt).runs:
-                continue
-            found = self._try(value)
-            if found is not None:
-                return found[0]
         raise _Unknown
+
+    def _updated(self, name: str, value: Any, stmt: ast.stmt, use: ast.AST, scope) -> Any:
+        if not isinstance(value, dict) or name not in self.updates:
+            return value
+        value = dict(value)
+        for call in self.updates[name]:
+            if (
+                stmt.lineno < call.lineno <= getattr(use, "lineno", 0)
+                and self.paths.enclosing_function(call) is scope
+                and self.paths.state(call).runs
+            ):
+                extra = self._try(call.args[0])
+                if extra is None or not isinstance(extra[0], dict):
+                    raise _Unknown  # updated with something unknown: the keys are not knowable
+                value.update(extra[0])
+        return value
 
     def _parameter(self, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> Any:
         """A parameter: the argument of the first call site that runs, else its default."""
@@ -428,6 +547,8 @@ class Values:
         name = dotted(node.func) or ""
         if name in _NUMERIC and not node.keywords:
             return _NUMERIC[name](*(self._value(a) for a in node.args))
+        if name in _HARDWARE:  # the job runs on a CUDA GPU (sm80+): what the estimate is for
+            return _HARDWARE[name]
         if name.endswith(_ENV_GETTERS):
             # a plain ``python SCRIPT`` launch sets no distributed variables: the default
             if len(node.args) >= 2:
@@ -499,9 +620,32 @@ def _is_entry_point(function: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.
     return False
 
 
-def _call_name(call: ast.Call, imports: ImportTable) -> str:
-    """Qualified name, else dotted path, else the method name of a call on a call's result."""
+def _assigned_name(node: ast.AST, values: Values) -> str:
+    """The name the statement holding ``node`` assigns (``val_loader = DataLoader(...)``)."""
+    current: ast.AST | None = node
+    while current is not None and not isinstance(current, ast.stmt):
+        current = values.paths.parent(current)
+    if isinstance(current, (ast.Assign, ast.AnnAssign)):
+        targets = current.targets if isinstance(current, ast.Assign) else [current.target]
+        return " ".join(ast.unparse(t) for t in targets)
+    return ""
+
+
+def _call_name(call: ast.Call, imports: ImportTable, values: Values | None = None) -> str:
+    """Qualified name, else dotted path, else the method name of a call on a call's result.
+
+    A class chosen into a variable first (``optimizer_class = torch.optim.AdamW`` on the
+    default branch, then ``optimizer_class(params)``) is called by that class's name."""
     name = qualified_name(call.func, imports) or dotted(call.func)
+    if isinstance(call.func, ast.Name) and values is not None and name == call.func.id:
+        for value, stmt in reversed(values.assignments.get(call.func.id, [])):
+            if (
+                isinstance(value, (ast.Attribute, ast.Name))
+                and values.paths.state(stmt) == "default"
+            ):
+                chosen = qualified_name(value, imports) or dotted(value)
+                if chosen:
+                    return chosen
     if name:
         return name
     return call.func.attr if isinstance(call.func, ast.Attribute) else ""
@@ -514,7 +658,7 @@ def read_source(source: str, path: str = "<script>") -> tuple[RunConfig, list[st
         tree = ast.parse(source, filename=path)
     except SyntaxError as error:
         return RunConfig(), [f"{path}: not parsed ({error.msg})"]
-    values = Values(tree, path, notes)
+    values = Values(tree, path, notes, source)
     reader = CallReader(
         ImportTable(tree), values, os.path.basename(path) if path.startswith("<") else path
     )
@@ -528,7 +672,10 @@ def read_source(source: str, path: str = "<script>") -> tuple[RunConfig, list[st
             and isinstance(node.slice, ast.Constant)
             and node.slice.value == "WORLD_SIZE"
         ):
-            reader.signals.setdefault("world-size-env", node.lineno)  # os.environ["WORLD_SIZE"]
+            if values.paths.state(node).runs:  # os.environ["WORLD_SIZE"] on the default path
+                reader.signals.setdefault("world-size-env", node.lineno)
+            else:
+                reader.skipped.append((node, values.paths.state(node)))
         elif isinstance(node, ast.Subscript):
             _model_by_name(node, values, reader)
     calls.sort(key=lambda c: (c.lineno, c.col_offset))
@@ -537,12 +684,10 @@ def read_source(source: str, path: str = "<script>") -> tuple[RunConfig, list[st
         if not state.runs:
             reader.skipped.append((node, state))
             continue
-        target = values.paths.parent(node)
-        evaluation = isinstance(target, ast.Assign) and any(
-            isinstance(t, ast.Name) and _EVAL_NAME.search(t.id) for t in target.targets
-        )
-        reader.cap = "low" if evaluation else state.confidence_cap
-        reader.call(node, _call_name(node, reader.imports))
+        target = _assigned_name(node, values)
+        reader.target = target
+        reader.cap = "low" if _EVAL_NAME.search(target) else state.confidence_cap
+        reader.call(node, _call_name(node, reader.imports, values))
     reader.cap = "high"
     reader.conventions(values)
     if "model" not in reader.fields:

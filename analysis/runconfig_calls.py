@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from typing import Any
 
 from torchward.estimator.runconfig import Field, RunConfig
 
-from .names import ImportTable
+from .names import ImportTable, dotted, qualified_name
 
 _RANK = {"high": 2, "medium": 1, "low": 0}
 _DTYPES = {
@@ -57,6 +58,25 @@ _LIGHTNING_PRECISION = {
     "32-true": "fp32",
     "bf16": "amp-bf16",
 }
+_CROPS = ("RandomResizedCrop", "CenterCrop", "RandomCrop", "Resize")
+_LOADER = re.compile(r"(?i)data_?loader|loader$")
+_TRAINING_CALL = re.compile(
+    r"(?i)^(train|train_one_epoch|train_epoch|train_model\w*|TrainLoop|fit)$"
+)
+_MODEL_NAME = re.compile(r"(?i)model|net|unet|vae|encoder|transformer")
+_TARGETS = re.compile(r"(?i)label|target")
+_BATCH_PARAMS = ("batch_size", "B", "bsz", "micro_batch_size", "device_batch_size")
+_SEQ_PARAMS = (
+    "T",
+    "seq_len",
+    "max_length",
+    "block_size",
+    "context_length",
+    "sequence_length",
+    "max_seq_len",
+)
+_LAUNCHERS = ("Accelerator", "Trainer", "SFTTrainer", "Seq2SeqTrainer", "DPOTrainer")
+_HF_ARGUMENTS = ("TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "DPOConfig")
 _VISION_BUILDERS = ("torchvision.models.", "timm.create_model", "timm.models.")
 
 
@@ -69,7 +89,11 @@ class CallReader:
         self.signals: dict[str, int] = {}  # what the script does → first line
         self.notes: list[str] = []
         self.cap = "high"  # the path state's ceiling on the confidence of what is read now
-        self.skipped: list[tuple[ast.Call, str]] = []  # calls off the default path
+        self.target = ""  # the name the call's result is assigned to (``labels = tok(...)``)
+        self.deferred: list[tuple[str, Any, str]] = []  # library defaults, applied last
+        self.distributed = False  # a distributed set-up on the default path (size unknown)
+        self.launcher = False  # Accelerate / HF Trainer / DeepSpeed / Lightning: launch decides
+        self.skipped: list[tuple[ast.AST, str]] = []  # reads off the default path
 
     # -- recording ---------------------------------------------------------------------
     def set(
@@ -100,6 +124,17 @@ class CallReader:
     # -- dispatch ----------------------------------------------------------------------
     def call(self, call: ast.Call, name: str) -> None:
         tail = name.rsplit(".", 1)[-1]
+        if tail in _LAUNCHERS or name.startswith(("deepspeed", "lightning", "pytorch_lightning")):
+            self.launcher = True
+        if tail in (
+            "init_process_group",
+            "spawn",
+            "start_processes",
+            "DistributedDataParallel",
+            "FullyShardedDataParallel",
+            "fully_shard",
+        ):
+            self.distributed = True
         if tail == "from_pretrained":
             self.from_pretrained(call, name)
         elif name.startswith(_VISION_BUILDERS) and name != "timm.models.":
@@ -109,6 +144,9 @@ class CallReader:
                 self.set("model", model, call.lineno, arg[1] if arg else "high")
         elif tail in ("TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "DPOConfig"):
             self.training_arguments(call)
+            self.library_defaults(tail, call.lineno)
+        elif tail == "HfArgumentParser" and call.args:
+            self.argument_parser(call)
         elif tail in ("Trainer", "SFTTrainer", "Seq2SeqTrainer", "DPOTrainer"):
             self.signals.setdefault("train", call.lineno)
             if name.startswith(("lightning", "pytorch_lightning")):
@@ -134,10 +172,7 @@ class CallReader:
         ):
             self.optimizer(call, tail)
         elif tail in ("autocast",) and name.startswith("torch"):
-            found = self.keyword(call, "dtype")
-            bf16 = (found and "bfloat16" in str(found[0])) or _is_dtype(call, "bfloat16")
-            dtype = "amp-bf16" if bf16 else "amp-fp16"
-            self.set("dtype", dtype, call.lineno, "high")
+            self.autocast(call)
         elif tail == "GradScaler":
             self.signals.setdefault("grad-scaler", call.lineno)
         elif tail in ("gradient_checkpointing_enable", "checkpoint", "checkpoint_sequential"):
@@ -181,14 +216,146 @@ class CallReader:
             self.environment(call, name)
         elif tail == "backward":
             self.signals.setdefault("train", call.lineno)
-        elif tail in ("half", "bfloat16") and not call.args:
+        elif tail in ("half", "bfloat16") and not call.args and self._casts_model(call):
             self.signals.setdefault(
                 "weights-" + ("fp16" if tail == "half" else "bf16"), call.lineno
             )
         elif tail in ("no_grad", "inference_mode"):
             self.signals.setdefault("no-grad", call.lineno)
-        if tail in ("AutoTokenizer", "tokenizer") or tail.endswith("tokenizer"):
+        elif tail == "to":
+            self.cast(call)
+        elif tail in _CROPS and name.startswith("torchvision"):
+            found = self.values.get(call.args[0]) if call.args else self.keyword(call, "size")
+            size = found[0] if found else None
+            if isinstance(size, (tuple, list)) and size:
+                size = size[0]
+            if _int(size) and ("image_size" not in self.fields or tail != "Resize"):
+                self.set("image_size", size, call.lineno, "medium")
+        elif tail.startswith("create_model") or tail in ("get_model", "build_model"):
+            found = self.values.get(call.args[0]) if call.args else self.keyword(call, "model_name")
+            built = _model_name(found[0]) if found else None
+            if built is not None and found is not None:
+                self.set("model", built, call.lineno, found[1])
+        if tail != "DataLoader" and _LOADER.search(tail):
+            self.loader(call, tail)
+        if _TRAINING_CALL.search(tail):
+            self.signals.setdefault("train-call", call.lineno)
+        if (tail in ("AutoTokenizer", "tokenizer") or tail.endswith("tokenizer")) and not (
+            self.target and _TARGETS.search(self.target)
+        ):
             self.take(call, "seq_len", "max_length", convert=_int)
+
+    def _casts_model(self, call: ast.Call) -> bool:
+        """``model.half()`` as a statement or ``model = model.half()`` on the training path —
+        not a checkpoint copy (``{"model": deepcopy(m).half()}``) or ``m.half().float()``."""
+        if self.cap == "low":
+            return False
+        parent = self.values.paths.parent(call)
+        if not isinstance(parent, (ast.Expr, ast.Assign)):
+            return False
+        if isinstance(parent, ast.Assign) and not _MODEL_NAME.search(self.target):
+            return False
+        receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
+        while isinstance(receiver, (ast.Call, ast.Attribute)):
+            receiver = receiver.func if isinstance(receiver, ast.Call) else receiver.value
+        return isinstance(receiver, ast.Name) and bool(_MODEL_NAME.search(receiver.id))
+
+    def argument_parser(self, call: ast.Call) -> None:
+        """``HfArgumentParser((ModelArguments, DataArguments, TrainingArguments))``: the
+        flags are the dataclasses' fields (read as defaults by the value reader) over the
+        library's own defaults."""
+        classes = (
+            call.args[0].elts if isinstance(call.args[0], (ast.Tuple, ast.List)) else [call.args[0]]
+        )
+        for node in classes:
+            name = qualified_name(node, self.imports) or dotted(node) or ""
+            local = self.values.classes.get(name)
+            if local is not None:
+                bases = [qualified_name(b, self.imports) or dotted(b) or "" for b in local.bases]
+                name = next((b for b in bases if b.endswith(_HF_ARGUMENTS)), name)
+            tail = name.rsplit(".", 1)[-1]
+            if tail in _HF_ARGUMENTS:
+                self.signals.setdefault("train", call.lineno)
+                self.library_defaults(tail, call.lineno)
+
+    def library_defaults(self, kind: str, line: int) -> None:
+        """What ``TrainingArguments`` / TRL's ``SFTConfig`` (TRL >= 0.20) hold when the script
+        leaves a field alone; applied after everything the script itself says."""
+        source = f"{self.path}:{line} ({kind} default)"
+        self.deferred.extend(
+            [
+                ("batch_size", 8, source),
+                ("accumulation", 1, source),
+                ("optimizer", "adamw", source),
+            ]
+        )
+        if kind in ("SFTConfig", "DPOConfig"):
+            self.deferred.extend(
+                [
+                    ("seq_len", 1024, source),
+                    ("dtype", "amp-bf16", source + ": bf16 when the GPU supports it"),
+                    ("checkpointing", True, source),
+                ]
+            )
+
+    def autocast(self, call: ast.Call) -> None:
+        """``torch.autocast("cuda", dtype=ptdtype)``: the dtype the default launch selects
+        (float32 = no mixed precision); ``enabled=False`` or an unknown dtype says nothing."""
+        enabled = self.keyword(call, "enabled")
+        if enabled is not None and not enabled[0]:
+            return
+        if call.args and not (
+            isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str)
+        ):
+            flag = self.values.get(call.args[0])  # torch.cuda.amp.autocast(enabled)
+            if flag is not None and flag[0] is False:
+                return
+        has_dtype = any(k.arg == "dtype" for k in call.keywords)
+        found = self.keyword(call, "dtype")
+        if has_dtype and found is None:
+            return
+        text = str(found[0]) if found else "float16"  # CUDA autocast's default
+        dtype = (
+            "amp-bf16"
+            if "bfloat16" in text
+            else "fp32"
+            if text.endswith(("float32", "float"))
+            else "amp-fp16"
+        )
+        self.set("dtype", dtype, call.lineno, found[1] if found else "high")
+
+    def cast(self, call: ast.Call) -> None:
+        """``model.to(torch.bfloat16)`` / ``.to(device, dtype=torch.float16)``: 16-bit weights."""
+        receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
+        while isinstance(receiver, (ast.Call, ast.Attribute)):
+            receiver = receiver.func if isinstance(receiver, ast.Call) else receiver.value
+        if not (isinstance(receiver, ast.Name) and _MODEL_NAME.search(receiver.id)):
+            return  # a tensor cast, not the model's weights
+        found = self.keyword(call, "dtype")
+        candidates = [found] if found else [self.values.get(a) for a in call.args]
+        for value in candidates:
+            text = str(value[0]) if value else ""
+            if text in ("torch.bfloat16", "torch.float16", "torch.half"):
+                weights = "bf16" if "bfloat" in text else "fp16"
+                if self.cap != "low":
+                    self.signals.setdefault("weights-" + weights, call.lineno)
+
+    def loader(self, call: ast.Call, tail: str) -> None:
+        """A data loader the script (or its library) defines: ``DataLoaderLite(B=B, T=T)``,
+        ``create_dataloader_v1(txt, batch_size=..., max_length=...)``; positional arguments
+        are matched to the parameters of a loader defined in the file."""
+        bound: dict[str, ast.expr] = {k.arg: k.value for k in call.keywords if k.arg}
+        params = self.values.signature(tail)
+        for param, arg in zip(params, call.args):
+            if not isinstance(arg, ast.Starred):
+                bound.setdefault(param, arg)
+        for field, names in (("batch_size", _BATCH_PARAMS), ("seq_len", _SEQ_PARAMS)):
+            for key in names:
+                if key in bound:
+                    found = self.values.get(bound[key])
+                    if found is not None and _int(found[0]):
+                        self.set(field, found[0], call.lineno, "medium")
+                        break
 
     # -- families ----------------------------------------------------------------------
     def generation(self, call: ast.Call) -> None:
@@ -312,13 +479,18 @@ class CallReader:
     def optimizer(self, call: ast.Call, tail: str) -> None:
         name = _OPTIMIZERS[tail]
         text = ast.unparse(call)
-        if name in ("adamw", "adam") and "fused=True" in text:
+        fused = self.keyword(call, "fused")
+        if name in ("adamw", "adam") and (
+            "fused=True" in text
+            or (any(k.arg == "fused" for k in call.keywords) and (fused is None or fused[0]))
+        ):
+            # ``fused=use_fused`` (true on CUDA in the scripts that compute it): fused
             name = "adamw-fused"
         if name == "sgd":
             momentum = self.keyword(call, "momentum")
             if momentum and momentum[0]:
                 name = "sgd-momentum"
-        self.set("optimizer", name, call.lineno)
+        self.set("optimizer", name, call.lineno, "high" if "fused" not in text else "medium")
 
     def deepspeed(self, value: Any, line: int) -> None:
         source = f"{self.path}:{line}"
@@ -389,6 +561,126 @@ class CallReader:
                 if converted is not None:
                     self.set(field, converted, line, "medium")
                     break
+        self._computed(values, "accumulation", _ACCUMULATION_NAMES)
+        self._flags(values)
+        for field, value, source in self.deferred:
+            if field not in self.fields:
+                self.fields[field] = Field(value, source, "medium")
+        self._launch(values)
+
+    def _computed(self, values, field: str, names: tuple[str, ...]) -> None:
+        """A value the script computes under a conventional name on the default path
+        (``grad_accum_steps = total_batch_size // (B * T * world_size)``)."""
+        if field in self.fields:
+            return
+        for name in names:
+            for value, stmt in values.assignments.get(name, ()):
+                if values.paths.state(stmt) != "default":
+                    continue
+                found = values.get(value)
+                if found is not None and _int(found[0]):
+                    self.set(field, found[0], stmt.lineno, "medium")
+                    return
+
+    def _flags(self, values) -> None:
+        """Optimizer, checkpointing, LoRA and quantisation chosen by a flag's default."""
+        defaults = values.defaults
+        if "optimizer" not in self.fields:
+            for name in ("optimizer", "optim", "opt"):
+                if name in defaults and isinstance(defaults[name][0], str):
+                    chosen = _flag_optimizer(defaults[name][0], defaults)
+                    if chosen:
+                        self.set("optimizer", chosen, defaults[name][1], "medium")
+                    break
+        if "checkpointing" not in self.fields:
+            for name in _CHECKPOINT_FLAGS:
+                if name in defaults and isinstance(defaults[name][0], bool):
+                    self.set("checkpointing", defaults[name][0], defaults[name][1], "medium")
+                    break
+        if "dtype" in self.fields and self.fields["dtype"].value == "amp-bf16":
+            for name in ("precision", "dtype", "mixed_precision"):
+                choices = values.choices.get(name, ())
+                if (
+                    name in defaults
+                    and defaults[name][0] == "bf16"
+                    and any("autocast" in str(c) or "mixed" in str(c) for c in choices)
+                ):  # "bf16" next to "bf16_autocast": the pure-bf16 choice
+                    old = self.fields["dtype"]
+                    self.fields["dtype"] = Field("bf16", old.source, old.confidence)
+        lora, line = None, 0
+        for name in _METHOD_FLAGS:
+            value = defaults.get(name, (None, 0))
+            if isinstance(value[0], str) and "lora" in value[0].lower():
+                lora, line = value[0].lower(), value[1]
+                break
+            if isinstance(value[0], bool) and name.startswith(("use_lora", "use_peft", "lora")):
+                lora, line = ("lora" if value[0] else None), value[1]
+                break
+        if lora and "lora_rank" not in self.fields:
+            rank = next(
+                (defaults[n] for n in ("lora_rank", "lora_r", "rank") if n in defaults), None
+            )
+            if rank and _int(rank[0]):
+                self.set("lora_rank", rank[0], rank[1], "medium")
+            else:
+                self.set("lora_rank", 8, line, "low")  # peft's default rank
+        if "quantize" not in self.fields:
+            if lora and ("qlora" in lora or "4bit" in lora or "bnb" in lora):
+                self.set("quantize", "4bit", line, "medium")
+            for name, kind in (
+                ("load_in_4bit", "4bit"),
+                ("use_4bit_quantization", "4bit"),
+                ("load_in_8bit", "8bit"),
+                ("use_8bit_quantization", "8bit"),
+            ):
+                if defaults.get(name, (None,))[0] is True:
+                    self.set("quantize", kind, defaults[name][1], "medium")
+
+    def _launch(self, values) -> None:
+        """World size and accumulation of the default launch (``python SCRIPT``) when the
+        script sets neither: one process, one optimizer step per batch — read from what the
+        script does not contain, so at most medium, and low when a distributed set-up exists
+        that a plain launch skips."""
+        training = (
+            "train" in self.signals
+            or "train-call" in self.signals
+            or (self.fields.get("mode") is not None and self.fields["mode"].value == "train")
+        )
+        if not training:
+            return
+        launched = _LAUNCH_COMMAND.search(values.source_text)  # "torchrun ... SCRIPT" in a comment
+        if "gpus" not in self.fields and "sharding" not in self.fields and not launched:
+            skipped = any(state == "multi-gpu" for _, state in self.skipped)
+            if "world-size-env" in self.signals:
+                pass  # WORLD_SIZE read on the default path: the launch decides, say so
+            elif skipped:
+                self.set(
+                    "gpus",
+                    1,
+                    0,
+                    "low",
+                    f"{self.path} (a plain launch; distributed only under torchrun)",
+                )
+            elif self.launcher and not self.distributed:
+                self.set(
+                    "gpus",
+                    1,
+                    0,
+                    "low",
+                    f"{self.path} (a plain launch: one process; the launcher's config may set more)",
+                )
+            elif not self.distributed:
+                self.set(
+                    "gpus", 1, 0, "medium", f"{self.path} (no distributed launch in the script)"
+                )
+        if "accumulation" not in self.fields and not _ACCUMULATES.search(values.source_text):
+            self.set(
+                "accumulation",
+                1,
+                0,
+                "medium",
+                f"{self.path} (no gradient accumulation in the script)",
+            )
 
     # -- result ------------------------------------------------------------------------
     def config(self) -> RunConfig:
@@ -399,6 +691,8 @@ class CallReader:
                 fields["mode"] = Field("generate", at("generate"), "medium")
             elif "train" in self.signals:
                 fields["mode"] = Field("train", at("train"), "medium")
+            elif "train-call" in self.signals:
+                fields["mode"] = Field("train", at("train-call") + " (a training loop)", "medium")
             elif "no-grad" in self.signals:
                 fields["mode"] = Field("inference", at("no-grad"), "medium")
         weights_signal = next((s for s in self.signals if s.startswith("weights-")), None)
@@ -407,7 +701,11 @@ class CallReader:
         mode = fields["mode"].value if "mode" in fields else None
         if weights and weights != "fp32" and ("dtype" not in fields or mode != "train"):
             fields["dtype"] = Field(weights, line + " (model loaded in " + weights + ")", "medium")
-        elif weights in ("bf16", "fp16") and fields["dtype"].value.startswith("amp"):
+        elif (
+            weights in ("bf16", "fp16")
+            and fields["dtype"].value.startswith("amp")
+            and "quantize" not in fields  # 4/8-bit base: the trained adapters stay in fp32
+        ):
             fields["dtype"] = Field(
                 weights, fields["dtype"].source, "medium"
             )  # autocast over 16-bit weights
@@ -515,6 +813,48 @@ _CONVENTIONS = (
         _model_name,
     ),
 )
+
+
+_ACCUMULATION_NAMES = (
+    "grad_accum_steps",
+    "gradient_accumulation_steps",
+    "accumulation_steps",
+    "accum_steps",
+    "accumulate",
+    "grad_accum",
+)
+_ACCUMULATES = re.compile(r"(?i)accum")
+_LAUNCH_COMMAND = re.compile(r"torchrun|nproc_per_node|accelerate launch|deepspeed --|mpirun")
+_CHECKPOINT_FLAGS = (
+    "gradient_checkpointing",
+    "use_gradient_checkpointing",
+    "grad_checkpointing",
+    "activation_checkpointing",
+    "use_checkpoint",
+)
+_METHOD_FLAGS = (
+    "train_type",
+    "finetune_type",
+    "peft_type",
+    "peft_method",
+    "method",
+    "use_lora",
+    "use_peft_lora",
+    "use_peft",
+    "lora",
+)
+
+
+def _flag_optimizer(value: str, defaults: dict) -> str | None:
+    text = value.lower()
+    if text == "sgd":
+        momentum = defaults.get("momentum", (None,))[0]
+        if isinstance(momentum, (int, float)) and not isinstance(momentum, bool):
+            return "sgd-momentum" if momentum > 0 else "sgd"
+        return None  # momentum unknown: the state it keeps is not knowable
+    if text in _HF_OPTIM:
+        return _HF_OPTIM[text]
+    return {"adamw": "adamw", "adam": "adam", "adafactor": "adafactor", "lion": "lion"}.get(text)
 
 
 def _int(value: Any) -> int | None:

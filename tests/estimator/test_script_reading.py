@@ -44,6 +44,8 @@ def test_plain_loop_reads_torchvision_model_dataloader_constant_autocast_and_mom
         "dtype": "amp-fp16",
         "optimizer": "sgd-momentum",
         "mode": "train",
+        "accumulation": 1,  # nothing accumulates: one step per batch (medium)
+        "gpus": 1,  # no distributed launch in the script (medium)
     }
 
 

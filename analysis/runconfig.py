@@ -345,6 +345,10 @@ class Values:
         literal = self._literal(node)
         if literal is not None:
             return literal, "high"
+        if isinstance(node, ast.Attribute):
+            text = dotted(node) or ""
+            if text.startswith("torch.") and text.rsplit(".", 1)[-1] in _TORCH_DTYPES:
+                return "torch." + text.rsplit(".", 1)[-1], "high"  # written in place
         key = id(node)
         if key in self._memo:
             return self._memo[key]

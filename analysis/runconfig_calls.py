@@ -93,6 +93,7 @@ class CallReader:
         self.deferred: list[tuple[str, Any, str]] = []  # library defaults, applied last
         self.distributed = False  # a distributed set-up on the default path (size unknown)
         self.launcher = False  # Accelerate / HF Trainer / DeepSpeed / Lightning: launch decides
+        self.accumulates = False  # backward() in a loop whose step comes after it
         self.skipped: list[tuple[ast.AST, str]] = []  # reads off the default path
 
     # -- recording ---------------------------------------------------------------------
@@ -673,7 +674,13 @@ class CallReader:
                 self.set(
                     "gpus", 1, 0, "medium", f"{self.path} (no distributed launch in the script)"
                 )
-        if "accumulation" not in self.fields and not _ACCUMULATES.search(values.source_text):
+        if "accumulation" not in self.fields:
+            self._accumulation_loop(values)
+        if (
+            "accumulation" not in self.fields
+            and not self.accumulates
+            and not _ACCUMULATES.search(values.source_text)
+        ):
             self.set(
                 "accumulation",
                 1,
@@ -681,6 +688,36 @@ class CallReader:
                 "medium",
                 f"{self.path} (no gradient accumulation in the script)",
             )
+
+    def _accumulation_loop(self, values) -> None:
+        """``for micro in range(N): ... loss.backward()`` with the optimizer step after the
+        loop: N micro-batches accumulate (an unresolved N says so, it is not 1)."""
+        for node in ast.walk(values.tree):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "backward"
+                and values.paths.state(node).runs
+            ):
+                continue
+            loop = _enclosing_loop(node, values)
+            if not isinstance(loop, ast.For) or _steps(loop):
+                continue
+            outer = _enclosing_loop(loop, values)
+            if outer is None or not _steps(outer):
+                continue
+            self.accumulates = True
+            iterator = loop.iter
+            if (
+                isinstance(iterator, ast.Call)
+                and isinstance(iterator.func, ast.Name)
+                and iterator.func.id == "range"
+                and len(iterator.args) == 1
+            ):
+                found = values.get(iterator.args[0])
+                if found is not None and _int(found[0]):
+                    self.set("accumulation", found[0], loop.lineno, "medium")
+            return
 
     # -- result ------------------------------------------------------------------------
     def config(self) -> RunConfig:
@@ -843,6 +880,23 @@ _METHOD_FLAGS = (
     "use_peft",
     "lora",
 )
+
+
+def _enclosing_loop(node: ast.AST, values) -> ast.AST | None:
+    current = values.paths.parent(node)
+    while current is not None and not isinstance(current, (ast.For, ast.While)):
+        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        current = values.paths.parent(current)
+    return current
+
+
+def _steps(node: ast.AST) -> bool:
+    """Whether ``node`` contains an optimizer step (``opt.step()``, ``scaler.step(opt)``)."""
+    return any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "step"
+        for n in ast.walk(node)
+    )
 
 
 def _flag_optimizer(value: str, defaults: dict) -> str | None:

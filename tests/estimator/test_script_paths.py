@@ -1,0 +1,287 @@
+"""Script reading follows values to the path that runs by default (issue 12).
+
+Each test restates, in its own words, a pattern met in real training scripts: values kept
+in module constants and dicts, branches a flag turns on, evaluation passes, distributed-only
+set-up, models chosen by name, entry-point and library defaults.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from contextlib import redirect_stdout
+
+from torchward.analysis.runconfig import read_source
+from torchward.cli import main
+
+
+def _read(source: str, path: str = "train.py"):
+    config, notes = read_source(source, path)
+    return config, {name: field.value for name, field in config.fields()}, notes
+
+
+NANO = """
+import os, torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+class Loader:
+    def __init__(self, B, T, split):
+        self.B, self.T = B, T
+
+ddp = int(os.environ.get('RANK', -1)) != -1
+if ddp:
+    torch.distributed.init_process_group(backend='nccl')
+    world = int(os.environ['WORLD_SIZE'])
+else:
+    world = 1
+tokens = 2 ** 19
+B = 16
+T = 2048
+steps = tokens // (B * T * world)
+train = Loader(B, T, split="train")
+val = Loader(B=B * 4, T=T, split="val")
+model = Net()
+if ddp:
+    model = DDP(model)
+opt = torch.optim.AdamW(model.parameters(), lr=3e-4, fused=use_fused)
+for step in range(10):
+    for micro in range(steps):
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = model(x)
+        loss.backward()
+    opt.step()
+"""
+
+
+def test_constants_a_local_loader_and_a_computed_accumulation_on_a_plain_launch():
+    config, values, _ = _read(NANO)
+    assert values["batch_size"] == 16 and values["seq_len"] == 2048
+    assert values["accumulation"] == 16  # 2**19 // (16 * 2048 * 1): world is 1 without RANK
+    assert values["dtype"] == "amp-bf16" and config.dtype.confidence == "high"
+    assert values["optimizer"] == "adamw-fused"
+    # DDP and init_process_group only run under torchrun: no sharding, one GPU (low)
+    assert "sharding" not in values
+    assert values["gpus"] == 1 and config.gpus.confidence == "low"
+
+
+def test_a_branch_a_store_true_flag_turns_on_is_not_the_job():
+    source = """
+import argparse, torch
+from peft import LoraConfig
+p = argparse.ArgumentParser()
+p.add_argument("--use_lora", action="store_true")
+p.add_argument("--use_optimizer", action="store_true")
+p.add_argument("--lora_r", type=int, default=8)
+args = p.parse_args()
+if args.use_lora:
+    cfg = LoraConfig(r=args.lora_r)
+if args.use_optimizer:
+    opt = torch.optim.Adam(model.parameters())
+else:
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+loss.backward()
+"""
+    config, values, _ = _read(source)
+    assert "lora_rank" not in values
+    assert values["optimizer"] == "sgd" and config.optimizer.confidence == "high"
+    on, values_on, _ = _read(
+        source.replace('"--use_lora", action="store_true"', '"--use_lora", action="store_false"')
+    )
+    assert values_on["lora_rank"] == 8 and on.lora_rank.confidence == "medium"
+
+
+def test_validation_autocast_loses_to_the_training_one_and_alone_is_low_confidence():
+    source = """
+import torch
+def evaluate(model, loader):
+    with torch.no_grad(), torch.autocast("cuda", dtype=torch.float16):
+        return model(x)
+def train(model):
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        loss = model(x)
+    loss.backward()
+train(model)
+evaluate(model, None)
+"""
+    config, values, _ = _read(source)
+    assert values["dtype"] == "amp-bf16" and config.dtype.confidence == "high"
+    only_eval, values, _ = _read(source.replace("dtype=torch.bfloat16", "enabled=False"))
+    assert values["dtype"] == "amp-fp16" and only_eval.dtype.confidence == "low"
+
+
+def test_an_undecidable_condition_caps_confidence_at_medium():
+    config, values, _ = _read(
+        "import torch\nif torch.rand(1).item() > 0.5:\n"
+        "    loader = torch.utils.data.DataLoader(ds, batch_size=64)\nloss.backward()\n"
+    )
+    assert values["batch_size"] == 64 and config.batch_size.confidence != "high"
+
+
+def test_torchvision_builder_chosen_by_an_argparse_default():
+    source = """
+import argparse
+import torchvision.models as models
+p = argparse.ArgumentParser()
+p.add_argument('-a', '--arch', default='resnet18')
+p.add_argument('-b', '--batch-size', default=256, type=int)
+args = p.parse_args()
+model = models.__dict__[args.arch]()
+loader = torch.utils.data.DataLoader(ds, batch_size=args.batch_size)
+val_loader = torch.utils.data.DataLoader(vs, batch_size=1024)
+loss.backward()
+"""
+    config, values, _ = _read(source)
+    assert values["model"] == "resnet18" and config.model.confidence == "medium"
+    assert values["batch_size"] == 256  # the training loader, not the evaluation one
+
+
+def test_init_from_scratch_is_not_a_model_name():
+    source = """
+init_from = 'scratch'
+if init_from == 'scratch':
+    model = GPT(conf)
+elif init_from.startswith('gpt2'):
+    model = GPT.from_pretrained(init_from)
+loss.backward()
+"""
+    _, values, _ = _read(source)
+    assert values.get("model") != "scratch"
+
+
+def test_an_entry_points_parameter_defaults_configure_qlora_in_pure_bf16():
+    source = """
+from fastcore.script import call_parse, Param
+@call_parse()
+def main(
+    train_type: Param("", choices=["full", "lora", "qlora"]) = "qlora",
+    batch_size: int = 2,
+    context_length: int = 1024,
+    precision: Param("", choices=["fp32", "bf16", "bf16_autocast"]) = "bf16",
+    use_gradient_checkpointing: bool = True,
+    lora_rank: int = 32,
+    model_name: str = "meta-llama/Llama-2-7b-hf",
+):
+    loss.backward()
+"""
+    _, values, _ = _read(source)
+    assert values["model"] == "meta-llama/Llama-2-7b-hf"
+    assert values["batch_size"] == 2 and values["seq_len"] == 1024
+    assert values["dtype"] == "bf16"  # "bf16" next to "bf16_autocast" is the pure choice
+    assert values["lora_rank"] == 32 and values["quantize"] == "4bit"
+    assert values["checkpointing"] is True
+
+
+def test_sft_config_through_hf_argument_parser_brings_the_library_defaults():
+    source = """
+from dataclasses import dataclass, field
+from transformers import HfArgumentParser
+from trl import SFTConfig
+@dataclass
+class ModelArguments:
+    model_name_or_path: str = field(default="Qwen/Qwen2.5-0.5B")
+parser = HfArgumentParser((ModelArguments, SFTConfig))
+model_args, training_args = parser.parse_args_into_dataclasses()
+"""
+    config, values, _ = _read(source)
+    assert values["model"] == "Qwen/Qwen2.5-0.5B" and values["mode"] == "train"
+    assert values["batch_size"] == 8 and values["seq_len"] == 1024
+    assert values["dtype"] == "amp-bf16" and values["checkpointing"] is True
+    assert "SFTConfig default" in config.seq_len.source and config.seq_len.confidence == "medium"
+
+
+def test_the_labels_tokenizer_length_is_not_the_sequence():
+    source = """
+def main():
+    max_length = 64
+    def preprocess(batch):
+        inputs = tokenizer(batch["x"], max_length=max_length, padding="max_length")
+        labels = tokenizer(batch["y"], max_length=2, padding="max_length")
+        return inputs
+    loss.backward()
+main()
+"""
+    _, values, _ = _read(source)
+    assert values["seq_len"] == 64
+
+
+def test_a_test_mode_branch_does_not_size_the_model_and_dict_updates_apply():
+    source = """
+import argparse
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.emb = nn.Embedding(cfg["vocab"], cfg["dim"])
+        self.head = nn.Linear(cfg["dim"], cfg["vocab"], bias=False)
+p = argparse.ArgumentParser()
+p.add_argument("--test_mode", action="store_true")
+args = p.parse_args()
+if args.test_mode:
+    CFG = {"vocab": 10, "dim": 2}
+else:
+    CFG = {"vocab": 1000}
+    sizes = {"small": {"dim": 64}, "large": {"dim": 128}}
+    CFG.update(sizes["small"])
+model = Net(CFG)
+loss.backward()
+"""
+    config, values, _ = _read(source)
+    assert values["model"] == "Net" and values["params"] == 2 * 1000 * 64
+
+
+def test_config_dataclass_instances_and_weight_tying():
+    source = """
+from dataclasses import dataclass
+import torch.nn as nn
+@dataclass
+class Conf:
+    vocab: int = 1000
+    dim: int = 32
+class LM(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.body = nn.ModuleDict(dict(wte=nn.Embedding(config.vocab, config.dim)))
+        self.head = nn.Linear(config.dim, config.vocab, bias=False)
+        self.body.wte.weight = self.head.weight
+model = LM(Conf(vocab=500))
+loss.backward()
+"""
+    _, values, _ = _read(source)
+    assert values["params"] == 500 * 32  # one tensor shared by the embedding and the head
+
+
+def _cli(*args: str) -> tuple[int, str]:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = main(["estimate", *args])
+    return code, out.getvalue()
+
+
+def test_a_script_without_a_sizable_model_reports_unknown_with_what_it_read(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import argparse, torch\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--model_name_or_path')\np.add_argument('--batch_size', type=int, default=4)\n"
+        "args = p.parse_args()\nmodel = AutoModel.from_pretrained(args.model_name_or_path)\n"
+        "loss.backward()\n"
+    )
+    code, out = _cli(str(script), "--format", "json")
+    data = json.loads(out)
+    assert code == 0 and data["verdict"] == "unknown" and data["peak_bytes"] is None
+    assert data["config"]["batch_size"]["value"] == 4
+    assert data["notes"][0].startswith("unknown: ")
+
+
+def test_unmodelled_activations_give_no_fit_no_smallest_gpu_no_max_batch(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import torch, torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.fc = nn.Linear(1024, 1024)\n"
+        "model = Net()\nopt = torch.optim.AdamW(model.parameters())\nloss.backward()\n"
+    )
+    code, out = _cli(str(script), "--gpu", "a100-80gb", "--format", "json")
+    data = json.loads(out)
+    assert code == 0 and data["verdict"] == "unknown"
+    assert data["smallest_gpu"] is None and data["max_batch_size"] is None
+    assert any("activations of `Net` are not modelled" in n for n in data["notes"])
+    assert data["peak_bytes"] > 1024 * 1024 * 4 * 4  # the lower bound: weights, grads, Adam

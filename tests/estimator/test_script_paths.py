@@ -12,6 +12,7 @@ import json
 from contextlib import redirect_stdout
 
 from torchward.analysis.runconfig import read_source
+
 from torchward.cli import main
 
 

@@ -21,6 +21,7 @@ from .events import EventKind, LossFacts, ModeSwitch
 from .fallback import kind_from_name
 from .finding import Confidence
 from .names import dotted
+from .observed import observe_api, observe_method
 from .values import (
     SCALAR,
     UNKNOWN,
@@ -236,6 +237,7 @@ class CallsMixin:
         args, kwargs = self.arguments(node)
         first = args[0] if args else UNKNOWN
         origin = self.evidence(node, f"`{self.text(node)}` is constructed here")
+        observe_api(self, name, node, args, kwargs)
         if name in catalog.ACTIVATION_FUNCTIONS:
             activation = catalog.ACTIVATION_FUNCTIONS[name]
             applied = self.evidence(node, f"`{self.text(node)}` applies {activation}")
@@ -363,11 +365,12 @@ class CallsMixin:
                 "zero_grad",
             ):
                 kind, confidence = guessed, Confidence.LOW
+        observe_method(self, receiver, method, node)
         if method == "zero_grad" or (
             method in ("zero_", "detach_") and receiver_path and receiver_path.endswith(".grad")
         ):
             self.arguments(node)
-            self.emit(EventKind.ZERO_GRAD, node)
+            self.emit(EventKind.ZERO_GRAD, node, target=receiver)
             return UNKNOWN
         if kind in (Kind.INSTANCE, Kind.MODEL) and receiver.class_name:
             info = self.analyzer.index.find_method(receiver.class_name, method)

@@ -32,6 +32,18 @@ class EventKind(str, enum.Enum):
     ITERATE = "iterate"  # a loop over a data loader
     DDP_WRAP = "ddp_wrap"
     GRAD_CALL = "grad_call"  # torch.autograd.grad: gradients taken on purpose
+    # calls the second catalog asks about (see analysis/observed.py)
+    OPTIMIZER_BUILT = "optimizer_built"
+    LOADER_BUILT = "loader_built"
+    SAMPLER_BUILT = "sampler_built"  # a DistributedSampler
+    SCHEDULER_STEP = "scheduler_step"
+    SCALER_SCALE = "scaler_scale"  # GradScaler.scale(loss)
+    SCALER_UNSCALE = "scaler_unscale"  # GradScaler.unscale_(optimizer)
+    SCALER_STEP = "scaler_step"  # GradScaler.step(optimizer), also recorded as a STEP
+    CLIP_GRAD = "clip_grad"  # clip_grad_norm_ / clip_grad_value_
+    SET_EPOCH = "set_epoch"
+    COMPILE = "compile"  # torch.compile(...)
+    TORCH_LOAD = "torch_load"
 
 
 @attrs.frozen
@@ -69,6 +81,23 @@ class ModeSwitch:
 
 
 @attrs.frozen
+class CallFacts:
+    """Facts about the API call behind an event of the second catalog (observed.py)."""
+
+    rebuilt_inputs: bool = False  # OPTIMIZER_BUILT: its params are rebound in the same loop
+    stateless: bool = False  # OPTIMIZER_BUILT: plain SGD without momentum keeps no state
+    shuffles: bool = True  # SAMPLER_BUILT: not built with a literal shuffle=False
+    sampler_origin: Span | None = None  # LOADER_BUILT: where its sampler= was built
+    workers: int | None = None  # LOADER_BUILT: a literal num_workers=
+    workers_given: bool = False
+    pin_memory: bool | None = None  # LOADER_BUILT: a literal pin_memory=
+    pin_memory_given: bool = False
+    weights_only: bool | None = None  # TORCH_LOAD: a literal weights_only=
+    weights_only_given: bool = False
+    opaque_arguments: bool = False  # *args / **kwargs may pass anything
+
+
+@attrs.frozen
 class Event:
     kind: EventKind
     span: Span  # in the function whose trace holds the event (a call site when replayed)
@@ -85,6 +114,7 @@ class Event:
     store: StoreFacts | None = None  # STORE events only
     loss: LossFacts | None = None  # LOSS events only
     switch: ModeSwitch | None = None  # MODE events only
+    call: CallFacts | None = None  # events of the second catalog: the call's facts
     via: tuple[Evidence, ...] = ()  # replayed from helpers: the helper's own statements
     in_accumulate: bool = False  # inside ``with accelerator.accumulate(...)``
     in_helper_loop: bool = False  # replayed from a loop inside the helper itself

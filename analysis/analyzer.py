@@ -26,6 +26,7 @@ from .names import qualified_name
 from .positions import LineIndex
 from .relevance import (
     TRAINING_KINDS,
+    callers_first,
     functions_worth_analysing,
     is_other_framework,
     training_import_aliases,
@@ -42,6 +43,7 @@ _REPLAYED = {
     EventKind.ZERO_GRAD,
     EventKind.MODE,
     EventKind.GRAD_CALL,
+    EventKind.GRAD_SCALE,
     EventKind.DDP_WRAP,
     EventKind.SCHEDULER_STEP,
     EventKind.SCALER_SCALE,
@@ -91,7 +93,7 @@ class FileAnalyzer:
         self._registered: set[int] = set()
         self._stack: list[str] = []
         self._contexts: dict[str, int] = {}
-        self._backward_cache: dict[int, dict[str, ast.Call]] = {}
+        self._backward_cache: dict[int, dict[str, tuple[ast.Call, ...]]] = {}
         self._instances: dict[tuple, Value] = {}
         self.module_run: FunctionRun | None = None
 
@@ -119,11 +121,11 @@ class FileAnalyzer:
         )
         kinded |= training_import_aliases(self.index)
         worth = functions_worth_analysing(self.index, kinded)
-        for info in self.index.functions_in_order():
-            if info.qualname not in self.analyzed and info.qualname in worth:
+        for info in callers_first(self.index, worth):
+            if info.qualname not in self.analyzed:
                 self.analyze_standalone(info)
 
-    def backward_targets(self, body: list[ast.stmt]) -> dict[str, ast.Call]:
+    def backward_targets(self, body: list[ast.stmt]) -> dict[str, tuple[ast.Call, ...]]:
         """Names ``body`` calls ``backward`` on; computed once per body, not per context."""
         key = id(body[0]) if body else 0
         if key not in self._backward_cache:

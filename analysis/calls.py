@@ -13,6 +13,7 @@ A call is resolved in this order, strongest evidence first:
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -79,6 +80,11 @@ def literal(node: ast.expr | None) -> object:
     return node.value if isinstance(node, ast.Constant) else None
 
 
+def _is_gradient_path(path: str | None) -> bool:
+    """``p.grad`` or ``p.grad.data``: a parameter's gradient, by the attribute that holds it."""
+    return path is not None and path.endswith((".grad", ".grad.data"))
+
+
 def reduction_of(node: ast.Call) -> str | None:
     """The literal ``reduction=`` of a loss call or criterion (None: default or computed)."""
     value = literal(keyword(node, "reduction"))
@@ -87,6 +93,12 @@ def reduction_of(node: ast.Call) -> str | None:
 
 class CallsMixin:
     """Call evaluation for :class:`~torchward.analysis.interpreter.FunctionRun`."""
+
+    if TYPE_CHECKING:  # provided by FunctionRun, which mixes this class in
+
+        def emit(self, kind: EventKind, node: ast.AST, **fields: Any) -> None: ...
+
+        def emptied(self, path: str, container: Value, node: ast.Call) -> None: ...
 
     def _eval_Call(self, node: ast.Call) -> Value:
         func = node.func
@@ -126,7 +138,7 @@ class CallsMixin:
         if callee.kind is Kind.CRITERION:
             args, kwargs = self.arguments(node)
             facts = callee.criterion_facts or CriterionFacts()
-            return self.loss(facts.loss, facts.reduction, args, node, callee)
+            return self.loss(facts.loss, facts.reduction, [*args, *kwargs.values()], node, callee)
         if callee.kind is Kind.INSTANCE and callee.class_name:
             method = self.analyzer.index.find_method(callee.class_name, "__call__")
             if method is not None:
@@ -147,6 +159,13 @@ class CallsMixin:
         args, kwargs = self.arguments(node)
         if name in index.classes:
             return self.analyzer.instantiate(name, args, kwargs, node, self)
+        if name == "zero_grad":
+            self.emit(EventKind.ZERO_GRAD, node)  # a reset helper the file does not define
+            return UNKNOWN
+        if name in catalog.GRAPH_KEEPING_BUILTINS and args:
+            # ``abs(loss)``, ``round(loss, 4)``: the tensor's own operator, still on the graph
+            operand = args[0]
+            return attrs.evolve(combine((operand,)), scaled=operand.scaled)
         if name in catalog.DETACHING_BUILTINS:
             return SCALAR
         if name in ("list", "dict", "set", "tuple", "sorted", "reversed"):
@@ -213,7 +232,9 @@ class CallsMixin:
             graph=inputs.graph,
             graph_confidence=inputs.graph_confidence,
             locs=inputs.locs,
-            scaled=False,
+            # a summed loss is normalised elsewhere by design (by a token count, after
+            # the fact): whether it is scaled is not for this statement to say
+            scaled=None if reduction == "sum" else False,
             eval_forward=inputs.eval_forward,
         )
         result = attrs.evolve(
@@ -238,6 +259,11 @@ class CallsMixin:
         first = args[0] if args else UNKNOWN
         origin = self.evidence(node, f"`{self.text(node)}` is constructed here")
         observe_api(self, name, node, args, kwargs)
+        if name.rsplit(".", 1)[-1] == "zero_grad":
+            # a project's own reset helper (``zero_grad(model_params)``), imported from a
+            # module this file cannot see: named like the method it stands for
+            self.emit(EventKind.ZERO_GRAD, node)
+            return UNKNOWN
         if name in catalog.ACTIVATION_FUNCTIONS:
             activation = catalog.ACTIVATION_FUNCTIONS[name]
             applied = self.evidence(node, f"`{self.text(node)}` applies {activation}")
@@ -372,6 +398,10 @@ class CallsMixin:
             self.arguments(node)
             self.emit(EventKind.ZERO_GRAD, node, target=receiver)
             return UNKNOWN
+        if method in catalog.GRAD_SCALING_METHODS and _is_gradient_path(receiver_path):
+            self.arguments(node)
+            self.emit(EventKind.GRAD_SCALE, node)
+            return UNKNOWN
         if kind in (Kind.INSTANCE, Kind.MODEL) and receiver.class_name:
             info = self.analyzer.index.find_method(receiver.class_name, method)
             if (
@@ -498,6 +528,8 @@ class CallsMixin:
             return UNKNOWN
         if method in ("pop", "get", "popleft", "values", "items", "copy", "__getitem__"):
             return self.element_of(container) if method != "copy" else container
+        if method == "clear" and path:
+            self.emptied(path, container, node)
         return UNKNOWN
 
     def tensor_method(self, tensor: Value, method: str, node: ast.Call, path: str | None) -> Value:

@@ -208,7 +208,6 @@ DETACHING_BUILTINS = {
     "len",
     "str",
     "repr",
-    "round",
     "print",
     "isinstance",
     "type",
@@ -217,8 +216,10 @@ DETACHING_BUILTINS = {
     "id",
     "range",
     "math",
-    "abs",
 }
+#: builtins that dispatch to a tensor's own operator (``Tensor.__abs__``,
+#: ``Tensor.__round__``) and so return a tensor on the same graph
+GRAPH_KEEPING_BUILTINS = {"abs", "round"}
 DETACHING_TORCH_FUNCTIONS = {
     "torch.argmax",
     "torch.argmin",
@@ -259,6 +260,9 @@ INTEGER_DTYPES = {
 }
 SCALING_METHODS = {"div", "div_", "true_divide", "mul", "mul_", "__truediv__"}
 SCALING_FUNCTIONS = {"torch.div", "torch.true_divide", "torch.mul"}
+#: in-place methods that scale a tensor: on ``p.grad`` they normalise gradients by hand
+GRAD_SCALING_METHODS = {"div_", "mul_"}
+
 STORING_METHODS = {
     "append",
     "extend",

@@ -32,6 +32,7 @@ class EventKind(str, enum.Enum):
     ITERATE = "iterate"  # a loop over a data loader
     DDP_WRAP = "ddp_wrap"
     GRAD_CALL = "grad_call"  # torch.autograd.grad: gradients taken on purpose
+    GRAD_SCALE = "grad_scale"  # p.grad /= n, p.grad.div_(n): gradients normalised by hand
     # calls the second catalog asks about (see analysis/observed.py)
     OPTIMIZER_BUILT = "optimizer_built"
     LOADER_BUILT = "loader_built"

@@ -15,6 +15,7 @@ called while it is off yields no graph.
 from __future__ import annotations
 
 import ast
+import builtins
 
 import attrs
 
@@ -54,10 +55,15 @@ def _walk_own_code(body: list[ast.stmt]):
         stack.extend(ast.iter_child_nodes(node))
 
 
-def backward_targets_of(body: list[ast.stmt]) -> dict[str, ast.Call]:
+def backward_targets_of(body: list[ast.stmt]) -> dict[str, tuple[ast.Call, ...]]:
     """Names on which the function calls ``backward``: directly, through a grad scaler
-    (``scaler.scale(loss).backward()``) or through a framework (``accelerator.backward(loss)``)."""
-    found: dict[str, ast.Call] = {}
+    (``scaler.scale(loss).backward()``) or through a framework (``accelerator.backward(loss)``).
+
+    ``x.backward(y)`` with a positional argument proves nothing about either name: ``x``
+    may be an engine taking the loss (DeepSpeed's ``model.backward(loss)``) or a tensor
+    taking its output gradient, and which one is a question for the dataflow.
+    """
+    found: dict[str, tuple[ast.Call, ...]] = {}
     for node in _walk_own_code(body):
         if not (
             isinstance(node, ast.Call)
@@ -80,11 +86,64 @@ def backward_targets_of(body: list[ast.stmt]) -> dict[str, ast.Call]:
             and node.args
         ):
             target = dotted(node.args[0])
+        elif node.args:
+            continue
         else:
             target = owner
         if target:
-            found.setdefault(target, node)
+            found[target] = found.get(target, ()) + (node,)
     return found
+
+
+def _loop_lines(body: list[ast.stmt]) -> list[tuple[int, int]]:
+    """The line ranges of the loops of ``body`` (nested functions excluded)."""
+    return [
+        (node.lineno, getattr(node, "end_lineno", node.lineno))
+        for node in _walk_own_code(body)
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While))
+    ]
+
+
+def _may_be_guard(node: ast.Assign) -> bool:
+    """A cheap pre-test: the assigned expression names something about grad mode."""
+    expression = node.value
+    if isinstance(expression, ast.IfExp):
+        return _may_be_guard(ast.Assign(targets=[], value=expression.body)) or _may_be_guard(
+            ast.Assign(targets=[], value=expression.orelse)
+        )
+    if isinstance(expression, ast.Call):
+        expression = expression.func
+    word = (
+        expression.attr
+        if isinstance(expression, ast.Attribute)
+        else expression.id
+        if isinstance(expression, ast.Name)
+        else ""
+    )
+    return "grad" in word or "inference" in word
+
+
+def _join_branches(body: dict[str, Value], orelse: dict[str, Value]) -> dict[str, Value]:
+    """The environment after an ``if``: both branches joined, except that a value divided
+    on one branch only is *maybe* scaled (None), not unscaled.
+
+    ``if accum > 1: loss = loss / accum`` normalises exactly when accumulation happens;
+    the analysis does not correlate the test with the later modulo gate, so it cannot
+    call the loss unscaled. (A loop back edge keeps the lattice's must-join: a value
+    divided in one iteration only is not divided.)
+    """
+    merged = join_env(body, orelse)
+    for name, left in body.items():
+        right = orelse.get(name)
+        if (
+            right is not None
+            and left.scaled is not right.scaled
+            and left.scaled is not None
+            and right.scaled is not None
+            and (left.graph or right.graph)
+        ):
+            merged[name] = attrs.evolve(merged[name], scaled=None)
+    return merged
 
 
 class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
@@ -112,6 +171,11 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
         self.recording = True
         self.returns: list[Value] = []
         self.loc_loops: dict[Loc, tuple[int, ...]] = {}
+        # the loops enclosing the statement that last bound each variable of this function
+        self.bound_loops: dict[str, tuple[int, ...]] = {}
+        self._loops_of_body: list[tuple[int, int]] | None = None
+        # variables bound to a grad-mode context manager: False disables, True enables
+        self.grad_guards: dict[str, bool] = {}
         self.backward_targets = analyzer.backward_targets(body)
 
     # --- running --------------------------------------------------------------------
@@ -171,7 +235,7 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
     def store(
         self, container: Value, stored: Value, node: ast.AST, path: str | None, value_node: ast.AST
     ) -> None:
-        locs = container.locs or frozenset({Loc(self.trace.function, 0, 0, path or "<container>")})
+        locs = self.identity_of(container, path)
         for loc in locs:
             created = self.loc_loops.get(loc, ())
             self.emit(
@@ -195,6 +259,34 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
                 else container.graph_confidence,
                 locs=container.locs | stored.locs,
             )
+
+    def emptied(self, path: str, container: Value, node: ast.Call) -> None:
+        """``path.clear()``: what is stored afterwards is held only until the next clear,
+        as if a fresh container had been bound here (``path = []``)."""
+        loc = Loc(self.trace.function, node.lineno, node.col_offset, path)
+        self.loc_loops[loc] = tuple(self.loops)
+        self.env[path] = attrs.evolve(container, graph=None, locs=frozenset({loc}))
+
+    def identity_of(self, container: Value, path: str | None) -> frozenset[Loc]:
+        """The storage places a store into ``container`` (reached as ``path``) writes to.
+
+        A container's identity is its own creation site: the ``Loc`` its variable was
+        bound to. The other locs a value carries say which containers it was *read
+        from* (``losses = loss_fn(**outputs)`` reads ``outputs``), which is not where a
+        store into it goes. A variable bound in this function to something that is not a
+        container literal (a dict a loss function returned, a loss tensor) is a place of
+        its own, created where it was bound: inside the loop when bound in the iteration.
+        """
+        if path is None:
+            return container.locs or frozenset({Loc(self.trace.function, 0, 0, "<container>")})
+        own = frozenset(loc for loc in container.locs if loc.name == path)
+        if own:
+            return own
+        if path in self.bound_loops:
+            place = Loc(self.trace.function, 0, 0, path)
+            self.loc_loops[place] = self.bound_loops[path]
+            return frozenset({place})
+        return container.locs or frozenset({Loc(self.trace.function, 0, 0, path)})
 
     def set_mode(self, path: str, fact: ModeFact | None) -> None:
         current = self.lookup(path) or self.resolve_path(path)
@@ -281,7 +373,8 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
             and isinstance(getattr(statement, "value", None), ast.Constant)
         ):
             self.emit(EventKind.ZERO_GRAD, statement)
-        value = self.with_backward_proof(path, value)
+        self.bound_loops[path] = tuple(self.loops)
+        value = self.with_backward_proof(path, value, statement)
         if value.kind in (Kind.CONTAINER, Kind.SCALAR) or (
             value.kind is Kind.TENSOR and not value.graph
         ):
@@ -307,10 +400,20 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
             )
         self.env[path] = value
 
-    def with_backward_proof(self, path: str, value: Value) -> Value:
-        """A value that ``backward()`` is later called on carries a graph: that is proof."""
-        call = self.backward_targets.get(path)
-        if call is None or not self.grad_enabled or value.kind not in (None, Kind.TENSOR):
+    def with_backward_proof(self, path: str, value: Value, statement: ast.AST) -> Value:
+        """A value that ``backward()`` is later called on carries a graph: that is proof.
+
+        Only for a ``backward()`` this binding can reach: one after it, and inside every
+        loop that encloses the backward (a loop around the backward rebinds the name on
+        each pass). The same name bound in another pass of a script — an evaluation loop
+        before the training loop — is a different variable and proves nothing.
+        """
+        calls = self.backward_targets.get(path)
+        if not calls or not self.grad_enabled or value.kind not in (None, Kind.TENSOR):
+            return value
+        line = getattr(statement, "lineno", 0)
+        call = next((c for c in calls if self._reaches(line, c.lineno)), None)
+        if call is None:
             return value
         if value.graph is not None and value.graph_confidence is Confidence.HIGH:
             return value
@@ -320,14 +423,78 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
         )
         return attrs.evolve(value, kind=Kind.TENSOR, graph=proof, graph_confidence=Confidence.HIGH)
 
+    def _reaches(self, line: int, call_line: int) -> bool:
+        """Whether a binding at ``line`` can still be the value read at ``call_line``."""
+        if call_line < line:
+            return False
+        if self._loops_of_body is None:
+            self._loops_of_body = _loop_lines(self.body)
+        return all(
+            start <= line <= end for start, end in self._loops_of_body if start <= call_line <= end
+        )
+
     # --- statements -----------------------------------------------------------------
     def _exec_Expr(self, node: ast.Expr) -> None:
-        self.evaluate(node.value)
+        call = node.value
+        if (
+            isinstance(call, ast.Call)
+            and self.qualified(call.func) == catalog.GRAD_SETTING
+            and call.args
+            and isinstance(literal(call.args[0]), bool)
+        ):
+            # ``torch.set_grad_enabled(False)`` as a statement: in force from here on
+            self.grad_enabled = bool(literal(call.args[0]))
+        self.evaluate(call)
 
     def _exec_Assign(self, node: ast.Assign) -> None:
         value = self.evaluate(node.value)
+        guard = self.grad_mode_of(node.value) if self.grad_guards or _may_be_guard(node) else None
+        for target in node.targets:
+            if (path := dotted(target)) is not None:
+                if guard is None:
+                    self.grad_guards.pop(path, None)
+                else:
+                    self.grad_guards[path] = guard
+        if (
+            value.graph is not None
+            and value.elements is None
+            and any(isinstance(t, (ast.Tuple, ast.List)) for t in node.targets)
+            and isinstance(node.value, ast.Call)
+            and self.unseen_callee(node.value)
+        ):
+            # ``loss, loss_items = compute_loss(pred, targets)``: code we cannot see often
+            # returns detached statistics next to its loss, so no element is proven to
+            # carry the graph (the one that reaches backward() is proven by that call)
+            value = attrs.evolve(value, kind=None, graph=None)
         for target in node.targets:
             self.assign(target, value, node)
+
+    def unseen_callee(self, call: ast.Call) -> bool:
+        """Whether ``call`` goes to code the analysis neither reads nor knows from the
+        catalog: an object of an imported class, a callable from another module."""
+        func = call.func
+        name = self.qualified(func)
+        if name is not None:
+            return name.split(".")[0] not in ("torch", "builtins")
+        if isinstance(func, ast.Name):
+            found = self.lookup(func.id)
+            if found is None:
+                index = self.analyzer.index
+                return not (
+                    func.id in index.top_functions
+                    or func.id in index.classes
+                    or hasattr(builtins, func.id)
+                )
+            return found.kind is None and found.graph is None
+        if isinstance(func, ast.Attribute) and isinstance(func.value, (ast.Name, ast.Attribute)):
+            receiver = self.evaluate(func.value)
+            if receiver.kind in (Kind.INSTANCE, Kind.MODEL):
+                stored = receiver.attribute(func.attr)  # ``self.compute_loss = LossFn(...)``
+                return stored is not None and stored.kind is None and stored.graph is None
+            if receiver.graph is not None or receiver.kind is not None:
+                return False  # a tensor method, or a method of a value whose kind is known
+            return self.evaluate(func).kind is None
+        return False
 
     def _exec_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
@@ -343,6 +510,8 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
             return
         if path is None:
             return
+        if isinstance(node.op, (ast.Div, ast.Mult)) and path.endswith((".grad", ".grad.data")):
+            self.emit(EventKind.GRAD_SCALE, node)
         left = self.lookup(path) or UNKNOWN
         new = attrs.evolve(
             join(left, right)
@@ -402,7 +571,7 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
         self.env = dict(before)
         self.execute(node.orelse)
         self.gates.pop()
-        self.env = join_env(after_body, self.env)
+        self.env = _join_branches(after_body, self.env)
 
     def _exec_Try(self, node: ast.Try) -> None:
         before = dict(self.env)
@@ -432,20 +601,9 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
         saved_grad, saved_accumulate = self.grad_enabled, self.in_accumulate
         for item in node.items:
             context = item.context_expr
-            func = context.func if isinstance(context, ast.Call) else context
-            name = self.qualified(func) or dotted(func)
-            if catalog.is_grad_disabling(name) and not (
-                isinstance(context, ast.Call) and context.args and literal(context.args[0]) is False
-            ):
-                self.grad_enabled = False
-            elif name in catalog.GRAD_ENABLING:
-                self.grad_enabled = True
-            elif name == catalog.GRAD_SETTING and isinstance(context, ast.Call) and context.args:
-                flag = literal(context.args[0])
-                if flag is False:
-                    self.grad_enabled = False
-                elif flag is True:
-                    self.grad_enabled = True
+            grad_mode = self.grad_mode_of(context)
+            if grad_mode is not None:
+                self.grad_enabled = grad_mode
             elif (
                 isinstance(context, ast.Call)
                 and isinstance(context.func, ast.Attribute)
@@ -461,3 +619,31 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
         self.grad_enabled, self.in_accumulate = saved_grad, saved_accumulate
 
     _exec_AsyncWith = _exec_With
+
+    def grad_mode_of(self, context: ast.expr) -> bool | None:
+        """The grad mode a context manager expression puts in force: False for
+        ``torch.no_grad()`` and friends, True for ``enable_grad``, None for anything else.
+
+        Followed through dataflow: a guard bound to a variable (``guard = torch.no_grad()``
+        ... ``with guard:``) is the guard it was bound to, and a conditional guard that may
+        disable gradients (``no_grad() if evaluating else nullcontext()``) counts as
+        disabling them — when unsure, the rules that need a graph stay quiet.
+        """
+        if isinstance(context, ast.IfExp):
+            arms = (self.grad_mode_of(context.body), self.grad_mode_of(context.orelse))
+            return False if False in arms else None
+        path = dotted(context)
+        if path is not None and path in self.grad_guards:
+            return self.grad_guards[path]
+        func = context.func if isinstance(context, ast.Call) else context
+        name = self.qualified(func) or dotted(func)
+        if catalog.is_grad_disabling(name) and not (
+            isinstance(context, ast.Call) and context.args and literal(context.args[0]) is False
+        ):
+            return False
+        if name in catalog.GRAD_ENABLING:
+            return True
+        if name == catalog.GRAD_SETTING and isinstance(context, ast.Call) and context.args:
+            flag = literal(context.args[0])
+            return flag if isinstance(flag, bool) else None
+        return None

@@ -9,10 +9,11 @@ Measured on PyTorch's own tree, they leave about a tenth of the files to the dat
 from __future__ import annotations
 
 import re
+import weakref
 
 from . import catalog
 from .names import ImportTable, canonical
-from .semantic import ModuleIndex, mentions_training_words
+from .semantic import FunctionInfo, ModuleIndex, mentions_training_words
 from .values import Kind
 
 # Callee names too common to follow: every ``super().__init__()`` and ``x.backward()``
@@ -30,6 +31,10 @@ _GENERIC_CALLEES = {
     "reset",
 }
 _CALLED_NAME = re.compile(r"(\w+)\s*\(")
+#: the names each function calls, by module index (computed once, by relevance)
+_CALLS_BY_FUNCTION: weakref.WeakKeyDictionary[ModuleIndex, dict[str, set[str]]] = (
+    weakref.WeakKeyDictionary()
+)
 TRAINING_KINDS = {Kind.MODEL, Kind.CRITERION, Kind.OPTIMIZER, Kind.LOADER, Kind.ENGINE}
 
 _OTHER_FRAMEWORKS = (
@@ -87,6 +92,7 @@ def functions_worth_analysing(index: ModuleIndex, kinded_globals: frozenset[str]
     (``trainer.fit()`` whose ``fit`` calls ``self.train_epoch()``).
     """
     calls: dict[str, set[str]] = {}
+    _CALLS_BY_FUNCTION[index] = calls
     worth: set[str] = set()
     uses_global = (
         re.compile(r"\b(?:{})\b".format("|".join(map(re.escape, kinded_globals))))
@@ -111,3 +117,25 @@ def functions_worth_analysing(index: ModuleIndex, kinded_globals: frozenset[str]
                 worth.add(qualname)
                 changed = True
     return worth
+
+
+def callers_first(index: ModuleIndex, worth: set[str]) -> list[FunctionInfo]:
+    """The functions of ``worth`` in the order to analyse them on their own: those no
+    other function of the file calls (entry points) first, then the rest, each group in
+    file order.
+
+    A helper is then analysed through its callers, in their context, before anything
+    analyses it alone with guessed arguments: the ``@torch.no_grad()`` evaluation method
+    reaches the helper defined above it, instead of that helper being judged first with
+    gradients on.
+    """
+    chosen = [info for info in index.functions_in_order() if info.qualname in worth]
+    known = _CALLS_BY_FUNCTION.get(index, {})
+    called: set[str] = set()
+    for info in chosen:
+        names = known.get(info.qualname)
+        if names is None:
+            names = set(_CALLED_NAME.findall(index.text_of(info.node)))
+        called |= names - {info.node.name}
+    entry = [info for info in chosen if info.node.name not in called]
+    return entry + [info for info in chosen if info.node.name in called]

@@ -203,6 +203,11 @@ class RetainedGraph(Rule):
                 continue
             if store.loc in facts.backwarded_locs:
                 continue  # the stored graphs are backpropagated later: kept on purpose
+            # ``running_loss = 0`` / ``window.clear()`` inside the loop as well: reset every
+            # update, so only the micro-steps between resets are kept; a bounded window.
+            reset = any(retained[0] in loops for loops in created_at_store[(id(trace), store.span)])
+            if reset and value.backwarded is not None:
+                continue  # graphs already freed by backward, held until the next reset: no leak
             later = trace.events[trace.events.index(store) + 1 :]
             backwarded_here = value.backwarded is not None or any(
                 b.kind is EventKind.BACKWARD
@@ -245,9 +250,6 @@ class RetainedGraph(Rule):
                 )
             if value.backwarded is not None:
                 evidence.append(value.backwarded)
-            # ``running_loss = 0`` inside the loop as well: reset every update, so only the
-            # micro-steps between resets are kept; a leak bounded by the window.
-            reset = any(retained[0] in loops for loops in created_at_store[(id(trace), store.span)])
             if reset:
                 message += f" (`{container}` is reset inside the loop, so only the iterations between resets are retained.)"
             yield self.finding(

@@ -109,6 +109,8 @@ class UnscaledGradientAccumulation(Rule):
             if gate is None or is_framework_step(step) or step.in_accumulate:
                 continue
             loop = step.loops[-1]
+            if trace.events_in(loop, EventKind.GRAD_SCALE):
+                continue  # the gradients are divided by hand before the step
             for backward in trace.events_in(loop, EventKind.BACKWARD):
                 value = backward.value
                 if (

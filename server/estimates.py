@@ -75,6 +75,7 @@ class GpuEstimate:
             "percent": self.percent,
             "verdict": self.verdict,
             "reason": self.reason,
+            "measured": self.confidence == "measured",  # by `torchward profile`, not estimated
         }
 
     def to_wire_detailed(self, uri: str) -> dict[str, Any]:
@@ -204,9 +205,13 @@ class EstimateService:
                 if project
                 else self._entry_point(source, path, gpu)
             )
-            return _from_estimator(result, gpu, path)
+            found = _from_estimator(result, gpu, path)
         except UnknownGpu as error:
             return GpuEstimate("error", gpu, reason=str(error))
         except Exception as error:  # degrade to "unavailable", never crash the server
             log.exception("estimator failed on %s", path)
             return GpuEstimate("unavailable", gpu, reason=f"the estimator failed: {error!r}")
+        # a `torchward profile` / "Measure with your model" of this model and job: show it
+        from .profiling import measured_overlay
+
+        return measured_overlay(found, source, path, gpu, project)

@@ -61,7 +61,8 @@ def peak_label(estimate: GpuEstimate) -> str | None:
         return f"torchward: {estimate.reason}"
     if estimate.status != "ok":
         return None
-    text = f"Peak ≈ {gib(estimate.peak_bytes)}"
+    measured = estimate.confidence == "measured"
+    text = f"{'Measured peak' if measured else 'Peak ≈'} {gib(estimate.peak_bytes)}"
     if estimate.gpu:
         text += f" on {estimate.gpu}"
     if estimate.verdict:
@@ -84,7 +85,8 @@ def breakdown_markdown(estimate: GpuEstimate, report: dict[str, Any] | None = No
     terms = [(name, value) for name, value in estimate.terms if value > 0]
     largest = max((value for _, value in terms), default=0)
     lines = [
-        f"**torchward memory estimate** — {estimate.model or 'model'}"
+        f"**torchward memory {'measured' if estimate.confidence == 'measured' else 'estimate'}**"
+        f" — {estimate.model or 'model'}"
         + (f" ({count(estimate.params)} parameters)" if estimate.params else ""),
         "",
     ]

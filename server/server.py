@@ -203,9 +203,29 @@ class TorchwardServer(LanguageServer):
 
 def create_server(estimates: EstimateService | None = None) -> TorchwardServer:
     """A server with every feature registered."""
-    from . import codeactions, commands, hover, lenses, lifecycle, reporting, scan, textsync
+    from . import (
+        codeactions,
+        commands,
+        hover,
+        lenses,
+        lifecycle,
+        profiling,
+        reporting,
+        scan,
+        textsync,
+    )
 
     server = TorchwardServer(estimates)
-    for module in (lifecycle, textsync, reporting, codeactions, hover, commands, lenses, scan):
+    for module in (
+        lifecycle,
+        textsync,
+        reporting,
+        codeactions,
+        hover,
+        commands,
+        lenses,
+        scan,
+        profiling,
+    ):
         module.register(server)
     return server

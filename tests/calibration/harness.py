@@ -33,210 +33,25 @@ fake-tensor path can be checked against a real run to the byte (``test_counter.p
 from __future__ import annotations
 
 import contextlib
-import gc
 import math
-import weakref
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import torch
-import torch.nn.functional as F
-from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_leaves
 
-BLOCK = 512  # CUDA caching allocator: every block is a multiple of 512 bytes
-
-
-def rounded(n: int, block: int = BLOCK) -> int:
-    return ((n + block - 1) // block) * block if n else 0
-
-
-class LiveStorageCounter(TorchDispatchMode):
-    """Live bytes of tensor storage on ``device_type``; the peak, overall and per phase."""
-
-    def __init__(self, device_type: str, block: int = BLOCK):
-        super().__init__()
-        self.device_type = device_type
-        self.block = block
-        self.live: dict[int, int] = {}
-        self.current = 0
-        self.peak = 0
-        self.phase = "setup"
-        self.phase_peaks: dict[str, int] = {}
-
-    # -- bookkeeping ---------------------------------------------------------------------------
-    def _free(self, key: int) -> None:
-        n = self.live.pop(key, 0)
-        self.current -= n
-
-    def track(self, t) -> None:
-        if not isinstance(t, torch.Tensor) or t.device.type != self.device_type:
-            return
-        storage = t.untyped_storage()
-        key = storage._cdata
-        if key in self.live:
-            return
-        n = rounded(storage.nbytes(), self.block)
-        self.live[key] = n
-        self.current += n
-        weakref.finalize(storage, self._free, key)
-        if self.current > self.peak:
-            self.peak = self.current
-        if self.current > self.phase_peaks.get(self.phase, 0):
-            self.phase_peaks[self.phase] = self.current
-
-    def track_all(self, *objs) -> None:
-        for obj in objs:
-            for t in tree_leaves(obj):
-                self.track(t)
-
-    def set_phase(self, name: str) -> None:
-        self.phase = name
-        self.phase_peaks[name] = max(self.phase_peaks.get(name, 0), self.current)
-
-    def reset_peak(self) -> None:
-        gc.collect()
-        self.peak = self.current
-        self.phase_peaks = {}
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        for t in tree_leaves(out):
-            self.track(t)
-        return out
-
-
-# -- emulation of what a fake device cannot ask the hardware ------------------------------------
-@contextlib.contextmanager
-def cuda_autocast(dtype: torch.dtype):
-    """``torch.autocast("cuda", dtype)`` without its ``torch.cuda.is_available()`` check."""
-    prev_enabled = torch.is_autocast_enabled("cuda")
-    prev_dtype = torch.get_autocast_dtype("cuda")
-    prev_cache = torch.is_autocast_cache_enabled()
-    torch.set_autocast_enabled("cuda", True)
-    torch.set_autocast_dtype("cuda", dtype)
-    torch.set_autocast_cache_enabled(True)
-    torch.autocast_increment_nesting()
-    try:
-        yield
-    finally:
-        if torch.autocast_decrement_nesting() == 0:
-            torch.clear_autocast_cache()
-        torch.set_autocast_enabled("cuda", prev_enabled)
-        torch.set_autocast_dtype("cuda", prev_dtype)
-        torch.set_autocast_cache_enabled(prev_cache)
-
-
-_ORIGINAL_SDPA = F.scaled_dot_product_attention
-KERNELS_USED: dict[str, int] = {}
-
-# The compute capability whose SDPA kernel rules :func:`sdpa_by_rule` follows: 80 (A100; also
-# H100) or 75 (Tesla T4). PyTorch builds FlashAttention for sm80+ only; the memory-efficient
-# (CUTLASS) kernel ships sm50 / sm70 / sm75 / sm80 variants — the wheel's
-# include/ATen/native/transformers/cuda/mem_eff_attention/kernels/cutlassF.h declares
-# ``fmha_cutlassF_f16_aligned_64x64_rf_sm75`` and cutlassB.h the fp16 dropout backward
-# ``fmha_cutlassB_f16_aligned_64x64_k64_dropout_sm70`` that an sm75 card runs — so on a T4
-# fp16 SDPA, with or without dropout or a mask, takes the memory-efficient kernel.
-SDPA_SM = {"value": 80}
-
-
-def set_sdpa_sm(sm: int, backend: str | None = None) -> None:
-    """Follow compute capability ``sm``'s kernel rules; ``backend="math"`` forces the math path
-    (as ``torch.nn.attention.sdpa_kernel(SDPBackend.MATH)`` or disabled fused kernels do)."""
-    SDPA_SM["value"] = int(sm)
-    SDPA_SM["backend"] = backend
-
-
-def _autocast_inputs(*ts):
-    if torch.is_autocast_enabled("cuda"):
-        dtype = torch.get_autocast_dtype("cuda")
-        return tuple(t.to(dtype) if t is not None and t.is_floating_point() else t for t in ts)
-    return ts
-
-
-def sdpa_by_rule(
-    query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False
-):
-    """SDPA with the kernel an sm80 / sm90 GPU picks, or an sm75 one (no flash): module docstring."""
-    if query.device.type != "cuda":
-        return _ORIGINAL_SDPA(
-            query,
-            key,
-            value,
-            attn_mask=attn_mask,
-            dropout_p=dropout_p,
-            is_causal=is_causal,
-            scale=scale,
-            enable_gqa=enable_gqa,
-        )
-    # SDPA is on autocast's lower-precision list: every floating input is cast, the mask too
-    query, key, value, attn_mask = _autocast_inputs(query, key, value, attn_mask)
-    head_dim = query.size(-1)
-    if SDPA_SM.get("backend") == "math":
-        # the math path: with allow_fp16_bf16_reduction_math_sdp() off (the default) it computes
-        # in fp32 — q, k, v upcast, b·h·s² fp32 scores, softmax, dropout mask and dropped copy
-        KERNELS_USED["math"] = KERNELS_USED.get("math", 0) + 1
-        with torch.autocast("cuda", enabled=False):
-            return torch.ops.aten._scaled_dot_product_attention_math(
-                query,
-                key,
-                value,
-                attn_mask,
-                dropout_p,
-                is_causal,
-                None,
-                scale=scale,
-                enable_gqa=enable_gqa,
-            )[0]
-    if (
-        SDPA_SM["value"] >= 80
-        and query.dtype in (torch.float16, torch.bfloat16)
-        and attn_mask is None
-        and head_dim <= 256
-    ):
-        KERNELS_USED["flash"] = KERNELS_USED.get("flash", 0) + 1
-        with torch.autocast("cuda", enabled=False):
-            out = torch.ops.aten._scaled_dot_product_flash_attention(
-                query, key, value, dropout_p, is_causal, False, scale=scale
-            )[0]
-        return out
-    KERNELS_USED["efficient"] = KERNELS_USED.get("efficient", 0) + 1
-    if key.size(-3) != query.size(-3):
-        rep = query.size(-3) // key.size(-3)
-        key = key.repeat_interleave(rep, dim=-3)
-        value = value.repeat_interleave(rep, dim=-3)
-    if attn_mask is not None:
-        if attn_mask.dtype == torch.bool:
-            attn_mask = torch.where(attn_mask, 0.0, float("-inf")).to(query.dtype)
-        cols = attn_mask.size(-1)
-        pad = (-cols) % 16
-        if pad:
-            attn_mask = F.pad(attn_mask, (0, pad))[..., :cols]
-        attn_mask = attn_mask.expand(query.size(0), query.size(1), query.size(2), cols)
-    needs_lse = torch.is_grad_enabled() and any(t.requires_grad for t in (query, key, value))
-    with torch.autocast("cuda", enabled=False):
-        return torch.ops.aten._scaled_dot_product_efficient_attention(
-            query, key, value, attn_mask, needs_lse, dropout_p, is_causal, scale=scale
-        )[0]
-
-
-def patch_transformers() -> None:
-    """Answer transformers' tracing checks as a real, unpadded, unpacked run would."""
-    import transformers.initialization as init
-    import transformers.masking_utils as mu
-    import transformers.utils.import_utils as iu
-
-    iu.is_fake_tensor = lambda tensor: False
-    mu.find_packed_sequence_indices = lambda position_ids: None
-    mu.fast_all = lambda tensor: True  # no padding in these batches
-    # torch's trunc_normal_ asks for tensor values; an in-place normal_ allocates the same
-    init.TORCH_INIT_FUNCTIONS["trunc_normal_"] = (
-        lambda tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None: tensor.normal_(
-            mean, std, generator=generator
-        )
-    )
-    F.scaled_dot_product_attention = sdpa_by_rule
-    torch.nn.functional.scaled_dot_product_attention = sdpa_by_rule
-
+# The counter and the emulation ship in the profile extra (torchward/profile/): one copy,
+# shared by `torchward profile`, the guard and this harness (the calibration venv has
+# torch, not torchward: the repository root goes on the path).
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from torchward.profile.counter import LiveStorageCounter, rounded  # noqa: E402
+from torchward.profile.emulation import (  # noqa: E402
+    KERNELS_USED,
+    cuda_autocast,
+    patch_transformers,
+    sdpa_by_rule,
+    set_sdpa_sm,
+)
 
 # -- the steps --------------------------------------------------------------------------------
 DTYPES = {

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import hashlib
 import itertools
 import json
@@ -155,9 +156,12 @@ class _Substitute(ast.NodeTransformer):
     (``args.layers`` — an argparse default —, a function's local, a JSON config key).
     Values the module defines are left for the prelude to compute (callees stay)."""
 
-    def __init__(self, values: Any, module_names: set[str]) -> None:
+    def __init__(
+        self, values: Any, module_names: set[str], defaults: dict[str, ast.expr] | None = None
+    ) -> None:
         self.values = values
         self.module_names = module_names
+        self.defaults = defaults or {}  # the enclosing function's parameters → their defaults
 
     def _literal(self, node: ast.expr) -> ast.expr | None:
         if isinstance(node, ast.Constant):
@@ -178,6 +182,8 @@ class _Substitute(ast.NodeTransformer):
         return node
 
     def generic_visit(self, node: ast.AST) -> ast.AST:
+        if isinstance(node, ast.Name) and node.id in self.defaults:
+            return ast.copy_location(copy.deepcopy(self.defaults[node.id]), node)
         if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.BinOp)):
             literal = self._literal(node)
             if literal is not None:
@@ -208,6 +214,26 @@ def _enclosing_statements(tree: ast.Module, call: ast.Call) -> list[ast.stmt]:
             if isinstance(body, list) and inner in body:
                 blocks += [s for s in body[: body.index(inner)] if isinstance(s, ast.stmt)]
     return blocks
+
+
+def _parameter_defaults(tree: ast.Module, call: ast.Call) -> dict[str, ast.expr]:
+    """Defaults of the parameters of the functions around ``call`` (``def make(d=64)``)."""
+    parents = _parents(tree)
+    found: dict[str, ast.expr] = {}
+    node = parents.get(id(call))
+    while node is not None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = node.args
+            positional = [*args.posonlyargs, *args.args]
+            for arg, default in zip(
+                positional[len(positional) - len(args.defaults) :], args.defaults
+            ):
+                found.setdefault(arg.arg, default)
+            for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults):
+                if kw_default is not None:
+                    found.setdefault(arg.arg, kw_default)
+        node = parents.get(id(node))
+    return found
 
 
 def _find_construction(tree: ast.Module, name: str, line: int | None) -> ast.Call | None:
@@ -311,7 +337,7 @@ def script_recipe(path: str, source: str, config: Any, inputs: str = "") -> Mode
         return recipe_for_config(config, inputs=inputs)
     values = Values(tree, path, [])
     module_names = set(dir(builtins)).union(*(_definitions(n) for n in tree.body))
-    substitute = _Substitute(values, module_names)
+    substitute = _Substitute(values, module_names, _parameter_defaults(tree, call))
     expression = substitute.visit(ast.parse(ast.unparse(call), mode="eval"))
     ast.fix_missing_locations(expression)
     prelude = _prelude(tree, call, expression, substitute)

@@ -16,6 +16,8 @@ export interface GpuFit {
   percent?: number | null;
   verdict?: string | null;
   reason?: string;
+  /** The numbers come from `torchward profile` / "Measure with your model", not the estimator. */
+  measured?: boolean;
 }
 
 export type Tone = 'normal' | 'warning' | 'error';
@@ -72,8 +74,10 @@ export function renderFit(fit: GpuFit | undefined): FitView {
     };
   }
   const gpu = shortGpu(fit.gpu);
+  const measured = fit.measured ? ' · measured' : '';
   const lines = [
-    `**torchward GPU fit** — ${fit.gpu ?? 'no GPU selected'}`,
+    `**torchward GPU fit** — ${fit.gpu ?? 'no GPU selected'}` +
+      (fit.measured ? ' (measured with your model)' : ''),
     '',
     '| | |',
     '|---|---|',
@@ -85,13 +89,13 @@ export function renderFit(fit: GpuFit | undefined): FitView {
   lines.push(`| verdict | ${fit.verdict ?? 'unknown'} |`);
   const tooltip = lines.join('\n') + CLICK;
   if (isOom(fit.verdict)) {
-    return { visible: true, text: `✗ ${gpu} · OOM ${percent(fit.percent)}`, tooltip, tone: 'error' };
+    return { visible: true, text: `✗ ${gpu} · OOM ${percent(fit.percent)}${measured}`, tooltip, tone: 'error' };
   }
   if (fit.verdict === 'tight') {
-    return { visible: true, text: `~ ${gpu} · ${percent(fit.percent)} tight`, tooltip, tone: 'warning' };
+    return { visible: true, text: `~ ${gpu} · ${percent(fit.percent)} tight${measured}`, tooltip, tone: 'warning' };
   }
   if (fit.verdict === 'fits') {
-    return { visible: true, text: `✓ ${gpu} · ${percent(fit.percent)}`, tooltip, tone: 'normal' };
+    return { visible: true, text: `✓ ${gpu} · ${percent(fit.percent)}${measured}`, tooltip, tone: 'normal' };
   }
-  return { visible: true, text: `? ${gpu} · ${formatBytes(fit.peak)}`, tooltip, tone: 'normal' };
+  return { visible: true, text: `? ${gpu} · ${formatBytes(fit.peak)}${measured}`, tooltip, tone: 'normal' };
 }

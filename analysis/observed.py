@@ -187,8 +187,8 @@ def _assigned_paths(run, first_line: int, last_line: int) -> frozenset[str]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
         line = getattr(node, "lineno", None)
-        end = getattr(node, "end_lineno", line)
-        if line is not None and (end < first_line or line > last_line):
+        end = getattr(node, "end_lineno", None) or line
+        if line is not None and end is not None and (end < first_line or line > last_line):
             continue  # a statement wholly outside the loop
         if (
             isinstance(node, (ast.Name, ast.Attribute))

@@ -167,7 +167,9 @@ def _module_element(index: ModuleIndex, value: ast.expr) -> ast.Call | None:
         elements = [value.value]
     else:
         return None
-    return next((e for e in elements if _is_module_constructor(index, e)), None)
+    return next(
+        (e for e in elements if isinstance(e, ast.Call) and _is_module_constructor(index, e)), None
+    )
 
 
 def _appended_module(index: ModuleIndex, own: list[ast.AST], path: str) -> ast.Call | None:
@@ -178,6 +180,7 @@ def _appended_module(index: ModuleIndex, own: list[ast.AST], path: str) -> ast.C
             and n.func.attr in ("append", "insert")
             and dotted(n.func.value) == path
             and n.args
+            and isinstance(n.args[-1], ast.Call)
             and _is_module_constructor(index, n.args[-1])
         ):
             return n.args[-1]
@@ -186,7 +189,53 @@ def _appended_module(index: ModuleIndex, own: list[ast.AST], path: str) -> ast.C
             and len(n.targets) == 1
             and isinstance(n.targets[0], ast.Subscript)
             and dotted(n.targets[0].value) == path
+            and isinstance(n.value, ast.Call)
             and _is_module_constructor(index, n.value)
         ):
             return n.value
     return None
+
+
+_MODE_DEPENDENT = ("Dropout", "BatchNorm", "InstanceNorm", "RNN", "LSTM", "GRU", "Transformer")
+
+
+def is_mode_sensitive(
+    index: ModuleIndex, class_name: str, seen: frozenset[str] = frozenset()
+) -> bool:
+    """Whether ``model.train()`` / ``model.eval()`` can change what an instance of the local
+    module class computes: it (or a local module class it builds) constructs dropout, batch
+    or instance norm, a recurrent layer or a transformer layer, reads ``self.training``,
+    calls a functional dropout, or builds a module the file does not define (whose layers
+    are unknown, so assumed sensitive)."""
+    info = index.classes.get(class_name)
+    if info is None or class_name in seen:
+        return True
+    for local in info.local_bases:
+        if is_mode_sensitive(index, local, seen | {class_name}):
+            return True
+    if any(not b.startswith("torch.nn.") for b in info.base_names):
+        return True  # a library model class (transformers, timm): its layers are unknown
+    for node in ast.walk(info.node):
+        if isinstance(node, ast.Attribute) and node.attr == "training":
+            return True
+        if not isinstance(node, ast.Call):
+            continue
+        if isinstance(node.func, ast.Name) and node.func.id in index.classes:
+            if index.is_module_class(node.func.id) and is_mode_sensitive(
+                index, node.func.id, seen | {class_name}
+            ):
+                return True
+            continue
+        name = qualified_name(node.func, index.imports)
+        if name is None:
+            continue
+        leaf = name.rsplit(".", 1)[-1]
+        if name.startswith("torch.nn.functional.") and "dropout" in leaf:
+            return True
+        if name.startswith("torch.nn."):
+            if any(marker in leaf for marker in _MODE_DEPENDENT):
+                return True
+            continue
+        if catalog.kind_of_constructor(name) is Kind.MODEL:
+            return True
+    return False

@@ -10,7 +10,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel as DDP
 from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
-from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
 
 class Classifier(nn.Module):
@@ -75,6 +75,38 @@ def finetune_llm(dataset):
     model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-2-7b-hf")
     args = TrainingArguments("out", per_device_train_batch_size=8, fp16=True, max_steps=1000)
     Trainer(model=model, args=args, train_dataset=dataset).train()
+
+
+class Tower(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = [nn.Linear(32, 32) for _ in range(4)]  # TW022
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = self.drop(block(x))
+        return x
+
+
+def train_tower(dataset, epochs):
+    tower = Tower()
+    loader = DataLoader(dataset, batch_size=64, sampler=DistributedSampler(dataset))
+    scaler = torch.amp.GradScaler()
+    for epoch in range(epochs):
+        tower.train()
+        for x, y in loader:  # TW021
+            optimizer = torch.optim.Adam(tower.parameters())  # TW017
+            scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 10)
+            scheduler.step()  # TW018
+            fast = torch.compile(tower)  # TW016
+            scaler.scale(F.mse_loss(fast(x), y)).backward()
+            optimizer.zero_grad()  # TW019
+            optimizer.step()  # TW020
+            scaler.update()
+        with torch.no_grad():
+            for x, y in loader:  # TW024
+                print(F.mse_loss(tower(x), y).item())
 
 
 if __name__ == "__main__":

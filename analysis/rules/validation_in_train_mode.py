@@ -1,0 +1,193 @@
+"""TW024 validation-in-train-mode."""
+
+from __future__ import annotations
+
+from ..events import EventKind
+from ..finding import Applicability, Confidence, Evidence, Severity
+from ..rule import Fixed, Invalid, Rule
+from ..structure import loop_header, runs_backward
+from ..submodules import is_mode_sensitive
+from ..values import Kind, Mode
+
+
+class ValidationInTrainMode(Rule):
+    """
+    ## What it does
+    Flags an evaluation pass — a loop over a data loader that runs a model under
+    `torch.no_grad()` / `inference_mode()` and never calls `backward()` — while the model
+    is in training mode: switched there by `model.train()` (at the start of the epoch,
+    say) or never switched out of the training mode every `nn.Module` starts in.
+
+    ## Why is this bad?
+    In training mode dropout keeps dropping activations and batch normalisation
+    normalises with the statistics of each validation batch *and updates its running
+    statistics with them*. Validation metrics come out noisy and pessimistic, depend on
+    the batch size, and the validation data leaks into the model's buffers. `no_grad()`
+    only turns off gradient recording; it does not change the mode.
+
+    ## Example
+    ```python
+    for epoch in range(epochs):
+        model.train()
+        for x, y in train_loader:
+            ...
+        with torch.no_grad():
+            for x, y in val_loader:           # TW024: dropout and batch norm in train mode
+                correct += (model(x).argmax(1) == y).sum()
+    ```
+    Use instead:
+    ```python
+        model.eval()
+        with torch.no_grad():
+            for x, y in val_loader:
+                correct += (model(x).argmax(1) == y).sum()
+        model.train()
+    ```
+
+    ## Fix safety
+    The fix inserts `model.eval()` just before the evaluation loop and `model.train()`
+    just after it, so the model leaves the pass in the mode it entered it (training mode,
+    which is what the finding established). Proof obligations, checked on the source: the
+    model is called as a plain name or attribute that the loop does not rebind; the loop
+    contains no `return`, `yield` or `raise` that would leave it before the restoring
+    `model.train()`; and the loop is a statement of its own. The evaluation's outputs then
+    change as they should (dropout off, running statistics used and no longer updated by
+    validation batches), and training resumes in the mode it had: safe. Otherwise there
+    is no fix.
+
+    ## Known limitations
+    A model that was never switched counts only when it is an instance of an `nn.Module`
+    class of the same file and the file never calls `.eval()` (pretrained models from
+    `from_pretrained` start in eval mode). Evaluation passes in Lightning hooks and
+    framework loops (which switch modes themselves) are not considered. A mode switched by
+    a helper from another module is not seen, so such a model is not flagged.
+    """
+
+    code = "TW024"
+    name = "validation-in-train-mode"
+    default_severity = Severity.WARNING
+    summary = "An evaluation pass runs the model in training mode (dropout, batch-norm updates)."
+
+    _NET = "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 2)\n        self.drop = nn.Dropout(0.5)\n\n    def forward(self, x):\n        return self.fc(self.drop(x))\n\n"
+    VALID = (
+        _NET
+        + "def main(train_loader, val_loader, opt):\n    model = Net()\n    for epoch in range(3):\n        model.train()\n        for x in train_loader:\n            model(x).sum().backward()\n            opt.step()\n        model.eval()\n        with torch.no_grad():\n            for x in val_loader:\n                model(x)\n",
+        # a helper switches to eval
+        _NET
+        + "def evaluate(model, loader):\n    model.eval()\n    with torch.no_grad():\n        for x in loader:\n            model(x)\n\ndef main(train_loader, val_loader, opt):\n    model = Net()\n    for epoch in range(3):\n        model.train()\n        for x in train_loader:\n            model(x).sum().backward()\n            opt.step()\n        evaluate(model, val_loader)\n",
+        # gradients on: a training loop, not an evaluation
+        _NET
+        + "def main(loader, opt):\n    model = Net()\n    model.train()\n    for x in loader:\n        model(x).sum().backward()\n        opt.step()\n",
+        # a pretrained model starts in eval mode
+        "import torch\nfrom transformers import AutoModel\ndef main(loader):\n    model = AutoModel.from_pretrained('bert-base-uncased')\n    with torch.no_grad():\n        for batch in loader:\n            model(**batch)\n",
+        # no dropout, no batch norm: the mode changes nothing
+        "import torch\nimport torch.nn as nn\nclass Lin(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 2)\n\n    def forward(self, x):\n        return self.fc(x)\n\ndef main(loader):\n    model = Lin()\n    with torch.no_grad():\n        for x in loader:\n            model(x)\n",
+        # a model passed in, mode unknown
+        "import torch\ndef evaluate(model, loader):\n    with torch.no_grad():\n        for x in loader:\n            model(x)\n",
+        # the file calls eval() somewhere the analysis cannot connect
+        _NET
+        + "def main(loader, switch):\n    model = Net()\n    switch(model)\n    with torch.no_grad():\n        for x in loader:\n            model(x)\n\ndef switch(m):\n    m.eval()\n",
+        # Monte-Carlo dropout: eval() then train() on purpose is explicit; here in no loop
+        _NET
+        + "def main(x):\n    model = Net()\n    model.train()\n    with torch.no_grad():\n        return model(x)\n",
+    )
+    INVALID = (
+        Invalid(
+            _NET
+            + "def main(train_loader, val_loader, opt):\n    model = Net()\n    for epoch in range(3):\n        model.train()\n        for x in train_loader:\n            model(x).sum().backward()\n            opt.step()\n        with torch.no_grad():\n            for x in val_loader:\n                model(x)\n",
+            Severity.WARNING,
+            line=20,
+            fixed=Fixed(
+                _NET
+                + "def main(train_loader, val_loader, opt):\n    model = Net()\n    for epoch in range(3):\n        model.train()\n        for x in train_loader:\n            model(x).sum().backward()\n            opt.step()\n        with torch.no_grad():\n            model.eval()\n            for x in val_loader:\n                model(x)\n            model.train()\n",
+                Applicability.SAFE,
+            ),
+        ),
+        # never switched at all
+        Invalid(
+            _NET
+            + "model = Net()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor x in range(10):\n    model(torch.randn(2, 4)).sum().backward()\n    opt.step()\nwith torch.inference_mode():\n    for x in val_loader:\n        model(x)\n",
+            line=18,
+            fixed=Fixed(
+                _NET
+                + "model = Net()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor x in range(10):\n    model(torch.randn(2, 4)).sum().backward()\n    opt.step()\nwith torch.inference_mode():\n    model.eval()\n    for x in val_loader:\n        model(x)\n    model.train()\n",
+                Applicability.SAFE,
+            ),
+        ),
+        # an evaluation helper called after training, in train mode
+        Invalid(
+            _NET
+            + "def evaluate(model, loader):\n    total = 0\n    with torch.no_grad():\n        for x in loader:\n            total += model(x).sum().item()\n    return total\n\ndef main(train_loader, val_loader, opt):\n    model = Net()\n    model.train()\n    for x in train_loader:\n        model(x).sum().backward()\n        opt.step()\n    print(evaluate(model, val_loader))\n",
+            line=15,
+            fixed=Fixed(
+                _NET
+                + "def evaluate(model, loader):\n    total = 0\n    with torch.no_grad():\n        model.eval()\n        for x in loader:\n            total += model(x).sum().item()\n        model.train()\n    return total\n\ndef main(train_loader, val_loader, opt):\n    model = Net()\n    model.train()\n    for x in train_loader:\n        model(x).sum().backward()\n        opt.step()\n    print(evaluate(model, val_loader))\n",
+                Applicability.SAFE,
+            ),
+        ),
+        # the loop returns from inside: flagged, but model.train() could be skipped: no fix
+        Invalid(
+            _NET
+            + "def best(loader):\n    model = Net()\n    model.train()\n    with torch.no_grad():\n        for x in loader:\n            if model(x).sum() > 0:\n                return x\n",
+            line=16,
+            fixed=None,
+        ),
+    )
+
+    def check(self, facts):
+        source = facts.analyzer.source
+        never_switched_ok = ".eval(" not in source and "train(False)" not in source
+        reported = set()
+        for trace in facts.traces:
+            iterated = {
+                e.loops[-1] for e in trace.events if e.kind is EventKind.ITERATE and e.loops
+            }
+            for forward in trace.events:
+                if (
+                    forward.kind is not EventKind.FORWARD
+                    or forward.grad_enabled
+                    or not forward.loops
+                ):
+                    continue
+                loop = forward.loops[-1]
+                if runs_backward(trace, loop) or (loop, trace.function) in reported:
+                    continue
+                model = forward.target
+                if (
+                    model is None
+                    or model.kind is not Kind.MODEL
+                    or model.confidence is not Confidence.HIGH
+                ):
+                    continue
+                if model.model_facts is not None and model.model_facts.lightning:
+                    continue
+                evidence = [Evidence(forward.span, "the model runs here")]
+                if model.mode is not None:
+                    if model.mode.mode is not Mode.TRAIN:
+                        continue
+                    evidence.append(Evidence(model.mode.evidence.span, model.mode.evidence.message))
+                elif not (never_switched_ok and model.class_name and model.origin is not None):
+                    continue
+                else:
+                    evidence.append(
+                        Evidence(
+                            model.origin.span,
+                            "built here, in training mode, and never switched to eval",
+                        )
+                    )
+                if loop not in iterated:
+                    continue
+                if model.class_name and not is_mode_sensitive(facts.index, model.class_name):
+                    continue  # no dropout, no batch norm: the mode changes nothing
+                reported.add((loop, trace.function))
+                header = loop_header(trace, loop)
+                if header in reported:
+                    continue
+                reported.add(header)
+                yield self.finding(
+                    header,
+                    "this evaluation pass runs the model in training mode: dropout stays on and batch norm "
+                    "normalises with (and updates its statistics from) the evaluation batches. `no_grad()` "
+                    "does not change the mode: call `model.eval()` before the pass and `model.train()` after.",
+                    evidence=evidence,
+                )

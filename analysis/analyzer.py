@@ -184,8 +184,18 @@ class FileAnalyzer:
         call_span = self.lines.span(node)
         name = info.qualname.split(".<locals>.")[-1]
         for event in summary.events:
-            if event.kind in _REPLAYED and caller.recording:
+            if not caller.recording:
+                break
+            if event.kind in _REPLAYED:
                 caller.trace.events.append(self._replayed(caller, event, call_span, name))
+            elif _outlives_the_call(event, info):
+                replayed = self._replayed(caller, event, call_span, name)
+                if replayed.store is not None and event.loc is not None:
+                    created = caller.loc_loops.get(event.loc, ())
+                    replayed = attrs.evolve(
+                        replayed, store=attrs.evolve(replayed.store, created_loops=created)
+                    )
+                caller.trace.events.append(replayed)
         self._transfer_modes(caller, info, summary, node, receiver_path, name)
         return summary.returned
 
@@ -511,6 +521,18 @@ class FileAnalyzer:
                 value = attrs.evolve(value, model_facts=model_facts)
         self._instances[key] = value
         return value
+
+
+def _outlives_the_call(event: Event, info: FunctionInfo) -> bool:
+    """A store the helper makes, outside its own loops, into a container it did not
+    create (``self.history.append(loss)`` in a ``step`` method, a list passed in): each
+    call adds to the same container, so the caller's loop is the one it outlives."""
+    return (
+        event.kind is EventKind.STORE
+        and not event.loops
+        and event.loc is not None
+        and event.loc.function != info.qualname
+    )
 
 
 def _bare(value: Value) -> Value:

@@ -85,6 +85,25 @@ def _is_gradient_path(path: str | None) -> bool:
     return path is not None and path.endswith((".grad", ".grad.data"))
 
 
+def _argument_value(
+    node: ast.Call, args: list[Value], kwargs: dict[str, Value], name: str, position: int
+) -> Value:
+    """The evaluated argument ``name`` (by keyword, else by position) of a call."""
+    if name in kwargs:
+        return kwargs[name]
+    starred = any(isinstance(a, ast.Starred) for a in node.args[: position + 1])
+    return args[position] if len(args) > position and not starred else UNKNOWN
+
+
+def _known_unsharded(sampler: Value) -> bool:
+    """A torch sampler known to give every rank the whole dataset."""
+    return (
+        sampler.kind is Kind.SAMPLER
+        and sampler.sampler_facts is not None
+        and not sampler.sampler_facts.distributed
+    )
+
+
 def reduction_of(node: ast.Call) -> str | None:
     """The literal ``reduction=`` of a loss call or criterion (None: default or computed)."""
     value = literal(keyword(node, "reduction"))
@@ -358,17 +377,29 @@ class CallsMixin:
             dataset = args[0] if args else kwargs.get("dataset", UNKNOWN)
             sampler = keyword(node, "sampler", 2)
             batch_sampler = keyword(node, "batch_sampler", 3)
-            has_sampler = any(
-                s is not None and not (isinstance(s, ast.Constant) and s.value is None)
-                for s in (sampler, batch_sampler)
-            )
+            given = [
+                _argument_value(node, args, kwargs, name, position)
+                for s, name, position in (
+                    (sampler, "sampler", 2),
+                    (batch_sampler, "batch_sampler", 3),
+                )
+                if s is not None and not (isinstance(s, ast.Constant) and s.value is None)
+            ]
+            # an explicit sampler may shard the data per rank, unless it is one of torch's
+            # own samplers built over no DistributedSampler (``RandomSampler(ds)``)
+            may_shard = any(not _known_unsharded(v) for v in given)
             iterable = dataset.dataset_facts is not None and dataset.dataset_facts.iterable
             return attrs.evolve(
                 value,
-                loader_facts=LoaderFacts(sampler=has_sampler, iterable_dataset=iterable),
+                loader_facts=LoaderFacts(sampler=may_shard, iterable_dataset=iterable),
             )
         if kind is Kind.SAMPLER:
-            distributed = name in catalog.DISTRIBUTED_SAMPLERS
+            # a sampler over a distributed one (``BatchSampler(DistributedSampler(ds))``)
+            # shards like it
+            inner = args[0] if args else kwargs.get("sampler", UNKNOWN)
+            distributed = name in catalog.DISTRIBUTED_SAMPLERS or (
+                inner.sampler_facts is not None and inner.sampler_facts.distributed
+            )
             return attrs.evolve(value, sampler_facts=SamplerFacts(distributed=distributed))
         if kind is Kind.DATASET:
             iterable = name in catalog.ITERABLE_DATASET_BASES

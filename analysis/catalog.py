@@ -286,6 +286,14 @@ ITERATION_WRAPPERS = {
 }
 
 
+#: standard-library containers: values stored in them are kept like in a list or dict
+CONTAINER_CONSTRUCTORS = {
+    "collections.defaultdict",
+    "collections.OrderedDict",
+    "collections.deque",
+}
+
+
 def kind_of_constructor(name: str) -> Kind | None:
     """The kind of the value a call to the canonical ``name`` returns, if known."""
     last = name.rsplit(".", 1)[-1]
@@ -301,6 +309,8 @@ def kind_of_constructor(name: str) -> Kind | None:
         return Kind.DATASET
     if name in GRAD_SCALERS:
         return Kind.SCALER
+    if name in CONTAINER_CONSTRUCTORS:
+        return Kind.CONTAINER
     if name in ACCELERATORS:
         return Kind.ACCELERATOR
     if name.startswith(SCHEDULER_PREFIXES):

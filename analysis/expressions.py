@@ -18,9 +18,15 @@ import ast
 import attrs
 
 from . import catalog
-from .finding import Evidence
+from .finding import Confidence, Evidence
 from .names import dotted, qualified_name
 from .values import SCALAR, UNKNOWN, Kind, Value, combine
+
+
+def min_confidence(values: tuple[Value, ...]) -> Confidence:
+    """The weakest of the values' kind confidences."""
+    order = (Confidence.LOW, Confidence.MEDIUM, Confidence.HIGH)
+    return min((v.confidence for v in values), key=order.index)
 
 
 class ExpressionsMixin:
@@ -201,7 +207,8 @@ class ExpressionsMixin:
             eval_forward=joined.eval_forward,
             backwarded=joined.backwarded,
         )
-        if keep_elements:
+        if keep_elements or (elements and all(e.kind is Kind.MODEL for e in elements)):
+            # a list of layers stays a list of models: iterating it calls models
             value = attrs.evolve(value, elements=tuple(elements))
         return value
 
@@ -245,6 +252,13 @@ class ExpressionsMixin:
 
     def element_of(self, iterable: Value) -> Value:
         """The value of one element when iterating ``iterable``."""
+        layers = iterable.elements
+        if layers and all(e.kind is Kind.MODEL for e in layers):
+            # ``for layer in [nn.Linear(..), nn.ReLU(), ...]``: each element is a model
+            return Value(kind=Kind.MODEL, confidence=min_confidence(layers))
+        if iterable.kind is Kind.MODEL and iterable.confidence is Confidence.HIGH:
+            # ``for block in self.blocks`` over an nn.ModuleList / nn.Sequential
+            return Value(kind=Kind.MODEL)
         if iterable.kind is Kind.CONTAINER or iterable.graph:
             return Value(
                 kind=Kind.TENSOR if iterable.graph else None,

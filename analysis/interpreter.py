@@ -245,7 +245,7 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
                 target=container,
                 loc=loc,
                 store=StoreFacts(
-                    container=path or "container",
+                    container=path or self._container_text(node),
                     stored_text=self.text(value_node),
                     created_loops=created,
                 ),
@@ -259,6 +259,15 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
                 else container.graph_confidence,
                 locs=container.locs | stored.locs,
             )
+
+    def _container_text(self, node: ast.AST) -> str:
+        """How the source names a container that has no dotted path
+        (``self.metrics["loss"]`` in ``self.metrics["loss"].append(x)``)."""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            return self.text(node.func.value)
+        if isinstance(node, ast.Subscript):
+            return self.text(node.value)
+        return "container"
 
     def emptied(self, path: str, container: Value, node: ast.Call) -> None:
         """``path.clear()``: what is stored afterwards is held only until the next clear,

@@ -3,10 +3,33 @@
 from __future__ import annotations
 
 from ..events import EventKind
-from ..finding import Applicability, Evidence, Proof, Severity
+from ..finding import Applicability, Evidence, Proof, Severity, Span
 from ..proofs import is_torch_optimizer
 from ..rule import Fixed, Invalid, Rule
-from ..structure import events, is_framework_step, loop_header, resets_gradients
+from ..structure import events, is_framework_step, loop_header
+from ..values import Kind, Value
+
+
+def _optimizer_site(value: Value | None) -> Span | None:
+    """Where an optimizer was built: its identity across the events of one trace."""
+    if value is None or value.kind is not Kind.OPTIMIZER or value.origin is None:
+        return None
+    return value.origin.span
+
+
+def _resets_for(trace, loop: int, step) -> bool:
+    """Whether the loop resets the gradients the optimizer of ``step`` applies.
+
+    A reset through a model, a parameter's ``.grad`` or a helper cannot be tied to one
+    optimizer and counts for all of them; ``opt_d.zero_grad()`` resets only ``opt_d``,
+    so a GAN loop that resets the discriminator's optimizer and never the generator's
+    still accumulates the generator's gradients.
+    """
+    resets = trace.events_in(loop, EventKind.ZERO_GRAD)
+    own = _optimizer_site(step.target)
+    if own is None:
+        return bool(resets)
+    return any(_optimizer_site(r.target) in (None, own) for r in resets)
 
 
 class MissingZeroGrad(Rule):
@@ -120,12 +143,12 @@ class MissingZeroGrad(Rule):
             loop = step.loops[-1]
             if (id(trace), loop) in reported:
                 continue  # one finding per loop, however many optimizers it steps
-            reported.add((id(trace), loop))
             backwards = [
                 b for b in trace.events_in(loop, EventKind.BACKWARD) if not is_framework_step(b)
             ]
-            if not backwards or resets_gradients(trace, loop):
+            if not backwards or _resets_for(trace, loop, step):
                 continue
+            reported.add((id(trace), loop))
             target = step.target
             if (
                 target is not None
@@ -147,6 +170,8 @@ class MissingZeroGrad(Rule):
                 "backward() adds to `.grad`, so each step applies the sum of all gradients so far. "
                 "Call `optimizer.zero_grad(set_to_none=True)` once per update."
             )
+            if trace.events_in(loop, EventKind.ZERO_GRAD):
+                message += " (The loop resets another optimizer's gradients, never this one's.)"
             if harness:
                 message += " (backward(retain_graph=True) suggests a gradient-comparison harness: reported as a note.)"
             evidence = [

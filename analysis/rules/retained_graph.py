@@ -193,6 +193,7 @@ class RetainedGraph(Rule):
                 store.store.created_loops if store.store else ()
             )
         escaped = _escaping_locs(facts)
+        reported: set = set()
         for trace, store in events(facts, EventKind.STORE):
             value = store.value
             if value is None or value.graph is None or not store.grad_enabled:
@@ -252,8 +253,17 @@ class RetainedGraph(Rule):
                 evidence.append(value.backwarded)
             if reset:
                 message += f" (`{container}` is reset inside the loop, so only the iterations between resets are retained.)"
+            site = store.span
+            if store.via:
+                # a store a helper makes into a container that outlives the call: reported
+                # at the helper's statement, with the call inside the loop as evidence
+                site = store.via[-1].span
+                evidence.append(Evidence(store.span, "the call inside the loop that stores it"))
+            if site in reported:
+                continue
+            reported.add(site)
             yield self.finding(
-                store.span,
+                site,
                 message,
                 evidence=evidence,
                 confidence=value.graph_confidence,

@@ -934,3 +934,424 @@ def test_abs_and_round_of_numbers_carry_nothing():
 def test_abs_keeps_the_division_of_the_loss():
     assert_quiet(ABS_INSIDE_THE_LOSS_IS_PART_OF_IT, "TW014")
     assert_quiet(ABS_INSIDE_THE_LOSS_IS_PART_OF_IT, "TW001")
+
+
+# --- class 6: misses --------------------------------------------------------------
+
+EVAL_WITH_A_KNOWN_CALLER = """
+    import torch
+    import torch.nn as nn
+    from torch.utils.data import DataLoader
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 2)
+
+        def forward(self, x):
+            return self.fc(x)
+
+    def evaluate(model, loader):
+        model.eval()
+        correct = 0
+        for x, y in loader:  # expect: TW002
+            out = model(x)
+            correct += (out.argmax(1) == y).sum().item()
+        model.train()
+        return correct
+
+    def main():
+        model = Net()
+        loader = DataLoader(range(8), batch_size=2)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x, y in loader:
+            optimizer.zero_grad()
+            nn.functional.cross_entropy(model(x), y).backward()
+            optimizer.step()
+        print(evaluate(model, loader))
+"""
+
+EVAL_CALLED_UNDER_NO_GRAD = EVAL_WITH_A_KNOWN_CALLER.replace(
+    "        print(evaluate(model, loader))",
+    "        with torch.no_grad():\n            print(evaluate(model, loader))",
+).replace("  # expect: TW002", "")
+
+HF_OUTPUT_LOGITS_KEPT = """
+    import torch
+    from transformers import AutoModelForSequenceClassification
+
+    def train(loader, optimizer):
+        model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased")
+        all_logits = []
+        for batch in loader:
+            outputs = model(**batch)
+            all_logits.append(outputs.logits)  # expect: TW001
+            outputs.loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+        return len(all_logits)
+"""
+
+HF_OUTPUT_PREDICTIONS_KEPT = """
+    import torch
+    from transformers import AutoModelForSequenceClassification
+
+    def train(loader, optimizer):
+        model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased")
+        predictions, losses = [], []
+        for batch in loader:
+            outputs = model(**batch)
+            predictions.append(outputs.logits.argmax(-1))
+            losses.append(outputs.loss.item())
+            outputs.loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+        return predictions, losses
+"""
+
+LAYERS_IN_A_PLAIN_CLASS = """
+    import torch
+    import torch.nn as nn
+
+    class Stack:
+        def __init__(self, width):
+            self.layers = [nn.Linear(width, width), nn.ReLU(), nn.Linear(width, width)]
+
+        def __call__(self, x):
+            for layer in self.layers:
+                x = layer(x)
+            return x
+
+        def parameters(self):
+            return [p for layer in self.layers for p in layer.parameters()]
+
+    def train(loader, width):
+        net = Stack(width)
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+        activations = []
+        for x, y in loader:
+            out = net(x)
+            activations.append(out)  # expect: TW001
+            loss = (out - y).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        print(len(activations))
+"""
+
+LAYERS_IN_A_LOCAL_LIST = """
+    import torch
+    import torch.nn as nn
+
+    def train(loader):
+        layers = [nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)]
+        optimizer = torch.optim.SGD([p for l in layers for p in l.parameters()], lr=0.1)
+        feats = []
+        for x, y in loader:
+            h = x
+            for layer in layers:
+                h = layer(h)
+            feats.append(h)  # expect: TW001
+            loss = nn.functional.cross_entropy(h, y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        print(len(feats))
+"""
+
+LAYERS_IN_A_LIST_DETACHED = LAYERS_IN_A_LOCAL_LIST.replace(
+    "feats.append(h)  # expect: TW001", "feats.append(h.detach())"
+)
+
+LAYERS_IN_A_LIST_UNDER_NO_GRAD = """
+    import torch
+    import torch.nn as nn
+
+    def embed(loader):
+        layers = [nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)]
+        feats = []
+        with torch.no_grad():
+            for x in loader:
+                for layer in layers:
+                    x = layer(x)
+                feats.append(x)
+        print(len(feats))
+"""
+
+HISTORY_ON_SELF_IN_A_STEP_METHOD = """
+    import torch
+    from collections import defaultdict
+
+    class Trainer:
+        def __init__(self, model, optimizer, criterion):
+            self.model = model
+            self.optimizer = optimizer
+            self.criterion = criterion
+            self.history = []
+            self.metrics = defaultdict(list)
+
+        def step(self, x, y):
+            loss = self.criterion(self.model(x), y)
+            self.history.append(loss)  # expect: TW001
+            self.metrics["loss"].append(loss)  # expect: TW001
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+
+        def fit(self, loader):
+            for x, y in loader:
+                self.step(x, y)
+"""
+
+HISTORY_ON_SELF_AS_NUMBERS = HISTORY_ON_SELF_IN_A_STEP_METHOD.replace(
+    "self.history.append(loss)  # expect: TW001", "self.history.append(loss.item())"
+).replace(
+    'self.metrics["loss"].append(loss)  # expect: TW001', 'self.metrics["loss"].append(float(loss))'
+)
+
+FEATURE_BANK_ON_SELF = """
+    import torch
+    import torch.nn as nn
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(16, 8)
+
+        def forward(self, x):
+            return self.proj(x)
+
+    class Memory:
+        def __init__(self, encoder):
+            self.encoder = encoder
+            self.bank = {}
+
+        def update(self, loader, optimizer):
+            for idx, x in loader:
+                feats = self.encoder(x)
+                self.bank[idx] = feats  # expect: TW001
+                loss = feats.pow(2).mean()
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+
+    def main(loader):
+        encoder = Encoder()
+        memory = Memory(encoder)
+        memory.update(loader, torch.optim.SGD(encoder.parameters(), lr=0.1))
+"""
+
+FEATURE_BANK_DETACHED = FEATURE_BANK_ON_SELF.replace(
+    "self.bank[idx] = feats  # expect: TW001", "self.bank[idx] = feats.detach()"
+)
+
+GAN_GENERATOR_NEVER_RESET = """
+    import torch
+
+    def train_gan(net_g, net_d, loader, criterion, noise_dim):
+        opt_d = torch.optim.Adam(net_d.parameters(), lr=2e-4)
+        opt_g = torch.optim.Adam(net_g.parameters(), lr=2e-4)
+        for real in loader:
+            opt_d.zero_grad()
+            out = net_d(real)
+            loss_d = criterion(out, torch.ones_like(out))
+            loss_d.backward()
+            opt_d.step()
+
+            fake = net_g(torch.randn(real.size(0), noise_dim))
+            out = net_d(fake)
+            loss_g = criterion(out, torch.ones_like(out))
+            loss_g.backward()
+            opt_g.step()  # expect: TW003
+"""
+
+GAN_BOTH_RESET = GAN_GENERATOR_NEVER_RESET.replace(
+    "            fake = net_g(", "            opt_g.zero_grad()\n            fake = net_g("
+).replace("  # expect: TW003", "")
+
+GAN_RESET_THROUGH_THE_MODELS = """
+    import torch
+
+    def train_gan(net_g, net_d, loader, criterion, noise_dim):
+        opt_d = torch.optim.Adam(net_d.parameters(), lr=2e-4)
+        opt_g = torch.optim.Adam(net_g.parameters(), lr=2e-4)
+        for real in loader:
+            net_d.zero_grad()
+            out = net_d(real)
+            criterion(out, torch.ones_like(out)).backward()
+            opt_d.step()
+            net_g.zero_grad()
+            out = net_d(net_g(torch.randn(real.size(0), noise_dim)))
+            criterion(out, torch.ones_like(out)).backward()
+            opt_g.step()
+"""
+
+STEP_IN_A_HELPER_FUNCTION = """
+    import torch
+
+    def update(optimizer, scheduler):
+        optimizer.step()
+        scheduler.step()
+
+    def train(model, loader, optimizer, scheduler, criterion):
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss.backward()
+            update(optimizer, scheduler)  # expect: TW003
+"""
+
+STEP_AND_RESET_IN_A_HELPER = STEP_IN_A_HELPER_FUNCTION.replace(
+    "        scheduler.step()\n", "        scheduler.step()\n        optimizer.zero_grad()\n"
+).replace("  # expect: TW003", "")
+
+DDP_WITH_A_RANDOM_SAMPLER = """
+    import torch
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    from torch.utils.data import DataLoader, RandomSampler
+
+    def main(model, dataset, criterion, rank):
+        torch.distributed.init_process_group("nccl")
+        model = DDP(model.to(rank), device_ids=[rank])
+        loader = DataLoader(dataset, batch_size=32, sampler=RandomSampler(dataset))  # expect: TW012
+        optimizer = torch.optim.AdamW(model.parameters())
+        for x, y in loader:
+            optimizer.zero_grad()
+            criterion(model(x), y).backward()
+            optimizer.step()
+"""
+
+DDP_WITH_A_SAMPLER_PER_MODE = """
+    import torch
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    from torch.utils.data import BatchSampler, DataLoader, DistributedSampler, RandomSampler
+
+    def main(model, dataset, criterion, rank, local_rank):
+        torch.distributed.init_process_group("nccl")
+        model = DDP(model.to(rank), device_ids=[rank])
+        if local_rank == -1:
+            sampler = RandomSampler(dataset)
+        else:
+            sampler = DistributedSampler(dataset)
+        loader = DataLoader(dataset, batch_size=32, sampler=sampler)
+        batches = BatchSampler(DistributedSampler(dataset), batch_size=32, drop_last=True)
+        other = DataLoader(dataset, batch_sampler=batches)
+        optimizer = torch.optim.AdamW(model.parameters())
+        for x, y in loader:
+            optimizer.zero_grad()
+            criterion(model(x), y).backward()
+            optimizer.step()
+        for x, y in other:
+            optimizer.zero_grad()
+            criterion(model(x), y).backward()
+            optimizer.step()
+"""
+
+AMP_ACCUMULATION_WITHOUT_DIVISION = """
+    import torch
+
+    class AmpTrainer:
+        def __init__(self, model, optimizer, criterion, accum_steps):
+            self.model = model
+            self.optimizer = optimizer
+            self.criterion = criterion
+            self.accum_steps = accum_steps
+            self.scaler = torch.amp.GradScaler("cuda")
+
+        def fit(self, loader):
+            for i, (x, y) in enumerate(loader):
+                with torch.autocast("cuda", dtype=torch.float16):
+                    loss = self.criterion(self.model(x), y)
+                self.scaler.scale(loss).backward()  # expect: TW014
+                if (i + 1) % self.accum_steps == 0:
+                    self.scaler.step(self.optimizer)
+                    self.scaler.update()
+                    self.optimizer.zero_grad()
+"""
+
+AMP_ACCUMULATION_DIVIDED = AMP_ACCUMULATION_WITHOUT_DIVISION.replace(
+    "self.scaler.scale(loss).backward()  # expect: TW014",
+    "self.scaler.scale(loss / self.accum_steps).backward()",
+)
+
+AMP_ACCUMULATION_DIVIDED_BEFORE = AMP_ACCUMULATION_WITHOUT_DIVISION.replace(
+    "loss = self.criterion(self.model(x), y)",
+    "loss = self.criterion(self.model(x), y)\n                    loss = loss / self.accum_steps",
+).replace("  # expect: TW014", "")
+
+
+def test_class6_eval_loop_whose_caller_is_known_is_reported():
+    assert_exact(EVAL_WITH_A_KNOWN_CALLER, "TW002")
+
+
+def test_class6_eval_loop_whose_caller_disables_gradients_is_quiet():
+    assert_quiet(EVAL_CALLED_UNDER_NO_GRAD, "TW002")
+
+
+def test_class6_model_output_fields_carry_the_graph():
+    assert_exact(HF_OUTPUT_LOGITS_KEPT, "TW001")
+    assert_exact(MODEL_TUPLE_OUTPUT_KEPT, "TW001")
+
+
+def test_class6_predictions_and_numbers_from_model_outputs_are_quiet():
+    assert_quiet(HF_OUTPUT_PREDICTIONS_KEPT, "TW001")
+
+
+def test_class6_layers_kept_in_a_list_make_a_model():
+    assert_exact(LAYERS_IN_A_PLAIN_CLASS, "TW001")
+    assert_exact(LAYERS_IN_A_LOCAL_LIST, "TW001")
+
+
+def test_class6_layers_in_a_list_detached_or_without_grad_are_quiet():
+    assert_quiet(LAYERS_IN_A_LIST_DETACHED, "TW001")
+    assert_quiet(LAYERS_IN_A_LIST_UNDER_NO_GRAD, "TW001")
+
+
+def test_class6_stores_on_self_in_a_step_method_are_reported_where_they_happen():
+    assert_exact(HISTORY_ON_SELF_IN_A_STEP_METHOD, "TW001")
+
+
+def test_class6_numbers_stored_on_self_are_quiet():
+    assert_quiet(HISTORY_ON_SELF_AS_NUMBERS, "TW001")
+
+
+def test_class6_dict_store_into_a_bank_on_self_is_reported():
+    assert_exact(FEATURE_BANK_ON_SELF, "TW001")
+
+
+def test_class6_detached_bank_entries_are_quiet():
+    assert_quiet(FEATURE_BANK_DETACHED, "TW001")
+
+
+def test_class6_gan_optimizer_never_reset_is_reported():
+    assert_exact(GAN_GENERATOR_NEVER_RESET, "TW003")
+
+
+def test_class6_gan_with_both_optimizers_or_models_reset_is_quiet():
+    assert_quiet(GAN_BOTH_RESET, "TW003")
+    assert_quiet(GAN_RESET_THROUGH_THE_MODELS, "TW003")
+
+
+def test_class6_step_inside_a_helper_without_reset_is_reported():
+    assert_exact(STEP_IN_A_HELPER_FUNCTION, "TW003")
+    assert_exact(HELPER_STEPS_WITHOUT_ANY_RESET, "TW003")
+
+
+def test_class6_step_and_reset_inside_a_helper_is_quiet():
+    assert_quiet(STEP_AND_RESET_IN_A_HELPER, "TW003")
+
+
+def test_class6_ddp_with_an_explicit_non_distributed_sampler_is_reported():
+    assert_exact(DDP_WITH_A_RANDOM_SAMPLER, "TW012")
+
+
+def test_class6_ddp_with_a_distributed_sampler_on_some_path_is_quiet():
+    assert_quiet(DDP_WITH_A_SAMPLER_PER_MODE, "TW012")
+
+
+def test_class6_grad_scaler_accumulation_without_division_is_reported():
+    assert_exact(AMP_ACCUMULATION_WITHOUT_DIVISION, "TW014")
+
+
+def test_class6_grad_scaler_accumulation_with_division_is_quiet():
+    assert_quiet(AMP_ACCUMULATION_DIVIDED, "TW014")
+    assert_quiet(AMP_ACCUMULATION_DIVIDED_BEFORE, "TW014")

@@ -770,9 +770,77 @@ def _workspace_model(
         shown = ", ".join(dict.fromkeys(count.unknown))
         notes.append(f"{name}: {params:,} parameters counted; not sized: {shown[:300]}")
     reader.set("model", name, node.lineno, confidence)
+    owner = counter.classes[name][1]
+    structure = _decoder_structure(node, values, tree if owner is counter else owner.path, name)
+    if structure is not None:
+        reader.set(
+            "structure",
+            structure,
+            node.lineno,
+            "medium",
+            f"{reader.path}:{node.lineno} ({name}'s config, a GPT-style decoder)",
+        )
     reader.set(
         "params", params, node.lineno, confidence, f"{reader.path}:{node.lineno} ({name}'s layers)"
     )
+
+
+_STRUCTURE_KEYS = {
+    "n_layer": ("n_layer", "n_layers", "num_layers", "depth", "num_hidden_layers"),
+    "n_embd": ("n_embd", "emb_dim", "n_embed", "d_model", "hidden_size", "dim", "embed_dim"),
+    "n_head": ("n_head", "n_heads", "num_heads", "num_attention_heads"),
+    "vocab_size": ("vocab_size", "vocab", "n_vocab"),
+    "n_positions": ("block_size", "context_length", "n_positions", "max_seq_len", "n_ctx"),
+}
+
+
+def _decoder_structure(
+    call: ast.Call, values: Values, module: ast.Module | str, name: str
+) -> dict | None:
+    """A GPT-style decoder's shape from the config the model is built with.
+
+    The model's class (and its file) must build token embeddings and attention (an
+    ``nn.Embedding`` and ``scaled_dot_product_attention`` / ``softmax`` / ``MultiheadAttention``),
+    and its config must name the layers, width, heads and vocabulary (``n_layer``,
+    ``emb_dim``, ...). The cost model then treats it as a GPT-2-style decoder of that shape:
+    learned positions, a 4x GELU MLP, LayerNorm — approximate for other variants.
+    """
+    if isinstance(module, str):  # a class imported from a file of the same folder
+        try:
+            with open(module, encoding="utf-8-sig") as handle:
+                text = handle.read()
+        except OSError:
+            return None
+    else:
+        text = ast.unparse(module)
+    if not text or "Embedding" not in text:
+        return None
+    if not any(
+        k in text for k in ("scaled_dot_product_attention", "softmax", "MultiheadAttention")
+    ):
+        return None
+    for arg in [*call.args, *(k.value for k in call.keywords)]:
+        found = values.get(arg)
+        if found is None or not isinstance(found[0], dict):
+            continue
+        config = found[0]
+        shape: dict[str, Any] = {"model_type": "gpt2"}
+        for key, names in _STRUCTURE_KEYS.items():
+            value = next((config[n] for n in names if isinstance(config.get(n), int)), None)
+            if value is not None and not isinstance(value, bool):
+                shape[key] = value
+        if all(k in shape for k in ("n_layer", "n_embd", "n_head", "vocab_size")):
+            shape.setdefault("n_positions", 1024)
+            shape["n_inner"] = 4 * shape["n_embd"]
+            drop = next(
+                (config[n] for n in ("dropout", "drop_rate", "resid_pdrop") if n in config), 0.0
+            )
+            shape["resid_pdrop"] = drop if isinstance(drop, (int, float)) else 0.0
+            # the file's GELU: torch's fused op, or a Python composite with tanh (saves more)
+            composite = "tanh(" in text and "class GELU" in text
+            shape["activation_function"] = "gelu_new" if composite else "gelu_pytorch_tanh"
+            return shape
+    return None
 
 
 def read_script(path: str) -> tuple[RunConfig, list[str]]:

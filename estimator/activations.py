@@ -118,6 +118,8 @@ def saved_per_token(
             total += 4 * a * m["shared_intermediate"]
     elif stack.mlp == "gated":
         total += 4 * a * i
+        if stack.composite_act:  # the composite's pow input, tanh and 1 + tanh (as below)
+            total += 3 * _upcast(n) * i
     elif stack.mlp == "gelu-tanh":
         # NewGELU's composite saves pow's input, tanh's output and 1 + tanh — in fp32 under
         # autocast (pow is on its fp32 list, so the rest follows) — plus 0.5·x and fc2's

@@ -157,6 +157,8 @@ def _training_activations(
     # autocast its logits are fp32 and the loss needs no upcast (bart-base-train-amp16-*)
     logit_bytes = 4 if shape.fp32_logits else n.activation
     logits = logit_bytes * shape.vocab * tokens
+    if shape.logit_softcap:  # tanh(logits / cap) * cap: tanh's output is saved for backward
+        logits += logit_bytes * shape.vocab * tokens
     log_softmax = 4 * shape.vocab * tokens  # HF's loss upcasts: fp32 log-softmax
     upcast = 4 * shape.vocab * tokens if logit_bytes != 4 else 0  # logits.float(), transient
     # backward of the loss: d(log_softmax) and d(logits fp32), then the cast back

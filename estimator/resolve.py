@@ -85,6 +85,26 @@ def _find_arch(config: RunConfig, models: Models = ()) -> tuple[Architecture, st
     """User entries, then a local config.json path, the catalog, the offline HF cache."""
     notes: list[str] = []
     model = config.value("model")
+    structure = config.value("structure")
+    if (
+        model is not None
+        and config.params is not None
+        and config.structure is not None
+        and isinstance(structure, dict)
+    ):
+        # an nn.Module the script defines, with a recognisable decoder structure in its config
+        arch = Architecture(
+            name=str(model),
+            family=str(structure["model_type"]),
+            model_type=str(structure["model_type"]),
+            config=dict(structure),
+            note=(
+                f"nn.Module defined in the workspace ({config.structure.source}); activations "
+                f"modelled as a {structure['model_type']}-style decoder of that shape (approximate)"
+            ),
+        )
+        notes.append(arch.note)
+        return arch, str(model), False, notes
     if model is not None and config.params is not None:
         # both from one layer: only the script reader sets both, for an nn.Module it counted
         arch = Architecture(

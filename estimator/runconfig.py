@@ -105,6 +105,9 @@ class RunConfig:
     gpus: Field | None = _opt()  # world size
     accumulation: Field | None = _opt()  # gradient accumulation steps
     grads_persist: Field | None = _opt()  # zero_grad(set_to_none=False): grads live all step
+    structure: Field | None = _opt()
+    """HF-style config (a dict with ``model_type``) of a model the script defines, read from
+    the config its constructor gets: lets the cost model give it activations (approximate)."""
 
     def value(self, name: str, default: Any = None) -> Any:
         field = getattr(self, name)

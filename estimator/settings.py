@@ -84,8 +84,15 @@ def _targets(value: Any) -> str | tuple[str, ...]:
 
 
 # kebab-case key → (RunConfig field, converter); every field is settable.
+def _structure(value: Any) -> dict:
+    if not isinstance(value, dict) or not isinstance(value.get("model_type"), str):
+        raise ValueError(f"expected a table with a model_type (an HF config), got {value!r}")
+    return dict(value)
+
+
 ESTIMATE_KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "model": ("model", _text),
+    "structure": ("structure", _structure),
     "params": ("params", _params),
     "mode": ("mode", _choice(MODES)),
     "batch-size": ("batch_size", _positive),

@@ -37,6 +37,7 @@ class Stack:
     norms: int = 2
     mlp: str = "plain"  # "gated" | "plain" | "gelu-tanh" (composite) | "relu"
     dropout: bool = False  # residual / attention dropout on in training
+    composite_act: bool = False  # a gated MLP whose activation is a Python tanh-GELU composite
     cross_attention: bool = False
     moe: dict | None = None  # {"experts", "active", "expert_intermediate", "shared_intermediate"}
     mla: dict | None = None  # DeepSeek latent sizes, for the KV cache
@@ -76,6 +77,7 @@ class ModelShape:
     lm_head_params: int = 0  # the vocab × hidden projection (tied or not)
     eager_only: bool = False  # transformers runs eager attention only
     fp32_logits: bool = False  # logits + an fp32 bias (BART's final_logits_bias)
+    logit_softcap: bool = False  # final logits soft-capped: tanh's output kept for backward
     image_size: int | None = None  # native input resolution (vision)
     patch_size: int | None = None
     cnn: Architecture | None = None
@@ -98,9 +100,75 @@ class ModelShape:
 # tanh, product and half-input are all saved for backward). Dropout 0.1 by default in GPT-2,
 # OPT, BERT, RoBERTa, DistilBERT, BART, T5, ViT (hidden_dropout_prob 0.0 in HF ViT: off).
 _LAYERNORM = {"gpt2", "gpt_neox", "phi", "falcon", "bloom", "opt", "starcoder2", "phimoe", "olmo"}
-_GELU_TANH = {"gpt2", "phi", "starcoder2", "bloom"}
-_DROPOUT = {"gpt2", "opt"}
-_RELU = {"opt"}  # OPTConfig.activation_function = "relu"
+
+# Conventions read from the model's config (issue 12): the activation (``hidden_act`` /
+# ``activation_function`` / ``hidden_activation``) and the dropout probabilities. What a
+# checkpoint's config leaves out takes the default of its transformers config class,
+# listed here as the documented fallback (transformers 5.24 sources).
+_ACT_FIELDS = ("hidden_act", "activation_function", "hidden_activation")
+_DEFAULT_ACT = {
+    "gpt2": "gelu_new",
+    "phi": "gelu_new",
+    "starcoder2": "gelu_pytorch_tanh",
+    "opt": "relu",
+    "gpt_neox": "gelu",
+    "falcon": "gelu",
+    # BloomGelu trains through a custom autograd function that saves only its input
+    "bloom": "bloom_gelu",
+}
+# A Python composite of tanh-GELU: its tanh, product and half-input are saved for backward.
+_COMPOSITE_GELU = {"gelu_new", "gelu_fast", "gelu_python_tanh"}
+_DROPOUT_FIELDS = (
+    "resid_pdrop",
+    "embd_pdrop",
+    "attn_pdrop",
+    "dropout",
+    "attention_dropout",
+    "hidden_dropout",
+    "residual_dropout",
+    "embedding_dropout",
+    "hidden_dropout_prob",
+    "attention_probs_dropout_prob",
+    "dropout_rate",
+)
+_DEFAULT_DROPOUT = {"gpt2", "opt"}  # 0.1 by default in their transformers configs
+# Families whose transformers implementation has no SDPA path: eager attention, always.
+_NO_SDPA = {"bloom", "deberta-v2"}
+# Logit soft-capping (tanh(x / cap) * cap): softcapped attention scores need the eager
+# kernel (SDPA takes no softcap), and softcapped logits keep one more logits-sized tensor
+# (tanh's output) for backward. Config fields first, the config class's default after.
+_DEFAULT_SOFTCAP = {"gemma2": (50.0, 30.0)}  # (attn_logit_softcapping, final_logit_softcapping)
+
+
+def softcaps_of(model_type: str, config: Any) -> tuple[bool, bool]:
+    default = _DEFAULT_SOFTCAP.get(model_type, (None, None))
+    attn = config.get("attn_logit_softcapping", default[0])
+    final = config.get("final_logit_softcapping", default[1])
+    return attn is not None, final is not None
+
+
+def activation_of(model_type: str, config: Any) -> str:
+    """The MLP activation's name: the config's field, else its config class's default."""
+    for name in _ACT_FIELDS:
+        value = config.get(name)
+        if isinstance(value, str):
+            return value.lower()
+    return _DEFAULT_ACT.get(model_type, "gelu")
+
+
+def _plain_mlp(model_type: str, config: Any) -> str:
+    act = activation_of(model_type, config)
+    if act in _COMPOSITE_GELU:
+        return "gelu-tanh"
+    return "relu" if act == "relu" else "plain"
+
+
+def dropout_of(model_type: str, config: Any) -> bool:
+    """Residual / attention dropout on in training: any probability the config sets > 0."""
+    found = [config[f] for f in _DROPOUT_FIELDS if isinstance(config.get(f), (int, float))]
+    if found:
+        return any(p > 0 for p in found)
+    return model_type in _DEFAULT_DROPOUT
 
 
 def _decoder(arch: Architecture) -> ModelShape:
@@ -115,17 +183,7 @@ def _decoder(arch: Architecture) -> ModelShape:
             "expert_intermediate": m["expert_intermediate"],
             "shared_intermediate": m["shared_intermediate"],
         }
-    mlp = (
-        s["mlp"]
-        if s["mlp"] == "gated"
-        else (
-            "gelu-tanh"
-            if arch.model_type in _GELU_TANH
-            else "relu"
-            if arch.model_type in _RELU
-            else "plain"
-        )
-    )
+    mlp = s["mlp"] if s["mlp"] == "gated" else _plain_mlp(arch.model_type, arch.config)
     stack = Stack(
         layers=s["layers"],
         hidden=h,
@@ -136,13 +194,26 @@ def _decoder(arch: Architecture) -> ModelShape:
         norm="layer" if arch.model_type in _LAYERNORM else "rms",
         norms=s["norms"],
         mlp=mlp,
-        dropout=arch.model_type in _DROPOUT,
+        composite_act=mlp == "gated"
+        and activation_of(arch.model_type, arch.config) in _COMPOSITE_GELU,
+        dropout=dropout_of(arch.model_type, arch.config),
         moe=moe,
         mla=s.get("mla"),
         qk_norm=bool(s.get("qk_norm")),
     )
     embed = vocab * h * (1 if s["tied"] else 2) + s["positions"] * h
-    return ModelShape("decoder", arch.params, (stack,), vocab, True, embed, vocab * h)
+    attn_softcap, final_softcap = softcaps_of(arch.model_type, arch.config)
+    return ModelShape(
+        "decoder",
+        arch.params,
+        (stack,),
+        vocab,
+        True,
+        embed,
+        vocab * h,
+        eager_only=arch.model_type in _NO_SDPA or attn_softcap,
+        logit_softcap=final_softcap,
+    )
 
 
 def _encoder(arch: Architecture) -> ModelShape:
@@ -159,7 +230,15 @@ def _encoder(arch: Architecture) -> ModelShape:
         dropout=True,
     )
     # Encoders are fine-tuned with a small head (classification): no vocab-sized logits.
-    return ModelShape("encoder", arch.params, (stack,), c["vocab_size"], False, c["vocab_size"] * h)
+    return ModelShape(
+        "encoder",
+        arch.params,
+        (stack,),
+        c["vocab_size"],
+        False,
+        c["vocab_size"] * h,
+        eager_only=arch.model_type in _NO_SDPA,
+    )
 
 
 def _seq2seq(arch: Architecture) -> ModelShape:
@@ -175,7 +254,9 @@ def _seq2seq(arch: Architecture) -> ModelShape:
             intermediate=c["d_ff"],
             norm="rms",
             mlp="gated" if gated else "plain",
-            dropout=True,
+            dropout=dropout_of("t5", c) if any(f in c for f in _DROPOUT_FIELDS) else True,
+            # T5Config: "gated-gelu" runs gelu_new (NewGELU, a composite); else its own act
+            composite_act=gated and str(c.get("feed_forward_proj")) == "gated-gelu",
         )
         enc = Stack(layers=c["num_layers"], stream="src", **common)
         dec = Stack(

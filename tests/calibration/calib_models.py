@@ -125,7 +125,19 @@ def hf_config(entry: dict, **overrides):
 
 
 def build(name: str, mode: str, seq: int, attention: str = "sdpa", overrides: dict | None = None):
-    """(model, kind) for catalog entry ``name``; kind picks the batch and the loss."""
+    """(model, kind) for catalog entry ``name``; kind picks the batch and the loss.
+
+    A family transformers runs without SDPA (BLOOM, DeBERTa-v2) is built with eager
+    attention, as ``from_pretrained`` does by default for it."""
+    try:
+        return _build(name, mode, seq, attention, overrides)
+    except ValueError as error:
+        if attention != "sdpa" or "does not support an attention implementation" not in str(error):
+            raise
+        return _build(name, mode, seq, "eager", overrides)
+
+
+def _build(name: str, mode: str, seq: int, attention: str, overrides: dict | None):
     entry = dict(catalog()[name])
     entry["config"] = dict(entry["config"], **(overrides or {}))
     mt = entry["model_type"]
@@ -148,6 +160,7 @@ def build(name: str, mode: str, seq: int, attention: str = "sdpa", overrides: di
         "roberta": "encoder",
         "distilbert": "encoder",
         "xlm-roberta": "encoder",
+        "deberta-v2": "encoder",
         "t5": "seq2seq",
         "bart": "seq2seq",
     }.get(mt, "decoder")

@@ -25,10 +25,40 @@ from torchward.estimator.runconfig import RunConfig
 
 FIXTURE = Path(__file__).resolve().parents[1] / "calibration" / "fixtures" / "fake_cuda_peaks.json"
 GIB = 2**30
+# Held out (issue 12): catalog families measured only after the cost model's constants
+# were set from the fit families; never tuned on. Their errors are reported apart.
+HELD_OUT_FAMILIES = frozenset(
+    {
+        "starcoder2",
+        "gemma-2",
+        "gemma-3",
+        "bloom",
+        "flan-t5",
+        "falcon",
+        "olmo",
+        "olmoe",
+        "phi-3",
+        "qwen2-moe",
+        "xlm-roberta",
+        "deberta-v3",
+        "gpt-neox",
+    }
+)
 
 
-def _runs() -> list[dict]:
+def _all_runs() -> list[dict]:
     return [r for r in json.loads(FIXTURE.read_text("utf-8"))["runs"] if "error" not in r]
+
+
+def _family(name: str) -> str:
+    from torchward.estimator.architecture import lookup_model
+
+    return lookup_model(name).family
+
+
+def _runs(held_out: bool = False) -> list[dict]:
+    """The fit runs (default) or the held-out ones."""
+    return [r for r in _all_runs() if (_family(r["model"]) in HELD_OUT_FAMILIES) == held_out]
 
 
 def _estimate_bytes(run: dict) -> tuple[int, str]:
@@ -52,9 +82,9 @@ def _estimate_bytes(run: dict) -> tuple[int, str]:
     return e.allocated - workspace, e.peak_phase.name
 
 
-def comparison() -> list[dict]:
+def comparison(held_out: bool = False) -> list[dict]:
     rows = []
-    for run in _runs():
+    for run in _runs(held_out):
         est, phase = _estimate_bytes(run)
         measured = run["measured_allocated_bytes"]
         rows.append(
@@ -117,6 +147,20 @@ def test_allocated_estimate_meets_the_accuracy_targets_on_every_calibration_conf
     assert s["worst_under"] >= -0.05, f"worst under-estimate {s['worst_under']:.1%}\n{table}"
 
 
+def test_held_out_families_meet_the_generalisation_targets():
+    """Issue 12: held-out MAE <= 5%, no under-estimate beyond -8%, at least 8 families."""
+    rows = comparison(held_out=True)
+    families = {_family(r["model"]) for r in rows}
+    assert len(families) >= 8, sorted(families)
+    assert not families & {_family(r["model"]) for r in comparison()}  # truly held out
+    s = summary(rows)
+    table = "\n".join(f"{r['name']:42s} {r['error']:+7.1%}" for r in rows)
+    assert s["mae"] <= 0.05, f"held-out mean absolute error {s['mae']:.1%}\n{table}"
+    assert s["worst_under"] >= -0.08, (
+        f"held-out worst under-estimate {s['worst_under']:.1%}\n{table}"
+    )
+
+
 def markdown(rows: list[dict]) -> str:
     lines = [
         "| config | model | mode | dtype | batch | seq / image | measured GiB | estimated GiB "
@@ -141,4 +185,7 @@ def markdown(rows: list[dict]) -> str:
 
 
 if __name__ == "__main__":
+    print("## Fit families\n")
     print(markdown(comparison()))
+    print("\n## Held-out families\n")
+    print(markdown(comparison(held_out=True)))

@@ -545,6 +545,8 @@ class CallsMixin:
             "buffers",
         ):
             return UNKNOWN
+        if method == "load_state_dict":
+            self.arguments(node)  # model.load_state_dict(torch.load(path)): the load is an event
         return UNKNOWN
 
     def container_method(

@@ -91,7 +91,7 @@ def _optimizer_facts(run, name: str, node: ast.Call) -> CallFacts:
 
 
 def _loader_facts(run, node: ast.Call, args: list[Value], kwargs: dict[str, Value]) -> CallFacts:
-    sampler_node = keyword(node, "sampler", 2)
+    sampler_node = keyword(node, "sampler", 3)
     sampler_origin = None
     if sampler_node is not None:
         # the sampler's value was evaluated with the call's arguments: read it back
@@ -99,8 +99,8 @@ def _loader_facts(run, node: ast.Call, args: list[Value], kwargs: dict[str, Valu
         sampler_value = _argument_value(node, sampler_node, args, kwargs)
         if sampler_value is not None and sampler_value.origin is not None:
             sampler_origin = sampler_value.origin.span
-    workers = _literal_argument(node, "num_workers", 6)
-    pin = _literal_argument(node, "pin_memory", 8)
+    workers = _literal_argument(node, "num_workers", 5)
+    pin = _literal_argument(node, "pin_memory", 7)
     return CallFacts(
         sampler_origin=sampler_origin,
         workers=workers if isinstance(workers, int) and not isinstance(workers, bool) else None,

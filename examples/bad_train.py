@@ -91,7 +91,9 @@ class Tower(nn.Module):
 
 def train_tower(dataset, epochs):
     tower = Tower()
-    loader = DataLoader(dataset, batch_size=64, sampler=DistributedSampler(dataset))
+    tower.load_state_dict(torch.load("tower.pt"))  # TW023
+    sampler = DistributedSampler(dataset)
+    loader = DataLoader(dataset, batch_size=64, sampler=sampler, pin_memory=True)  # TW015
     scaler = torch.amp.GradScaler()
     for epoch in range(epochs):
         tower.train()

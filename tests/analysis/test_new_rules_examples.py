@@ -77,3 +77,56 @@ def test_invalid_example_line_and_fix(rule, example):
 def test_new_rule_documents_fix_safety(rule):
     assert "Fix safety" in rule.doc_sections()
     assert len(rule.INVALID) >= 4 and len(rule.VALID) >= 6
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        (
+            "from torch.utils.data import DataLoader\nloader = DataLoader([1, 2], batch_size=1, pin_memory=True)\n",
+            "from torch.utils.data import DataLoader\nloader = DataLoader([1, 2], batch_size=1, pin_memory=True, num_workers=4)\n",
+        ),
+        (
+            "from torch.utils.data import DataLoader\nloader = DataLoader(\n    [1, 2],\n    pin_memory=True,\n)\n",
+            "from torch.utils.data import DataLoader\nloader = DataLoader(\n    [1, 2],\n    pin_memory=True,\n    num_workers=4,\n)\n",
+        ),
+        (
+            "from torch.utils.data import DataLoader\nloader = DataLoader([1, 2], num_workers=0, pin_memory=True)\n",
+            "from torch.utils.data import DataLoader\nloader = DataLoader([1, 2], num_workers=4, pin_memory=True)\n",
+        ),
+    ],
+)
+def test_tw015_second_fix_adds_workers(source, expected):
+    (finding,) = analyze_source(source, "x.py", LintSettings(select=("TW015",))).findings
+    fixes = fixes_for(source, finding)
+    assert [f.applicability for f in fixes] == [Applicability.UNSAFE, Applicability.UNSAFE]
+    fixed = apply_edits(source, fixes[1].edits)
+    assert fixed == expected
+    assert analyze_source(fixed, "x.py", LintSettings(select=("TW015",))).findings == ()
+
+
+@pytest.mark.parametrize(
+    "files, expected_findings",
+    [
+        ({"pyproject.toml": '[project]\ndependencies = ["torch>=2.6"]\n'}, 0),
+        ({"pyproject.toml": '[project]\ndependencies = ["torch>=2.1,<3"]\n'}, 1),
+        ({"requirements.txt": "numpy\ntorch==2.7.1\n"}, 0),
+        ({"requirements.txt": "torch\n"}, 1),
+        ({"setup.py": "import torch\nsetup(install_requires=['torch~=2.6.0'])\n"}, 0),
+        ({"requirements.txt": "torch>=2.6\n", "requirements-dev.txt": "torch>=1.13\n"}, 1),
+        ({}, 1),
+    ],
+)
+def test_tw023_reads_the_torch_requirement(tmp_path, files, expected_findings):
+    from torchward.analysis.rules.unsafe_torch_load import torch_requirement
+
+    (tmp_path / ".git").mkdir()  # the project root: the search stops here
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    script = tmp_path / "src" / "train.py"
+    script.parent.mkdir()
+    source = "import torch\ndef restore(model, path):\n    model.load_state_dict(torch.load(path))\n    model.eval()\n"
+    script.write_text(source)
+    torch_requirement.cache_clear()
+    found = analyze_source(source, str(script), LintSettings(select=("TW023",))).findings
+    assert len(found) == expected_findings

@@ -82,11 +82,27 @@ def project(tmp_path):
     return tmp_path
 
 
-async def test_measuring_switches_the_editor_from_estimated_to_measured(project):
+TRAP = """\
+import pathlib
+pathlib.Path({marker!r}).write_text("the language server imported torch")
+raise ImportError("a trap: the server process must never import torch")
+"""
+
+
+async def test_measuring_switches_the_editor_from_estimated_to_measured(
+    project, tmp_path_factory, monkeypatch
+):
     path = project / "train.py"
     path.write_text(SCRIPT)
     uri = uri_of(path)
     options = {"targetGpu": "A100 80GB"}
+    # The server starts in a folder whose torch.py writes a marker: `python -m` puts the
+    # working directory first on sys.path, so any `import torch` in the server process
+    # would load it. The worker runs in the script's folder and finds the real torch.
+    trapped = tmp_path_factory.mktemp("server-cwd")
+    marker = trapped / "MARKER-server-imported-torch"
+    (trapped / "torch.py").write_text(TRAP.format(marker=str(marker)))
+    monkeypatch.chdir(trapped)
     async with session("vscode-1.96", server=REAL_SERVER, options=options) as editor:
         editor.open(uri, SCRIPT)
         await editor.diagnostics(uri)
@@ -118,7 +134,7 @@ async def test_measuring_switches_the_editor_from_estimated_to_measured(project)
         await editor.diagnostics(uri)
         back = await latest_fit(editor, uri, lambda f: not f.get("measured"))
         assert back["status"] in ("ok", "no-job")
-        assert not (project / "MARKER").exists()
+        assert not marker.exists(), "the language server imported torch"
 
 
 async def test_a_measurement_can_be_cancelled_and_times_out(project):

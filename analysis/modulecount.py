@@ -152,7 +152,11 @@ class ModuleCounter:
                 continue
             try:
                 with open(sibling, encoding="utf-8-sig") as handle:
-                    other_tree = ast.parse(handle.read(), filename=sibling)
+                    text = handle.read()
+                names = [a.name for a in node.names]
+                if wanted is not None and not any(f"class {n}(" in text for n in names):
+                    continue  # none of the imported names is a class there: skip the parse
+                other_tree = ast.parse(text, filename=sibling)
             except (OSError, SyntaxError, ValueError):
                 continue
             other = ModuleCounter(other_tree, sibling, module_constants(other_tree), depth=1)

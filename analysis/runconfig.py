@@ -125,7 +125,7 @@ class Values:
         self.paths = PathConditions(tree, self)  # indexes parents only; asks back lazily
         self._active: set[int] = set()
         self._memo: dict[int, tuple[Any, str] | None] = {}
-        for node in ast.walk(tree):
+        for node in self.paths.nodes:
             if isinstance(node, ast.Assign):
                 for target in node.targets:
                     self._record(target, node.value, node)
@@ -180,7 +180,7 @@ class Values:
         """Flags declared elsewhere: ``add_dict_to_argparser(parser, defaults)`` with a dict
         the script builds, and ``parse_args`` / ``get_args`` imported from a file of the same
         folder (its ``add_argument`` defaults, read as data)."""
-        for node in ast.walk(tree):
+        for node in self.paths.nodes:
             if not isinstance(node, ast.Call):
                 continue
             name = (dotted(node.func) or "").rsplit(".", 1)[-1]
@@ -667,7 +667,7 @@ def read_source(source: str, path: str = "<script>") -> tuple[RunConfig, list[st
         ImportTable(tree), values, os.path.basename(path) if path.startswith("<") else path
     )
     calls: list[ast.Call] = []
-    for node in ast.walk(tree):
+    for node in values.paths.nodes:
         if isinstance(node, ast.Call):
             calls.append(node)
         elif (
@@ -718,6 +718,15 @@ def _model_by_name(node: ast.Subscript, values: Values, reader: CallReader) -> N
         reader.cap = "high"
 
 
+def _inside_module_class(node: ast.AST, values: Values, counter: ModuleCounter) -> bool:
+    current = values.paths.parent(node)
+    while current is not None:
+        if isinstance(current, ast.ClassDef) and current.name in counter.modules:
+            return True
+        current = values.paths.parent(current)
+    return False
+
+
 def _workspace_model(
     tree: ast.Module, path: str, values: Values, reader: CallReader, notes: list[str]
 ) -> None:
@@ -730,37 +739,36 @@ def _workspace_model(
     """
     called = {  # classes (by convention capitalised) the script instantiates
         n.func.id
-        for n in ast.walk(tree)
+        for n in values.paths.nodes
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id[:1].isupper()
     }
     counter = ModuleCounter(tree, path, module_constants(tree), wanted=called)
     if not counter.modules:
         return
     best: tuple[int, ast.Call, ModuleCount, str] | None = None
-    for statement in tree.body:
-        if isinstance(statement, ast.ClassDef) and statement.name in counter.modules:
+    for node in values.paths.nodes:
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in counter.modules
+        ):
             continue
-        for node in ast.walk(statement):
-            if not (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Name)
-                and node.func.id in counter.modules
-            ):
-                continue
-            confidence = "high"
-            args, kwargs = [], {}
-            for arg in node.args:
-                found = values.get(arg)
-                args.append(UNTRACED if found is None else found[0])
+        if _inside_module_class(node, values, counter):
+            continue  # a layer built inside another module's body, not the model itself
+        confidence = "high"
+        args, kwargs = [], {}
+        for arg in node.args:
+            found = values.get(arg)
+            args.append(UNTRACED if found is None else found[0])
+            confidence = "medium" if found and found[1] != "high" else confidence
+        for kw in node.keywords:
+            if kw.arg:
+                found = values.get(kw.value)
+                kwargs[kw.arg] = UNTRACED if found is None else found[0]
                 confidence = "medium" if found and found[1] != "high" else confidence
-            for kw in node.keywords:
-                if kw.arg:
-                    found = values.get(kw.value)
-                    kwargs[kw.arg] = UNTRACED if found is None else found[0]
-                    confidence = "medium" if found and found[1] != "high" else confidence
-            count = counter.count_class(node.func.id, args, kwargs)
-            if best is None or count.params > best[0]:
-                best = (count.params, node, count, confidence)
+        count = counter.count_class(node.func.id, args, kwargs)
+        if best is None or count.params > best[0]:
+            best = (count.params, node, count, confidence)
     if best is None or best[0] == 0:
         return
     params, node, count, confidence = best

@@ -692,7 +692,7 @@ class CallReader:
     def _accumulation_loop(self, values) -> None:
         """``for micro in range(N): ... loss.backward()`` with the optimizer step after the
         loop: N micro-batches accumulate (an unresolved N says so, it is not 1)."""
-        for node in ast.walk(values.tree):
+        for node in values.paths.nodes:
             if not (
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)

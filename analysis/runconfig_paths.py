@@ -67,7 +67,9 @@ class PathConditions:
         self.values = values
         self.parents: dict[int, ast.AST] = {}
         self.calls_by_name: dict[str, list[ast.Call]] = {}
+        self.nodes: list[ast.AST] = []  # every node, in ast.walk order: one walk per script
         for node in ast.walk(tree):
+            self.nodes.append(node)
             for child in ast.iter_child_nodes(node):
                 self.parents[id(child)] = node
             if isinstance(node, ast.Call):

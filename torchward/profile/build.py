@@ -126,7 +126,8 @@ def _from_config(recipe: ModelRecipe) -> Any:
     mt = recipe.model_type
     fields.setdefault("attn_implementation", "sdpa")
     if mt == "vit":
-        return tf.ViTForImageClassification(tf.AutoConfig.for_model(mt, **fields))
+        vit_config: Any = tf.AutoConfig.for_model(mt, **fields)
+        return tf.ViTForImageClassification(vit_config)
     kind = _KINDS.get(mt, "decoder")
     if kind == "encoder":
         fields.setdefault("num_labels", 2)

@@ -151,9 +151,11 @@ def sdpa_by_rule(
 def patch_transformers() -> None:
     """Answer transformers' tracing checks as a real, unpadded, unpacked run would."""
     import transformers.initialization as init
-    import transformers.masking_utils as mu
-    import transformers.utils.import_utils as iu
+    import transformers.masking_utils as masking
+    import transformers.utils.import_utils as imports
 
+    iu: Any = imports  # patched attributes: their declared types do not matter here
+    mu: Any = masking
     iu.is_fake_tensor = lambda tensor: False
     mu.find_packed_sequence_indices = lambda position_ids: None
     mu.fast_all = lambda tensor: True  # no padding in these batches

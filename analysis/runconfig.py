@@ -21,6 +21,7 @@ import os
 import re
 from typing import Any
 
+from torchward.estimator import dependencies
 from torchward.estimator.runconfig import RunConfig
 
 from .modulecount import UNTRACED, ModuleCount, ModuleCounter, module_constants
@@ -125,6 +126,7 @@ class Values:
         self.paths = PathConditions(tree, self)  # indexes parents only; asks back lazily
         self._active: set[int] = set()
         self._memo: dict[int, tuple[Any, str] | None] = {}
+        fired = _fired(tree)
         for node in self.paths.nodes:
             if isinstance(node, ast.Assign):
                 for target in node.targets:
@@ -141,7 +143,7 @@ class Values:
                 self._record(node.target, node.value, node)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions.setdefault(node.name, []).append(node)
-                if _is_entry_point(node, tree):
+                if _is_entry_point(node, fired):
                     self._entry_defaults(node)
             elif (
                 isinstance(node, ast.Expr)
@@ -201,11 +203,11 @@ class Values:
             if not any(a.name in _ARG_PARSERS for a in node.names):
                 continue
             sibling = os.path.join(folder, node.module.rsplit(".", 1)[-1] + ".py")
-            if not os.path.isfile(sibling) or os.path.getsize(sibling) > 300_000:
+            if not dependencies.is_file(sibling) or dependencies.file_size(sibling) > 300_000:
                 continue
             try:
-                with open(sibling, encoding="utf-8-sig") as handle:
-                    other = ast.parse(handle.read(), filename=sibling)
+                text = dependencies.read_text(sibling, encoding="utf-8-sig")
+                other = ast.parse(text, filename=sibling)
             except (OSError, SyntaxError, ValueError):
                 continue
             for inner in ast.walk(other):
@@ -271,6 +273,8 @@ class Values:
         if default is None:
             if action in ("store_true", "store_false"):
                 self.defaults.setdefault(key, (action == "store_false", call.lineno))
+            elif action in (None, "store"):
+                self.defaults.setdefault(key, (None, call.lineno))  # argparse: None if not given
             return
         value = self._try(default)
         if value is not None:
@@ -297,11 +301,10 @@ class Values:
 
     def read_file(self, filename: str) -> tuple[dict, str] | None:
         full = os.path.join(os.path.dirname(os.path.abspath(self.path)), filename)
-        if not filename.endswith(_CONFIG_SUFFIXES) or not os.path.isfile(full):
+        if not filename.endswith(_CONFIG_SUFFIXES) or not dependencies.is_file(full):
             return None
         try:
-            with open(full, encoding="utf-8") as handle:
-                text = handle.read()
+            text = dependencies.read_text(full)
             if filename.endswith(".json"):
                 data = json.loads(text)
             else:
@@ -606,22 +609,27 @@ def _is_dataclass(node: ast.ClassDef) -> bool:
     ) and any(isinstance(s, ast.AnnAssign) for s in node.body)
 
 
-def _is_entry_point(function: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module) -> bool:
+def _is_entry_point(function: ast.FunctionDef | ast.AsyncFunctionDef, fired: set[str]) -> bool:
     """``@call_parse`` / ``@click.command`` / ``@app.command`` / ``fire.Fire(main)``."""
     for decorator in function.decorator_list:
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
         if (dotted(target) or "").rsplit(".", 1)[-1] in ("call_parse", "command", "script"):
             return True
+    return function.name in fired
+
+
+def _fired(tree: ast.Module) -> set[str]:
+    """Functions handed to a command-line runner at the top level (``fire.Fire(main)``)."""
+    names: set[str] = set()
     for node in tree.body:
-        if isinstance(node, ast.If):  # if __name__ == "__main__": fire.Fire(main)
-            for inner in ast.walk(node):
-                if (
-                    isinstance(inner, ast.Call)
-                    and (dotted(inner.func) or "").endswith(("Fire", "typer.run", "CLI"))
-                    and any(isinstance(a, ast.Name) and a.id == function.name for a in inner.args)
-                ):
-                    return True
-    return False
+        if not isinstance(node, (ast.If, ast.Expr)):
+            continue
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.Call) and (dotted(inner.func) or "").endswith(
+                ("Fire", "typer.run", "CLI")
+            ):
+                names.update(a.id for a in inner.args if isinstance(a, ast.Name))
+    return names
 
 
 def _assigned_name(node: ast.AST, values: Values) -> str:
@@ -718,6 +726,20 @@ def _model_by_name(node: ast.Subscript, values: Values, reader: CallReader) -> N
         reader.cap = "high"
 
 
+_LOADS = re.compile(r"(?i)load.*(weight|state_dict|checkpoint|pretrained)|from_pretrained")
+
+
+def _loads_weights(values: Values) -> bool:
+    """Whether the default path loads trained weights (``load_state_dict``,
+    ``load_weights_into_gpt``, ``GPT.from_pretrained``)."""
+    for node in values.paths.nodes:
+        if isinstance(node, ast.Call):
+            name = (dotted(node.func) or "").rsplit(".", 1)[-1]
+            if _LOADS.search(name) and values.paths.state(node) == "default":
+                return True
+    return False
+
+
 def _inside_module_class(node: ast.AST, values: Values, counter: ModuleCounter) -> bool:
     current = values.paths.parent(node)
     while current is not None:
@@ -778,6 +800,8 @@ def _workspace_model(
         shown = ", ".join(dict.fromkeys(count.unknown))
         notes.append(f"{name}: {params:,} parameters counted; not sized: {shown[:300]}")
     reader.set("model", name, node.lineno, confidence)
+    if not _loads_weights(values):  # built from its own layers, nothing loaded into it
+        reader.set("pretrained", False, node.lineno, "medium")
     owner = counter.classes[name][1]
     structure = _decoder_structure(node, values, tree if owner is counter else owner.path, name)
     if structure is not None:
@@ -815,9 +839,8 @@ def _decoder_structure(
     """
     if isinstance(module, str):  # a class imported from a file of the same folder
         try:
-            with open(module, encoding="utf-8-sig") as handle:
-                text = handle.read()
-        except OSError:
+            text = dependencies.read_text(module, encoding="utf-8-sig")
+        except (OSError, ValueError):
             return None
     else:
         text = ast.unparse(module)

@@ -12,6 +12,7 @@ import os
 import re
 from typing import Any
 
+from torchward.estimator import dependencies
 from torchward.estimator.runconfig import Field, RunConfig
 
 from .names import ImportTable, dotted, qualified_name
@@ -138,6 +139,10 @@ class CallReader:
             self.distributed = True
         if tail == "from_pretrained":
             self.from_pretrained(call, name)
+            if "model" in self.fields and self.fields["model"].source.endswith(f":{call.lineno}"):
+                self.set("pretrained", True, call.lineno, self.fields["model"].confidence)
+        elif tail == "from_config" and name.startswith(("transformers", "Auto")):
+            self.set("pretrained", False, call.lineno)  # architecture only: trained from scratch
         elif name.startswith(_VISION_BUILDERS) and name != "timm.models.":
             arg = self.values.get(call.args[0]) if call.args and "timm" in name else None
             model = arg[0] if arg and isinstance(arg[0], str) else tail
@@ -423,9 +428,9 @@ class CallReader:
         transformers itself prefers a local folder over a hub id of the same name."""
         expanded = os.path.expanduser(name)
         script_dir = os.path.dirname(os.path.abspath(self.values.path))
-        for base in (script_dir, os.getcwd()):
+        for base in (script_dir, dependencies.getcwd()):
             folder = os.path.normpath(os.path.join(base, expanded))
-            if os.path.isfile(os.path.join(folder, "config.json")):
+            if dependencies.is_file(os.path.join(folder, "config.json")):
                 return folder
         return name
 

@@ -144,13 +144,33 @@ class PathConditions:
         if key in self._function_states:
             return self._function_states[key]
         self._function_states[key] = PathState("default")  # recursion guard
-        calls = [c for c in self.calls_by_name.get(function.name, ()) if c is not None]
-        if not calls or depth >= 3:
+        calls = [
+            c
+            for c in self.calls_by_name.get(function.name, ())
+            if not self._within(c, function)  # a recursive (or same-named) call inside it
+        ]
+        method = isinstance(self.parent(function), ast.ClassDef)
+        if (
+            not calls
+            and method
+            and not function.name.startswith("__")
+            and function.name != "forward"
+        ):
+            result = PathState("unsure")  # a method nobody in the file calls: may never run
+        elif not calls or depth >= 3:
             result = PathState("default")
         else:
             result = _best([self.state(call, depth + 1) for call in calls])
         self._function_states[key] = result
         return result
+
+    def _within(self, node: ast.AST, ancestor: ast.AST) -> bool:
+        current = self.parent(node)
+        while current is not None:
+            if current is ancestor:
+                return True
+            current = self.parent(current)
+        return False
 
     def _branch(self, test: ast.expr, in_body: bool) -> PathState:
         value = self.values.decide(test)

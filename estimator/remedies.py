@@ -107,7 +107,8 @@ def _candidates(r: Resolved) -> list[tuple[str, str, dict]]:
                 {"optimizer": "adamw-fused"},
             )
         )
-    if train and not _v(r, "lora_rank") and r.shape.stacks:
+    # LoRA adapts trained weights: no remedy for a model trained from scratch
+    if train and not _v(r, "lora_rank") and r.shape.stacks and _v(r, "pretrained") is not False:
         out.append(
             (
                 "LoRA rank 16 on all linear layers",
@@ -232,8 +233,10 @@ def max_fitting(base: Estimate, field: str, upper: int = 1 << 20) -> int | None:
     low, high = 1, 2
     while high <= upper and fits(high):
         low, high = high, high * 2
-    if high > upper:
-        return low
+    if high > upper:  # the model's own limit (max positions) or the search bound
+        if fits(upper):
+            return upper
+        high = upper
     while high - low > 1:
         mid = (low + high) // 2
         low, high = (mid, high) if fits(mid) else (low, mid)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from .estimate import Estimate
 from .remedies import max_fitting, remedies, smallest_gpu, smallest_instance, stacked
+from .resolve import max_positions
 
 __all__ = ["estimate_report", "unknown_model_report"]
 
@@ -60,7 +61,8 @@ def estimate_report(e: Estimate, *, search: bool = True) -> dict:
         return data
     data["max_batch_size"] = max_fitting(e, "batch_size", upper=1 << 16)
     if r.shape.stacks and r.shape.kind != "vision-transformer":
-        data["max_seq_len"] = max_fitting(e, "seq_len", upper=1 << 22)
+        # never beyond the positions the model has (a 512-position BERT, a 1024-block GPT)
+        data["max_seq_len"] = max_fitting(e, "seq_len", upper=max_positions(r) or 1 << 22)
     return data
 
 

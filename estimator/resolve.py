@@ -9,11 +9,11 @@ evaluates to widen its interval. A model given only as a parameter count (``--pa
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import attrs
 
+from . import dependencies
 from .architecture import Architecture, all_architectures, lookup_model, read_config_json
 from .localmodels import from_hf_cache, lookup_user_model
 from .names import UnknownNameError, normalize
@@ -44,6 +44,18 @@ class Resolved:
 def _max_positions(arch: Architecture) -> int | None:
     c = arch.config
     return c.get("max_position_embeddings") or c.get("n_positions")
+
+
+def max_positions(r: Resolved) -> int | None:
+    """The longest sequence the model can take: learned / absolute positions only (rotary
+    and ALiBi models extrapolate, so their config's figure is not a hard limit)."""
+    c = r.arch.config
+    if r.arch.model_type in ("gpt2", "bert", "roberta", "distilbert", "opt", "bart", "xlm-roberta"):
+        value = c.get("max_position_embeddings") or c.get("n_positions")
+        if r.arch.model_type in ("roberta", "xlm-roberta") and value:
+            value -= 2  # RoBERTa's position ids start after the padding index
+        return int(value) if value else None
+    return None
 
 
 def _defaults(arch: Architecture, mode: str, shape: ModelShape) -> dict[str, Any]:
@@ -120,7 +132,7 @@ def _find_arch(config: RunConfig, models: Models = ()) -> tuple[Architecture, st
         arch = lookup_user_model(text, models)
         if arch is not None:
             notes.append(f"{arch.name}: structure {arch.note}")
-        elif os.path.exists(text):
+        elif dependencies.exists(text):
             arch = read_config_json(text)
             notes.append(f"structure read from {text}")
         else:

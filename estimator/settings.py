@@ -93,6 +93,7 @@ def _structure(value: Any) -> dict:
 ESTIMATE_KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "model": ("model", _text),
     "structure": ("structure", _structure),
+    "pretrained": ("pretrained", _boolean),
     "params": ("params", _params),
     "mode": ("mode", _choice(MODES)),
     "batch-size": ("batch_size", _positive),

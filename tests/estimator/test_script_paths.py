@@ -286,3 +286,40 @@ def test_unmodelled_activations_give_no_fit_no_smallest_gpu_no_max_batch(tmp_pat
     assert data["smallest_gpu"] is None and data["max_batch_size"] is None
     assert any("activations of `Net` are not modelled" in n for n in data["notes"])
     assert data["peak_bytes"] > 1024 * 1024 * 4 * 4  # the lower bound: weights, grads, Adam
+
+
+def test_longest_sequence_stays_within_the_models_positions():
+    code, out = _cli("--model", "bert-base-uncased", "--gpu", "a100-80gb", "--format", "json")
+    assert code == 0 and json.loads(out)["max_seq_len"] == 512
+    code, out = _cli("--model", "gpt2", "--gpu", "h100", "--format", "json")
+    assert json.loads(out)["max_seq_len"] == 1024
+
+
+def test_no_lora_remedy_for_a_model_trained_from_scratch(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import torch\nfrom transformers import AutoConfig, AutoModelForCausalLM\n"
+        "model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained('gpt2'))\n"
+        "opt = torch.optim.AdamW(model.parameters())\n"
+        "loader = torch.utils.data.DataLoader(ds, batch_size=64)\nloss.backward()\n"
+    )
+    code, out = _cli(
+        str(script), "--model", "gpt2-large", "--seq-len", "1024", "--gpu", "t4", "--format", "json"
+    )
+    data = json.loads(out)
+    assert data["config"]["pretrained"]["value"] is False and data["verdict"] == "oom"
+    titles = [r["title"] for r in data["remedies"]]
+    assert titles and not any("LoRA" in t for t in titles)
+
+
+def test_a_method_nobody_calls_is_not_the_default_path():
+    source = """
+import torch
+class Trainer:
+    def unused_fp16(self):
+        with torch.autocast("cuda", dtype=torch.float16):
+            pass
+loss.backward()
+"""
+    config, values, _ = _read(source)
+    assert values.get("dtype") == "amp-fp16" and config.dtype.confidence == "medium"

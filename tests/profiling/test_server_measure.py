@@ -112,6 +112,14 @@ async def test_measuring_switches_the_editor_from_estimated_to_measured(
 
         answer = plain(await editor.command("torchward.measure", uri))
         assert answer["status"] == "ok", answer
+        # $/progress: begin, the worker's own steps, end with the peak
+        (reports,) = [
+            r for t, r in editor.client.progress_reports.items() if "torchward-measure" in str(t)
+        ]
+        kinds = [type(r).__name__ for r in reports]
+        assert kinds[0] == "WorkDoneProgressBegin" and kinds[-1] == "WorkDoneProgressEnd"
+        assert "building the model" in [getattr(r, "message", None) for r in reports]
+        assert reports[0].cancellable and "runs your code" in reports[0].title
         assert answer["measured"]["job"]["mode"] == "train"  # the loop, read statically
         measured = await latest_fit(editor, uri, lambda f: f.get("measured"))
         assert measured["status"] == "ok" and measured["verdict"] == "fits"

@@ -698,6 +698,7 @@ def read_source(source: str, path: str = "<script>") -> tuple[RunConfig, list[st
             continue
         target = _assigned_name(node, values)
         reader.target = target
+        reader.path_cap = state.confidence_cap
         reader.cap = "low" if _EVAL_NAME.search(target) else state.confidence_cap
         reader.call(node, _call_name(node, reader.imports, values))
     reader.cap = "high"

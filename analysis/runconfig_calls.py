@@ -65,6 +65,7 @@ _TRAINING_CALL = re.compile(
     r"(?i)^(train|train_one_epoch|train_epoch|train_model\w*|TrainLoop|fit)$"
 )
 _MODEL_NAME = re.compile(r"(?i)model|net|unet|vae|encoder|transformer")
+_EVAL_TARGET = re.compile(r"(?i)(^|_)(val|valid|validation|eval|test)(_|$|loader|set|data)")
 _TARGETS = re.compile(r"(?i)label|target")
 _BATCH_PARAMS = ("batch_size", "B", "bsz", "micro_batch_size", "device_batch_size")
 _SEQ_PARAMS = (
@@ -90,6 +91,7 @@ class CallReader:
         self.signals: dict[str, int] = {}  # what the script does → first line
         self.notes: list[str] = []
         self.cap = "high"  # the path state's ceiling on the confidence of what is read now
+        self.path_cap = "high"  # the same, before an evaluation-named target lowers it
         self.target = ""  # the name the call's result is assigned to (``labels = tok(...)``)
         self.deferred: list[tuple[str, Any, str]] = []  # library defaults, applied last
         self.distributed = False  # a distributed set-up on the default path (size unknown)
@@ -157,6 +159,12 @@ class CallReader:
             self.signals.setdefault("train", call.lineno)
             if name.startswith(("lightning", "pytorch_lightning")):
                 self.lightning(call)
+        elif tail == "DataLoader" and _EVAL_TARGET.search(self.target):
+            found = self.keyword(call, "batch_size")  # the evaluation loader: its own batch
+            if found is not None and (value := _int(found[0])) is not None:
+                cap, self.cap = self.cap, self.path_cap  # this is the evaluation value itself
+                self.set("eval_batch_size", value, call.lineno, found[1])
+                self.cap = cap
         elif tail == "DataLoader":
             # medium: a script builds evaluation loaders too; TrainingArguments' per-device
             # train batch (high) wins, and among loaders the first (the training one) does
@@ -437,6 +445,7 @@ class CallReader:
     def training_arguments(self, call: ast.Call) -> None:
         self.signals.setdefault("train", call.lineno)
         self.take(call, "batch_size", "per_device_train_batch_size", convert=_int)
+        self.take(call, "eval_batch_size", "per_device_eval_batch_size", convert=_int)
         self.take(call, "accumulation", "gradient_accumulation_steps", convert=_int)
         self.take(call, "checkpointing", "gradient_checkpointing", convert=bool)
         self.take(call, "seq_len", "max_seq_length", "max_length", convert=_int)
@@ -806,6 +815,17 @@ _CONVENTIONS = (
             "batch_size",
             "batch",
             "bs",
+        ),
+        lambda v: _int(v),
+    ),
+    (
+        "eval_batch_size",
+        (
+            "per_device_eval_batch_size",
+            "eval_batch_size",
+            "test_batch_size",
+            "val_batch_size",
+            "valid_batch_size",
         ),
         lambda v: _int(v),
     ),

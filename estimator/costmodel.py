@@ -37,6 +37,7 @@ from .hardware import Gpu
 from .lora import lora_params
 from .precision import QUANTIZED_WEIGHT_BYTES, numerics, optimizer_cost
 from .resolve import Resolved
+from .runconfig import Field
 from .shape import ModelShape, Stack
 
 __all__ = ["WORKSPACE_BYTES", "Phase", "attention_path", "phases"]
@@ -405,5 +406,27 @@ def phases(r: Resolved, gpu: Gpu | None = None) -> list[Phase]:
     mode = r.config.value("mode")
     work = workspace_bytes(gpu)
     if mode == "train":
-        return _training(r, work, gpu)
+        found = _training(r, work, gpu)
+        modelled = r.shape.stacks or (r.shape.cnn is not None and is_modelled(r.shape.cnn))
+        if r.config.eval_batch_size is not None and modelled:
+            found.append(_evaluation(r, found[-1], work, gpu))
+        return found
     return _inference(r, mode == "generate", work, gpu)
+
+
+def _evaluation(r: Resolved, step: Phase, work: float, gpu: Gpu | None) -> Phase:
+    """The evaluation pass between training steps, at its own batch: a ``no_grad`` forward
+    beside everything training keeps (weights, optimizer state, and the gradients of the
+    last step, which live until the next ``zero_grad``) — the peak of a script that
+    evaluates at a larger batch than it trains (MNIST-style ``test_batch_size=1000``)."""
+    config = attrs.evolve(
+        r.config,
+        mode=Field("inference", "evaluation pass"),
+        batch_size=r.config.eval_batch_size,
+        checkpointing=Field(False, "evaluation pass"),
+    )
+    forward = _inference(attrs.evolve(r, config=config), False, work, gpu)[0]
+    parts = dict(step.parts)
+    for term in ("kv_cache", "activations", "temporaries"):
+        parts[term] = forward.parts[term]
+    return Phase("evaluation", parts)

@@ -105,6 +105,7 @@ class RunConfig:
     gpus: Field | None = _opt()  # world size
     accumulation: Field | None = _opt()  # gradient accumulation steps
     grads_persist: Field | None = _opt()  # zero_grad(set_to_none=False): grads live all step
+    eval_batch_size: Field | None = _opt()  # training jobs: the evaluation pass's batch
     pretrained: Field | None = _opt()  # bool: starts from trained weights (False: from scratch)
     structure: Field | None = _opt()
     """HF-style config (a dict with ``model_type``) of a model the script defines, read from

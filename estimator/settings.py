@@ -94,6 +94,7 @@ ESTIMATE_KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "model": ("model", _text),
     "structure": ("structure", _structure),
     "pretrained": ("pretrained", _boolean),
+    "eval-batch-size": ("eval_batch_size", _positive),
     "params": ("params", _params),
     "mode": ("mode", _choice(MODES)),
     "batch-size": ("batch_size", _positive),

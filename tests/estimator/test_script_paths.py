@@ -323,3 +323,35 @@ loss.backward()
 """
     config, values, _ = _read(source)
     assert values.get("dtype") == "amp-fp16" and config.dtype.confidence == "medium"
+
+
+EVAL_AT_LARGER_BATCH = """
+import argparse, torch
+from transformers import AutoModelForSequenceClassification
+p = argparse.ArgumentParser()
+p.add_argument("--batch-size", type=int, default=8)
+p.add_argument("--test-batch-size", type=int, default=256)
+args = p.parse_args()
+model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased")
+train_loader = torch.utils.data.DataLoader(ds, batch_size=args.batch_size)
+test_loader = torch.utils.data.DataLoader(ts, batch_size=args.test_batch_size)
+opt = torch.optim.AdamW(model.parameters())
+for x in train_loader:
+    model(**x).loss.backward()
+    opt.step()
+    opt.zero_grad()
+"""
+
+
+def test_an_evaluation_pass_at_a_larger_batch_is_its_own_phase_and_can_be_the_peak(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(EVAL_AT_LARGER_BATCH)
+    code, out = _cli(str(script), "--seq-len", "512", "--format", "json")
+    data = json.loads(out)
+    assert data["config"]["batch_size"]["value"] == 8
+    assert data["config"]["eval_batch_size"]["value"] == 256
+    phases = {p["name"]: p["allocated_bytes"] for p in data["phases"]}
+    assert data["peak_phase"] == "evaluation" and phases["evaluation"] > phases["forward"]
+    script.write_text(EVAL_AT_LARGER_BATCH.replace("default=256", "default=8"))
+    data = json.loads(_cli(str(script), "--seq-len", "512", "--format", "json")[1])
+    assert data["peak_phase"] != "evaluation"  # at the training batch, training peaks

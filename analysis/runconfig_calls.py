@@ -97,6 +97,8 @@ class CallReader:
         self.distributed = False  # a distributed set-up on the default path (size unknown)
         self.launcher = False  # Accelerate / HF Trainer / DeepSpeed / Lightning: launch decides
         self.accumulates = False  # backward() in a loop whose step comes after it
+        self.frozen: dict[int, str] = {}  # line → module frozen with requires_grad_(False)
+        self.loaded: list[tuple[int, str]] = []  # (line, class) of every from_pretrained
         self.skipped: list[tuple[ast.AST, str]] = []  # reads off the default path
 
     # -- recording ---------------------------------------------------------------------
@@ -234,6 +236,10 @@ class CallReader:
             self.signals.setdefault(
                 "weights-" + ("fp16" if tail == "half" else "bf16"), call.lineno
             )
+        elif tail == "requires_grad_" and call.args:
+            found = self.values.get(call.args[0])
+            if found is not None and found[0] is False and self.cap != "low":
+                self.frozen.setdefault(call.lineno, ast.unparse(call.func.value)[:40])  # type: ignore[attr-defined]
         elif tail in ("no_grad", "inference_mode"):
             self.signals.setdefault("no-grad", call.lineno)
         elif tail == "to":
@@ -403,8 +409,12 @@ class CallReader:
             self.signals.setdefault("world-size-env", call.lineno)
 
     def from_pretrained(self, call: ast.Call, name: str) -> None:
-        if any(word in name for word in ("Tokenizer", "Processor", "FeatureExtractor", "Config.")):
+        if any(
+            word in name
+            for word in ("Tokenizer", "Processor", "FeatureExtractor", "Config.", "Scheduler")
+        ):
             return
+        self.loaded.append((call.lineno, name.rsplit(".", 2)[-2] if "." in name else name))
         arg = (
             self.values.get(call.args[0])
             if call.args
@@ -582,6 +592,7 @@ class CallReader:
             if field not in self.fields:
                 self.fields[field] = Field(value, source, "medium")
         self._launch(values)
+        self._structure_notes(values)
 
     def _computed(self, values, field: str, names: tuple[str, ...]) -> None:
         """A value the script computes under a conventional name on the default path
@@ -650,6 +661,37 @@ class CallReader:
             ):
                 if defaults.get(name, (None,))[0] is True:
                     self.set("quantize", kind, defaults[name][1], "medium")
+
+    def _structure_notes(self, values) -> None:
+        """What the job holds that the estimate does not divide up: frozen modules and
+        several models on the device (said, not guessed)."""
+        frozen = dict(self.frozen)
+        for node in values.paths.nodes:  # for p in model.parameters(): p.requires_grad = False
+            if (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Attribute)
+                and node.targets[0].attr == "requires_grad"
+                and isinstance(node.value, ast.Constant)
+                and node.value.value is False
+                and values.paths.state(node).runs
+            ):
+                frozen.setdefault(node.lineno, ast.unparse(node.targets[0].value)[:40])
+        if frozen:
+            where = ", ".join(
+                f"{self.path}:{line} ({what})" for line, what in sorted(frozen.items())[:4]
+            )
+            self.notes.append(
+                f"parameters are frozen at {where}: gradients and optimizer state are counted "
+                "for every parameter of the model (an upper bound on those terms)"
+            )
+        models = sorted({(line, cls) for line, cls in self.loaded})
+        if len({cls for _, cls in models}) > 1:
+            shown = ", ".join(f"{cls} ({self.path}:{line})" for line, cls in models[:5])
+            self.notes.append(
+                f"several models are loaded: {shown}; the estimate covers "
+                f"{self.fields['model'].value if 'model' in self.fields else 'one of them'} only"
+            )
 
     def _launch(self, values) -> None:
         """World size and accumulation of the default launch (``python SCRIPT``) when the

@@ -355,3 +355,19 @@ def test_an_evaluation_pass_at_a_larger_batch_is_its_own_phase_and_can_be_the_pe
     script.write_text(EVAL_AT_LARGER_BATCH.replace("default=256", "default=8"))
     data = json.loads(_cli(str(script), "--seq-len", "512", "--format", "json")[1])
     assert data["peak_phase"] != "evaluation"  # at the training batch, training peaks
+
+
+def test_frozen_modules_and_several_models_are_said_not_guessed():
+    source = """
+from diffusers import AutoencoderKL, UNet2DConditionModel
+from transformers import CLIPTextModel
+vae = AutoencoderKL.from_pretrained(name, subfolder="vae")
+text = CLIPTextModel.from_pretrained(name, subfolder="text_encoder")
+unet = UNet2DConditionModel.from_pretrained(name, subfolder="unet")
+vae.requires_grad_(False)
+text.requires_grad_(False)
+loss.backward()
+"""
+    _, _, notes = _read(source)
+    assert any(n.startswith("parameters are frozen at train.py:7 (vae)") for n in notes), notes
+    assert any("several models are loaded: AutoencoderKL" in n for n in notes), notes

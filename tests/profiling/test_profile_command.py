@@ -100,9 +100,24 @@ def test_terminal_output_says_measured_and_shows_the_phases(project):
         (["gpt.py:make_gpt", "d=-3"], "make_gpt(d=-3) failed"),
         (["gpt.py:make_gpt", "--optimizer", "lion"], "invalid choice"),
         (["train.py", "layers=2"], "arguments are for a factory"),
+        (["pair.py:make"], "one train step of make failed"),
+        (["exits.py:make"], "exits.py:make() failed: SystemExit"),
     ],
 )
 def test_bad_input_is_a_one_line_error_with_exit_status_2(project, args, message):
+    # a model whose forward needs two tensors (not inferable) and a factory that exits
+    (project / "pair.py").write_text(
+        "from torch import nn\n\n"
+        "class Pair(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.fc = nn.Linear(4, 4)\n\n"
+        "    def forward(self, a, b):\n"
+        "        return self.fc(a) + b\n\n"
+        "def make():\n"
+        "    return Pair()\n"
+    )
+    (project / "exits.py").write_text("import sys\n\ndef make():\n    sys.exit(3)\n")
     result = profile(*args, cwd=project)
     assert result.returncode == 2, result.stdout + result.stderr
     assert message in result.stderr

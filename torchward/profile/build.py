@@ -61,7 +61,7 @@ def load_callable(target: str) -> Callable:
         obj: Any = _import_module(module_part)
     except UserCodeError:
         raise
-    except Exception as error:
+    except (Exception, SystemExit) as error:  # the user's code may sys.exit()
         raise UserCodeError(
             f"importing {module_part} failed: {type(error).__name__}: {error}"
         ) from error
@@ -89,14 +89,14 @@ def _from_script(recipe: ModelRecipe, before_call: Callable[[], None]) -> Any:
     prelude = "\n".join(recipe.prelude)
     try:
         exec(compile(prelude, f"{path} (imports and definitions)", "exec"), namespace)
-    except Exception as error:
+    except (Exception, SystemExit) as error:  # the user's code may sys.exit()
         raise UserCodeError(
             f"running {path.name}'s imports and definitions failed: {type(error).__name__}: {error}"
         ) from error
     before_call()
     try:
         return eval(compile(recipe.expression, str(path), "eval"), namespace)
-    except Exception as error:
+    except (Exception, SystemExit) as error:  # the user's code may sys.exit()
         raise UserCodeError(
             f"building the model as `{recipe.expression}` failed: {type(error).__name__}: {error} "
             "(name a factory instead: torchward profile module:function)"
@@ -148,7 +148,7 @@ def build_model(recipe: ModelRecipe, before_call: Callable[[], None] = lambda: N
         before_call()
         try:
             model = factory(**recipe.arguments)
-        except Exception as error:
+        except (Exception, SystemExit) as error:  # the user's code may sys.exit()
             raise UserCodeError(
                 f"{recipe.target}({', '.join(f'{k}={v!r}' for k, v in recipe.arguments.items())}) "
                 f"failed: {type(error).__name__}: {error}"

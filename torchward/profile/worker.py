@@ -116,7 +116,15 @@ def measure(
         _move(model, device, half)
         params = sum(p.numel() for p in model.parameters())
         progress(f"running one {job.mode} step ({params:,} parameters)")
-        run_step(counter, model, job, device, inputs)
+        try:
+            run_step(counter, model, job, device, inputs)
+        except (Exception, SystemExit) as error:  # the model's own forward / loss failed
+            how = f"--inputs {recipe.inputs}" if recipe.inputs else "inferred from its first layer"
+            raise UserCodeError(
+                f"one {job.mode} step of {recipe.label or type(model).__name__} failed: "
+                f"{type(error).__name__}: {str(error)[:500]} (its batch: {how}; "
+                "--inputs module:function makes one)"
+            ) from error
         weights = sum(rounded(p.untyped_storage().nbytes(), block) for p in model.parameters())
     phases = tuple((name, peak) for name, peak in counter.phase_peaks.items())
     peak_phase = max(counter.phase_peaks, key=lambda n: counter.phase_peaks[n])
@@ -153,7 +161,7 @@ def main() -> int:
     except (UserCodeError, ValueError, ImportError, KeyError, OSError) as error:
         print(json.dumps({"error": f"{error}"}))
         return 1
-    except Exception as error:
+    except (Exception, SystemExit) as error:
         detail = traceback.format_exc(limit=-6)
         print(json.dumps({"error": f"{type(error).__name__}: {error}", "traceback": detail}))
         return 1

@@ -24,6 +24,7 @@ import os
 from typing import Any
 
 import attrs
+from torchward.estimator import dependencies
 
 from .modulelayers import Unknown as _Unknown
 from .modulelayers import layer_params as _layer
@@ -148,11 +149,10 @@ class ModuleCounter:
             if wanted is not None and not any((a.asname or a.name) in wanted for a in node.names):
                 continue
             sibling = os.path.join(folder, node.module.replace(".", os.sep) + ".py")
-            if not os.path.isfile(sibling) or os.path.getsize(sibling) > 500_000:
+            if not dependencies.is_file(sibling) or dependencies.file_size(sibling) > 500_000:
                 continue
             try:
-                with open(sibling, encoding="utf-8-sig") as handle:
-                    text = handle.read()
+                text = dependencies.read_text(sibling, encoding="utf-8-sig")
                 names = [a.name for a in node.names]
                 if wanted is not None and not any(f"class {n}(" in text for n in names):
                     continue  # none of the imported names is a class there: skip the parse

@@ -158,7 +158,8 @@ class Value:
     Invariants the join relies on: ``confidence`` is meaningful only with a ``kind`` and
     ``graph_confidence`` only with a ``graph`` (both are HIGH otherwise); ``attributes``
     is sorted by name without repeats; ``ambiguous_kinds`` is set only when ``kind`` is
-    None because paths disagreed.
+    None because paths disagreed; ``other_origins`` only with an ``origin`` that sorts
+    before all of them.
     """
 
     kind: Kind | None = None
@@ -175,7 +176,7 @@ class Value:
     locs: frozenset[Loc] = frozenset()  # containers/accumulators it was read from
     mode: ModeFact | None = None  # models only
     eval_forward: ModeFact | None = None  # tensors: produced by a model that was in eval mode
-    origin: Evidence | None = None  # where the value was constructed
+    origin: Evidence | None = None  # where the value was constructed (first in the file)
     class_name: str | None = None  # INSTANCE / FUNCTION: the local class or function
     attributes: tuple[tuple[str, Value], ...] = ()  # INSTANCE: what its methods see on self
     # the kinds different paths gave it, when they disagree (kind is then None): keeps
@@ -183,6 +184,8 @@ class Value:
     ambiguous_kinds: frozenset[Kind] = frozenset()
     elements: tuple[Value, ...] | None = None  # CONTAINER: a tuple/list literal's items
     prepared: bool = False  # passed through ``accelerator.prepare``
+    # construction sites on other paths than ``origin`` (branches building it differently)
+    other_origins: frozenset[Evidence] = frozenset()
     criterion_facts: CriterionFacts | None = None
     loader_facts: LoaderFacts | None = None
     model_facts: ModelFacts | None = None
@@ -195,6 +198,11 @@ class Value:
 
     def attribute(self, name: str) -> Value | None:
         return dict(self.attributes).get(name)
+
+    def origins(self) -> tuple[Evidence, ...]:
+        """Every place that may have constructed it, first in the file first: a finding
+        about the construction belongs at each of them, whichever branch comes first."""
+        return tuple(sorted(_origins(self), key=_evidence_key))
 
 
 UNKNOWN = Value()
@@ -234,6 +242,8 @@ def merge_fields(a: Value, b: Value) -> Value:
         scaled = None
     else:
         scaled = a.scaled and b.scaled
+    origins = _origins(a) | _origins(b)
+    origin = min(origins, key=_evidence_key) if origins else None
     return Value(
         kind=kind,
         confidence=confidence,
@@ -247,7 +257,8 @@ def merge_fields(a: Value, b: Value) -> Value:
         locs=a.locs | b.locs,
         mode=_join_modes(a.mode, b.mode),
         eval_forward=_least(a.eval_forward, b.eval_forward, _mode_key),
-        origin=_least(a.origin, b.origin, _evidence_key),
+        origin=origin,
+        other_origins=origins - {origin} if origin is not None else frozenset(),
         class_name=_same_or_none(a.class_name, b.class_name),
         attributes=a.attributes if a.attributes == b.attributes else _join_attributes(a, b),
         ambiguous_kinds=kinds if len(kinds) > 1 else frozenset(),
@@ -273,6 +284,12 @@ def join_env(a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:
 def _kinds(value: Value) -> frozenset[Kind]:
     """The kinds the paths into ``value`` gave it (empty: nothing known)."""
     return frozenset({value.kind}) if value.kind is not None else value.ambiguous_kinds
+
+
+def _origins(value: Value) -> frozenset[Evidence]:
+    if value.origin is None:
+        return value.other_origins
+    return value.other_origins | {value.origin}
 
 
 def _same_or_none(a: T | None, b: T | None) -> T | None:

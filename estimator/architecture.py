@@ -26,6 +26,7 @@ from typing import Any
 
 import attrs
 
+from . import dependencies
 from .names import UnknownNameError, normalize, suggestions
 from .paramcount import (
     DECODER_TYPES,
@@ -186,9 +187,9 @@ def read_config_json(path: str | PathLike[str], *, name: str | None = None) -> A
     LLaVA-style) are read through to that text model, and say so in ``note``.
     """
     p = Path(path)
-    if p.is_dir():
+    if dependencies.is_dir(p):
         p = p / "config.json"
-    config = json.loads(p.read_text("utf-8"))
+    config = json.loads(dependencies.read_text(p))
     model_type = config.get("model_type")
     note = ""
     if model_type not in DECODER_TYPES | ENCODER_TYPES | ENCODER_DECODER_TYPES | VISION_TYPES:

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from . import dependencies
 from .architecture import Architecture, parameter_count, read_config_json, spellings
 from .names import normalize
 
@@ -153,10 +154,10 @@ def hf_cache_dirs() -> list[Path]:
     """Where huggingface_hub keeps downloaded repositories, most specific setting first."""
     dirs = []
     for variable in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
-        if os.environ.get(variable):
-            dirs.append(Path(os.environ[variable]).expanduser())
-    if os.environ.get("HF_HOME"):
-        dirs.append(Path(os.environ["HF_HOME"]).expanduser() / "hub")
+        if value := dependencies.getenv(variable):
+            dirs.append(Path(value).expanduser())
+    if home := dependencies.getenv("HF_HOME"):
+        dirs.append(Path(home).expanduser() / "hub")
     dirs.append(Path("~/.cache/huggingface/hub").expanduser())
     return list(dict.fromkeys(dirs))
 
@@ -169,11 +170,15 @@ def from_hf_cache(model_id: str) -> Architecture | None:
     for cache in hf_cache_dirs():
         snapshots = cache / folder / "snapshots"
         try:
-            found = sorted(
-                snapshots.glob("*/config.json"), key=lambda p: p.stat().st_mtime, reverse=True
-            )
+            names = dependencies.list_dir(snapshots)
         except OSError:
             continue
+        configs = [snapshots / n / "config.json" for n in names]
+        found = sorted(
+            (c for c in configs if dependencies.is_file(c)),
+            key=lambda p: p.stat().st_mtime,  # a newer snapshot is a new name in the listing
+            reverse=True,
+        )
         for config in found:
             try:
                 arch = read_config_json(config, name=model_id)

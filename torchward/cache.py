@@ -12,6 +12,11 @@ One JSON index per key rather than one file per source file: a warm run over PyT
 thousands of opens. JSON, not pickle, because the cache folder lives in the user's
 tree and loading a pickle from a tree we did not write would execute code.
 
+A result also lists what its analysis read besides the file (``reads``: a ``cfg.json``
+TW010's reader followed, a sibling module, a requirement file; see
+:mod:`torchward.estimator.dependencies`); the runner reuses it only while all of those
+are unchanged.
+
 Entries are checked in two steps, like git's index: ``(mtime_ns, size)`` first, which
 costs a ``stat``; on a mismatch the content hash, which costs a read. An entry written
 within :data:`RACY_SECONDS` of the file's mtime stores mtime 0, so a same-size edit in
@@ -30,7 +35,7 @@ from typing import Any
 from . import __version__
 
 CACHE_DIR_NAME = ".torchward_cache"
-FORMAT = 1
+FORMAT = 2  # 2: results carry the files their analysis read ("reads")
 # Filesystem timestamps can be coarse (1-2 s on some filesystems); entries younger than
 # this are re-verified by content hash.
 RACY_SECONDS = 2

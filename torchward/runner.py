@@ -33,6 +33,7 @@ from .analysis import (
 )
 from .cache import Cache, content_digest
 from .discovery import SourceFile
+from .estimator import dependencies
 from .selection import RuleSelection
 
 POOL_MIN_FILES = 8
@@ -86,7 +87,27 @@ def report_from_data(path: str, data: dict) -> FileReport:
 
 
 def check_one(path: str, absolute: str, settings: LintSettings) -> tuple[str | None, dict]:
-    """Read, decode and analyse one file: (content digest or None when unreadable, data)."""
+    """Read, decode and analyse one file: (content digest or None when unreadable, data).
+
+    ``data["reads"]`` lists what the analysis read besides the file (a ``cfg.json``, a
+    sibling module, a requirement file...), so the cache can tell when those changed.
+    """
+    with dependencies.recording() as reads:
+        digest, data = _check_one(path, absolute, settings)
+    data["reads"] = [dependency.to_data() for dependency in reads.dependencies()]
+    return digest, data
+
+
+def reads_still_hold(data: dict, seen: dict) -> bool:
+    """Whether every file a cached result read is as it was (``seen``: one run's memo)."""
+    try:
+        recorded = [dependencies.Dependency.from_data(item) for item in data["reads"]]
+    except (KeyError, TypeError, ValueError, IndexError):
+        return False  # an entry from before reads were recorded: analyse again
+    return dependencies.still_hold(recorded, seen)
+
+
+def _check_one(path: str, absolute: str, settings: LintSettings) -> tuple[str | None, dict]:
     try:
         with open(absolute, "rb") as handle:
             data = handle.read()
@@ -170,6 +191,7 @@ def check_files(
     todo: list[tuple[SourceFile, os.stat_result]] = []
     todo_index: list[int] = []
     cached = 0
+    observed: dict = {}  # what the dependencies of cached results look like now
     for index, source_file in enumerate(files):
         try:
             stat = os.stat(source_file.absolute)
@@ -180,6 +202,8 @@ def check_files(
         hit = cache.lookup_stat(source_file.absolute, stat) if cache else None
         if hit is None and cache is not None and source_file.absolute in cache.entries:
             hit = _lookup_by_content(cache, source_file.absolute, stat)
+        if hit is not None and not reads_still_hold(hit, observed):
+            hit = None  # a config, sibling module or requirement file it read has changed
         if hit is not None:
             data_by_index[index] = hit
             cached += 1

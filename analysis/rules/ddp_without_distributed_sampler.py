@@ -37,8 +37,10 @@ class DdpWithoutDistributedSampler(Rule):
     requires dropping `shuffle=True`; it is unsafe and shown for review.
 
     ## Known limitations
-    Quiet for loaders with any sampler or batch sampler (custom samplers may shard by
-    rank), for iterable datasets (which shard themselves), for loaders passed through
+    Quiet for loaders with any sampler or batch sampler that may shard by rank (custom
+    samplers, a sampler that is distributed on some path, a `BatchSampler` over a
+    `DistributedSampler`); torch's own `RandomSampler` or `SequentialSampler` does not
+    shard and is reported. Quiet for iterable datasets (which shard themselves), for loaders passed through
     `accelerator.prepare` (which shards them), and for loaders only used for evaluation.
     """
 
@@ -112,21 +114,27 @@ class DdpWithoutDistributedSampler(Rule):
             ):
                 continue
             loop = iteration.loops[-1]
-            if not runs_backward(trace, loop) or loader.origin.span in reported:
+            if not runs_backward(trace, loop):
                 continue
-            reported.add(loader.origin.span)
-            message = (
-                "this DataLoader trains a DistributedDataParallel model but has no DistributedSampler: every "
-                "rank iterates the whole dataset in the same order, so N GPUs compute the same batches. "
-                "Pass `sampler=DistributedSampler(dataset)` (and call `sampler.set_epoch(epoch)` each epoch)."
-            )
-            yield self.finding(
-                loader.origin.span,
-                message,
-                evidence=[
-                    Evidence(wraps[0].span, "the model is wrapped for distributed training here"),
-                    Evidence(
-                        loop_header(trace, loop), "the training loop that iterates the loader"
-                    ),
-                ],
-            )
+            # every path builds a loader without one: each construction site is a finding
+            for origin in loader.origins():
+                if origin.span in reported:
+                    continue
+                reported.add(origin.span)
+                message = (
+                    "this DataLoader trains a DistributedDataParallel model but has no DistributedSampler: every "
+                    "rank iterates the whole dataset in the same order, so N GPUs compute the same batches. "
+                    "Pass `sampler=DistributedSampler(dataset)` (and call `sampler.set_epoch(epoch)` each epoch)."
+                )
+                yield self.finding(
+                    origin.span,
+                    message,
+                    evidence=[
+                        Evidence(
+                            wraps[0].span, "the model is wrapped for distributed training here"
+                        ),
+                        Evidence(
+                            loop_header(trace, loop), "the training loop that iterates the loader"
+                        ),
+                    ],
+                )

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import re
-from functools import lru_cache
+
+from torchward.estimator import dependencies
 
 from ..events import EventKind
 from ..finding import Applicability, Evidence, Severity
@@ -19,6 +20,8 @@ _REQUIREMENT_FILES = (
     "environment.yml",
     "environment.yaml",
 )
+# the names of a folder the search looks at: requirement files, and .git (the project root)
+_LISTED = (*_REQUIREMENT_FILES, "requirements*.txt", "requirements*.in", ".git")
 _TORCH = re.compile(
     r"""(?<![\w.-])torch(?![\w.-])\s*(?:\[[^\]]*\])?\s*(?P<spec>(?:[<>=!~]=?\s*[\w.*]+\s*,?\s*)*)"""
 )
@@ -45,14 +48,14 @@ def lowest_torch(spec: str) -> tuple[int, ...] | None:
     return lowest
 
 
-@lru_cache(maxsize=256)
+@dependencies.remembered
 def torch_requirement(directory: str) -> tuple[str, tuple[int, ...] | None] | None:
     """The nearest requirement on torch at or above ``directory``: (file, lowest version);
     None when no requirement file up to the project root names torch."""
     current = os.path.abspath(directory)
     while True:
         try:
-            names = sorted(os.listdir(current))
+            names = sorted(dependencies.list_dir(current, _LISTED))
         except OSError:
             names = []
         candidates = [n for n in names if n in _REQUIREMENT_FILES] + [
@@ -62,8 +65,7 @@ def torch_requirement(directory: str) -> tuple[str, tuple[int, ...] | None] | No
         for name in candidates:
             path = os.path.join(current, name)
             try:
-                with open(path, encoding="utf-8", errors="replace") as handle:
-                    text = handle.read(200_000)
+                text = dependencies.read_text(path, errors="replace")[:200_000]
             except OSError:
                 continue
             for line in text.splitlines():

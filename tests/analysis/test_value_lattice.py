@@ -26,6 +26,7 @@ from torchward.analysis.values import (
     ModelFacts,
     SamplerFacts,
     Value,
+    _evidence_key,
     join,
     join_env,
     merge_fields,
@@ -78,6 +79,7 @@ DRAWN = {
     "mode",
     "eval_forward",
     "origin",
+    "other_origins",
     "class_name",
     "attributes",
     "ambiguous_kinds",
@@ -106,6 +108,7 @@ def values(draw, depth: int = 1) -> Value:
     if kind is None and draw(st.booleans()):
         ambiguous = frozenset(draw(st.sets(KINDS, min_size=2, max_size=3)))
     graph = draw(MAYBE_EVIDENCE)
+    origins = sorted(draw(st.sets(EVIDENCE, max_size=3)), key=_evidence_key)
     nested = NESTED if depth > 0 else st.just(UNKNOWN)
     names = draw(st.sets(st.sampled_from(["model", "opt", "losses"]), max_size=2))
     records = {name: draw(st.none() | strategy) for name, strategy in FACT_RECORDS.items()}
@@ -120,7 +123,8 @@ def values(draw, depth: int = 1) -> Value:
         locs=frozenset(draw(st.sets(LOC, max_size=2))),
         mode=draw(st.none() | MODE_FACT),
         eval_forward=draw(st.none() | MODE_FACT),
-        origin=draw(MAYBE_EVIDENCE),
+        origin=origins[0] if origins else None,
+        other_origins=frozenset(origins[1:]),
         class_name=draw(st.sampled_from([None, "Net", "Trainer"])),
         attributes=tuple((name, draw(nested)) for name in sorted(names)),
         ambiguous_kinds=ambiguous,
@@ -219,3 +223,13 @@ def test_a_typo_in_a_fact_name_is_an_error():
         pass
     else:  # pragma: no cover
         raise AssertionError("a misspelt fact was accepted")
+
+
+def test_construction_sites_of_both_branches_are_kept():
+    """A finding about where a value was built belongs at every site, in either order."""
+    first = Evidence(Span(3, 4, 3, 30), "built here")
+    second = Evidence(Span(5, 4, 5, 30), "built here")
+    a, b = Value(kind=Kind.LOADER, origin=second), Value(kind=Kind.LOADER, origin=first)
+    for merged in (join(a, b), join(b, a)):
+        assert merged.origin == first
+        assert merged.origins() == (first, second)

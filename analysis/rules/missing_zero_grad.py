@@ -70,7 +70,10 @@ class MissingZeroGrad(Rule):
 
     ## Known limitations
     A reset anywhere in the loop (including inside the `if` that gates an accumulated
-    step, or in a helper the loop calls) counts. Loops without an optimizer step, and
+    step, in a helper the loop calls, or through a reset helper imported from another
+    module, `zero_grad(params)`) counts. `opt_d.zero_grad()` resets `opt_d` only: a GAN
+    loop that never resets the generator's optimizer is reported; a reset through a
+    model or `.grad` counts for every optimizer. Loops without an optimizer step, and
     DeepSpeed engines (whose `step()` zeroes gradients), are not flagged. A loop that
     calls `backward(retain_graph=True)` looks like a gradient-comparison harness and is
     reported as a note at most.

@@ -69,14 +69,22 @@ class RetainedGraph(Rule):
     `.item()` changes the type to a float: always unsafe.
 
     ## Known limitations
-    An accumulator that the loop also resets (`running_loss = 0` after each update)
-    retains only the iterations between resets and is reported as a warning.
+    An accumulator that the loop also resets (`running_loss = 0`, `window.clear()` after
+    each update) retains only the iterations between resets and is reported as a
+    warning; when what it holds was already backpropagated, the window is bounded and
+    the rule is quiet. A store a helper makes into a container that outlives the call
+    (`self.history.append(loss)` in a `step()` method called by the epoch loop) is
+    reported at the helper's statement.
     The rule is quiet when the values stored later reach a `backward()` (summed
-    micro-batch losses), when the container is created inside the loop, under
-    `no_grad`/`inference_mode`, and when the container is returned from a function that
-    nothing in the file calls and its values were never backpropagated in the loop (the
-    caller may backpropagate through them). A graph known
-    only from a parameter's name has low confidence and is reported one severity lower.
+    micro-batch losses), when the container — or the variable stored into, such as a
+    dict a loss function returned — is bound inside the iteration, under
+    `no_grad`/`inference_mode` (also when a caller disables gradients, or a guard held
+    in a variable does), for statistics unpacked next to a loss from a function the file
+    cannot see (`loss, items = compute_loss(...)`: only what reaches `backward()` is
+    proven), and when the container is returned from a function that nothing in the
+    file calls and its values were never backpropagated in the loop (the caller may
+    backpropagate through them). A graph known only from a parameter's name has low
+    confidence and is reported one severity lower.
     """
 
     code = "TW001"

@@ -39,8 +39,11 @@ class UnscaledGradientAccumulation(Rule):
 
     ## Known limitations
     Quiet when the loss is divided (or multiplied by a factor) anywhere on its path to
-    `backward()`, including inside a helper the file defines; when the loss comes from a
-    function the file cannot see; for `reduction="sum"` losses (normalised elsewhere by
+    `backward()`, including inside a helper the file defines, or on one branch of an
+    `if` (`if accum > 1: loss = loss / accum` divides exactly when it accumulates); when
+    the gradients are divided by hand before the step (`p.grad /= n`,
+    `p.grad.div_(n)`); when the loss comes from a function the file cannot see; for
+    `reduction="sum"` losses, also after more terms are added (normalised elsewhere by
     design); under `accelerator.accumulate(...)` and with `accelerator.backward`, which
     scale by themselves; and for DeepSpeed engines.
     """

@@ -88,7 +88,8 @@ class CallFacts:
     rebuilt_inputs: bool = False  # OPTIMIZER_BUILT: its params are rebound in the same loop
     stateless: bool = False  # OPTIMIZER_BUILT: plain SGD without momentum keeps no state
     shuffles: bool = True  # SAMPLER_BUILT: not built with a literal shuffle=False
-    sampler_origin: Span | None = None  # LOADER_BUILT: where its sampler= was built
+    # LOADER_BUILT: where its sampler= may have been built (every path's site, in file order)
+    sampler_origins: tuple[Span, ...] = ()
     workers: int | None = None  # LOADER_BUILT: a literal num_workers=
     workers_given: bool = False
     pin_memory: bool | None = None  # LOADER_BUILT: a literal pin_memory=

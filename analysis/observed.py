@@ -18,6 +18,7 @@ import ast
 
 from . import catalog
 from .events import CallFacts, EventKind
+from .finding import Span
 from .names import dotted
 from .values import Kind, Value
 
@@ -92,17 +93,17 @@ def _optimizer_facts(run, name: str, node: ast.Call) -> CallFacts:
 
 def _loader_facts(run, node: ast.Call, args: list[Value], kwargs: dict[str, Value]) -> CallFacts:
     sampler_node = keyword(node, "sampler", 3)
-    sampler_origin = None
+    sampler_origins: tuple[Span, ...] = ()
     if sampler_node is not None:
         # the sampler's value was evaluated with the call's arguments: read it back
         # without evaluating again (by position or keyword, as the call passed it)
         sampler_value = _argument_value(node, sampler_node, args, kwargs)
-        if sampler_value is not None and sampler_value.origin is not None:
-            sampler_origin = sampler_value.origin.span
+        if sampler_value is not None:
+            sampler_origins = tuple(origin.span for origin in sampler_value.origins())
     workers = _literal_argument(node, "num_workers", 5)
     pin = _literal_argument(node, "pin_memory", 7)
     return CallFacts(
-        sampler_origin=sampler_origin,
+        sampler_origins=sampler_origins,
         workers=workers if isinstance(workers, int) and not isinstance(workers, bool) else None,
         workers_given=workers is not _NOT_GIVEN,
         pin_memory=pin if isinstance(pin, bool) else None,

@@ -136,28 +136,29 @@ class SamplerSetEpochMissing(Rule):
             event.span: event
             for _, event in events(facts, EventKind.LOADER_BUILT)
             if event.call is not None
-            and event.call.sampler_origin is not None
-            and event.call.sampler_origin in shuffling
+            and any(origin in shuffling for origin in event.call.sampler_origins)
         }
         reported = set()
         for trace, iterate in events(facts, EventKind.ITERATE):
             loader = iterate.value
+            # the loader may be built on several paths: any with a shuffling sampler counts
+            origins = loader.origins() if loader is not None else ()
+            site = next((o.span for o in origins if o.span in loaders), None)
             if (
                 loader is None
-                or loader.origin is None
-                or loader.origin.span not in loaders
+                or site is None
                 or loader.confidence is not Confidence.HIGH
                 or loader.prepared
                 or len(iterate.loops) < 2
-                or loader.origin.span in reported
+                or site in reported
             ):
                 continue
             if not runs_backward(trace, iterate.loops[-1]):
                 continue
-            reported.add(loader.origin.span)
-            built = loaders[loader.origin.span].call
-            assert built is not None and built.sampler_origin is not None  # filtered above
-            sampler = shuffling[built.sampler_origin]
+            reported.add(site)
+            built = loaders[site].call
+            assert built is not None  # filtered above
+            sampler = shuffling[next(o for o in built.sampler_origins if o in shuffling)]
             epoch_loop = iterate.loops[-2]
             yield self.finding(
                 iterate.span,

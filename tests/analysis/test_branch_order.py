@@ -35,6 +35,24 @@ def main(model, dataset, opt, distributed):
         model(batch).mean().backward()
         opt.step()
 """,
+    # the sampler object is chosen by rank; set_epoch is never called (TW021)
+    "sampler_kind_chosen_by_rank": """
+import torch
+from torch.utils.data import DataLoader, RandomSampler
+from torch.utils.data.distributed import DistributedSampler
+
+def main(model, dataset, opt, local_rank, epochs):
+    if local_rank == -1:
+        sampler = RandomSampler(dataset)
+    else:
+        sampler = DistributedSampler(dataset)
+    loader = DataLoader(dataset, sampler=sampler, batch_size=32)
+    for epoch in range(epochs):
+        for batch in loader:
+            opt.zero_grad()
+            model(batch).mean().backward()
+            opt.step()
+""",
     "ddp_without_sampler_on_both_paths": """
 import torch
 from torch.utils.data import DataLoader
@@ -221,7 +239,7 @@ def test_findings_do_not_depend_on_branch_order(name):
 def test_the_cases_exercise_rules():
     """The comparison is only worth something if the cases produce findings at all."""
     codes = {code for source in CASES.values() for code, *_ in results(_swap(source, frozenset()))}
-    assert {"TW001", "TW012"} <= codes, codes
+    assert {"TW001", "TW012", "TW021"} <= codes, codes
 
 
 def test_the_ddp_case_is_quiet_whichever_branch_builds_the_sampler():

@@ -187,6 +187,68 @@ class Trainer:
             loss.backward()
             self.opt.step()
 """,
+    # an optimizer rebuilt inside the loop on one path, never reset (TW003)
+    "optimizer_rebuilt_on_one_path": """
+import torch
+
+def train(model, loader, fresh):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in loader:
+        if fresh:
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        else:
+            pass
+        model(x).sum().backward()
+        opt.step()
+""",
+    # a validation pass whose mode is chosen by a flag, without no_grad (TW002)
+    "eval_or_train_chosen_by_flag": """
+import torch
+
+def validate(model, loader, train_mode):
+    if train_mode:
+        model.train()
+    else:
+        model.eval()
+    total = 0
+    for x in loader:
+        total += model(x).sum()
+    return total
+""",
+    # accumulation: the loss divided on one path only (TW014)
+    "loss_divided_on_one_path": """
+def train(model, loader, opt, accum, scale):
+    for i, x in enumerate(loader):
+        loss = model(x).mean()
+        if scale:
+            (loss / accum).backward()
+        else:
+            loss.backward()
+        if (i + 1) % accum == 0:
+            opt.step()
+            opt.zero_grad()
+""",
+    # a class keeps either the loss or a detached copy (TW001)
+    "trainer_keeps_loss_or_detached": """
+import torch
+
+class Trainer:
+    def __init__(self, model, opt):
+        self.model, self.opt = model, opt
+        self.history = []
+
+    def fit(self, loader, detach):
+        for x in loader:
+            self.opt.zero_grad()
+            loss = self.model(x).mean()
+            if detach:
+                kept = loss.detach()
+            else:
+                kept = loss
+            self.history.append(kept)
+            loss.backward()
+            self.opt.step()
+""",
 }
 
 
@@ -239,7 +301,7 @@ def test_findings_do_not_depend_on_branch_order(name):
 def test_the_cases_exercise_rules():
     """The comparison is only worth something if the cases produce findings at all."""
     codes = {code for source in CASES.values() for code, *_ in results(_swap(source, frozenset()))}
-    assert {"TW001", "TW012", "TW021"} <= codes, codes
+    assert {"TW001", "TW002", "TW003", "TW012", "TW014", "TW021"} <= codes, codes
 
 
 def test_the_ddp_case_is_quiet_whichever_branch_builds_the_sampler():

@@ -379,6 +379,12 @@ class ModuleCounter:
             key = self.value(node.slice, env)
             if isinstance(base, dict) and key in base:
                 return base[key]
+            if (
+                isinstance(base, (tuple, list))
+                and isinstance(key, int)
+                and -len(base) <= key < len(base)
+            ):
+                return base[key]  # num_blocks[0]
             raise _Unknown
         if isinstance(node, (ast.Tuple, ast.List)):
             return tuple(self.value(e, env) for e in node.elts)

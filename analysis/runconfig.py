@@ -25,6 +25,7 @@ from torchward.estimator import dependencies
 from torchward.estimator.runconfig import RunConfig
 
 from .modulecount import UNTRACED, ModuleCount, ModuleCounter, module_constants
+from .moduletrace import trace_cnn, traced_params
 from .names import ImportTable, dotted, qualified_name
 from .runconfig_calls import CallReader
 
@@ -769,6 +770,7 @@ def _workspace_model(
     if not counter.modules:
         return
     best: tuple[int, ast.Call, ModuleCount, str] | None = None
+    best_args: tuple[list, dict] = ([], {})
     for node in values.paths.nodes:
         if not (
             isinstance(node, ast.Call)
@@ -792,10 +794,30 @@ def _workspace_model(
         count = counter.count_class(node.func.id, args, kwargs)
         if best is None or count.params > best[0]:
             best = (count.params, node, count, confidence)
+            best_args = (args, kwargs)
     if best is None or best[0] == 0:
         return
     params, node, count, confidence = best
     name = node.func.id
+    owner = counter.classes[name][1]
+    structure = _decoder_structure(node, values, tree if owner is counter else owner.path, name)
+    if structure is None:
+        layers = trace_cnn(counter, name, best_args[0], best_args[1])
+        if layers is not None and traced_params(layers) > params:
+            # the trace followed what the counter could not (self._make_layer(...) blocks)
+            params, count, confidence = (
+                traced_params(layers),
+                ModuleCount(traced_params(layers)),
+                "medium",
+            )
+        if layers is not None:
+            first = next((layer for layer in layers if layer[0] == "conv"), None)
+            structure = {
+                "model_type": "script-cnn",
+                "params": params,
+                "in_channels": first[1] if first else 3,
+                "layers": layers,
+            }
     if count.unknown:
         confidence = "low"
         shown = ", ".join(dict.fromkeys(count.unknown))
@@ -803,15 +825,18 @@ def _workspace_model(
     reader.set("model", name, node.lineno, confidence)
     if not _loads_weights(values):  # built from its own layers, nothing loaded into it
         reader.set("pretrained", False, node.lineno, "medium")
-    owner = counter.classes[name][1]
-    structure = _decoder_structure(node, values, tree if owner is counter else owner.path, name)
     if structure is not None:
         reader.set(
             "structure",
             structure,
             node.lineno,
             "medium",
-            f"{reader.path}:{node.lineno} ({name}'s config, a GPT-style decoder)",
+            f"{reader.path}:{node.lineno} ({name}'s "
+            + (
+                "config, a GPT-style decoder)"
+                if structure["model_type"] == "gpt2"
+                else "layers in construction order, a CNN)"
+            ),
         )
     reader.set(
         "params", params, node.lineno, confidence, f"{reader.path}:{node.lineno} ({name}'s layers)"

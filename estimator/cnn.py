@@ -29,6 +29,7 @@ def is_modelled(arch: Architecture) -> bool:
         "torchvision-resnet",
         "torchvision-convnext",
         "torchvision-efficientnet",
+        "script-cnn",
     )
 
 
@@ -103,7 +104,65 @@ def _efficientnet(cfg, image: int) -> tuple[int, int]:
     return saved, largest
 
 
+def _side(side: int, kernel: int, stride: int, pad: int) -> int:
+    return max(1, (side + 2 * pad - kernel) // max(stride, 1) + 1)
+
+
+def _walk_layers(layers, c: int, side: int) -> tuple[int, int, int, int]:
+    """(saved, largest, channels, side) after ``layers`` (see :func:`_script_cnn`)."""
+    saved = largest = 0
+    previous = ""
+    for layer in layers:
+        kind = layer[0]
+        if kind == "conv":
+            _, _cin, cout, k, stride, pad = layer
+            side, c = _side(side, k, stride, pad), cout
+            saved += c * side * side  # its output: saved by the BatchNorm / ReLU / next conv
+        elif kind == "bn":
+            saved += c * side * side  # its output (shared with an in-place ReLU after it)
+        elif kind == "relu":
+            if previous not in ("bn", "conv", "add"):
+                saved += c * side * side
+        elif kind in ("maxpool", "avgpool"):
+            _, k, stride, pad = layer
+            side = _side(side, k, stride, pad)
+            saved += c * side * side * (5 if kind == "maxpool" else 1)  # + int64 indices
+        elif kind == "adaptive":
+            side = layer[1]
+            saved += c * side * side
+        elif kind == "linear":
+            c, side = layer[2], 1
+            saved += c
+        elif kind == "dropout":
+            saved += c * side * side // 2  # the 1-byte mask (in 2-byte element units)
+        elif kind == "block":
+            entry_c, entry_side = c, side
+            s_main, l_main, c, side = _walk_layers(layer[1], c, side)
+            s_short, l_short, _, _ = _walk_layers(layer[2], entry_c, entry_side)
+            out = c * side * side
+            # a path ending in BatchNorm feeds only the sum, which saves nothing: those BN
+            # outputs are not kept; the activation after the sum is (counted as the sum)
+            ends = sum(1 for path in (layer[1], layer[2]) if path and path[-1][0] == "bn")
+            saved += s_main + s_short - ends * out + out
+            largest = max(largest, l_main, l_short)
+            kind = "add"
+        largest = max(largest, c * side * side)
+        previous = kind
+    return saved, largest, c, side
+
+
+def _script_cnn(cfg, image: int) -> tuple[int, int]:
+    """A CNN a script defines, as the reader traced it (``analysis/moduletrace.py``): its
+    layers in construction order — convolutions, BatchNorm, ReLU, pooling, linear, and
+    residual blocks with their shortcut — walked at the image's resolution. Approximate:
+    construction order stands for the forward's order."""
+    c = int(cfg.get("in_channels", 3))
+    saved, largest, _, _ = _walk_layers(cfg["layers"], c, image)
+    return saved + c * image * image, max(largest, c * image * image)
+
+
 _WALKS = {
+    "script-cnn": _script_cnn,
     "torchvision-resnet": _resnet,
     "torchvision-convnext": _convnext,
     "torchvision-efficientnet": _efficientnet,

@@ -112,7 +112,13 @@ def _find_arch(config: RunConfig, models: Models = ()) -> tuple[Architecture, st
             config=dict(structure),
             note=(
                 f"nn.Module defined in the workspace ({config.structure.source}); activations "
-                f"modelled as a {structure['model_type']}-style decoder of that shape (approximate)"
+                + (
+                    "modelled from its convolution / pooling stack in construction order "
+                    "(approximate)"
+                    if structure["model_type"] == "script-cnn"
+                    else f"modelled as a {structure['model_type']}-style decoder of that "
+                    "shape (approximate)"
+                )
             ),
         )
         notes.append(arch.note)

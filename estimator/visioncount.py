@@ -207,6 +207,8 @@ _COUNTERS = {
     "torchvision-efficientnet": efficientnet_params,
     "diffusers-unet": unet_params,
     "dit": dit_params,
+    # a CNN a script defines: its parameters were counted from its constructors
+    "script-cnn": lambda cfg: int(cfg["params"]),
 }
 VISION_TYPES = frozenset(_COUNTERS)
 

@@ -1,10 +1,10 @@
 """Measure script-defined models (``tests/calibration/scripts/*.py``) with the harness.
 
 Each script is a training script the estimator reads statically; here its classes are
-imported (its ``main()`` does not run) and the same job — its ``Config`` defaults with the
-vocabulary ``main()`` uses, ``batch_size`` × ``seq_len`` tokens, bf16 autocast, AdamW — is
-measured with fake tensors on the fake CUDA device, as ``measure.py`` measures catalog
-models. Writes ``fixtures/script_peaks.json``;
+imported (its ``main()`` does not run) and the same job — the model ``main()`` builds, its
+``batch_size`` and ``seq_len`` / ``image_size``, its precision, and the harness's AdamW
+step — is measured with fake tensors on the fake CUDA device, as ``measure.py`` measures
+catalog models. Writes ``fixtures/script_peaks.json``;
 ``tests/estimator/test_script_model_accuracy.py`` compares ``torchward estimate SCRIPT``
 against it (no torch needed there).
 
@@ -27,11 +27,46 @@ fakecuda.load()
 
 import harness  # noqa: E402
 import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
 
-SCRIPTS = {  # script → (dtype the script trains in, vocabulary its main() builds with)
-    "gpt_from_scratch.py": ("amp-bf16", 50304),
+SCRIPTS = {  # script → (dtype the script trains in, what its main() builds)
+    "gpt_from_scratch.py": ("amp-bf16", "gpt"),
+    "resnet_from_scratch.py": ("fp32", "resnet"),
 }
+
+
+def _job(module, kind: str):
+    """(model, make_batch, loss_of) as the script's main() builds them."""
+    batch = module.batch_size
+    if kind == "gpt":
+        seq, vocab = module.seq_len, 50304
+        model = module.GPT(module.Config(vocab_size=vocab))
+
+        def make_batch():
+            return {"x": torch.randint(0, vocab, (batch, seq), device="cuda")}
+
+        def loss_of(model, b):
+            logits, loss = model(b["x"], b["x"])
+            return loss, logits
+
+        return model, make_batch, loss_of, seq
+    side = module.image_size
+    model = module.ResNet([2, 2, 2, 2])
+
+    def make_images():
+        return {
+            "x": torch.randn(batch, 3, side, side, device="cuda"),
+            "y": torch.randint(0, 10, (batch,), device="cuda"),
+        }
+
+    def image_loss(model, b):
+        out = model(b["x"])
+        return F.cross_entropy(out, b["y"]), out
+
+    return model, make_images, image_loss, side
+
+
 OUT = HERE / "fixtures" / "script_peaks.json"
 
 
@@ -42,25 +77,17 @@ def _load(path: Path):
     return module
 
 
-def measure(name: str, dtype: str, vocab: int) -> dict:
+def measure(name: str, dtype: str, kind: str) -> dict:
     harness.patch_transformers()  # F.scaled_dot_product_attention: the sm80 kernel rules
     harness.set_sdpa_sm(80)
     harness.KERNELS_USED.clear()
     module = _load(HERE / "scripts" / name)
-    batch, seq = module.batch_size, module.seq_len
+    batch = module.batch_size
     counter = harness.LiveStorageCounter("cuda")
     with FakeTensorMode(), counter:
         with torch.device("cuda"):
-            model = module.GPT(module.Config(vocab_size=vocab))
+            model, make_batch, loss_of, seq = _job(module, kind)
         model.train()
-
-        def make_batch():
-            return {"x": torch.randint(0, vocab, (batch, seq), device="cuda")}
-
-        def loss_of(model, b):
-            logits, loss = model(b["x"], b["x"])
-            return loss, logits
-
         harness.train_step(counter, model, make_batch, loss_of, dtype, "cuda")
     peak_phase = max(counter.phase_peaks, key=counter.phase_peaks.get)
     return dict(
@@ -77,7 +104,7 @@ def measure(name: str, dtype: str, vocab: int) -> dict:
 
 
 def main() -> int:
-    runs = [measure(name, dtype, vocab) for name, (dtype, vocab) in SCRIPTS.items()]
+    runs = [measure(name, dtype, kind) for name, (dtype, kind) in SCRIPTS.items()]
     for r in runs:
         print(
             f"{r['script']:28s} {r['measured_allocated_bytes'] / 2**30:8.3f} GiB  {r['peak_phase']}"

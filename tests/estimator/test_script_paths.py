@@ -371,3 +371,38 @@ loss.backward()
     _, _, notes = _read(source)
     assert any(n.startswith("parameters are frozen at train.py:7 (vae)") for n in notes), notes
     assert any("several models are loaded: AutoencoderKL" in n for n in notes), notes
+
+
+MNIST_NET = """
+import torch, torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(1, 32, 3, 1), nn.ReLU(), nn.Conv2d(32, 64, 3, 1), nn.ReLU(),
+            nn.MaxPool2d(2), nn.Dropout(0.25), nn.Flatten(), nn.Linear(9216, 128),
+            nn.ReLU(), nn.Linear(128, 10),
+        )
+model = Net()
+loader = torch.utils.data.DataLoader(ds, batch_size=64)
+opt = torch.optim.Adadelta(model.parameters())
+loss.backward()
+"""
+
+
+def test_a_script_cnn_is_traced_from_its_constructors_and_gets_activations(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(MNIST_NET)
+    code, out = _cli(str(script), "--image-size", "28", "--gpu", "t4", "--format", "json")
+    data = json.loads(out)
+    layers = data["config"]["structure"]["value"]["layers"]
+    assert layers[0] == ["conv", 1, 32, 3, 1, 0] and ["maxpool", 2, 2, 0] in layers
+    assert data["params"] == 1_199_882  # the PyTorch MNIST example's Net
+    assert data["terms"]["activations"] > 0 and data["verdict"] == "fits"
+    assert data["max_batch_size"] and data["max_batch_size"] > 64
+    # a layer the trace does not know (a grouped convolution): no activation model
+    script.write_text(
+        MNIST_NET.replace("nn.Conv2d(32, 64, 3, 1)", "nn.Conv2d(32, 64, 3, 1, groups=2)")
+    )
+    data = json.loads(_cli(str(script), "--gpu", "t4", "--format", "json")[1])
+    assert data["verdict"] == "unknown" and data["max_batch_size"] is None

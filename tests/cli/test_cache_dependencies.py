@@ -2,7 +2,8 @@
 
 Checking a file may read others: TW010's script reader follows ``json.load(open(
 "cfg.json"))``, argument defaults declared in a sibling module and a local checkpoint's
-``config.json``; TW023 reads the nearest requirement file. The project below has one
+``config.json``; TW023 reads the nearest requirement file (``pyproject.toml`` among them,
+which is also the configuration, part of the cache key). The project below has one
 script per kind of read. Every edit of the pool changes, creates or deletes one of those
 files; after each, a cached run must print exactly what a ``--no-cache`` run prints.
 """
@@ -128,6 +129,21 @@ EDITS: dict[str, tuple[str, str | None]] = {
     "requirements_new_torch": ("requirements.txt", "torch>=2.6\n"),
     "requirements_old_torch": ("requirements.txt", "torch==1.13\n"),
     "requirements_deleted": ("requirements.txt", None),
+    # the configuration: part of the cache key, and a requirement file TW023 reads
+    "pyproject_big_gpu": (
+        "pyproject.toml",
+        PROJECT["pyproject.toml"].replace('"t4"', '"8xh200"'),
+    ),
+    "pyproject_estimate_table": (
+        "pyproject.toml",
+        PROJECT["pyproject.toml"] + "\n[tool.torchward.estimate]\nseq-len = 64\n",
+    ),
+    "pyproject_requires_new_torch": (
+        "pyproject.toml",
+        PROJECT["pyproject.toml"].replace(
+            "name = 'demo'", "name = 'demo'\ndependencies = ['torch>=2.6']"
+        ),
+    ),
 }
 
 
@@ -136,6 +152,7 @@ AFTER = {
     "ckpt_deleted": "ckpt_created",
     "ckpt_deeper": "ckpt_created",
     "requirements_old_torch": "requirements_new_torch",
+    "pyproject_requires_new_torch": "requirements_deleted",  # the weakest requirement wins
 }
 
 
@@ -185,7 +202,7 @@ def test_each_edit_of_a_file_a_result_read_reaches_the_cached_run(edit):
 
 
 @settings(
-    max_examples=8,
+    max_examples=12,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -2,7 +2,8 @@
 
 :class:`~.modulecount.ModuleCounter` counts parameters; this walks the same constructors
 in order and writes down the layers that shape activations: ``Conv2d`` (channels, kernel,
-stride, padding), ``BatchNorm2d``, ``ReLU``-like activations, pooling, ``Linear``,
+stride, padding), ``ConvTranspose2d`` and ``Upsample`` (UNet up blocks), ``BatchNorm2d``,
+``ReLU``-like activations, pooling, ``Linear``,
 ``Dropout``, and residual blocks — a local module class with a ``shortcut`` /
 ``downsample`` / ``skip`` attribute, whose shortcut runs from the block's input. The
 sequence is the order of construction, which stands for the forward's order (what the
@@ -66,7 +67,7 @@ def traced_params(layers: list) -> int:
     a convolution's bias is not in the trace, so this is a floor for biased convolutions."""
     total, channels = 0, 0
     for layer in _flatten(layers):
-        if layer[0] == "conv":
+        if layer[0] in ("conv", "convT"):
             _, cin, cout, k, _s, _p = layer
             total += cin * cout * k * k
             channels = cout
@@ -260,6 +261,25 @@ class _Tracer:
                 _square(bound.get("padding", 0)),
             )
             return [["conv", bound["in_channels"], bound["out_channels"], k, stride, pad]]
+        if tail == "ConvTranspose2d":
+            names = ("in_channels", "out_channels", "kernel_size", "stride", "padding")
+            bound = dict(zip(names, values))
+            bound.update({k: v for k, v in keywords.items() if k in names})
+            if keywords.get("groups", 1) != 1 or keywords.get("output_padding", 0):
+                raise _Untraceable("grouped transposed conv")
+            return [
+                [
+                    "convT",
+                    bound["in_channels"],
+                    bound["out_channels"],
+                    _square(bound.get("kernel_size")),
+                    _square(bound.get("stride", 1)),
+                    _square(bound.get("padding", 0)),
+                ]
+            ]
+        if tail == "Upsample":
+            scale = keywords.get("scale_factor", values[1] if len(values) > 1 else None)
+            return [["upsample", _square(int(scale) if isinstance(scale, float) else scale)]]
         if tail == "BatchNorm2d":
             return [["bn"]]
         if tail in _ACTIVATIONS:

@@ -115,9 +115,18 @@ def _walk_layers(layers, c: int, side: int) -> tuple[int, int, int, int]:
     for layer in layers:
         kind = layer[0]
         if kind == "conv":
-            _, _cin, cout, k, stride, pad = layer
+            _, cin, cout, k, stride, pad = layer
+            if cin > c:  # its input is wider than the tensor before it: a concatenation with
+                saved += cin * side * side  # a skip connection (UNet up block), a new tensor
             side, c = _side(side, k, stride, pad), cout
             saved += c * side * side  # its output: saved by the BatchNorm / ReLU / next conv
+        elif kind == "convT":
+            _, _cin, cout, k, stride, pad = layer
+            side, c = max(1, (side - 1) * stride - 2 * pad + k), cout
+            saved += c * side * side
+        elif kind == "upsample":
+            side *= layer[1]
+            saved += c * side * side
         elif kind == "bn":
             saved += c * side * side  # its output (shared with an in-place ReLU after it)
         elif kind == "relu":
@@ -153,8 +162,10 @@ def _walk_layers(layers, c: int, side: int) -> tuple[int, int, int, int]:
 
 def _script_cnn(cfg, image: int) -> tuple[int, int]:
     """A CNN a script defines, as the reader traced it (``analysis/moduletrace.py``): its
-    layers in construction order — convolutions, BatchNorm, ReLU, pooling, linear, and
-    residual blocks with their shortcut — walked at the image's resolution. Approximate:
+    layers in construction order — convolutions (a convolution wider than its input reads a
+    concatenation with a skip connection), transposed convolutions and upsampling,
+    BatchNorm, ReLU, pooling, linear, and residual blocks with their shortcut — walked at the
+    image's resolution. Approximate:
     construction order stands for the forward's order."""
     c = int(cfg.get("in_channels", 3))
     saved, largest, _, _ = _walk_layers(cfg["layers"], c, image)

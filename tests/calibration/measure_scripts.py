@@ -33,6 +33,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
 SCRIPTS = {  # script → (dtype the script trains in, what its main() builds)
     "gpt_from_scratch.py": ("amp-bf16", "gpt"),
     "resnet_from_scratch.py": ("fp32", "resnet"),
+    "unet_from_scratch.py": ("amp-bf16", "unet"),
 }
 
 
@@ -52,12 +53,13 @@ def _job(module, kind: str):
 
         return model, make_batch, loss_of, seq
     side = module.image_size
-    model = module.ResNet([2, 2, 2, 2])
+    model = module.ResNet([2, 2, 2, 2]) if kind == "resnet" else module.UNet()
+    target = (batch,) if kind == "resnet" else (batch, side, side)  # classes / a mask
 
     def make_images():
         return {
             "x": torch.randn(batch, 3, side, side, device="cuda"),
-            "y": torch.randint(0, 10, (batch,), device="cuda"),
+            "y": torch.randint(0, 2, target, device="cuda"),
         }
 
     def image_loss(model, b):

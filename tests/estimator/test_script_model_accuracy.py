@@ -2,9 +2,10 @@
 the peak the calibration harness measured for the same job
 (``tests/calibration/measure_scripts.py`` → ``fixtures/script_peaks.json``).
 
-Target (issue 12): within 15%. Modelled: GPT-style decoders (shape from their config) and
-CNNs traced from their constructors (convolutions, BatchNorm, pooling, residual blocks); a
-UNet or anything untraceable is answered "unknown" (tests/estimator/test_script_paths.py).
+Target (issue 12): within 15%, for a from-scratch GPT, a ResNet-style CNN and a small UNet.
+Modelled: GPT-style decoders (shape from their config) and CNNs traced from their
+constructors (convolutions, BatchNorm, pooling, residual blocks, UNet up / down blocks);
+anything untraceable is answered "unknown" (tests/estimator/test_script_paths.py).
 """
 
 from __future__ import annotations
@@ -22,7 +23,11 @@ FIXTURE = CALIBRATION / "fixtures" / "script_peaks.json"
 
 def test_script_defined_models_are_estimated_within_15_percent_through_the_static_path():
     runs = json.loads(FIXTURE.read_text("utf-8"))["runs"]
-    assert {r["script"] for r in runs} == {"gpt_from_scratch.py", "resnet_from_scratch.py"}
+    assert {r["script"] for r in runs} == {
+        "gpt_from_scratch.py",
+        "resnet_from_scratch.py",
+        "unet_from_scratch.py",
+    }
     for run in runs:
         config, _notes = read_script(str(CALIBRATION / "scripts" / run["script"]))
         assert config.value("params") == run["params"]  # the layers counted exactly

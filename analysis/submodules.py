@@ -28,7 +28,12 @@ from .values import Kind
 
 # A cheap pre-test on the text: an attribute of ``self`` bound to a list/dict display or
 # appended to. Most files of a large tree fail it and never get a semantic model.
-_CANDIDATE = re.compile(r"self\.\w+\s*(?::[^=\n]*)?=\s*[\[{(]|self\.\w+\.(?:append|extend)\(")
+_CANDIDATE = re.compile(
+    r"self\.\w+\s*(?::[^=\n]*)?=\s*[\[{][^\n]*[\w.]\("  # self.x = [Layer(...) ...] / {k: Layer(...)}
+    r"|self\.\w+\s*=\s*[\[{]\s*\n\s*[^\n]*[\w.]\("  # the same, spread over lines
+    r"|\.(?:append|insert)\(\s*[\w.]*?[A-Z]\w*\("  # xs.append(Layer(...))
+    r"|\]\s*=\s*[\w.]*?[A-Z]\w*\("  # xs[k] = Layer(...)
+)
 _READING_BUILTINS = {"len", "enumerate", "zip", "reversed", "iter", "print", "isinstance", "range"}
 _REGISTERING_CALLS = {"add_module", "register_module", "setattr", "register_parameter"}
 # Uses of a list that ``nn.ModuleList`` supports the same way (and of a dict that
@@ -50,7 +55,7 @@ class PlainContainer:
 
 
 def plain_module_containers(index: ModuleIndex, source: str) -> list[PlainContainer]:
-    if "self." not in source or _CANDIDATE.search(source) is None:
+    if "Module" not in source or "self." not in source or _CANDIDATE.search(source) is None:
         return []
     found = []
     for name, info in index.classes.items():
@@ -63,36 +68,54 @@ def plain_module_containers(index: ModuleIndex, source: str) -> list[PlainContai
 
 
 def _in_class(index: ModuleIndex, class_name: str, node: ast.ClassDef) -> list[PlainContainer]:
-    own = list(_own_nodes(node))
-    if any(_is_registering_call(n) for n in own):
-        return []  # modules registered by hand (add_module in a loop)
+    """One pass over the class's own nodes, collecting what the verdict needs."""
     bindings: dict[str, list[tuple[ast.AST, ast.expr]]] = {}
-    for n in own:
+    passed_on: set[str] = set()  # paths handed whole to a call
+    filled: dict[str, ast.Call] = {}  # path -> a module constructor appended / stored into it
+    for n in _own_nodes(node):
         if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None:
             targets = n.targets if isinstance(n, ast.Assign) else [n.target]
             for target in targets:
+                if isinstance(target, ast.Subscript):
+                    path = dotted(target.value)
+                    if path and _is_module_constructor(index, n.value):
+                        filled.setdefault(path, n.value)  # type: ignore[arg-type]
+                    continue
                 path = dotted(target)
                 if path and path.startswith("self.") and path.count(".") == 1:
                     bindings.setdefault(path[5:], []).append((n, n.value))
+        elif isinstance(n, ast.Call):
+            func = n.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            if name in _REGISTERING_CALLS:
+                return []  # modules registered by hand (add_module in a loop)
+            if (
+                isinstance(func, ast.Attribute)
+                and func.attr in ("append", "insert")
+                and n.args
+                and _is_module_constructor(index, n.args[-1])
+            ):
+                path = dotted(func.value)
+                if path:
+                    filled.setdefault(path, n.args[-1])  # type: ignore[arg-type]
+            if not (isinstance(func, ast.Name) and func.id in _READING_BUILTINS):
+                for arg in [*n.args, *(k.value for k in n.keywords)]:
+                    inner = arg.value if isinstance(arg, ast.Starred) else arg
+                    path = dotted(inner)
+                    if path:
+                        passed_on.add(path)
     found = []
     for attribute, bound in bindings.items():
         plain = [(stmt, value) for stmt, value in bound if _container_kind(value) is not None]
-        if not plain or len(plain) != len(bound):
-            continue  # also bound to something else (wrapped in ModuleList later)
-        if _passed_on(own, attribute):
-            continue
+        if not plain or len(plain) != len(bound) or f"self.{attribute}" in passed_on:
+            continue  # also bound to something else, or handed on (wrapped, registered)
         for stmt, value in plain:
-            module = _module_element(index, value) or _appended_module(
-                index, own, f"self.{attribute}"
-            )
+            module = _module_element(index, value) or filled.get(f"self.{attribute}")
             if module is None and isinstance(value, ast.Name):
-                module = _appended_module(index, own, value.id)
+                module = filled.get(value.id)
             if module is not None:
-                found.append(
-                    PlainContainer(
-                        class_name, attribute, _container_kind(value) or "list", stmt, value, module
-                    )
-                )
+                kind = _container_kind(value) or "list"
+                found.append(PlainContainer(class_name, attribute, kind, stmt, value, module))
                 break
     return found
 
@@ -108,14 +131,6 @@ def _own_nodes(node: ast.ClassDef):
         stack.extend(ast.iter_child_nodes(current))
 
 
-def _is_registering_call(node: ast.AST) -> bool:
-    if not isinstance(node, ast.Call):
-        return False
-    func = node.func
-    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-    return name in _REGISTERING_CALLS
-
-
 def _container_kind(value: ast.expr) -> str | None:
     if isinstance(value, (ast.List, ast.ListComp)):
         return "list"
@@ -124,21 +139,6 @@ def _container_kind(value: ast.expr) -> str | None:
     if isinstance(value, ast.Name):
         return "list"  # a local list, counted only if modules are appended to it
     return None
-
-
-def _passed_on(own: list[ast.AST], attribute: str) -> bool:
-    """``self.attr`` handed whole to a call (``nn.Sequential(*self.layers)``,
-    ``nn.ModuleList(self.layers)``, ``register(self.layers)``): it may be registered there."""
-    path = f"self.{attribute}"
-    for n in own:
-        if isinstance(n, ast.Call) and not (
-            isinstance(n.func, ast.Name) and n.func.id in _READING_BUILTINS
-        ):
-            for arg in [*n.args, *(k.value for k in n.keywords)]:
-                inner = arg.value if isinstance(arg, ast.Starred) else arg
-                if dotted(inner) == path:
-                    return True
-    return False
 
 
 def _is_module_constructor(index: ModuleIndex, node: ast.AST) -> bool:
@@ -170,30 +170,6 @@ def _module_element(index: ModuleIndex, value: ast.expr) -> ast.Call | None:
     return next(
         (e for e in elements if isinstance(e, ast.Call) and _is_module_constructor(index, e)), None
     )
-
-
-def _appended_module(index: ModuleIndex, own: list[ast.AST], path: str) -> ast.Call | None:
-    for n in own:
-        if (
-            isinstance(n, ast.Call)
-            and isinstance(n.func, ast.Attribute)
-            and n.func.attr in ("append", "insert")
-            and dotted(n.func.value) == path
-            and n.args
-            and isinstance(n.args[-1], ast.Call)
-            and _is_module_constructor(index, n.args[-1])
-        ):
-            return n.args[-1]
-        if (
-            isinstance(n, ast.Assign)
-            and len(n.targets) == 1
-            and isinstance(n.targets[0], ast.Subscript)
-            and dotted(n.targets[0].value) == path
-            and isinstance(n.value, ast.Call)
-            and _is_module_constructor(index, n.value)
-        ):
-            return n.value
-    return None
 
 
 _MODE_DEPENDENT = ("Dropout", "BatchNorm", "InstanceNorm", "RNN", "LSTM", "GRU", "Transformer")

@@ -130,3 +130,12 @@ def test_tw023_reads_the_torch_requirement(tmp_path, files, expected_findings):
     torch_requirement.cache_clear()
     found = analyze_source(source, str(script), LintSettings(select=("TW023",))).findings
     assert len(found) == expected_findings
+
+
+def test_tw022_sees_a_display_spread_over_lines():
+    source = (
+        "import torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.blocks = [\n            nn.Linear(4, 4),\n            nn.Linear(4, 4),\n        ]\n"
+    )
+    (finding,) = analyze_source(source, "x.py", LintSettings(select=("TW022",))).findings
+    assert finding.span.line == 5

@@ -194,6 +194,26 @@ def _is_variable(tree: SourceTree, name: cst.Name) -> bool:
     )
 
 
+def _elements_inert(tree: SourceTree, loop: cst.For | cst.CompFor, own) -> bool:
+    """``for v in c`` / ``(... for v in c)``: inert when every use of ``v`` is
+    (``sum(v.item() for v in losses)``); ``v`` is looked for in its whole function, since
+    a loop variable outlives the loop."""
+    if not isinstance(loop.target, cst.Name):
+        return False
+    target = loop.target
+    if isinstance(loop, cst.CompFor):
+        scope: cst.CSTNode = tree.parents[loop]
+        while not isinstance(scope, (cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp)):
+            scope = tree.parents[scope]
+    else:
+        scope = tree.function_of(loop)
+    return all(
+        _inert(tree, use, own)
+        for use in tree.within(tree.spans[scope], cst.Name)
+        if use.value == target.value and use is not target
+    )
+
+
 def _inert(tree: SourceTree, name: cst.Name, own) -> bool:
     """The read ``name`` ends in a number, a string or a report before any code could
     backpropagate through it (see obligation 3)."""
@@ -206,6 +226,8 @@ def _inert(tree: SourceTree, name: cst.Name, own) -> bool:
         return contains(own, tree.spans[name])
     if isinstance(parent, (cst.Del, cst.Global, cst.Nonlocal, cst.Param)):
         return True
+    if isinstance(parent, (cst.For, cst.CompFor)) and parent.iter is name:
+        return _elements_inert(tree, parent, own)
     node: cst.CSTNode = name
     while True:  # climb through what keeps "a value computed from c", without side effects
         parent = tree.parents.get(node)

@@ -6,7 +6,10 @@ import json
 
 from .projects import TRAIN_LOOP, write
 
-NO_RESET = "def train(model, loader, opt, crit):\n    for x, y in loader:\n        crit(model(x), y).backward()\n        opt.step()\n"
+NO_RESET = (
+    "import torch\ndef train(model, loader, crit):\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "    for x, y in loader:\n        crit(model(x), y).backward()\n        opt.step()\n"
+)  # an optimizer built here: its reset is a proven-safe fix
 ACCUMULATE = (
     "def train(model, loader, opt, crit, accum):\n    for i, (x, y) in enumerate(loader):\n"
     "        loss = crit(model(x), y)\n        loss.backward()\n        if (i + 1) % accum == 0:\n"
@@ -85,9 +88,9 @@ def test_json_output_carries_the_fixes(project, torchward):
     assert fix["applicability"] == "safe"
     assert fix["edits"] == [
         {
-            "line": 5,
+            "line": 7,
             "column": 1,
-            "end_line": 5,
+            "end_line": 7,
             "end_column": 1,
             "text": "        opt.zero_grad(set_to_none=True)\n",
         }
@@ -106,4 +109,4 @@ def test_unused_suppressions_are_reported_only_when_asked(project, torchward):
             "check", "--no-cache", "--format", "json", "--report-unused-suppressions", "train.py"
         ).out
     )
-    assert [(item["code"], item["line"]) for item in out] == [("TW100", 5)]
+    assert [(item["code"], item["line"]) for item in out] == [("TW100", 7)]

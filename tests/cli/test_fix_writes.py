@@ -16,7 +16,10 @@ import pytest
 
 from .projects import write
 
-NO_RESET = "def train(model, loader, opt, crit):\n    for x, y in loader:\n        crit(model(x), y).backward()\n        opt.step()\n"
+NO_RESET = (
+    "import torch\ndef train(model, loader, crit):\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "    for x, y in loader:\n        crit(model(x), y).backward()\n        opt.step()\n"
+)  # an optimizer built here: its reset is a proven-safe fix
 FIXED = "opt.zero_grad(set_to_none=True)"
 
 

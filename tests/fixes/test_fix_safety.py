@@ -120,6 +120,21 @@ def test_tw001_detach_is_downgraded_when_an_obligation_fails(why, before, after)
         assert applicability_if_missed("TW001", TW001_SAFE, source) is UNSAFE, why
 
 
+@pytest.mark.parametrize(
+    "report, safe",
+    [
+        ("    print(sum(v.item() for v in losses) / len(losses))\n", True),
+        ("    for v in losses:\n        print(v.item())\n", True),
+        ("    kept = [v for v in losses if v.item() > 0]\n", False),
+        ("    for v in losses:\n        v.backward()\n", False),
+    ],
+)
+def test_tw001_iterating_the_container_is_inert_only_when_each_element_is(report, safe):
+    source = TW001_SAFE.replace('    print(len(losses), f"{losses[-1]}")\n', report)
+    expected = SAFE if safe else UNSAFE
+    assert applicability_if_missed("TW001", TW001_SAFE, source) is expected
+
+
 def test_tw001_a_parameter_container_is_not_private():
     source = TW001_SAFE.replace(
         "def train(model, loader, opt):", "def train(model, loader, opt, losses):"

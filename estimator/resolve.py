@@ -161,6 +161,22 @@ def _find_arch(config: RunConfig, models: Models = ()) -> tuple[Architecture, st
     if params is None:
         raise LookupError("no model: give --model ID or --params N (or a script that names one)")
     count = parse_param_count(params)
+    if config.image_size is not None and config.seq_len is None:
+        # an image job: a language model's shapes would invent activations (a 1.3 GiB CNN
+        # job had been estimated at 248 GiB); weights and state only, said as unknown
+        label = f"{count / 1e9:.2f}B" if count >= 1e9 else f"{count / 1e6:.1f}M"
+        arch = Architecture(
+            name=f"{label}-parameter model",
+            family="custom",
+            model_type="custom",
+            config={},
+            note="only a parameter count is known for an image model",
+        )
+        notes.append(
+            f"only a parameter count ({count:,}) is known for an image model: no layer "
+            "shapes are borrowed"
+        )
+        return arch, arch.name, False, notes
     decoders = [a for a in all_architectures() if a.kind == "decoder" and not a.is_moe]
     proxy = min(decoders, key=lambda a: abs(a.params - count))
     notes.append(

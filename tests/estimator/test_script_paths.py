@@ -406,3 +406,16 @@ def test_a_script_cnn_is_traced_from_its_constructors_and_gets_activations(tmp_p
     )
     data = json.loads(_cli(str(script), "--gpu", "t4", "--format", "json")[1])
     assert data["verdict"] == "unknown" and data["max_batch_size"] is None
+
+
+def test_a_parameter_count_for_an_image_job_borrows_no_language_model_shapes(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import torch\nimport torchvision.transforms as T\n"
+        "tf = T.Compose([T.RandomResizedCrop(224)])\n"
+        "loader = torch.utils.data.DataLoader(ds, batch_size=32)\nloss.backward()\n"
+    )
+    code, out = _cli(str(script), "--params", "1.3M", "--gpu", "rtx-4090", "--format", "json")
+    data = json.loads(out)
+    assert data["verdict"] == "unknown" and data["peak_bytes"] < 2**30  # weights + state
+    assert not any("borrowed from" in n for n in data["notes"])

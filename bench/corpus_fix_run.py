@@ -20,28 +20,70 @@ This script automates what a program can check and lists what a person must read
 
 Prints the figures (and ``--json`` writes them) and exits 1 when a check fails.
 
-    .venv/bin/python bench/corpus_fix_run.py [--corpus DIR] [--copy DIR] [--json OUT]
+    .venv/bin/python bench/corpus_fix_run.py [--corpus DIR] [--copy DIR] [--json OUT] [--at REV]
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
 import ast
 import collections
 import hashlib
 import json
+import os
 import pathlib
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 
 TORCHWARD = [sys.executable, "-m", "torchward"]
 
 
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+ENVIRONMENT = dict(os.environ)
+
+
 def torchward(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TORCHWARD, *args], capture_output=True, text=True, check=False)
+    return subprocess.run(  # from a neutral folder: a checkout's ./torchward would shadow
+        [*TORCHWARD, *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=ENVIRONMENT,
+        cwd=tempfile.gettempdir(),
+    )
+
+
+def use_revision(revision: str) -> str:
+    """Run torchward as committed at ``revision`` (the working tree of a shared checkout
+    changes under a long run): its files are exported to a temporary folder laid out as
+    the installed package and put first on the import path. Returns the commit."""
+    commit = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", revision], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    export = pathlib.Path(tempfile.mkdtemp(prefix="torchward-")) / "tree"
+    atexit.register(shutil.rmtree, export.parent, ignore_errors=True)
+    export.mkdir()
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", commit], capture_output=True, check=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(export)], input=archive, check=True)
+    package = export.parent / "site" / "torchward"
+    package.mkdir(parents=True)
+    for entry in (export / "torchward").iterdir():
+        (package / entry.name).symlink_to(entry)
+    for folder in ("analysis", "estimator", "server"):  # pyproject's package-dir mapping
+        (package / folder).symlink_to(export / folder)
+    # ``-S``: no site initialisation, so the editable install's import hook (which would
+    # win over the path) stays out; the dependencies come from this interpreter's paths
+    dependencies = [p for p in sys.path if p.endswith("site-packages")]
+    ENVIRONMENT["PYTHONPATH"] = os.pathsep.join([str(package.parent), *dependencies])
+    TORCHWARD[1:1] = ["-S"]
+    return commit
 
 
 def sources(tree: pathlib.Path) -> list[pathlib.Path]:
@@ -90,7 +132,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", default="/tmp/dev-corpus", type=pathlib.Path)
     parser.add_argument("--copy", default="/tmp/fixrun", type=pathlib.Path)
     parser.add_argument("--json", type=pathlib.Path, help="write the figures here")
+    parser.add_argument(
+        "--at", metavar="REV", help="run torchward as committed at REV, not the working tree"
+    )
     args = parser.parse_args(argv)
+    revision = use_revision(args.at) if args.at else "working tree"
 
     if args.copy.exists():
         shutil.rmtree(args.copy)
@@ -141,6 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     changed_by_second = sorted(k for k in after_second if after_second[k] != after_first.get(k))
 
     figures = {
+        "torchward": revision,
         "files": len(files),
         "parsed_before": len(parsed_before),
         "parsed_after": len(parsed_after),

@@ -26,8 +26,8 @@ Prints the figures (and ``--json`` writes them) and exits 1 when a check fails.
 from __future__ import annotations
 
 import argparse
-import atexit
 import ast
+import atexit
 import collections
 import hashlib
 import json

@@ -1,7 +1,15 @@
 """Commands, the estimate request and the GPU-fit notification.
 
-- ``torchward.explain [code]`` → ``{code, markdown, url}``: the rule's documentation;
-  clients that support ``window/showDocument`` are also asked to open the rule's page.
+- ``torchward.explain [code]`` → ``{code, markdown, url}``: the rule's documentation
+  (``url`` only when the project publishes its rule pages). A client that supports
+  ``window/showDocument`` is asked to show it *inside the editor*: the Markdown is
+  written to ``<temp>/torchward-rules/<code>.md`` and opened there. The VS Code
+  extension and editors/nvim handle the command themselves (a Markdown preview of a
+  virtual document; a scratch buffer) with the request ``torchward/ruleDocumentation
+  {code}``, which answers the same object and opens nothing.
+- ``torchward.whyNoJob [uri]`` → ``{uri, status, reason, hint}``: why the document has no
+  estimate and the next step, also shown with ``window/showMessage`` (the "no job
+  found — Why?" lens and status items run it).
 - ``torchward.selectGpu [name]`` → checks the name against the GPU and instance
   catalog; a known one becomes the GPU for this session (over the ``targetGpu``
   setting) and every open document is re-estimated: ``{gpu, name, count, status: "ok"}``
@@ -18,10 +26,14 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import pathlib
+import tempfile
 from typing import Any
 
 from lsprotocol import types
 
+from . import reporting
 from .diagnostics import docs_url
 from .estimates import GpuEstimate, UnknownGpu, lookup_gpu
 from .hover import rule_markdown
@@ -29,7 +41,9 @@ from .server import TorchwardServer
 
 EXPLAIN = "torchward.explain"
 SELECT_GPU = "torchward.selectGpu"
+WHY_NO_JOB = "torchward.whyNoJob"
 ESTIMATE_REQUEST = "torchward/estimate"
+RULE_DOCUMENTATION_REQUEST = "torchward/ruleDocumentation"
 GPU_FIT_NOTIFICATION = "torchward/gpuFit"
 
 
@@ -47,17 +61,63 @@ def notify_gpu_fit(server: TorchwardServer, uri: str, estimate: GpuEstimate) -> 
     lenses.refresh(server)
 
 
-def explain(server: TorchwardServer, code: Any) -> dict[str, Any]:
-    code = str(code or "").upper()
+def rule_documentation(code: Any) -> dict[str, Any]:
+    code = str(code or "").strip().upper()
     markdown = rule_markdown(code)
     if markdown is None:
         return {"code": code, "markdown": None, "url": None, "error": f"unknown rule code {code!r}"}
-    url = docs_url(code)
+    return {"code": code, "markdown": markdown, "url": docs_url(code)}
+
+
+def rule_file(code: str, markdown: str) -> pathlib.Path:
+    """The rule's documentation as a Markdown file any editor can open (``showDocument``)."""
+    folder = (
+        pathlib.Path(tempfile.gettempdir())
+        / f"torchward-rules-{os.getuid() if hasattr(os, 'getuid') else 0}"
+    )
+    folder.mkdir(mode=0o700, exist_ok=True)
+    path = folder / f"{code}.md"
+    if not path.exists() or path.read_text(encoding="utf-8") != markdown:
+        path.write_text(markdown, encoding="utf-8")
+    return path
+
+
+def explain(server: TorchwardServer, code: Any) -> dict[str, Any]:
+    answer = rule_documentation(code)
     window = server.client_capabilities.window
-    if window and window.show_document and window.show_document.support:
-        future = server.window_show_document_async(types.ShowDocumentParams(uri=url, external=True))
+    if answer["markdown"] and window and window.show_document and window.show_document.support:
+        try:
+            uri = rule_file(answer["code"], answer["markdown"]).as_uri()
+        except OSError as error:  # the answer still carries the text
+            server.log(f"torchward: cannot write the rule documentation: {error}")
+            return answer
+        future = server.window_show_document_async(
+            types.ShowDocumentParams(uri=uri, take_focus=True)
+        )
         asyncio.ensure_future(future).add_done_callback(lambda f: f.cancelled() or f.exception())
-    return {"code": code, "markdown": markdown, "url": url}
+    return answer
+
+
+def why_no_job(server: TorchwardServer, uri: Any) -> dict[str, Any]:
+    """Why the document has no estimate, and what to do; shown to the user as well."""
+    estimate = server.last_fit.get(uri) if isinstance(uri, str) else None
+    if estimate is None:
+        return {"uri": uri, "status": "error", "reason": "no estimate for this document yet"}
+    answer = {
+        "uri": uri,
+        "status": estimate.status,
+        "reason": estimate.reason,
+        "hint": estimate.hint,
+    }
+    if estimate.status in ("no-job", "none", "error", "unavailable", "disabled"):
+        message = f"torchward: no estimate — {estimate.reason}."
+        if estimate.status == "no-job":
+            message = f"torchward: no job found — {estimate.reason}. Next step: {estimate.hint}."
+        try:
+            server.window_show_message(types.ShowMessageParams(types.MessageType.Info, message))
+        except Exception:  # no client (unit tests): the answer still says it
+            pass
+    return answer
 
 
 def select_gpu(server: TorchwardServer, name: Any) -> dict[str, Any]:
@@ -80,6 +140,7 @@ def select_gpu(server: TorchwardServer, name: Any) -> dict[str, Any]:
     server.last_fit.clear()
     server.settings_changed()
     server.reanalyse_all()
+    reporting.request_refresh(server)  # TW010 judges against the new GPU: pullers pull again
     return answer
 
 
@@ -95,14 +156,15 @@ async def estimate(server: TorchwardServer, params: Any) -> dict[str, Any]:
     if document is None:
         return {"uri": uri, "status": "error", "reason": "the document is not open"}
     settings = server.settings_for(document.path)
-    project = server.folders.lint_settings(document.path, settings)[0].estimator
+    lint = server.folders.lint_settings(document.path, settings)[0]
+    project = lint.estimator
     loop = asyncio.get_running_loop()
     result = await loop.run_in_executor(
         server.executor,
         lambda: server.estimates.estimate(
             document.text,
             document.path,
-            server.target_gpu(settings),
+            server.target_gpu(settings, lint.target_gpu),
             enabled=settings.estimator,
             project=project,
         ),
@@ -114,6 +176,14 @@ def register(server: TorchwardServer) -> None:
     @server.command(EXPLAIN)
     def explain_command(*arguments: Any) -> dict[str, Any]:
         return explain(server, arguments[0] if arguments else None)
+
+    @server.command(WHY_NO_JOB)
+    def why_no_job_command(*arguments: Any) -> dict[str, Any]:
+        return why_no_job(server, arguments[0] if arguments else None)
+
+    @server.feature(RULE_DOCUMENTATION_REQUEST)
+    def rule_documentation_request(params: Any) -> dict[str, Any]:
+        return rule_documentation(_param(params, "code"))
 
     @server.command(SELECT_GPU)
     def select_gpu_command(*arguments: Any) -> dict[str, Any]:

@@ -12,6 +12,8 @@ never point outside it.
 
 from __future__ import annotations
 
+import functools
+import itertools
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -25,9 +27,11 @@ from .encoding import ColumnCodec
 from .results import DocumentResult
 
 SOURCE = "torchward"
-# The rule pages live in the repository's docs/rules/ (generated from the rule classes);
-# this base is the one place that names where they are published.
-DOCS_BASE_URL = "https://github.com/torchward/torchward/blob/main/docs/rules/"
+# The rule pages live in the repository's docs/rules/ (generated from the rule classes).
+# Where they are *published* is the package's ``Project-URL: Rules, <base>`` (pyproject
+# ``[project.urls] Rules``): without one no link is invented — ``codeDescription`` is
+# left out and "Explain" shows the documentation inside the editor.
+DOCS_URL_LABEL = "rules"
 
 SEVERITIES = {  # by Severity value: error / warning / note
     "error": types.DiagnosticSeverity.Error,
@@ -36,8 +40,26 @@ SEVERITIES = {  # by Severity value: error / warning / note
 }
 
 
-def docs_url(code: str) -> str:
-    return f"{DOCS_BASE_URL}{code}.md"
+@functools.cache
+def docs_base_url() -> str | None:
+    """The published rule pages' base URL, from the installed package's metadata, or None."""
+    try:
+        from importlib.metadata import metadata
+
+        entries = metadata("torchward").get_all("Project-URL") or []
+    except Exception:  # not installed as a distribution (a bundled copy): no link
+        return None
+    for entry in entries:
+        label, _, url = entry.partition(",")
+        if label.strip().lower() == DOCS_URL_LABEL and url.strip().startswith("https://"):
+            return url.strip().rstrip("/") + "/"
+    return None
+
+
+def docs_url(code: str) -> str | None:
+    """The rule's published page, only when the project publishes its rules somewhere."""
+    base = docs_base_url()
+    return f"{base}{code}.md" if base else None
 
 
 # -- positions --------------------------------------------------------------------------
@@ -95,11 +117,53 @@ def _location(
     return types.Location(uri, types.Range(start, end))
 
 
+@attrs.define(eq=False)
+class WireDiagnostic(types.Diagnostic):
+    """A diagnostic that carries its own wire form (JSON-ready dict), built once per
+    finding and line text: a keystroke re-sends ~all of a file's diagnostics, and
+    unstructuring lsprotocol objects through cattrs cost more per edit than the analysis
+    of the edited function (≈14 ms for 140 findings). :func:`wire_converter` sends it."""
+
+    wire: dict[str, Any] | None = attrs.field(default=None, kw_only=True, repr=False)
+
+
+def wire_converter():
+    """pygls' converter, sending a :class:`WireDiagnostic` as its precomputed dict."""
+    from pygls.protocol import default_converter
+
+    converter = default_converter()
+    default = converter.get_unstructure_hook(types.Diagnostic)
+
+    def unstructure(diagnostic: types.Diagnostic) -> Any:
+        if isinstance(diagnostic, WireDiagnostic) and diagnostic.wire is not None:
+            return diagnostic.wire
+        return default(diagnostic)
+
+    converter.register_unstructure_hook(types.Diagnostic, unstructure)
+    return converter
+
+
+_PLAIN_CONVERTER: Any = None
+
+
+def _unstructured(diagnostic: types.Diagnostic) -> dict[str, Any]:
+    global _PLAIN_CONVERTER
+    if _PLAIN_CONVERTER is None:
+        from pygls.protocol import default_converter
+
+        _PLAIN_CONVERTER = default_converter()
+    return _PLAIN_CONVERTER.unstructure(diagnostic)
+
+
 def finding_diagnostic(
-    document: Document, finding: Finding, version: int, codec: ColumnCodec
+    document: Document, finding: Finding, version: int, codec: ColumnCodec, *, by_key: bool = False
 ) -> types.Diagnostic:
+    """The diagnostic for ``finding``; its ``data`` carries the finding — whole, or with
+    ``by_key`` a short key into this session's :data:`_FINDINGS` (open documents: ~1 KB
+    less per diagnostic on every keystroke; code actions look the finding up by key)."""
     parts = _static_parts(document, finding, codec)
-    return types.Diagnostic(
+    data = {"finding": parts.key if by_key else parts.finding_dict, "version": version}
+    return WireDiagnostic(
         range=parts.range,
         message=finding.message,
         severity=parts.severity,
@@ -107,7 +171,8 @@ def finding_diagnostic(
         code_description=parts.code_description,
         source=SOURCE,
         related_information=parts.related_information,
-        data={"finding": parts.finding_dict, "version": version},
+        data=data,
+        wire={**parts.wire, "data": data},
     )
 
 
@@ -115,12 +180,16 @@ def finding_diagnostic(
 class _Parts:
     range: types.Range
     severity: types.DiagnosticSeverity
-    code_description: types.CodeDescription
+    code_description: types.CodeDescription | None
     related_information: list[types.DiagnosticRelatedInformation] | None
     finding_dict: dict
+    wire: dict[str, Any]  # the diagnostic's JSON form without ``data``
+    key: str  # the finding's key in :data:`_FINDINGS`
 
 
 _PARTS: dict[tuple, _Parts] = {}
+_FINDINGS: dict[str, Finding] = {}  # key → finding, for diagnostics sent ``by_key``
+_KEYS = itertools.count(1)
 _MAX_PARTS = 20_000
 
 
@@ -144,23 +213,40 @@ def _static_parts(document: Document, finding: Finding, codec: ColumnCodec) -> _
     if parts is None:
         if len(_PARTS) >= _MAX_PARTS:
             _PARTS.clear()
+            _FINDINGS.clear()  # the next publish of each open document registers its own again
+        range_ = to_range(document, finding.span, codec)
+        severity = SEVERITIES.get(
+            getattr(finding.severity, "value", finding.severity), types.DiagnosticSeverity.Warning
+        )
+        description = _code_description(finding.code)
+        related = [
+            types.DiagnosticRelatedInformation(
+                _location(document, item.span, item.path, codec), item.message
+            )
+            for item in finding.evidence
+        ] or None
+        wire = _unstructured(
+            types.Diagnostic(
+                range=range_,
+                message=finding.message,
+                severity=severity,
+                code=finding.code,
+                code_description=description,
+                source=SOURCE,
+                related_information=related,
+            )
+        )
+        finding_key = f"{finding.code}#{next(_KEYS)}"
+        _FINDINGS[finding_key] = finding
         parts = _PARTS[key] = _Parts(
-            range=to_range(document, finding.span, codec),
-            severity=SEVERITIES.get(
-                getattr(finding.severity, "value", finding.severity),
-                types.DiagnosticSeverity.Warning,
-            ),
-            code_description=types.CodeDescription(href=docs_url(finding.code)),
-            related_information=[
-                types.DiagnosticRelatedInformation(
-                    _location(document, item.span, item.path, codec), item.message
-                )
-                for item in finding.evidence
-            ]
-            or None,
-            finding_dict=finding.to_dict(),
+            range_, severity, description, related, finding.to_dict(), wire, finding_key
         )
     return parts
+
+
+def _code_description(code: str) -> types.CodeDescription | None:
+    url = docs_url(code)
+    return types.CodeDescription(href=url) if url else None
 
 
 def problem_diagnostic(
@@ -187,9 +273,12 @@ def problem_diagnostic(
 
 
 def diagnostics_for(
-    document: Document, result: DocumentResult, codec: ColumnCodec
+    document: Document, result: DocumentResult, codec: ColumnCodec, *, by_key: bool = False
 ) -> list[types.Diagnostic]:
-    diagnostics = [finding_diagnostic(document, f, result.version, codec) for f in result.findings]
+    diagnostics = [
+        finding_diagnostic(document, f, result.version, codec, by_key=by_key)
+        for f in result.findings
+    ]
     for problem in result.problems:
         diagnostic = problem_diagnostic(document, problem, codec)
         if diagnostic is not None:
@@ -202,9 +291,16 @@ def finding_of(diagnostic: types.Diagnostic) -> tuple[Finding, int] | None:
     from torchward.analysis import Finding
 
     data: Any = diagnostic.data
-    if not isinstance(data, dict) or not isinstance(data.get("finding"), dict):
+    if not isinstance(data, dict):
         return None
+    carried = data.get("finding")
     try:
-        return Finding.from_dict(data["finding"]), int(data.get("version", -1))
+        version = int(data.get("version", -1))
+        if isinstance(carried, str):  # sent by key: this session's own diagnostic
+            finding = _FINDINGS.get(carried)
+            return (finding, version) if finding is not None else None
+        if isinstance(carried, dict):
+            return Finding.from_dict(carried), version
     except (KeyError, TypeError, ValueError):
-        return None
+        pass
+    return None

@@ -14,8 +14,10 @@ Wire shapes (camelCase, as everything on the wire):
 
 - notification ``torchward/gpuFit`` and the ``torchward/estimate`` reply:
   ``{uri, status, gpu, peak, interval: [low, high], percent, verdict, reason}``, with
-  ``status`` one of ``ok`` / ``none`` (nothing to estimate) / ``unavailable`` /
-  ``disabled`` / ``error`` (an unknown GPU name); byte counts are integers, ``percent``
+  ``status`` one of ``ok`` / ``none`` (not a training script: nothing to estimate) /
+  ``no-job`` (a training script whose job cannot be sized: ``reason`` says why and
+  ``hint`` what to do) / ``unavailable`` / ``disabled`` / ``error`` (an unknown GPU
+  name); byte counts are integers, ``percent``
   of the GPU's usable memory (summed over an instance's GPUs is *not* done: memory is
   per device). ``torchward/estimate`` adds ``model``, ``params``, ``confidence``,
   ``terms`` (bytes per term at the peak phase) and ``lines`` (where the model, batch
@@ -33,12 +35,33 @@ import attrs
 log = logging.getLogger(__name__)
 
 UNAVAILABLE_REASON = "the VRAM estimator is not available in this version of torchward"
+NOT_A_JOB_REASON = "no training run found to estimate"
+NO_MODEL_REASON = (
+    "this script trains something (it has {found}), but torchward cannot tell which "
+    "model: it names none torchward knows, and its own nn.Module could not be sized from "
+    "its layers"
+)
+NO_MODEL_HINT = (
+    'name the model in pyproject.toml: `model = "gpt2"` (a Hugging Face id or an '
+    "architecture) or `params = 124_000_000` under `[tool.torchward.estimate]`, or describe "
+    "your architecture under `[tool.torchward.models]`"
+)
+
+
+@attrs.frozen
+class NoJob:
+    """A training script whose job cannot be sized: what was found, and where."""
+
+    found: tuple[str, ...]
+    config: Any = attrs.field(eq=False, repr=False)
+
+
 ANCHORS = ("model", "batch_size", "seq_len", "mode")  # RunConfig fields shown in the editor
 
 
 @attrs.frozen
 class GpuEstimate:
-    status: str  # "ok" | "none" | "unavailable" | "disabled" | "error"
+    status: str  # "ok" | "none" | "no-job" | "unavailable" | "disabled" | "error"
     gpu: str | None = None
     peak_bytes: int | None = None
     low_bytes: int | None = None
@@ -46,6 +69,7 @@ class GpuEstimate:
     usable_bytes: int | None = None
     verdict: str | None = None
     reason: str = ""
+    hint: str = ""  # the next step when there is no estimate (status "no-job")
     model: str | None = None
     params: int | None = None
     confidence: str | None = None
@@ -75,6 +99,7 @@ class GpuEstimate:
             "percent": self.percent,
             "verdict": self.verdict,
             "reason": self.reason,
+            "hint": self.hint,
             "measured": self.confidence == "measured",  # by `torchward profile`, not estimated
         }
 
@@ -104,7 +129,15 @@ def _lines(config: Any, path: str) -> tuple[tuple[str, int], ...]:
 def _from_estimator(result: Any, gpu: str | None, path: str = "") -> GpuEstimate:
     """The one reader of the estimator's answer (an ``Estimate``, or None: nothing to estimate)."""
     if result is None:
-        return GpuEstimate("none", gpu, reason="no training run found to estimate")
+        return GpuEstimate("none", gpu, reason=NOT_A_JOB_REASON)
+    if isinstance(result, NoJob):
+        return GpuEstimate(
+            "no-job",
+            gpu,
+            reason=NO_MODEL_REASON.format(found=", ".join(result.found) or "a training step"),
+            hint=NO_MODEL_HINT,
+            lines=_lines(result.config, path),
+        )
     resolved = getattr(result, "resolved", None)
     config = getattr(resolved, "config", None)
     device = getattr(result, "gpu", None)
@@ -141,8 +174,18 @@ def lookup_gpu(name: str) -> Any:
         raise UnknownGpu(str(error)) from None
 
 
+FIELD_WORDS = {  # RunConfig fields, as a user would name what was found
+    "mode": "a training loop",
+    "optimizer": "an optimizer",
+    "batch_size": "a batch size",
+    "seq_len": "a sequence length",
+    "dtype": "a precision",
+}
+
+
 def estimate_source(source: str, path: str, gpu: str | None, project: Any = None) -> Any:
-    """``torchward estimate`` on editor text: an ``Estimate``, or None when there is no run.
+    """``torchward estimate`` on editor text: an ``Estimate``; None when there is no run;
+    :class:`NoJob` when there is a run but no model to size.
 
     ``project`` is the ``[tool.torchward]`` estimator settings (overrides and user
     architectures), laid over the script's values as the CLI does."""
@@ -161,8 +204,9 @@ def estimate_source(source: str, path: str, gpu: str | None, project: Any = None
         config = config.merged(RunConfig(gpus=Field(choice.count, "settings targetGpu")))
     try:
         return estimate(config, choice.gpu if choice else None, models)
-    except LookupError:  # no model named anywhere: nothing to estimate yet
-        return None
+    except LookupError:  # no model named anywhere: say so, with what was found
+        found = tuple(FIELD_WORDS[name] for name, _ in config.fields() if name in FIELD_WORDS)
+        return NoJob(found, config)
 
 
 def _find_entry_point() -> Callable[..., Any] | None:

@@ -1,30 +1,38 @@
-"""Hover: the rule's own documentation over a flagged range; the memory breakdown on
-the lines that drive the estimate.
+"""Hover: the memory breakdown on the lines that drive the estimate, then one line per
+rule flagged under the cursor.
 
 Protocol model: the client sends a position; the server answers with Markdown for what
-lies under it. Over a finding's range the answer is the finding's message followed by
-its rule's documentation — the same text as ``torchward explain`` and docs/rules,
-generated from the rule class. On the line that builds the model, sets the batch size
-or sequence length, or opens the training loop, the answer (also) holds the memory
-breakdown of the last estimate against the selected GPU, with the estimator's top
-remedies when it does not fit (:mod:`.memory`). No estimate, no breakdown: never an
-invented number.
+lies under it. On the line that builds the model, sets the batch size or sequence
+length, or opens the training loop, the answer leads with the memory breakdown of the
+last estimate against the selected GPU, with the estimator's top remedies when it does
+not fit (:mod:`.memory`) — or, for a training script whose job cannot be sized, why and
+what to do. No estimate, no breakdown: never an invented number.
+
+Over a finding's range each rule gets one line — its code, name and summary, and a link
+to its documentation (the published page when the project has one, else the
+``torchward.explain`` command, which shows it inside the editor). The finding's message
+is *not* repeated: editors already show the diagnostic itself in the same hover.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import urllib.parse
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from .diagnostics import to_range, to_span
+from .diagnostics import docs_url, to_range, to_span
 from .server import TorchwardServer
 
 if TYPE_CHECKING:  # the engine loads after the initialize reply (server start-up time)
     from torchward.analysis import Finding
 
     from .estimates import GpuEstimate
+
+
+EXPLAIN_COMMAND = "torchward.explain"
 
 
 def rule_markdown(code: str) -> str | None:
@@ -34,18 +42,31 @@ def rule_markdown(code: str) -> str | None:
     return rule.documentation() if rule is not None else None
 
 
+def explain_link(code: str) -> str:
+    """Where "Explain" goes: the published page, else the command that shows it in the editor."""
+    url = docs_url(code)
+    if url:
+        return url
+    return f"command:{EXPLAIN_COMMAND}?{urllib.parse.quote(json.dumps([code]))}"
+
+
+def rule_line(code: str) -> str:
+    """One line for a rule in a hover: ``**TW001** retained-graph — summary · [Explain TW001](…)``."""
+    from torchward.analysis import rule_by_code
+
+    rule = rule_by_code(code)
+    about = f" {rule.name} — {rule.summary}" if rule is not None else ""
+    return f"**{code}**{about} · [Explain {code}]({explain_link(code)})"
+
+
 def _contains(finding: Finding, line: int, column: int) -> bool:
     span = finding.span
     return (span.line, span.column) <= (line, column) <= (span.end_line, span.end_column)
 
 
 def _finding_parts(hits: list[Finding]) -> list[str]:
-    parts = []
-    for code in dict.fromkeys(f.code for f in hits):
-        messages = "\n".join(f"- {f.message}" for f in hits if f.code == code)
-        documentation = rule_markdown(code) or f"# {code}\n"
-        parts.append(f"**{code}** (torchward)\n\n{messages}\n\n---\n\n{documentation}")
-    return parts
+    codes = dict.fromkeys(f.code for f in hits)
+    return ["\n\n".join(rule_line(code) for code in codes)] if codes else []
 
 
 def _report(estimate: GpuEstimate) -> dict[str, Any] | None:
@@ -63,17 +84,19 @@ def _report(estimate: GpuEstimate) -> dict[str, Any] | None:
 async def _breakdown(server: TorchwardServer, uri: str, line: int) -> str | None:
     """The memory breakdown when 1-based ``line`` is one the estimate was read from."""
     from .lenses import step_line
-    from .memory import breakdown_markdown
+    from .memory import breakdown_markdown, no_job_markdown
 
     estimate = server.last_fit.get(uri)
     document = server.documents.get(uri)
-    if estimate is None or document is None or estimate.status != "ok":
+    if estimate is None or document is None or estimate.status not in ("ok", "no-job"):
         return None
     anchors = {estimate.line_of(name) for name in ("model", "batch_size", "seq_len")} | {
         step_line(estimate, document)
     }
     if line not in anchors:
         return None
+    if estimate.status == "no-job":
+        return no_job_markdown(estimate)
     report = await asyncio.get_running_loop().run_in_executor(server.executor, _report, estimate)
     return breakdown_markdown(estimate, report)
 
@@ -87,10 +110,8 @@ async def hover(server: TorchwardServer, params: types.HoverParams) -> types.Hov
     position = to_span(document, types.Range(params.position, params.position), server.codec)
     findings = state.result.findings if state is not None and state.result is not None else ()
     hits = [f for f in findings if _contains(f, position.line, position.column)]
-    parts = _finding_parts(hits)
     breakdown = await _breakdown(server, uri, position.line)
-    if breakdown is not None:
-        parts.append(breakdown)
+    parts = ([breakdown] if breakdown is not None else []) + _finding_parts(hits)
     if not parts or server.documents.get(uri) is not document:
         return None
     return types.Hover(

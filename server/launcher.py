@@ -37,6 +37,24 @@ def _address(value: str) -> tuple[str, int]:
     return host, int(port)
 
 
+# An editor that reads the server's stderr stamps each line itself (VS Code's log output
+# channel, Neovim's lsp.log): a second timestamp is noise. A log file gets its own.
+EDITOR_FORMAT = "%(levelname)s %(name)s: %(message)s"
+FILE_FORMAT = "%(asctime)s " + EDITOR_FORMAT
+
+
+class BenignRaces(logging.Filter):
+    """Drops pygls' warning about a ``$/cancelRequest`` for a request already answered:
+    VS Code cancels pulls and hovers on every keystroke, and the answer often wins the
+    race — nothing is wrong, but the warning filled the output channel."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (
+            record.levelno == logging.WARNING
+            and str(record.msg).startswith("Cancel notification for unknown message id")
+        )
+
+
 def serve(options: argparse.Namespace) -> int:
     """Run the server until the client says ``exit``; returns the exit status."""
     level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(options.verbose, 2)]
@@ -45,8 +63,11 @@ def serve(options: argparse.Namespace) -> int:
         if options.log_file
         else logging.StreamHandler(sys.stderr)
     )
+    handler.addFilter(BenignRaces())
     logging.basicConfig(
-        level=level, handlers=[handler], format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        level=level,
+        handlers=[handler],
+        format=FILE_FORMAT if options.log_file else EDITOR_FORMAT,
     )
     address = _address(options.tcp) if options.tcp else None
 

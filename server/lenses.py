@@ -11,7 +11,11 @@ estimate (:mod:`.estimates`), never compute one, so they cost nothing per scroll
 - a lens above the training loop (the ``for`` / ``while`` around the step the estimator
   read the mode from): "Peak ≈ 18.1 GiB on NVIDIA A100 80GB SXM4 · fits (23%)", whose
   command ``torchward.selectGpu`` without an argument asks the user for another GPU
-  (the editor implements the prompt: editors/nvim, the VS Code extension).
+  (the editor implements the prompt: editors/nvim, the VS Code extension); for a
+  training script whose job cannot be sized, "torchward: no job found — Why?", whose
+  command ``torchward.whyNoJob`` shows the reason and the next step.
+
+Lenses come from :data:`LENS_PROVIDERS` (one function per lens, from the last estimate).
 
 Each is switched by its setting (``inlayHints``, ``codeLens``).
 """
@@ -19,6 +23,7 @@ Each is switched by its setting (``inlayHints``, ``codeLens``).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from lsprotocol import types
 
@@ -29,6 +34,7 @@ from .memory import batch_label, model_label, peak_label
 from .server import TorchwardServer
 
 SELECT_GPU = "torchward.selectGpu"
+WHY_NO_JOB = "torchward.whyNoJob"
 _LOOP = re.compile(r"(?:async\s+)?(?:for|while)\b")
 
 
@@ -98,19 +104,40 @@ def inlay_hints(server: TorchwardServer, params: types.InlayHintParams) -> list[
     return hints
 
 
+def _lens(document: Document, line: int, command: types.Command) -> types.CodeLens:
+    start = types.Position(min(max(line, 1), len(document.lines)) - 1, 0)
+    return types.CodeLens(range=types.Range(start, start), command=command)
+
+
+def peak_lens(
+    server: TorchwardServer, document: Document, estimate: GpuEstimate
+) -> types.CodeLens | None:
+    """The peak and the verdict above the training loop; a click changes the GPU. For a
+    training script whose job cannot be sized: "no job found — Why?", a click says why."""
+    title = peak_label(estimate)
+    line = step_line(estimate, document)
+    if title is None or line is None:
+        return None
+    if estimate.status == "no-job":
+        why = types.Command(title=title, command=WHY_NO_JOB, arguments=[document.uri])
+        return _lens(document, line, why)
+    return _lens(document, line, types.Command(title=title, command=SELECT_GPU, arguments=[]))
+
+
+LensProvider = Callable[[TorchwardServer, Document, GpuEstimate], "types.CodeLens | None"]
+# Each gives at most one lens from the document's last estimate; add a feature's lens here.
+LENS_PROVIDERS: list[LensProvider] = [peak_lens]
+
+
 def code_lenses(server: TorchwardServer, params: types.CodeLensParams) -> list[types.CodeLens]:
     found = _current(server, params.text_document.uri)
     if found is None:
         return []
     document, estimate = found
-    title = peak_label(estimate)
-    line = step_line(estimate, document)
-    if title is None or line is None or not server.settings_for(document.path).code_lens:
+    if not server.settings_for(document.path).code_lens or not document.lines:
         return []
-    line = min(max(line, 1), len(document.lines))
-    start = types.Position(line - 1, 0)
-    command = types.Command(title=title, command=SELECT_GPU, arguments=[])
-    return [types.CodeLens(range=types.Range(start, start), command=command)]
+    lenses = (provider(server, document, estimate) for provider in LENS_PROVIDERS)
+    return [lens for lens in lenses if lens is not None]
 
 
 def refresh(server: TorchwardServer) -> None:

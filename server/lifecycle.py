@@ -52,6 +52,9 @@ def on_initialize(server: TorchwardServer, params: types.InitializeParams) -> No
     server.codec = ColumnCodec(server.workspace.position_encoding or "utf-16")
     server.pull_diagnostics = _capability(server, "text_document", "diagnostic") is not None
     options = params.initialization_options
+    if isinstance(options, list) and not options:
+        # Lua's `{}` is encoded as `[]` (Neovim's `init_options = {}`): an empty object
+        options = None
     if options is not None and not isinstance(section_of(options), dict):
         server.warn_once("torchward: initializationOptions must be an object; using the defaults")
     server.init_options = _initialization_settings(options)

@@ -55,10 +55,16 @@ def batch_label(estimate: GpuEstimate) -> str | None:
     return None if not activations else f"activations {gib(activations)}"
 
 
+NO_JOB_LABEL = "torchward: no job found — Why?"
+SELECT_GPU_ENTRY = "**torchward: Select GPU…** (command palette)"
+
+
 def peak_label(estimate: GpuEstimate) -> str | None:
     """Above the training step: ``Peak ≈ 18.1 GiB on NVIDIA A100 80GB SXM4 · fits``."""
     if estimate.status == "error":
         return f"torchward: {estimate.reason}"
+    if estimate.status == "no-job":
+        return NO_JOB_LABEL
     if estimate.status != "ok":
         return None
     measured = estimate.confidence == "measured"
@@ -104,7 +110,10 @@ def breakdown_markdown(estimate: GpuEstimate, report: dict[str, Any] | None = No
             f" — {estimate.percent:.0f}% of {gib(estimate.usable_bytes)} usable"
         )
     else:
-        summary += "; set `targetGpu` (or run `torchward.selectGpu`) for a verdict"
+        summary += (
+            f"; for a verdict choose a GPU: {SELECT_GPU_ENTRY}, the `torchward.targetGpu`"
+            " setting or `target-gpu` in pyproject.toml"
+        )
     lines.append(summary)
     remedies = (report or {}).get("remedies") or []
     if remedies:
@@ -118,3 +127,8 @@ def breakdown_markdown(estimate: GpuEstimate, report: dict[str, Any] | None = No
     if missing:
         lines += ["", "Assumed (not in the script): " + ", ".join(f"`{name}`" for name in missing)]
     return "\n".join(lines)
+
+
+def no_job_markdown(estimate: GpuEstimate) -> str:
+    """Why a training script has no estimate, and the next step (status ``no-job``)."""
+    return f"**{NO_JOB_LABEL.removesuffix(' — Why?')}**\n\n{estimate.reason}.\n\n**Next step:** {estimate.hint}."

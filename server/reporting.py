@@ -2,9 +2,15 @@
 
 Protocol model: a client that declares ``textDocument.diagnostic`` pulls — it sends
 ``textDocument/diagnostic`` (and VS Code also ``workspace/diagnostic``) when it wants
-them, and the server answers with the report for the document's *current* version,
-waiting for the running analysis if need be; ``workspace/diagnostic/refresh`` asks it
-to pull again after a settings change. Any other client gets
+them. VS Code pulls on every keystroke and cancels the pull still pending, and a
+cancelled pull *clears* the document's diagnostics (vscode-languageclient 9 treats it
+as an empty report) — so a pull is never held open while an analysis is pending for a
+client that can be asked to pull again: it is answered at once with what the client
+already shows, moved with the edits (``unchanged`` when it holds that result id), and
+``workspace/diagnostic/refresh`` asks it to pull again once the analysis of the newest
+version lands. Squiggles move, never blank. A client without refresh support (Neovim
+0.11) gets the old model: the pull waits for the current version's analysis.
+Settings changes (``selectGpu`` included) also send the refresh. Any other client gets
 ``textDocument/publishDiagnostics`` with the document version, after every analysis.
 Never both: a client that receives both shows every problem twice.
 
@@ -32,14 +38,18 @@ WORKSPACE_POLL_S = 30.0  # how long an unchanged workspace/diagnostic pull is he
 
 
 def publish(server: TorchwardServer, uri: str) -> None:
-    """Called after each delivered analysis: push, or wake the pullers."""
+    """Called after each delivered analysis: push, or have the client pull again when a
+    pull was answered with an older result meanwhile."""
     if server.pull_diagnostics:
+        if uri in server.stale_pulls:
+            server.stale_pulls.discard(uri)
+            request_refresh(server)
         return
     document = server.documents.get(uri)
     state = server.states.get(uri)
     if document is None or state is None or state.result is None:
         return
-    diagnostics = diagnostics_for(document, state.result, server.codec)
+    diagnostics = diagnostics_for(document, state.result, server.codec, by_key=True)
     server.text_document_publish_diagnostics(
         types.PublishDiagnosticsParams(uri, diagnostics, document.version)
     )
@@ -50,12 +60,22 @@ def clear(server: TorchwardServer, uri: str) -> None:
         server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
 
 
-def request_refresh(server: TorchwardServer) -> None:
+def can_refresh(server: TorchwardServer) -> bool:
+    """Whether the client pulls and can be asked to pull again (``workspace/diagnostic/refresh``)."""
     if not server.pull_diagnostics:
-        return
+        return False
     capabilities = server.client_capabilities.workspace
-    if capabilities and capabilities.diagnostics and capabilities.diagnostics.refresh_support:
-        server.workspace_diagnostic_refresh(None)
+    return bool(
+        capabilities and capabilities.diagnostics and capabilities.diagnostics.refresh_support
+    )
+
+
+def request_refresh(server: TorchwardServer) -> None:
+    if can_refresh(server):
+        try:
+            server.workspace_diagnostic_refresh(None)
+        except Exception:  # the pipe is gone; nothing to refresh
+            log.debug("workspace/diagnostic/refresh failed", exc_info=True)
 
 
 async def current_result(server: TorchwardServer, uri: str) -> DocumentResult | None:
@@ -73,16 +93,34 @@ async def current_result(server: TorchwardServer, uri: str) -> DocumentResult | 
         await settled
 
 
+def shown_result(server: TorchwardServer, uri: str) -> DocumentResult | None:
+    """The result to answer a pull with at once, or None when the pull must wait.
+
+    While the document's analysis is pending (debounce, or running) a client that can be
+    refreshed gets the last result it was sent, moved with the edits since; the refresh
+    follows the delivery (:func:`publish`). Before the first analysis there is nothing
+    to show, so that pull waits: it cannot blank anything."""
+    state = server.states.get(uri)
+    result = state.result if state is not None else None
+    if result is None or server.is_current(uri, result) or not can_refresh(server):
+        return None
+    server.stale_pulls.add(uri)
+    if not server.scheduler.is_pending(uri):
+        server.schedule(uri, immediate=True)
+    return result
+
+
 async def document_report(server: TorchwardServer, params: types.DocumentDiagnosticParams):
     uri = params.text_document.uri
-    result = await current_result(server, uri)
+    result = shown_result(server, uri) or await current_result(server, uri)
     document = server.documents.get(uri)
     if result is None or document is None:
         return types.RelatedFullDocumentDiagnosticReport(items=[])
     if params.previous_result_id == result.result_id:
         return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result.result_id)
     return types.RelatedFullDocumentDiagnosticReport(
-        items=diagnostics_for(document, result, server.codec), result_id=result.result_id
+        items=diagnostics_for(document, result, server.codec, by_key=True),
+        result_id=result.result_id,
     )
 
 
@@ -105,7 +143,7 @@ async def _workspace_items(server: TorchwardServer, previous: dict[str, str]):
             types.WorkspaceFullDocumentDiagnosticReport(
                 uri=document.uri,
                 version=result.version,
-                items=diagnostics_for(document, result, server.codec),
+                items=diagnostics_for(document, result, server.codec, by_key=True),
                 result_id=result.result_id,
             )
         )

@@ -36,7 +36,20 @@ class DocumentResult:
     generation: int
     findings: tuple[Finding, ...] = ()
     problems: tuple[Problem, ...] = ()
-    result_id: str = attrs.field(factory=lambda: str(next(_RESULT_IDS)))
+    result_id: str = attrs.field()
+    """Unique per report sent; ``"<version>.<n>"``: the document version it was computed
+    from leads, so a log (or a test) can tell a report for an older version at a glance."""
+
+    @result_id.default
+    def _next_result_id(self) -> str:
+        return f"{self.version}.{next(_RESULT_IDS)}"
+
+    def moved(self, findings: tuple[Finding, ...]) -> DocumentResult:
+        """The same result with its findings moved by an edit: a new result id when they
+        moved, so a client that pulls gets the new positions rather than "unchanged"."""
+        if findings == self.findings:
+            return self
+        return attrs.evolve(self, findings=findings, result_id=self._next_result_id())
 
     @property
     def syntax_error(self) -> Problem | None:
@@ -54,9 +67,7 @@ class AnalysisState:
             return
         self.good = shift_findings(self.good, shifts)
         if self.result is not None:
-            self.result = attrs.evolve(
-                self.result, findings=shift_findings(self.result.findings, shifts)
-            )
+            self.result = self.result.moved(shift_findings(self.result.findings, shifts))
 
 
 def shift_findings(findings: tuple[Finding, ...], shifts: list[LineShift]) -> tuple[Finding, ...]:

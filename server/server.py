@@ -22,6 +22,7 @@ from pygls.lsp.server import LanguageServer
 from torchward import __version__
 
 from .configuration import ServerSettings, merge_wire, settings_from_wire
+from .diagnostics import wire_converter
 from .documents import Document, DocumentStore
 from .encoding import ColumnCodec
 from .estimates import EstimateService, GpuEstimate
@@ -40,7 +41,10 @@ ANALYSIS_WORKERS = 2
 class TorchwardServer(LanguageServer):
     def __init__(self, estimates: EstimateService | None = None) -> None:
         super().__init__(
-            "torchward", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental
+            "torchward",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            converter_factory=wire_converter,  # diagnostics go out as precomputed dicts
         )
         self.documents = DocumentStore()
         self.states: dict[str, AnalysisState] = {}
@@ -54,6 +58,7 @@ class TorchwardServer(LanguageServer):
         self.gpu_override: str | None = None
         self.estimates = estimates or EstimateService()
         self.last_fit: dict[str, GpuEstimate] = {}
+        self.stale_pulls: set[str] = set()  # answered with an older result; refresh on delivery
         self._settings_cache: dict[str | None, ServerSettings] = {}
         self._reported: set[str] = set()
         self.delivered = asyncio.Event()  # set at each delivery; workspace pulls wait on it
@@ -117,8 +122,10 @@ class TorchwardServer(LanguageServer):
             self._settings_cache[folder] = cached
         return cached
 
-    def target_gpu(self, settings: ServerSettings) -> str | None:
-        return self.gpu_override or settings.target_gpu
+    def target_gpu(self, settings: ServerSettings, project_gpu: str | None = None) -> str | None:
+        """The GPU the editor shows and judges against: ``selectGpu``, else the editor's
+        ``targetGpu``, else the project's ``[tool.torchward] target-gpu``."""
+        return self.gpu_override or settings.target_gpu or project_gpu
 
     # -- analysis --------------------------------------------------------------------
     def current_key(self, uri: str) -> tuple[int, int] | None:
@@ -133,7 +140,7 @@ class TorchwardServer(LanguageServer):
         lint, error = self.folders.lint_settings(document.path, settings)
         if error:
             self.warn_once(error + " (using the default configuration)")
-        gpu = self.target_gpu(settings)
+        gpu = self.target_gpu(settings, lint.target_gpu)
         if gpu and gpu != lint.target_gpu:
             lint = attrs.evolve(
                 lint, target_gpu=gpu
@@ -145,7 +152,7 @@ class TorchwardServer(LanguageServer):
             self.generation,
             document.text,
             lint,
-            gpu=self.target_gpu(settings),
+            gpu=gpu,
             estimator=settings.estimator,
         )
 

@@ -87,12 +87,16 @@ def make_client() -> LanguageClient:
     def lens_refresh(ls: LanguageClient, params: Any) -> None:
         ls.refreshes.append("codeLens")
 
+    def diagnostic_refresh(ls: LanguageClient, params: Any) -> None:
+        ls.refreshes.append("diagnostic")
+
     features = dict(DEFAULT_CLIENT_FEATURES)
     features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = publish
     features[types.CLIENT_REGISTER_CAPABILITY] = register_capability
     features["torchward/gpuFit"] = gpu_fit
     features[types.WORKSPACE_INLAY_HINT_REFRESH] = inlay_refresh
     features[types.WORKSPACE_CODE_LENS_REFRESH] = lens_refresh
+    features[types.WORKSPACE_DIAGNOSTIC_REFRESH] = diagnostic_refresh
     register_lsp_features(client, features)
     return client
 
@@ -191,13 +195,7 @@ class Editor:
     async def diagnostics(self, uri: str) -> list[types.Diagnostic]:
         """The diagnostics for the current version of ``uri``, pushed or pulled."""
         if self.pulls:
-            report = await asyncio.wait_for(
-                self.client.text_document_diagnostic_async(
-                    types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri))
-                ),
-                TIMEOUT_S,
-            )
-            return list(report.items)
+            return await asyncio.wait_for(self._pulled(uri), TIMEOUT_S)
         version = self.versions.get(uri)
 
         async def published() -> list[types.Diagnostic]:
@@ -208,6 +206,30 @@ class Editor:
                 await asyncio.sleep(0.005)
 
         return await asyncio.wait_for(published(), TIMEOUT_S)
+
+    async def pull(self, uri: str, previous_result_id: str | None = None):
+        return await self.client.text_document_diagnostic_async(
+            types.DocumentDiagnosticParams(
+                types.TextDocumentIdentifier(uri), previous_result_id=previous_result_id
+            )
+        )
+
+    def diagnostic_refreshes(self) -> int:
+        return self.client.refreshes.count("diagnostic")
+
+    async def _pulled(self, uri: str) -> list[types.Diagnostic]:
+        """Pull as VS Code does: a pull answered with an older version's report (result
+        ids lead with the version) is followed by ``workspace/diagnostic/refresh`` once the
+        analysis lands, and the client pulls again."""
+        while True:
+            seen = self.diagnostic_refreshes()
+            report = await self.pull(uri)
+            if report.result_id is None or report.result_id.split(".")[0] == str(
+                self.versions.get(uri)
+            ):
+                return list(report.items)
+            while self.diagnostic_refreshes() == seen:
+                await asyncio.sleep(0.005)
 
     async def code_actions(
         self, uri: str, diagnostics: list[types.Diagnostic], only=None
@@ -252,6 +274,7 @@ async def session(
     folders: list[pathlib.Path] = (),
     configuration: dict[str, Any] | None = None,
     without_configuration: bool = False,
+    position_encodings: list[str] | None = None,
 ):
     """A running server initialised as client ``name``; ``options`` are initializationOptions.
 
@@ -269,6 +292,10 @@ async def session(
     client_capabilities = capabilities(name)
     if without_configuration:
         client_capabilities.workspace.configuration = False
+    if position_encodings is not None:  # the encodings the client offers, preferred first
+        general = client_capabilities.general or types.GeneralClientCapabilities()
+        general.position_encodings = [types.PositionEncodingKind(e) for e in position_encodings]
+        client_capabilities.general = general
     try:
         result = await asyncio.wait_for(
             client.initialize_session(

@@ -32,7 +32,7 @@ async def test_open_reports_each_finding_with_code_source_severity_and_docs_link
     assert by_code["TW901"].severity == types.DiagnosticSeverity.Error
     assert by_code["TW902"].severity == types.DiagnosticSeverity.Information
     assert all(d.source == "torchward" for d in diagnostics)
-    assert by_code["TW900"].code_description.href.endswith("/docs/rules/TW900.md")
+    assert by_code["TW900"].code_description is None  # the project publishes no rule pages
     assert by_code["TW900"].range == types.Range(types.Position(2, 8), types.Position(2, 13))
 
 
@@ -47,9 +47,12 @@ async def test_evidence_becomes_related_information_and_the_finding_travels_in_d
     assert related.location.range.start == types.Position(0, 0)
     assert related.message
     print_ = next(d for d in diagnostics if d.code == "TW900")
-    assert print_.data["finding"]["code"] == "TW900"
+    # an open document's diagnostics carry the finding by key (issue 11: ~1 KB less per
+    # diagnostic on each keystroke); the server looks it up for code actions
+    assert print_.data["finding"].startswith("TW900#")
     assert print_.data["version"] == 1
-    assert [f["applicability"] for f in print_.data["finding"]["fixes"]] == ["safe", "unsafe"]
+    actions = await editor.code_actions(uri, [print_])
+    assert [a.title for a in actions if a.edit is not None and "Suppress" not in a.title]
 
 
 @pytest.mark.parametrize("client", ["vscode-1.96", "neovim-0.11"])

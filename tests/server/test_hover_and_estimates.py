@@ -52,9 +52,9 @@ async def test_hover_on_a_flagged_range_shows_the_message_and_the_rule_documenta
     hover = await editor.hover(uri, types.Position(2, 10))
     outside = await editor.hover(uri, types.Position(0, 2))
     assert hover.contents.kind == types.MarkupKind.Markdown
-    assert "**TW900**" in hover.contents.value
-    assert "# TW900 print-call" in hover.contents.value
-    assert "print() in training code" in hover.contents.value
+    assert "**TW900** print-call — Stand-in rule: print() call." in hover.contents.value
+    assert "[Explain TW900](" in hover.contents.value
+    assert "print() in training code" not in hover.contents.value  # the editor shows it already
     assert hover.range == types.Range(types.Position(2, 8), types.Position(2, 13))
     assert outside is None
 

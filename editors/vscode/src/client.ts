@@ -6,7 +6,9 @@ import {
   type ServerOptions,
 } from 'vscode-languageclient/node';
 
+import { COMMANDS, SERVER_COMMANDS } from './commands';
 import type { ServerCommand } from './launch';
+import { type ClientSideCommands, routeCommand } from './middleware';
 import { answerConfiguration, wireSettings } from './workspaceSettings';
 
 export const CLIENT_ID = 'torchward';
@@ -18,14 +20,17 @@ export const DOCUMENT_SELECTOR = [
   { notebook: '*', language: 'python' },
 ];
 
-export function clientOptions(output: vscode.LogOutputChannel): LanguageClientOptions {
+export function clientOptions(output: vscode.LogOutputChannel, commands?: ClientSideCommands): LanguageClientOptions {
   return {
     documentSelector: DOCUMENT_SELECTOR,
     outputChannel: output,
     traceOutputChannel: output,
     revealOutputChannelOn: 4, // RevealOutputChannelOn.Never
     initializationOptions: wireSettings(),
+    // hovers link "Explain TWxxx" to the torchward.explain command (a preview in the editor)
+    markdown: { isTrusted: { enabledCommands: [SERVER_COMMANDS.explain, COMMANDS.pickGpu] } },
     middleware: {
+      executeCommand: (command, args, next) => (commands ? routeCommand(command, args, commands, next) : next(command, args)),
       workspace: {
         configuration: (params, token, next) => {
           const answers = answerConfiguration(params);
@@ -41,11 +46,11 @@ export function clientOptions(output: vscode.LogOutputChannel): LanguageClientOp
   };
 }
 
-export function createClient(command: ServerCommand, output: vscode.LogOutputChannel): LanguageClient {
+export function createClient(command: ServerCommand, output: vscode.LogOutputChannel, commands?: ClientSideCommands): LanguageClient {
   const serverOptions: ServerOptions = {
     command: command.command,
     args: command.args,
     options: { env: command.env },
   };
-  return new LanguageClient(CLIENT_ID, 'torchward', serverOptions, clientOptions(output));
+  return new LanguageClient(CLIENT_ID, 'torchward', serverOptions, clientOptions(output, commands));
 }

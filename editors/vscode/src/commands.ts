@@ -10,8 +10,11 @@ export const COMMANDS = {
 } as const;
 
 /** Server-side commands (server/commands.py); vscode-languageclient registers proxies for them. */
-export const SERVER_COMMANDS = { selectGpu: 'torchward.selectGpu', explain: 'torchward.explain' } as const;
+export const SERVER_COMMANDS = { selectGpu: 'torchward.selectGpu', explain: 'torchward.explain', whyNoJob: 'torchward.whyNoJob' } as const;
 
 export const GPU_FIT_NOTIFICATION = 'torchward/gpuFit';
 export const ESTIMATE_REQUEST = 'torchward/estimate';
 export const FIX_ALL_KIND = 'source.fixAll.torchward';
+export const RULE_DOCUMENTATION_REQUEST = 'torchward/ruleDocumentation';
+/** The scheme of the extension's read-only Markdown documents (rule docs, estimate reports). */
+export const DOCS_SCHEME = 'torchward';

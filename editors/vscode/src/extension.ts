@@ -9,7 +9,16 @@ import * as vscode from 'vscode';
 import { ExecuteCommandRequest, type LanguageClient } from 'vscode-languageclient/node';
 
 import { createClient } from './client';
-import { COMMANDS, ESTIMATE_REQUEST, FIX_ALL_KIND, GPU_FIT_NOTIFICATION, SERVER_COMMANDS } from './commands';
+import {
+  COMMANDS,
+  DOCS_SCHEME,
+  ESTIMATE_REQUEST,
+  FIX_ALL_KIND,
+  GPU_FIT_NOTIFICATION,
+  RULE_DOCUMENTATION_REQUEST,
+  SERVER_COMMANDS,
+} from './commands';
+import { MarkdownDocuments } from './documents';
 import { type GpuFit } from './gpufit';
 import { type GpuCatalog, gpuItems } from './gpus';
 import { describe, type Resolution, resolveServer } from './interpreter';
@@ -30,6 +39,13 @@ import { needsRestart } from './settings';
 import { GpuFitStatus } from './statusbar';
 import { currentClientSettings, SECTION, wireSettings } from './workspaceSettings';
 
+interface RuleDocumentation {
+  code: string;
+  markdown: string | null;
+  url: string | null;
+  error?: string;
+}
+
 class Session implements vscode.Disposable {
   client: LanguageClient | undefined;
   command: ServerCommand | undefined;
@@ -41,6 +57,7 @@ class Session implements vscode.Disposable {
     private readonly context: vscode.ExtensionContext,
     readonly output: vscode.LogOutputChannel,
     readonly status: GpuFitStatus,
+    readonly documents: MarkdownDocuments,
   ) {}
 
   restart(): Promise<void> {
@@ -84,7 +101,11 @@ class Session implements vscode.Disposable {
     this.command = serverCommand(this.resolution, settings.logLevel);
     this.output.info(`Starting the server: ${describe(this.resolution)}`);
     this.output.info(`  ${[this.command.command, ...this.command.args].join(' ')}`);
-    const client = createClient(this.command, this.output);
+    const client = createClient(this.command, this.output, {
+      pickGpu: async () => vscode.commands.executeCommand(COMMANDS.pickGpu),
+      explain: (code) => this.explain(code),
+      whyNoJob: (uri) => this.whyNoJob(uri),
+    });
     client.onNotification(GPU_FIT_NOTIFICATION, (fit: GpuFit) => this.status.update(fit));
     this.client = client;
     try {
@@ -120,6 +141,41 @@ class Session implements vscode.Disposable {
     this.output.info(`Selected GPU ${name}: ${JSON.stringify(answer)}`);
   }
 
+  /** "Explain TWxxx": the rule's documentation in a Markdown preview, inside the editor. */
+  async explain(code: string): Promise<unknown> {
+    if (!this.client) {
+      return undefined;
+    }
+    const answer = (await this.client.sendRequest(RULE_DOCUMENTATION_REQUEST, { code })) as RuleDocumentation;
+    if (!answer.markdown) {
+      void vscode.window.showWarningMessage(`torchward: ${answer.error ?? `no documentation for ${code}`}`);
+      return answer;
+    }
+    await this.documents.show('rules', `${answer.code}.md`, answer.markdown);
+    return answer;
+  }
+
+  /** "no job found — Why?": the reason and the next step, with the file to edit. */
+  async whyNoJob(uri: string | undefined): Promise<unknown> {
+    const fit = this.status.fitFor(uri ?? vscode.window.activeTextEditor?.document.uri.toString());
+    if (!fit || fit.status !== 'no-job') {
+      return undefined;
+    }
+    const open = 'Open pyproject.toml';
+    const choice = await vscode.window.showInformationMessage(
+      `torchward: no job found — ${fit.reason ?? ''}.`,
+      { modal: false, detail: `Next step: ${fit.hint ?? ''}.` },
+      open,
+    );
+    if (choice === open) {
+      const [project] = await vscode.workspace.findFiles('pyproject.toml', '**/node_modules/**', 1);
+      if (project) {
+        await vscode.window.showTextDocument(project);
+      }
+    }
+    return fit;
+  }
+
   async runCli(args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
     if (!this.command) {
       return { stdout: '', stderr: 'the server is not running', code: -1 };
@@ -141,7 +197,8 @@ async function pickGpu(session: Session): Promise<void> {
     session.output.warn(`Could not list GPUs: ${result.stderr.trim() || 'no output'}`);
   }
   const editor = vscode.window.activeTextEditor;
-  const current = session.status.fitFor(editor?.document.uri.toString())?.gpu ?? session.selectedGpu;
+  // the GPU the server estimates for: selectGpu, else the targetGpu setting, else pyproject's target-gpu
+  const current = session.status.fitFor(editor?.document.uri.toString())?.gpu ?? session.selectedGpu ?? session.status.lastGpu();
   const other = { label: '$(edit) Another GPU or instance…', value: undefined as string | undefined, other: true };
   const items = gpuItems(catalog, current).map((item) =>
     item.kind === 'separator'
@@ -191,8 +248,8 @@ async function showEstimateReport(session: Session): Promise<void> {
     }
   }
   const markdown = reportMarkdown(path.basename(document.uri.fsPath), estimate, fit, problem);
-  const report = await vscode.workspace.openTextDocument({ language: 'markdown', content: markdown });
-  await vscode.commands.executeCommand('markdown.showPreview', report.uri);
+  // a virtual document: never an Untitled buffer left dirty behind the preview
+  await session.documents.show('report', `${path.basename(document.uri.fsPath)}.md`, markdown);
 }
 
 async function fixAll(): Promise<void> {
@@ -230,11 +287,14 @@ let session: Session | undefined;
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const output = vscode.window.createOutputChannel('torchward', { log: true });
   const status = new GpuFitStatus();
-  session = new Session(context, output, status);
+  const documents = new MarkdownDocuments();
+  session = new Session(context, output, status, documents);
   const current = session;
   context.subscriptions.push(
     output,
     status,
+    documents,
+    vscode.workspace.registerTextDocumentContentProvider(DOCS_SCHEME, documents),
     current,
     vscode.commands.registerCommand(COMMANDS.pickGpu, () => pickGpu(current)),
     vscode.commands.registerCommand(COMMANDS.showEstimateReport, () => showEstimateReport(current)),

@@ -2,7 +2,9 @@
  * The `torchward/gpuFit` notification and how it reads in the status bar.
  *
  * Wire shape (server/estimates.py): `{uri, status, gpu, peak, interval: [low, high],
- * percent, verdict, reason}`; `status` is `ok` / `none` / `unavailable` / `disabled`,
+ * percent, verdict, reason, hint}`; `status` is `ok` / `none` (not a training script) /
+ * `no-job` (a training script whose job cannot be sized: `reason` says why, `hint` what
+ * to do) / `unavailable` / `disabled`,
  * byte counts are integers, `percent` is of the GPU's usable memory. The server names a
  * failed fit `does-not-fit`, the CLI `oom`; both read as OOM here.
  */
@@ -16,6 +18,8 @@ export interface GpuFit {
   percent?: number | null;
   verdict?: string | null;
   reason?: string;
+  /** The next step when there is no estimate (status `no-job`). */
+  hint?: string;
   /** The numbers come from `torchward profile` / "Measure with your model", not the estimator. */
   measured?: boolean;
 }
@@ -60,7 +64,17 @@ export function isOom(verdict: string | null | undefined): boolean {
 
 const CLICK = '\n\n*Click to choose a GPU or cloud instance.* [Show estimate report](command:torchward.showEstimateReport)';
 
+export const NO_JOB_TEXT = '$(question) torchward: no job found — Why?';
+
+/** The "no job found" explanation: why, and the next step (tooltip and the Why? message). */
+export function noJobMarkdown(fit: GpuFit): string {
+  return `**torchward: no job found**\n\n${fit.reason ?? ''}.\n\n**Next step:** ${fit.hint ?? ''}.`;
+}
+
 export function renderFit(fit: GpuFit | undefined): FitView {
+  if (fit?.status === 'no-job') {
+    return { visible: true, text: NO_JOB_TEXT, tooltip: `${noJobMarkdown(fit)}\n\n*Click for the reason and the next step.*`, tone: 'warning' };
+  }
   if (!fit || fit.status === 'disabled' || fit.status === 'none') {
     const tooltip = fit?.reason ? `torchward: ${fit.reason}` : 'torchward';
     return { visible: false, text: '', tooltip, tone: 'normal' };

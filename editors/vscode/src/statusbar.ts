@@ -1,10 +1,12 @@
 /** The status bar item: the GPU fit of the active editor's document (see gpufit.ts). */
 import * as vscode from 'vscode';
 
-import { COMMANDS } from './commands';
+import { COMMANDS, SERVER_COMMANDS } from './commands';
 import { type GpuFit, renderFit } from './gpufit';
 
 export const PICK_GPU_COMMAND = COMMANDS.pickGpu;
+/** A server command; the extension answers it itself (middleware.ts) with a message. */
+export const WHY_NO_JOB_COMMAND = SERVER_COMMANDS.whyNoJob;
 
 export class GpuFitStatus implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
@@ -28,6 +30,11 @@ export class GpuFitStatus implements vscode.Disposable {
     return uri === undefined ? undefined : this.fits.get(uri);
   }
 
+  /** The GPU of the latest fit of any document (the session's GPU when none is active). */
+  lastGpu(): string | undefined {
+    return [...this.fits.values()].reverse().find((fit) => fit.gpu)?.gpu ?? undefined;
+  }
+
   /** Shown instead of a fit while the server cannot start. */
   setProblem(message: string | undefined): void {
     this.problem = message;
@@ -48,9 +55,11 @@ export class GpuFitStatus implements vscode.Disposable {
       this.item.show();
       return;
     }
-    this.item.command = PICK_GPU_COMMAND;
     const uri = vscode.window.activeTextEditor?.document.uri.toString();
-    const view = renderFit(this.fitFor(uri));
+    const fit = this.fitFor(uri);
+    this.item.command =
+      fit?.status === 'no-job' ? { title: 'Why?', command: WHY_NO_JOB_COMMAND, arguments: [fit.uri] } : PICK_GPU_COMMAND;
+    const view = renderFit(fit);
     if (!view.visible) {
       this.item.hide();
       return;

@@ -52,7 +52,7 @@ export class Uri {
 export class StatusBarItem {
   text = '';
   tooltip: string | MarkdownString | undefined;
-  command: string | undefined;
+  command: string | { command: string; title?: string; arguments?: unknown[] } | undefined;
   name: string | undefined;
   backgroundColor: ThemeColor | undefined;
   visible = false;

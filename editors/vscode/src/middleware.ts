@@ -1,0 +1,37 @@
+/**
+ * Server commands the extension answers itself, as a VS Code user expects, instead of
+ * sending them to the server (vscode-languageclient's `middleware.executeCommand`):
+ *
+ * - `torchward.selectGpu` without a GPU name (the code lens "Peak ≈ … · fits"): the GPU
+ *   quick pick; with a name it goes to the server;
+ * - `torchward.explain TWxxx` ("Explain" quick fix, hover link): the rule's documentation
+ *   in a Markdown preview, fetched with `torchward/ruleDocumentation` — never a web page
+ *   that may not exist;
+ * - `torchward.whyNoJob URI` (the "no job found — Why?" lens and status item): the reason
+ *   and the next step in a message, with a button to open pyproject.toml.
+ *
+ * Pure routing: the handlers are the extension's; tests give their own.
+ */
+import { SERVER_COMMANDS } from './commands';
+
+export interface ClientSideCommands {
+  pickGpu(): Promise<unknown>;
+  explain(code: string): Promise<unknown>;
+  whyNoJob(uri: string | undefined): Promise<unknown>;
+}
+
+export type Next = (command: string, args: unknown[]) => unknown;
+
+export function routeCommand(command: string, args: unknown[] | undefined, handlers: ClientSideCommands, next: Next): unknown {
+  const first = args?.[0];
+  if (command === SERVER_COMMANDS.selectGpu && (typeof first !== 'string' || first.trim() === '')) {
+    return handlers.pickGpu();
+  }
+  if (command === SERVER_COMMANDS.explain && typeof first === 'string' && first !== '') {
+    return handlers.explain(first);
+  }
+  if (command === SERVER_COMMANDS.whyNoJob) {
+    return handlers.whyNoJob(typeof first === 'string' ? first : undefined);
+  }
+  return next(command, args ?? []);
+}

@@ -1,0 +1,106 @@
+/**
+ * Issue 11 in the extension's own code: the code lens's argument-less selectGpu opens the
+ * picker, "Explain" and "no job found — Why?" are answered inside the editor, the status
+ * bar shows "no job found", and the picker marks the GPU pyproject's target-gpu names.
+ */
+import { beforeEach, describe, expect, it } from 'vitest';
+
+import { SERVER_COMMANDS } from '../../src/commands';
+import { renderFit } from '../../src/gpufit';
+import { gpuItems, namesGpu } from '../../src/gpus';
+import { type ClientSideCommands, routeCommand } from '../../src/middleware';
+import { GpuFitStatus } from '../../src/statusbar';
+import { mock } from '../vscode-mock';
+
+const URI = 'file:///work/gpt/train.py';
+const NO_JOB = {
+  uri: URI,
+  status: 'no-job',
+  gpu: 'A100 80GB',
+  reason: 'this script trains something (it has a training loop), but torchward cannot tell which model',
+  hint: 'name the model in pyproject.toml: `model = "gpt2"` under `[tool.torchward.estimate]`',
+};
+
+function recorder() {
+  const calls: string[] = [];
+  const handlers: ClientSideCommands = {
+    pickGpu: async () => calls.push('pickGpu'),
+    explain: async (code) => calls.push(`explain ${code}`),
+    whyNoJob: async (uri) => calls.push(`whyNoJob ${uri}`),
+  };
+  const next = (command: string, args: unknown[]) => calls.push(`server ${command} ${JSON.stringify(args)}`);
+  return { calls, handlers, next };
+}
+
+describe('server commands the extension answers itself', () => {
+  it('opens the GPU picker for the code lens, which sends selectGpu without a name', async () => {
+    const { calls, handlers, next } = recorder();
+    await routeCommand(SERVER_COMMANDS.selectGpu, [], handlers, next);
+    await routeCommand(SERVER_COMMANDS.selectGpu, undefined, handlers, next);
+    await routeCommand(SERVER_COMMANDS.selectGpu, ['  '], handlers, next);
+    expect(calls).toEqual(['pickGpu', 'pickGpu', 'pickGpu']);
+  });
+
+  it('sends selectGpu with a name to the server', async () => {
+    const { calls, handlers, next } = recorder();
+    await routeCommand(SERVER_COMMANDS.selectGpu, ['H100 80GB'], handlers, next);
+    expect(calls).toEqual(['server torchward.selectGpu ["H100 80GB"]']);
+  });
+
+  it('shows the rule documentation in the editor for Explain, and the reason for Why?', async () => {
+    const { calls, handlers, next } = recorder();
+    await routeCommand(SERVER_COMMANDS.explain, ['TW001'], handlers, next);
+    await routeCommand(SERVER_COMMANDS.whyNoJob, [URI], handlers, next);
+    await routeCommand('torchward.measure', [URI], handlers, next);
+    expect(calls).toEqual([`explain TW001`, `whyNoJob ${URI}`, `server torchward.measure ["${URI}"]`]);
+  });
+});
+
+describe('no job found', () => {
+  beforeEach(() => mock.reset());
+
+  it('is a visible status item that says why when hovered and asks the server why when clicked', () => {
+    const view = renderFit(NO_JOB);
+    expect(view).toMatchObject({ visible: true, text: '$(question) torchward: no job found — Why?', tone: 'warning' });
+    expect(view.tooltip).toContain('cannot tell which model');
+    expect(view.tooltip).toContain('**Next step:** name the model in pyproject.toml');
+
+    const status = new GpuFitStatus();
+    mock.setActiveDocument(URI);
+    status.update(NO_JOB);
+    const item = mock.statusBarItems[0];
+    expect(item.visible).toBe(true);
+    expect(item.command).toEqual({ title: 'Why?', command: 'torchward.whyNoJob', arguments: [URI] });
+  });
+
+  it('stays hidden for a file that trains nothing', () => {
+    expect(renderFit({ ...NO_JOB, status: 'none' }).visible).toBe(false);
+  });
+});
+
+describe('the GPU picker marks the GPU in use', () => {
+  const catalog = {
+    gpus: [
+      { key: 'a100-80gb', name: 'NVIDIA A100 80GB SXM4', aliases: ['a100 80gb', 'a100-sxm4-80gb'] },
+      { key: 'a100-80gb-pcie', name: 'NVIDIA A100 80GB PCIe', aliases: ['a100 80gb pcie'] },
+    ],
+  };
+
+  it('when pyproject or a setting names it the way a user types it', () => {
+    const marked = gpuItems(catalog, 'A100 80GB').filter((item) => item.description?.endsWith('(current)'));
+    expect(marked.map((item) => item.value)).toEqual(['a100-80gb']);
+    expect(namesGpu('a100-80gb', catalog.gpus[0])).toBe(true);
+    expect(namesGpu('NVIDIA A100 80GB PCIe', catalog.gpus[0])).toBe(false);
+  });
+
+  it("when the server's fit names it by its catalog name", () => {
+    const marked = gpuItems(catalog, 'NVIDIA A100 80GB PCIe').filter((item) => item.description?.endsWith('(current)'));
+    expect(marked.map((item) => item.value)).toEqual(['a100-80gb-pcie']);
+  });
+
+  it('from the last fit when no editor is active', () => {
+    const status = new GpuFitStatus();
+    status.update({ uri: URI, status: 'ok', gpu: 'NVIDIA A100 80GB SXM4', peak: 1, percent: 1, verdict: 'fits' });
+    expect(status.lastGpu()).toBe('NVIDIA A100 80GB SXM4');
+  });
+});

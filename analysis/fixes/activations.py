@@ -27,7 +27,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..finding import Applicability, Confidence, Finding
-from .tree import Rewrite, SourceTree, contains
+from .tree import Rewrite, SourceTree, contains, parenthesized
 
 
 def activation_input(
@@ -86,11 +86,9 @@ def drop_activation(tree: SourceTree, finding: Finding, names: tuple[str, ...]):
         source = activation_input(tree, call, names) if call is not None else None
         if source is None:
             continue
+        kept = _in_place_of(tree, call, source)
         rewrite = Rewrite(tree)
-        rewrite.replace(
-            call,
-            lambda _node, new=source: new.with_changes(lpar=(), rpar=()) if _bare(new) else new,
-        )
+        rewrite.replace(call, lambda _node, new=kept: new)
         inline = contains(finding.span, item.span)
         if _in_forward(tree, call):
             applicability = (
@@ -103,7 +101,6 @@ def drop_activation(tree: SourceTree, finding: Finding, names: tuple[str, ...]):
                 and (inline or _only_use_is_loss(tree, call, finding))
                 else Applicability.UNSAFE
             )
-        kept = source.with_changes(lpar=(), rpar=()) if _bare(source) else source
         title = f"Replace `{tree.text(call)}` with `{tree.module.code_for_node(kept)}`"
         return rewrite, applicability, title
     return _drop_final_layer(tree, finding, names)
@@ -148,6 +145,22 @@ def _drop_final_layer(tree: SourceTree, finding: Finding, names: tuple[str, ...]
 
 def _bare(node: cst.BaseExpression) -> bool:
     return isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript))
+
+
+# Places where any expression stands alone: the input needs no parentheses there.
+_STANDALONE = (cst.Arg, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Expr, cst.Element)
+
+
+def _in_place_of(
+    tree: SourceTree, call: cst.Call, source: cst.BaseExpression
+) -> cst.BaseExpression:
+    """The activation's input as it must be written where the call stood: bare when it is
+    atomic or stands alone there, parenthesised otherwise, so that dropping the call never
+    changes precedence (``F.softmax(a + b, 1) * w`` becomes ``(a + b) * w``)."""
+    bare = source.with_changes(lpar=(), rpar=())
+    if _bare(source) or isinstance(tree.parents.get(call), _STANDALONE):
+        return bare if _bare(source) or not source.lpar else source
+    return parenthesized(bare)
 
 
 def _only_use_is_loss(tree: SourceTree, call: cst.Call, finding: Finding) -> bool:

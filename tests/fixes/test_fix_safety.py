@@ -429,3 +429,27 @@ def test_a_finding_without_its_proofs_gets_no_safe_fix():
     del data["proofs"]
     (fix,) = fixes_for(TW001_SAFE, Finding.from_dict(data))
     assert fix.applicability is UNSAFE
+
+
+@pytest.mark.parametrize(
+    "code, written",
+    [
+        ("y = F.softmax(a + b, dim=1) * w\n", "(a + b)"),  # inside an operator: parenthesised
+        ("y = F.softmax(a + b, dim=1)\n", "a + b"),  # alone on the right-hand side
+        ("y = ce(F.softmax(a + b, dim=1), t)\n", "a + b"),  # an argument
+        ("y = F.softmax(model(x), dim=1).max()\n", "model(x)"),  # atomic: as it is
+    ],
+)
+def test_dropping_an_activation_never_changes_precedence(code, written):
+    import libcst as cst
+    from torchward.analysis.fixes.activations import _in_place_of, activation_input
+    from torchward.analysis.fixes.tree import SourceTree
+
+    tree = SourceTree(code)
+    call = next(
+        node
+        for node in tree.within(tree.spans[tree.module], cst.Call)
+        if tree.text(node.func) == "F.softmax"
+    )
+    source = activation_input(tree, call, ("softmax",))
+    assert tree.module.code_for_node(_in_place_of(tree, call, source)) == written

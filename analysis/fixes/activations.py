@@ -84,7 +84,7 @@ def drop_activation(tree: SourceTree, finding: Finding, names: tuple[str, ...]):
             continue
         call = tree.at(item.span, cst.Call)
         source = activation_input(tree, call, names) if call is not None else None
-        if source is None:
+        if call is None or source is None:
             continue
         kept = _in_place_of(tree, call, source)
         rewrite = Rewrite(tree)

@@ -156,6 +156,12 @@ def settings_to_wire(settings: ServerSettings) -> dict[str, Any]:
     return result
 
 
+def empty_list_as_object(value: Any) -> Any:
+    """``[]`` read as ``{}``: Lua cannot tell an empty table's kind, and Neovim encodes
+    ``init_options = {}`` or an all-commented ``settings.torchward = { ... }`` as ``[]``."""
+    return {} if isinstance(value, list) and not value else value
+
+
 def section_of(raw: Any) -> Any:
     """The ``torchward`` object inside a didChangeConfiguration payload, or the payload itself."""
     if isinstance(raw, dict) and isinstance(raw.get("torchward"), dict):

@@ -20,7 +20,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from .configuration import section_of
+from .configuration import empty_list_as_object, section_of
 from .documents import path_of
 from .encoding import ColumnCodec
 from .server import TorchwardServer
@@ -52,9 +52,7 @@ def on_initialize(server: TorchwardServer, params: types.InitializeParams) -> No
     server.codec = ColumnCodec(server.workspace.position_encoding or "utf-16")
     server.pull_diagnostics = _capability(server, "text_document", "diagnostic") is not None
     options = params.initialization_options
-    if isinstance(options, list) and not options:
-        # Lua's `{}` is encoded as `[]` (Neovim's `init_options = {}`): an empty object
-        options = None
+    options = empty_list_as_object(options)
     if options is not None and not isinstance(section_of(options), dict):
         server.warn_once("torchward: initializationOptions must be an object; using the defaults")
     server.init_options = _initialization_settings(options)
@@ -100,7 +98,7 @@ async def refresh_configuration(server: TorchwardServer) -> None:
     except Exception as error:
         log.info("workspace/configuration failed: %r", error)
         return
-    answers = list(answers or [])
+    answers = [empty_list_as_object(answer) for answer in answers or []]
     answers += [None] * (len(items) - len(answers))
     global_settings = answers[0] if isinstance(answers[0], dict) else {}
     folder_settings = {uri: a for uri, a in zip(folders, answers[1:]) if isinstance(a, dict)}
@@ -140,7 +138,7 @@ async def on_did_change_configuration(
     if _capability(server, "workspace", "configuration"):
         await refresh_configuration(server)
         return
-    raw = section_of(params.settings)
+    raw = empty_list_as_object(section_of(empty_list_as_object(params.settings)))
     if raw is not None and not isinstance(raw, dict):
         server.warn_once("torchward settings must be an object; using the defaults")
         raw = {}

@@ -4,15 +4,20 @@
 -- holds it (editors/nvim) is on 'runtimepath'. Override any key with
 -- `vim.lsp.config('torchward', { ... })`; the two are merged, yours winning.
 --
--- Settings travel twice on purpose: `init_options` reach the server at `initialize`
--- (before the first analysis), `settings.torchward` answers the server's
--- `workspace/configuration` requests (and changes made later with
--- `vim.lsp.config` + `:lsp restart`). Keys are the server's camelCase names.
+-- Settings: `settings.torchward` answers the server's `workspace/configuration` requests
+-- (and changes made later with `vim.lsp.config` + `:lsp restart`). To have them at
+-- `initialize` too (before the first analysis), add `init_options = { targetGpu = ... }`
+-- — never an empty `init_options = {}`: Lua's empty table is sent as `[]`. Keys are the
+-- server's camelCase names; unset, the GPU comes from pyproject's `target-gpu`.
+--
+-- Pull diagnostics: Neovim 0.11 pulls on each change but has no handler for
+-- `workspace/diagnostic/refresh`; this config declares it and re-pulls (torchward.lua),
+-- so TW010 follows `:TorchwardGpu` and settings changes without an edit.
 return {
   cmd = { 'torchward', 'lsp' },
   filetypes = { 'python' },
   root_markers = { 'pyproject.toml', 'setup.py', 'setup.cfg', '.git' },
-  init_options = {},
+  capabilities = { workspace = { diagnostics = { refreshSupport = true } } },
   settings = {
     torchward = {
       -- targetGpu = 'A100 80GB',  -- GPU or instance type the fit is checked against
@@ -25,6 +30,9 @@ return {
   handlers = {
     ['torchward/gpuFit'] = function(err, result, ctx)
       require('torchward').on_gpu_fit(err, result, ctx)
+    end,
+    ['workspace/diagnostic/refresh'] = function(err, result, ctx)
+      return require('torchward').on_diagnostic_refresh(err, result, ctx)
     end,
   },
 }

@@ -1,4 +1,6 @@
--- :TorchwardGpu [name]  select the GPU (or instance type) the fit is checked against.
+-- :TorchwardGpu [name]     select the GPU (or instance type) the fit is checked against.
+-- :TorchwardWhy            why this buffer has no estimate ("no job found"), and what to do.
+-- :TorchwardExplain TWxxx  the rule's documentation in a Markdown split.
 if vim.g.loaded_torchward then
   return
 end
@@ -11,3 +13,11 @@ vim.api.nvim_create_user_command('TorchwardGpu', function(opts)
     require('torchward').pick_gpu()
   end
 end, { nargs = '?', desc = 'torchward: select the target GPU' })
+
+vim.api.nvim_create_user_command('TorchwardWhy', function()
+  require('torchward').why()
+end, { nargs = 0, desc = 'torchward: why there is no estimate, and the next step' })
+
+vim.api.nvim_create_user_command('TorchwardExplain', function(opts)
+  require('torchward').explain(opts.args:upper())
+end, { nargs = 1, desc = "torchward: show a rule's documentation" })

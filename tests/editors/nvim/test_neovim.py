@@ -129,3 +129,73 @@ def test_neovim_receives_diagnostics_hover_gpu_fit_and_applies_a_quick_fix(nvim,
     assert "TW001" not in [d["code"] for d in seen["after"]], report
     assert seen["selected_fit"]["gpu"] != seen["gpu_fit"]["gpu"], report
     assert "H100" in seen["selected_fit"]["gpu"], report
+
+
+LLAMA = """\
+from transformers import AutoModelForCausalLM, TrainingArguments
+model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-2-7b-hf")
+args = TrainingArguments("out", per_device_train_batch_size=8, max_seq_length=2048, bf16=True)
+"""
+
+LOCAL_GPT = """\
+import torch
+
+
+def build():
+    return make_the_model_somehow()
+
+
+model = build()
+optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
+for step in range(1000):
+    loss = model(torch.randn(8, 1024)).sum()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def test_the_shipped_config_starts_without_a_warning_and_follows_the_project(nvim, tmp_path):
+    """Issue 11 with the shipped editors/nvim config as a user starts it: no warning at
+    start, pyproject's target-gpu in the statusline, TW010 follows :TorchwardGpu without
+    an edit, "no job found" with its Why?, and Explain in a Markdown split."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text('[tool.torchward]\ntarget-gpu = "A100 80GB"\n')
+    scripts = []
+    for name, text in (("gpt2.py", TRAINING), ("llama.py", LLAMA), ("local_gpt.py", LOCAL_GPT)):
+        (project / name).write_text(text)
+        scripts.append(str(project / name))
+    result = tmp_path / "seen.json"
+    env = dict(
+        os.environ,
+        XDG_STATE_HOME=str(tmp_path / "state"),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        XDG_DATA_HOME=str(tmp_path / "data"),
+    )
+    server = [sys.executable, "-m", "torchward", "lsp"]
+    command = [nvim, "--headless", "--clean", "-l", str(HERE / "experience.lua"), str(result)]
+    command += [str(EDITORS), *server, "--", *scripts]
+    run = subprocess.run(
+        command, cwd=project, env=env, capture_output=True, text=True, timeout=TIMEOUT_S
+    )
+    seen = json.loads(result.read_text()) if result.exists() else {"error": "no result"}
+    log = pathlib.Path(seen.get("log") or tmp_path / "state" / "nvim" / "lsp.log")
+    report = (
+        f"steps: {seen.get('steps')}\nerror: {seen.get('error')}\nmessages: {seen.get('messages')}\n"
+        f"notified: {seen.get('notified')}\nnvim exit {run.returncode}\nstderr: {run.stderr[-3000:]}\n"
+        f"--- lsp.log ---\n{log.read_text(errors='replace')[-15000:] if log.exists() else '(none)'}"
+    )
+    assert seen.get("error") is None, report
+    assert "Warning" not in seen["messages"] and "Error" not in seen["messages"], report
+    assert all((n.get("level") or 0) < 3 for n in seen["notified"]), report  # below WARN
+    assert seen["gpt2_fit"]["status"] == "ok" and "A100 80GB" in seen["gpt2_fit"]["gpu"], report
+    assert seen["gpt2_statusline"].startswith("NVIDIA A100 80GB"), report
+    assert "A100 80GB" in seen["tw010_before"], report
+    assert "H100" in seen["tw010_after"] and not seen["edited"], report
+    assert seen["local_fit"]["status"] == "no-job", report
+    assert seen["local_statusline"] == "torchward: no job found — Why? (:TorchwardWhy)", report
+    assert seen["lens_title"] == "torchward: no job found — Why?", report
+    why = [n["message"] for n in seen["notified"] if "no job found" in n["message"]]
+    assert why and "Next step: name the model in pyproject.toml" in why[0], report
+    assert seen["explain_first_line"].startswith("# TW010 "), report
+    assert seen["explain_modified"] is False, report

@@ -40,8 +40,11 @@ local function gib(bytes)
   return string.format('%.1f GiB', bytes / GIB)
 end
 
+M.NO_JOB = 'torchward: no job found — Why? (:TorchwardWhy)'
+
 --- A short text for a statusline: "A100 80GB 38.1 GiB (48%) fits"; '' when there is
---- nothing to say (not a torchward buffer, no training run, estimator off).
+--- nothing to say (not a torchward buffer, not a training script, estimator off). A
+--- training script whose job cannot be sized says so: `:TorchwardWhy` tells why.
 function M.statusline(bufnr)
   local fit = M.fit(bufnr)
   if fit == nil then
@@ -49,6 +52,9 @@ function M.statusline(bufnr)
   end
   if fit.status == 'unavailable' then
     return 'GPU fit: n/a'
+  end
+  if fit.status == 'no-job' then
+    return M.NO_JOB
   end
   if fit.status ~= 'ok' or type(fit.peak) ~= 'number' then
     return ''
@@ -97,6 +103,76 @@ function M.pick_gpu()
   end)
 end
 
+--- Why the buffer has no estimate and the next step (`:TorchwardWhy`, the "no job found
+--- — Why?" code lens): from the last gpuFit, shown with vim.notify.
+function M.why(bufnr)
+  local fit = M.fit(bufnr)
+  if fit == nil then
+    vim.notify('torchward: no estimate for this buffer yet', vim.log.levels.INFO)
+    return nil
+  end
+  local message
+  if fit.status == 'no-job' then
+    message = string.format('torchward: no job found — %s.\nNext step: %s.', fit.reason or '', fit.hint or '')
+  elseif fit.status == 'ok' then
+    message = 'torchward: ' .. M.statusline(bufnr)
+  else
+    message = string.format('torchward: no estimate — %s.', fit.reason or fit.status)
+  end
+  vim.notify(message, vim.log.levels.INFO)
+  return message
+end
+
+--- The rule's documentation in a read-only Markdown scratch buffer in a split
+--- ("Explain TWxxx" code action, `:TorchwardExplain TWxxx`): inside the editor, never a URL.
+function M.explain(code, bufnr)
+  local found = clients(bufnr)
+  if #found == 0 then
+    found = clients()
+  end
+  local client = found[1]
+  if client == nil then
+    vim.notify('torchward: the server is not running', vim.log.levels.WARN)
+    return
+  end
+  client:request('torchward/ruleDocumentation', { code = code }, function(err, answer)
+    if err or type(answer) ~= 'table' or type(answer.markdown) ~= 'string' then
+      local why = err and (err.message or vim.inspect(err)) or (answer and answer.error) or 'no documentation'
+      vim.notify('torchward: ' .. tostring(why), vim.log.levels.WARN)
+      return
+    end
+    local name = 'torchward://rules/' .. answer.code .. '.md'
+    local doc = vim.fn.bufnr(name)
+    if doc == -1 then
+      doc = vim.api.nvim_create_buf(false, true)
+      vim.api.nvim_buf_set_name(doc, name)
+    end
+    vim.bo[doc].modifiable = true
+    vim.api.nvim_buf_set_lines(doc, 0, -1, false, vim.split(answer.markdown, '\n', { plain = true }))
+    vim.bo[doc].modifiable = false
+    vim.bo[doc].modified = false
+    vim.bo[doc].bufhidden = 'hide'
+    vim.bo[doc].filetype = 'markdown'
+    vim.cmd('split')
+    vim.api.nvim_win_set_buf(0, doc)
+  end, bufnr)
+end
+
+--- `workspace/diagnostic/refresh`: pull again for every buffer the client is attached to.
+function M.on_diagnostic_refresh(_, _, ctx)
+  local client = vim.lsp.get_client_by_id(ctx.client_id)
+  if client == nil then
+    return vim.NIL
+  end
+  for bufnr in pairs(client.attached_buffers) do
+    if vim.api.nvim_buf_is_loaded(bufnr) then
+      client:request('textDocument/diagnostic', { textDocument = vim.lsp.util.make_text_document_params(bufnr) },
+        nil, bufnr)
+    end
+  end
+  return vim.NIL
+end
+
 -- The server's code lens offers `torchward.selectGpu` without an argument: the editor
 -- asks the user, as the VS Code extension does with a quick pick.
 vim.lsp.commands['torchward.selectGpu'] = function(command)
@@ -106,6 +182,18 @@ vim.lsp.commands['torchward.selectGpu'] = function(command)
   else
     M.pick_gpu()
   end
+end
+
+vim.lsp.commands['torchward.explain'] = function(command, ctx)
+  local code = command.arguments and command.arguments[1]
+  if type(code) == 'string' and code ~= '' then
+    M.explain(code, ctx and ctx.bufnr)
+  end
+end
+
+vim.lsp.commands['torchward.whyNoJob'] = function(command, ctx)
+  local uri = command.arguments and command.arguments[1]
+  M.why(type(uri) == 'string' and vim.uri_to_bufnr(uri) or (ctx and ctx.bufnr))
 end
 
 return M

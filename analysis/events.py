@@ -45,6 +45,7 @@ class EventKind(str, enum.Enum):
     SET_EPOCH = "set_epoch"
     COMPILE = "compile"  # torch.compile(...)
     TORCH_LOAD = "torch_load"
+    TRANSFER = "transfer"  # x.to(device) / x.cuda() / model.cpu(): what moved, see CallFacts.moved
 
 
 @attrs.frozen
@@ -97,6 +98,9 @@ class CallFacts:
     weights_only: bool | None = None  # TORCH_LOAD: a literal weights_only=
     weights_only_given: bool = False
     opaque_arguments: bool = False  # *args / **kwargs may pass anything
+    # TRANSFER: "model", "factory" (a torch.tensor(...) of loop-invariant values), "invariant"
+    # (a tensor bound outside the loop), "model-to-host"; None: anything else (a batch)
+    moved: str | None = None
 
 
 @attrs.frozen

@@ -18,7 +18,7 @@ import ast
 
 from . import catalog
 from .events import CallFacts, EventKind
-from .finding import Span
+from .finding import Confidence, Span
 from .names import dotted
 from .values import Kind, Value
 
@@ -33,6 +33,21 @@ _CLIPPING = {
     "torch.nn.utils.clip_grad_norm",
 }
 _NOT_GIVEN = object()
+_TRANSFERS = {"to", "cuda", "cpu"}
+# torch functions that build a tensor on the host from Python values
+_HOST_FACTORIES = {
+    "torch.tensor",
+    "torch.as_tensor",
+    "torch.zeros",
+    "torch.ones",
+    "torch.full",
+    "torch.arange",
+    "torch.eye",
+    "torch.linspace",
+    "torch.Tensor",
+    "torch.FloatTensor",
+    "torch.LongTensor",
+}
 
 
 def observe_api(
@@ -69,6 +84,10 @@ def observe_method(run, receiver: Value, method: str, node: ast.Call) -> None:
     for ``set_epoch``, which samplers, loaders and datasets all spell the same way)."""
     if method == "set_epoch":
         run.emit(EventKind.SET_EPOCH, node)
+    elif method in _TRANSFERS and run.loops:
+        moved = _moved(run, receiver, method, node)
+        if moved is not None:
+            run.emit(EventKind.TRANSFER, node, target=receiver, call=CallFacts(moved=moved))
     elif receiver.kind is Kind.SCHEDULER and method == "step":
         run.emit(EventKind.SCHEDULER_STEP, node, target=receiver)
     elif receiver.kind is Kind.SCALER:
@@ -202,3 +221,139 @@ def _assigned_paths(run, first_line: int, last_line: int) -> frozenset[str]:
         stack.extend(ast.iter_child_nodes(node))
     cache[key] = frozenset(found)
     return cache[key]
+
+
+def _to_host(method: str, node: ast.Call) -> bool:
+    """``x.cpu()`` or ``x.to("cpu")`` / ``x.to(torch.device("cpu"))``."""
+    if method == "cpu":
+        return True
+    if method != "to" or not node.args:
+        return False
+    first = node.args[0]
+    if isinstance(first, ast.Constant):
+        return first.value == "cpu"
+    return (
+        isinstance(first, ast.Call)
+        and bool(first.args)
+        and isinstance(first.args[0], ast.Constant)
+        and first.args[0].value == "cpu"
+    )
+
+
+def _moves_device(method: str, node: ast.Call) -> bool:
+    """``x.cuda()`` or ``x.to(<a device>)`` (not ``x.to(torch.float16)``, a cast)."""
+    if method == "cuda":
+        return True
+    if method != "to":
+        return False
+    argument = (
+        node.args[0]
+        if node.args
+        else next((k.value for k in node.keywords if k.arg == "device"), None)
+    )
+    if argument is None:
+        return False
+    path = dotted(argument) or ""
+    return not path.startswith("torch.") or path.startswith("torch.device")
+
+
+def _moved(run, receiver: Value, method: str, node: ast.Call) -> str | None:
+    """What ``receiver.<method>(...)`` inside a loop moves, when it is worth a rule's
+    question: the model; a host factory of loop-invariant values; a tensor bound outside
+    the loop; a model sent to the host. None for everything else (a batch, a cast)."""
+    func = node.func
+    assert isinstance(func, ast.Attribute)
+    if receiver.kind is Kind.MODEL and _to_host(method, node):
+        return "model-to-host"
+    if method == "cpu" or _to_host(method, node) or not _moves_device(method, node):
+        return None
+    if receiver.kind is Kind.MODEL and receiver.confidence is Confidence.HIGH:
+        # ``model = model.cuda()`` rebinds it to itself: what matters is that the model was
+        # built before the loop (a fresh model per fold must be moved each time)
+        loop = run.trace.loops[run.loops[-1]]
+        built_before = receiver.origin is not None and not loop.contains_line(
+            receiver.origin.span.line
+        )
+        path = dotted(func.value)
+        if not built_before or path is None or _bound_in_loop_to_another(run, path):
+            return None
+        return "model"
+    source = func.value
+    if isinstance(source, ast.Call):
+        name = run.qualified(source.func)
+        if name in _HOST_FACTORIES and all(
+            _is_constant(a) for a in [*source.args, *(k.value for k in source.keywords)]
+        ):
+            return "factory"
+        return None
+    if (
+        isinstance(source, ast.Name)
+        and receiver.kind is Kind.TENSOR
+        and not receiver.graph
+        and not _rebound_in_loop(run, source)
+        and source.id not in run.params
+    ):
+        return "invariant"
+    return None
+
+
+def _bound_in_loop_to_another(run, path: str) -> bool:
+    """Whether the innermost loop binds ``path`` to anything but itself moved or cast
+    (``model = model.cuda()`` keeps the model; ``model = build()`` is a new one)."""
+    first, last = _loop_lines(run)
+    if path not in _assigned_paths(run, first, last):
+        return False
+    stack: list[ast.AST] = list(run.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+        if not isinstance(node, ast.stmt) or not first <= node.lineno <= last:
+            continue
+        if isinstance(node, ast.Assign) and any(dotted(t) == path for t in node.targets):
+            value = node.value
+            if not (
+                isinstance(value, ast.Call)
+                and isinstance(value.func, ast.Attribute)
+                and dotted(value.func.value) == path
+            ):
+                return True
+        elif _binds(node, path):
+            return True  # a loop or ``with`` target, an augmented assignment
+    return False
+
+
+def _binds(statement: ast.stmt, path: str) -> bool:
+    """A loop target, ``with ... as``, augmented or annotated assignment binding ``path``."""
+    if isinstance(statement, (ast.For, ast.AsyncFor)):
+        targets = [statement.target]
+    elif isinstance(statement, (ast.With, ast.AsyncWith)):
+        targets = [item.optional_vars for item in statement.items if item.optional_vars]
+    elif isinstance(statement, (ast.AugAssign, ast.AnnAssign)):
+        targets = [statement.target]
+    else:
+        return False
+    return any(
+        isinstance(n, (ast.Name, ast.Attribute)) and dotted(n) == path
+        for target in targets
+        for n in ast.walk(target)
+    )
+
+
+def _is_constant(node: ast.expr) -> bool:
+    """A literal (numbers, strings, nested lists/tuples of them, a negated number) or a
+    torch attribute such as ``torch.float32``: the same value every iteration."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return _is_constant(node.operand)
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return all(_is_constant(e) for e in node.elts)
+    path = dotted(node) if isinstance(node, ast.Attribute) else None
+    return path is not None and path.startswith("torch.")
+
+
+def _loop_lines(run) -> tuple[int, int]:
+    loop = run.trace.loops[run.loops[-1]]
+    return loop.span.line, loop.end_line

@@ -118,10 +118,18 @@ class StuckEvalMode(Rule):
             if stuck.evidence.span in reported:
                 continue
             reported.add(stuck.evidence.span)
+            # the switch sits in the loop of the training steps themselves (a validation
+            # every N steps) or in an outer, epoch loop
+            per_step = shared[-1] == backward.loops[-1]
+            where, later, each = (
+                ("inside the loop of training steps", "the following steps", "step")
+                if per_step
+                else ("inside the epoch loop", "later epochs", "epoch")
+            )
             message = (
-                "the model is switched to eval mode inside the epoch loop and nothing switches it back before "
-                "the next training step: later epochs train with dropout off and batch-norm statistics frozen. "
-                "Call `model.train()` at the start of each epoch."
+                f"the model is switched to eval mode {where} and nothing switches it back before "
+                f"the next training step: {later} train with dropout off and batch-norm statistics frozen. "
+                f"Call `model.train()` at the start of each {each}."
             )
             yield self.finding(
                 stuck.evidence.span,

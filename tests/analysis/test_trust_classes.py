@@ -1355,3 +1355,47 @@ def test_class6_grad_scaler_accumulation_without_division_is_reported():
 def test_class6_grad_scaler_accumulation_with_division_is_quiet():
     assert_quiet(AMP_ACCUMULATION_DIVIDED, "TW014")
     assert_quiet(AMP_ACCUMULATION_DIVIDED_BEFORE, "TW014")
+
+
+# --- TW011 names the loop the eval switch is stuck in --------------------------------
+
+VALIDATION_EVERY_N_STEPS = """
+    import torch
+
+    def fit(model, loader, optimizer, val_every):
+        for epoch in range(3):
+            model.train()
+            for step, (x, y) in enumerate(loader):
+                optimizer.zero_grad()
+                model(x).sum().backward()
+                optimizer.step()
+                if step % val_every == 0:
+                    model.eval()  # expect: TW011
+                    with torch.no_grad():
+                        model(x)
+"""
+
+VALIDATION_EVERY_EPOCH = """
+    import torch
+
+    def fit(model, loader, optimizer):
+        model.train()
+        for epoch in range(3):
+            for x, y in loader:
+                optimizer.zero_grad()
+                model(x).sum().backward()
+                optimizer.step()
+            model.eval()  # expect: TW011
+"""
+
+
+def test_eval_stuck_inside_the_step_loop_says_the_following_steps():
+    assert_exact(VALIDATION_EVERY_N_STEPS, "TW011")
+    [finding] = [f for f in _report(VALIDATION_EVERY_N_STEPS) if f.code == "TW011"]
+    assert "the following steps train" in finding.message
+
+
+def test_eval_stuck_in_the_epoch_loop_says_later_epochs():
+    assert_exact(VALIDATION_EVERY_EPOCH, "TW011")
+    [finding] = [f for f in _report(VALIDATION_EVERY_EPOCH) if f.code == "TW011"]
+    assert "later epochs train" in finding.message

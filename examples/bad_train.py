@@ -117,4 +117,4 @@ if __name__ == "__main__":
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--accumulate", type=int, default=4)
-    train(parser.parse_args())
+    train(parser.parse_args())  # TW008

@@ -84,4 +84,5 @@ if __name__ == "__main__":
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--accumulate", type=int, default=4)
+    torch.manual_seed(0)
     train(parser.parse_args())

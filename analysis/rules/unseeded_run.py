@@ -57,8 +57,9 @@ def seeding_of(tree: ast.Module, imports) -> Seeding:
             continue
         name = qualified_name(node.func, imports)
         if name is None:
-            leaf = getattr(node.func, "attr", None) or getattr(node.func, "id", "")
-            if "seed" in leaf.lower():
+            func = node.func
+            leaf = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if "seed" in str(leaf).lower():
                 opaque = True  # a project helper (utils.set_seed(args.seed))
             continue
         if name in SEEDERS:

@@ -13,6 +13,14 @@ goes first in the epoch loop's body. Proof obligations (any failure: no fix):
 3. The rule saw that loader built with ``sampler=`` a shuffling ``DistributedSampler``
    (that is what the finding means), and ``DataLoader.sampler`` is that sampler.
 
+4. The sampler is a ``DistributedSampler`` on every path, not only on the one the rule
+   followed: the ``DistributedSampler(...)`` call the finding points at is passed
+   straight as ``sampler=``, or assigned to a name that nothing else in its function
+   assigns. The common ``sampler = RandomSampler(d) if local_rank == -1 else
+   DistributedSampler(d)`` (or the same as an ``if``/``else``) leaves a single-process
+   run with a ``RandomSampler``, which has no ``set_epoch``: the fix would raise there,
+   so it is offered as unsafe.
+
 The only change is then the shuffling order of every epoch after the first: safe.
 """
 
@@ -87,6 +95,33 @@ class SamplerSetEpochMissingFixer(Fixer):
         )
         yield self.fix(
             f"Call `{name}.sampler.set_epoch({epoch.target.value})` at the start of each epoch",
-            Applicability.SAFE,
+            Applicability.SAFE if always_distributed(tree, finding) else Applicability.UNSAFE,
             rewrite,
         )
+
+
+def always_distributed(tree, finding) -> bool:
+    """Obligation 4: the ``DistributedSampler(...)`` in the evidence is the loader's
+    sampler on every path (passed straight as ``sampler=``, or bound to a name that is
+    assigned nowhere else in its function)."""
+    for item in finding.evidence:
+        call = tree.at(item.span, cst.Call) if not item.path else None
+        if call is None or not tree.text(call.func).endswith("DistributedSampler"):
+            continue
+        parent = tree.parents.get(call)
+        if isinstance(parent, cst.Arg):
+            return parent.keyword is not None and parent.keyword.value == "sampler"
+        if not isinstance(parent, cst.Assign) or len(parent.targets) != 1:
+            return False
+        target = parent.targets[0].target
+        if not isinstance(target, (cst.Name, cst.Attribute)):
+            return False
+        bound = tree.text(target)
+        scope = tree.function_of(parent)
+        others = [
+            assign
+            for assign in tree.within(tree.spans[scope], cst.AssignTarget)
+            if tree.text(assign.target) == bound and assign is not parent.targets[0]
+        ]
+        return not others
+    return False

@@ -453,3 +453,45 @@ def test_dropping_an_activation_never_changes_precedence(code, written):
     )
     source = activation_input(tree, call, ("softmax",))
     assert tree.module.code_for_node(_in_place_of(tree, call, source)) == written
+
+
+# --- TW021: sampler.set_epoch -------------------------------------------------------------
+
+TW021_SAFE = """\
+import torch
+from torch.utils.data import DataLoader, DistributedSampler
+
+
+def train(model, dataset, opt, epochs):
+    sampler = DistributedSampler(dataset)
+    loader = DataLoader(dataset, batch_size=8, sampler=sampler)
+    for epoch in range(epochs):
+        for x in loader:
+            opt.zero_grad()
+            model(x).sum().backward()
+            opt.step()
+"""
+
+
+def test_tw021_set_epoch_is_safe_when_the_sampler_is_distributed_on_every_path():
+    fix = first_fix("TW021", TW021_SAFE)
+    assert fix.applicability is SAFE
+    assert "loader.sampler.set_epoch(epoch)" in apply_edits(TW021_SAFE, fix.edits)
+
+
+@pytest.mark.parametrize(
+    "single_process",
+    [
+        # a RandomSampler in a single-process run has no set_epoch: the fix would raise
+        "    sampler = DistributedSampler(dataset) if ddp else torch.utils.data.RandomSampler(dataset)\n",
+        "    if ddp:\n        sampler = DistributedSampler(dataset)\n    else:\n        sampler = None\n",
+    ],
+)
+def test_tw021_set_epoch_is_unsafe_when_another_path_builds_another_sampler(single_process):
+    source = TW021_SAFE.replace("    sampler = DistributedSampler(dataset)\n", single_process)
+    source = source.replace(
+        "def train(model, dataset, opt, epochs):", "def train(model, dataset, opt, epochs, ddp):"
+    )
+    found = [f for f in analyze_source(source, "train.py").findings if f.code == "TW021"]
+    assert found, "the rule reports the DistributedSampler path"
+    assert applicability("TW021", source) is UNSAFE

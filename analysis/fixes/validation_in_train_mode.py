@@ -10,7 +10,13 @@ forward call inside it. Proof obligations, checked on the source (any failure: n
    the mode it entered it — training mode, which is what the finding established.
 
 Then only the evaluation changes (dropout off; batch norm uses, and no longer updates,
-its running statistics): safe.
+its running statistics): safe — provided also that
+
+3. no module's mode is set apart from the model's anywhere in the file: no ``.eval()`` or
+   ``.train(...)`` on another receiver (``model.backbone.eval()`` to freeze batch norm,
+   ``m.eval()`` over ``model.modules()``, ``teacher.eval()``). ``model.train()`` after the
+   pass sets *every* submodule to train mode, so a part kept in eval mode on purpose
+   would train differently from then on. When any such switch exists, the fix is unsafe.
 """
 
 from __future__ import annotations
@@ -63,6 +69,20 @@ class ValidationInTrainModeFixer(Fixer):
         rewrite.insert_after(loop, statement_line(f"{model}.train()"))
         yield self.fix(
             f"Run the evaluation in eval mode: `{model}.eval()` before it, `{model}.train()` after",
-            Applicability.SAFE,
+            Applicability.UNSAFE if _switches_other_modes(tree, model) else Applicability.SAFE,
             rewrite,
         )
+
+
+def _switches_other_modes(tree, model: str) -> bool:
+    """Obligation 3 fails: some ``.eval()`` / ``.train(...)`` in the file switches a
+    receiver other than ``model`` (a submodule, a loop over modules, another model)."""
+    for call in tree.within(tree.spans[tree.module], cst.Call):
+        func = call.func
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in ("eval", "train")
+            and tree.text(func.value) != model
+        ):
+            return True
+    return False

@@ -495,3 +495,49 @@ def test_tw021_set_epoch_is_unsafe_when_another_path_builds_another_sampler(sing
     found = [f for f in analyze_source(source, "train.py").findings if f.code == "TW021"]
     assert found, "the rule reports the DistributedSampler path"
     assert applicability("TW021", source) is UNSAFE
+
+
+# --- TW024: eval() before a validation pass, train() after --------------------------------
+
+TW024_SAFE = """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.fc(self.drop(x))
+
+
+def main(train_loader, val_loader, opt):
+    model = Net()
+    for epoch in range(3):
+        model.train()
+        for x in train_loader:
+            model(x).sum().backward()
+            opt.step()
+        with torch.no_grad():
+            for x in val_loader:
+                model(x)
+"""
+
+
+def test_tw024_eval_train_around_the_pass_is_safe_when_no_submodule_mode_is_kept_apart():
+    assert applicability("TW024", TW024_SAFE) is SAFE
+
+
+def test_tw024_is_unsafe_when_a_submodule_is_kept_in_eval_mode_on_purpose():
+    # `model.train()` after the pass would unfreeze the batch-norm kept in eval mode
+    source = TW024_SAFE.replace(
+        "        model.train()\n", "        model.train()\n        model.fc.eval()\n"
+    )
+    found = [f for f in analyze_source(source, "train.py").findings if f.code == "TW024"]
+    if found:
+        assert applicability("TW024", source) is UNSAFE
+    else:
+        assert applicability_if_missed("TW024", TW024_SAFE, source) is UNSAFE

@@ -15,6 +15,10 @@ Proof obligations (each checked on the source; any failure means no fix):
 3. The target is bound nowhere else in the loop and not read in the loop before the
    construction, so every use in the loop saw the optimizer this statement built.
 
+4. No object built in the loop takes the optimizer (a scheduler ``LambdaLR(opt, ...)``
+   re-created each iteration on a kept optimizer re-bases on the rate the last one left:
+   otherwise unsafe).
+
 With them, the only change is that the optimizer's state survives from one step to the
 next. That is safe when the loop that rebuilds it also steps it (a fresh optimizer per
 update is never what anyone means); when it is rebuilt once per epoch and an inner loop
@@ -116,8 +120,26 @@ class OptimizerInLoopFixer(Fixer):
         rewrite = Rewrite(tree)
         rewrite.replace(statement, cst.RemovalSentinel.REMOVE)  # type: ignore[arg-type]  # Rewrite passes the sentinel on to LibCST, which removes the statement
         rewrite.insert_before(loop, statement.with_changes(leading_lines=()))
-        applicability = Applicability.SAFE if every_step else Applicability.UNSAFE
+        wrapped = _wrapped_in_loop(tree, loop, name)
+        applicability = Applicability.SAFE if every_step and not wrapped else Applicability.UNSAFE
         yield self.fix(f"Construct `{name}` once, before the loop", applicability, rewrite)
+
+
+def _wrapped_in_loop(tree, loop: cst.CSTNode, name: str) -> bool:
+    """Obligation 4 fails: another object built in the loop takes the optimizer
+    (``LambdaLR(opt, ...)``, ``GradScaler``-style wrappers). A scheduler built on a fresh
+    optimizer each iteration starts from the constructor's learning rate; built again on
+    one kept optimizer it re-bases on the rate the last one left (a warm-up factor then
+    compounds): the hoist would change more than the optimizer's state."""
+    for call in tree.within(tree.spans[loop], cst.Call):
+        if any(
+            isinstance(arg.value, (cst.Name, cst.Attribute)) and tree.text(arg.value) == name
+            for arg in call.args
+        ) and not (isinstance(call.func, cst.Attribute) and tree.text(call.func.value) == name):
+            callee = tree.text(call.func).rsplit(".", 1)[-1]
+            if callee[:1].isupper() or "sched" in callee.lower():
+                return True
+    return False
 
 
 def _target_names(tree, loop: cst.For) -> set[str]:

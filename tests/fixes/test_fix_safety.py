@@ -541,3 +541,30 @@ def test_tw024_is_unsafe_when_a_submodule_is_kept_in_eval_mode_on_purpose():
         assert applicability("TW024", source) is UNSAFE
     else:
         assert applicability_if_missed("TW024", TW024_SAFE, source) is UNSAFE
+
+
+# --- TW017: hoisting an optimizer built in the loop -----------------------------------------
+
+TW017_SAFE = """\
+import torch
+
+
+def train(model, loader, crit):
+    for x, y in loader:
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+        opt.zero_grad()
+        crit(model(x), y).backward()
+        opt.step()
+"""
+
+
+def test_tw017_hoist_is_safe_for_an_optimizer_rebuilt_every_step():
+    assert applicability("TW017", TW017_SAFE) is SAFE
+
+
+def test_tw017_hoist_is_unsafe_when_a_scheduler_is_rebuilt_on_it_in_the_loop():
+    source = TW017_SAFE.replace(
+        "        opt.zero_grad()\n",
+        "        sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 0.1)\n        opt.zero_grad()\n",
+    )
+    assert applicability("TW017", source) is UNSAFE

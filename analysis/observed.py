@@ -58,7 +58,13 @@ def observe_api(
     if kind is Kind.OPTIMIZER:
         run.emit(EventKind.OPTIMIZER_BUILT, node, call=_optimizer_facts(run, name, node))
     elif kind is Kind.LOADER:
-        run.emit(EventKind.LOADER_BUILT, node, call=_loader_facts(run, node, args, kwargs))
+        dataset = args[0] if args else kwargs.get("dataset")
+        run.emit(
+            EventKind.LOADER_BUILT,
+            node,
+            value=dataset,
+            call=_loader_facts(run, node, args, kwargs),
+        )
     elif kind is Kind.SAMPLER and name in catalog.DISTRIBUTED_SAMPLERS:
         shuffle = _literal_argument(node, "shuffle", 3)
         run.emit(EventKind.SAMPLER_BUILT, node, call=CallFacts(shuffles=shuffle is not False))

@@ -10,7 +10,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel as DDP
 from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
-from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+from torch.utils.data import DataLoader, Dataset, DistributedSampler, TensorDataset
 
 
 class Classifier(nn.Module):
@@ -110,6 +110,22 @@ def train_tower(dataset, epochs):
         with torch.no_grad():
             for x, y in loader:  # TW024
                 print(F.mse_loss(tower(x), y).item())
+
+
+class Shards(Dataset):
+    def __len__(self) -> int:
+        return 8
+
+    def __getitem__(self, i):
+        return torch.load(f"shard{i}.pt", weights_only=True)
+
+
+def train_on_shards(model, optimizer):
+    loader = DataLoader(Shards(), batch_size=8)  # TW004
+    for x in loader:
+        model(x.cuda()).sum().backward()
+        optimizer.step()
+        optimizer.zero_grad()
 
 
 if __name__ == "__main__":

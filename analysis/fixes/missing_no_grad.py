@@ -42,7 +42,7 @@ from .tree import LOOPS, Rewrite, SourceTree, expression
 TRAINING_CALL = re.compile(r"backward|step|^train|^fit", re.IGNORECASE)
 
 
-def _callee_name(call: cst.Call) -> str:
+def callee_name(call: cst.Call) -> str:
     func = call.func
     if isinstance(func, cst.Attribute):
         return func.attr.value
@@ -52,7 +52,7 @@ def _callee_name(call: cst.Call) -> str:
 def may_train_unseen(tree: SourceTree, loop: cst.CSTNode) -> bool:
     """Obligation 2 fails: a call in the loop is named like a training step."""
     return any(
-        TRAINING_CALL.search(_callee_name(call)) for call in tree.within(tree.spans[loop], cst.Call)
+        TRAINING_CALL.search(callee_name(call)) for call in tree.within(tree.spans[loop], cst.Call)
     )
 
 

@@ -10,6 +10,10 @@ step it precedes. Proof obligations, each checked on the source (any failure: no
    ``autograd.grad``: the gradients the step now sees are exactly those of the backward
    before the reset, and the reset still runs before the next backward.
 
+4. No call between them is named like a training step or a loss (``train_step(...)``,
+   ``compute_loss(...)``): a helper from another file may run a backward the analysis
+   never saw, whose gradients the moved reset would no longer clear (otherwise unsafe).
+
 Moving the reset then changes only what the step (and any clipping or logging between)
 sees: the computed gradients instead of zeros. That is the bug, so the fix is safe.
 """
@@ -20,6 +24,7 @@ import libcst as cst
 
 from ..finding import Applicability
 from .fixer import Fixer
+from .missing_no_grad import TRAINING_CALL, callee_name
 from .tree import Rewrite
 
 GRADIENT_CALLS = {"backward", "step", "zero_grad", "grad"}
@@ -67,11 +72,17 @@ class ZeroGradBeforeStepFixer(Fixer):
             return  # obligation 2
         if any(_touches_gradients(tree, s) for s in body[first + 1 : last]):
             return  # obligation 3
+        between = body[first + 1 : last]
+        unseen = any(
+            TRAINING_CALL.search(callee_name(call)) or "loss" in callee_name(call).lower()
+            for statement in between
+            for call in tree.within(tree.spans[statement], cst.Call)
+        )
         rewrite = Rewrite(tree)
         rewrite.replace(reset_line, cst.RemovalSentinel.REMOVE)  # type: ignore[arg-type]  # Rewrite passes the sentinel on to LibCST, which removes the statement
         rewrite.insert_after(step_line, reset_line.with_changes(leading_lines=()))
         yield self.fix(
             f"Reset the gradients after the step: move `{tree.text(reset)}` below `{tree.text(step)}`",
-            Applicability.SAFE,
+            Applicability.UNSAFE if unseen else Applicability.SAFE,
             rewrite,
         )

@@ -568,3 +568,25 @@ def test_tw017_hoist_is_unsafe_when_a_scheduler_is_rebuilt_on_it_in_the_loop():
         "        sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 0.1)\n        opt.zero_grad()\n",
     )
     assert applicability("TW017", source) is UNSAFE
+
+
+# --- TW019: moving a reset that sits between backward and step --------------------------------
+
+TW019_SAFE = """\
+def train(model, loader, opt, crit):
+    for x, y in loader:
+        loss = crit(model(x), y)
+        loss.backward()
+        opt.zero_grad()
+        log_metrics(loss)
+        opt.step()
+"""
+
+
+def test_tw019_move_is_safe_when_nothing_between_may_take_gradients():
+    assert applicability("TW019", TW019_SAFE) is SAFE
+
+
+def test_tw019_move_is_unsafe_when_a_helper_between_may_run_a_backward():
+    source = TW019_SAFE.replace("log_metrics(loss)", "compute_aux_loss(model, x)")
+    assert applicability("TW019", source) is UNSAFE

@@ -36,8 +36,13 @@ log = logging.getLogger(__name__)
 
 
 def is_fixable(code: str) -> bool:
-    """Whether the rule ``code`` has a fixer (its findings may carry fixes)."""
-    return code in all_fixers()
+    """Whether findings of rule ``code`` may carry fixes: read from the rule's examples,
+    the one place fixability is declared (a test holds the fixers found by walking this
+    package to exactly the rules whose examples specify a fix)."""
+    from ..rule import rule_by_code
+
+    rule = rule_by_code(code)
+    return rule is not None and bool(rule.fix_applicabilities())
 
 
 def fixes_for(source: str, finding: Finding) -> tuple[Fix, ...]:

@@ -34,6 +34,7 @@ _CLIPPING = {
 }
 _NOT_GIVEN = object()
 _TRANSFERS = {"to", "cuda", "cpu"}
+_SYNCING = {"item", "cpu", "numpy", "tolist"}  # wait for the device to hand a value over
 # torch functions that build a tensor on the host from Python values
 _HOST_FACTORIES = {
     "torch.tensor",
@@ -70,6 +71,8 @@ def observe_api(
         run.emit(EventKind.SAMPLER_BUILT, node, call=CallFacts(shuffles=shuffle is not False))
     elif name in _CLIPPING:
         run.emit(EventKind.CLIP_GRAD, node)
+    elif name == "torch.cuda.synchronize":
+        run.emit(EventKind.SYNC, node)
     elif name == "torch.compile":
         run.emit(EventKind.COMPILE, node, target=args[0] if args else None)
     elif name == "torch.load":
@@ -90,6 +93,8 @@ def observe_method(run, receiver: Value, method: str, node: ast.Call) -> None:
     for ``set_epoch``, which samplers, loaders and datasets all spell the same way)."""
     if method == "set_epoch":
         run.emit(EventKind.SET_EPOCH, node)
+    elif method in _SYNCING and run.loops and receiver.kind is Kind.TENSOR:
+        run.emit(EventKind.SYNC, node, target=receiver)
     elif method in _TRANSFERS and run.loops:
         moved = _moved(run, receiver, method, node)
         if moved is not None:

@@ -126,6 +126,7 @@ def train_on_shards(model, optimizer):
         model(x.cuda()).sum().backward()
         optimizer.step()
         optimizer.zero_grad()
+        torch.cuda.synchronize()  # TW007
 
 
 if __name__ == "__main__":

@@ -9,6 +9,17 @@ same version) is read back. Debounce is 0, as the issue's targets assume.
 - ``edit``: a one-character didChange → the next diagnostics (p50 / p95): alternately
   typing and deleting a digit of a number literal near the middle of the file, so
   every version differs in meaning and stays valid Python;
+- ``edit kinds`` (issue 11): didChange → diagnostics p50 / p95 for three kinds of edit, on
+  two files at 1,000 and 5,000 lines — bench/synthetic_script.py (few findings per
+  function) and bench/findings_script.py (~140 findings: every keystroke re-delivers
+  them all):
+
+  * ``valid``: a digit typed into / deleted from a number literal (always valid Python);
+  * ``typing``: a statement typed character by character on a new line inside a
+    function, most intermediate states invalid (``total_steps =``), then removed;
+  * ``indent``: the last statement of a loop body dedented out of the loop and back
+    (valid, and it changes what the function computes);
+
 - ``start``: process spawn → ``initialize`` reply (median of ``--starts`` fresh servers);
 - ``rss``: resident memory of a fresh server with 50 different ~1,000-line scripts open
   and analysed (each document's identifiers renamed so no cache can share work).
@@ -18,8 +29,12 @@ lines. When ``ruff`` can be installed (a side venv in bench/.work/ruff-venv, or
 ``--ruff PATH``), ``ruff server`` gets the same files and edits in the same run and the
 ratio torchward / ruff is printed. Results also go to bench/.work/lsp-results.json.
 
-    .venv/bin/python bench/bench_lsp.py              # ~1-2 minutes on 2 cores
+    .venv/bin/python bench/bench_lsp.py              # ~2-3 minutes on 2 cores
     .venv/bin/python bench/bench_lsp.py --no-ruff --edits 20
+    .venv/bin/python bench/bench_lsp.py --edit-kinds-only   # issue 11's table, ~1 minute
+
+The load average at the start and end of the run is printed and saved with the results:
+on a shared machine the figures stretch with it.
 """
 
 from __future__ import annotations
@@ -39,6 +54,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 WORK = HERE / ".work"
 sys.path.insert(0, str(HERE))
 
+from findings_script import findings_script  # noqa: E402
 from lsp_client import Client  # noqa: E402
 from synthetic_script import training_script  # noqa: E402
 
@@ -52,6 +68,11 @@ TARGETS_MS = {  # the issue's targets (2-core machine)
 RSS_TARGET_MB = 150
 SIZES = (1000, 5000)
 NUMBER = re.compile(r"(?<![\w.])\d")
+# issue 11: every edit kind, both files; p50 / p95 targets in ms per size (2 cores)
+EDIT_KIND_TARGETS = {1000: (20, 60), 5000: (100, None)}
+EDIT_KINDS = ("valid", "typing", "indent")
+FILES = {"few findings": training_script, "~140 findings": findings_script}
+TYPED = "total_steps = step + 1"
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -132,6 +153,136 @@ async def measure_latency(
         }
     finally:
         await client.stop()
+
+
+def loop_body_end(text: str) -> tuple[int, str]:
+    """(line, text) of the last statement of a ``for`` body near the middle of the file,
+    followed by a line indented less (so dedenting it by 4 keeps the code valid)."""
+    lines = text.split("\n")
+    middle = len(lines) // 2
+    for index in list(range(middle, len(lines) - 1)) + list(range(1, middle)):
+        line, after = lines[index], lines[index + 1]
+        indent = len(line) - len(line.lstrip(" "))
+        after_indent = len(after) - len(after.lstrip(" "))
+        if indent < 8 or not line.strip() or line.strip().startswith(("#", "return", "if", "for")):
+            continue
+        if after.strip() and after_indent >= indent:
+            continue
+        for back in range(index - 1, 0, -1):  # the enclosing block must be a for loop
+            head = lines[back]
+            head_indent = len(head) - len(head.lstrip(" "))
+            if head.strip() and head_indent < indent:
+                if head.lstrip().startswith("for ") and head_indent == indent - 4:
+                    return index, line
+                break
+    raise ValueError("no loop body to dedent")
+
+
+async def measure_edit_kinds(
+    command: list[str], root: pathlib.Path, options: dict, text: str, name: str, edits: int
+) -> dict[str, list[float]]:
+    """didChange → publishDiagnostics (ms) for each kind of edit on one open document."""
+    client, _ = await start(command, root, options)
+    try:
+        uri = (root / f"{name}.py").as_uri()
+        client.open(uri, text)
+        await client.diagnostics_at(uri, 1, timeout=120)
+        version = 1
+        samples: dict[str, list[float]] = {kind: [] for kind in EDIT_KINDS}
+
+        async def send(line: int, start: int, end: int, new_text: str) -> float:
+            nonlocal version
+            version += 1
+            sent = client.change(uri, version, line, start, new_text, end_character=end)
+            return (await client.diagnostics_at(uri, version, timeout=120) - sent) * 1000
+
+        line, column = edit_site(text)
+        for index in range(edits):  # valid: type / delete a digit
+            if index % 2 == 0:
+                samples["valid"].append(await send(line, column, column, "1"))
+            else:
+                samples["valid"].append(await send(line, column, column + 1, ""))
+
+        body, body_text = loop_body_end(text)
+        indent = " " * (len(body_text) - len(body_text.lstrip(" ")))
+        typed = 0
+        while typed < edits:  # typing: a new statement, key by key, then removed
+            end = len(body_text)
+            await send(body, end, end, "\n" + indent)  # Enter: not a sample
+            for offset, character in enumerate(TYPED):
+                if typed == edits:
+                    break
+                column_at = len(indent) + offset
+                samples["typing"].append(await send(body + 1, column_at, column_at, character))
+                typed += 1
+            line_now = indent + TYPED[: column_at - len(indent) + 1]
+            version += 1  # remove the typed line (restores the text; not a sample)
+            client.notify(
+                "textDocument/didChange",
+                {
+                    "textDocument": {"uri": uri, "version": version},
+                    "contentChanges": [
+                        {
+                            "range": {
+                                "start": {"line": body, "character": end},
+                                "end": {"line": body + 1, "character": len(line_now)},
+                            },
+                            "text": "",
+                        }
+                    ],
+                },
+            )
+            await client.diagnostics_at(uri, version, timeout=120)
+
+        for index in range(edits):  # indent: dedent the loop's last statement and back
+            if index % 2 == 0:
+                samples["indent"].append(await send(body, 0, 4, ""))
+            else:
+                samples["indent"].append(await send(body, 0, 0, "    "))
+        return samples
+    finally:
+        await client.stop()
+
+
+async def bench_edit_kinds(command: list[str], options: dict, edits: int, root: pathlib.Path):
+    results: dict = {}
+    for label, make in FILES.items():
+        for size in SIZES:
+            text = make(size)
+            name = f"kinds_{label.split()[0].strip('~')}_{size}"
+            samples = await measure_edit_kinds(command, root, options, text, name, edits)
+            results[f"{label}|{size}"] = {
+                "lines": text.count("\n"),
+                **{kind: summary(values) for kind, values in samples.items()},
+            }
+    return results
+
+
+def report_edit_kinds(results: dict, load: tuple[str, str]) -> None:
+    print(f"\nedit → diagnostics by kind of edit (ms; load average {load[0]} → {load[1]})")
+    print(f"{'file':16} {'lines':>6} {'edit':8} {'p50':>8} {'p95':>8}  target")
+    for key, row in results.items():
+        label, size = key.split("|")
+        p50_target, p95_target = EDIT_KIND_TARGETS[int(size)]
+        for kind in EDIT_KINDS:
+            p50, p95 = row[kind]["p50"], row[kind]["p95"]
+            verdicts = [verdict_at_most(p50, p50_target, "p50")]
+            if p95_target is not None:
+                verdicts.append(verdict_at_most(p95, p95_target, "p95"))
+            print(
+                f"{label:16} {row['lines']:6d} {kind:8} {p50:8.1f} {p95:8.1f}  {'; '.join(verdicts)}"
+            )
+
+
+def verdict_at_most(value: float, target: float, stat: str) -> str:
+    return f"{stat} <= {target:g} {'ok' if value <= target else 'MISSED'}"
+
+
+def load_average() -> str:
+    try:
+        return " ".join(pathlib.Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "?"
 
 
 async def measure_start(
@@ -283,6 +434,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--documents", type=int, default=50, help="documents open for the memory figure"
     )
+    parser.add_argument(
+        "--edit-kinds-only",
+        action="store_true",
+        help="only the edit-kind table (valid / typing / indent on both files, 1k and 5k lines)",
+    )
     parser.add_argument("--ruff", metavar="PATH", help="the ruff executable to compare with")
     parser.add_argument("--no-ruff", action="store_true", help="measure torchward only")
     args = parser.parse_args(argv)
@@ -290,13 +446,19 @@ def main(argv: list[str] | None = None) -> int:
     root = WORK / "lsp-project"
     root.mkdir(exist_ok=True)
     (root / "pyproject.toml").write_text("[tool.torchward]\n")
-    results: dict = {"cpus": os.cpu_count()}
-    results["torchward"] = asyncio.run(bench("torchward", TORCHWARD, {"debounceMs": 0}, args, root))
-    ruff = ruff_command(args.ruff, not args.no_ruff)
-    if ruff:
-        results["ruff"] = asyncio.run(bench("ruff", ruff, {}, args, root))
+    results: dict = {"cpus": os.cpu_count(), "load_start": load_average()}
+    options = {"debounceMs": 0}
+    if not args.edit_kinds_only:
+        results["torchward"] = asyncio.run(bench("torchward", TORCHWARD, options, args, root))
+        ruff = ruff_command(args.ruff, not args.no_ruff)
+        if ruff:
+            results["ruff"] = asyncio.run(bench("ruff", ruff, {}, args, root))
+    results["edit_kinds"] = asyncio.run(bench_edit_kinds(TORCHWARD, options, args.edits, root))
+    results["load_end"] = load_average()
     (WORK / "lsp-results.json").write_text(json.dumps(results, indent=2))
-    report(results)
+    if not args.edit_kinds_only:
+        report(results)
+    report_edit_kinds(results["edit_kinds"], (results["load_start"], results["load_end"]))
     print(f"\n{os.cpu_count()} CPUs; details in {WORK / 'lsp-results.json'}")
     return 0
 

@@ -55,6 +55,21 @@ def train_sigmoid_{i}(model, loader, device, lr=1e-3):
 """,
 )
 
+# The same functions with the bugs fixed: filler that keeps a larger file at ~140 findings.
+CLEAN_BLOCKS = tuple(
+    block.replace(
+        "probs = F.softmax(model(inputs.to(device)), dim=1)", "probs = model(inputs.to(device))"
+    )
+    .replace("losses.append(loss)", "losses.append(loss.item())")
+    .replace(
+        "scores = torch.sigmoid(model(inputs.to(device)).squeeze(-1))",
+        "scores = model(inputs.to(device)).squeeze(-1)",
+    )
+    .replace("total += loss\n", "total += loss.item()\n")
+    .replace("def train_", "def clean_train_")
+    for block in BLOCKS
+)
+
 FOOTER = """
 
 def main():
@@ -67,17 +82,26 @@ if __name__ == "__main__":
 """
 
 
-def findings_script(min_lines: int = 1000) -> str:
-    """Header, template pairs with fresh suffixes until ``min_lines``, then ``main``."""
-    parts = [HEADER]
+def findings_script(min_lines: int = 1000, buggy_pairs: int = 35) -> str:
+    """Header, template pairs with fresh suffixes until ``min_lines``, then ``main``.
+
+    The first ``buggy_pairs`` pairs carry two findings per function (~140 in all); the
+    rest are the fixed versions, interleaved so the findings spread over the whole file.
+    """
+    pairs = 0
     lines = HEADER.count("\n") + FOOTER.count("\n")
-    index = 0
-    while lines < min_lines:
-        for block in BLOCKS:
-            text = block.format(i=index)
-            parts.append(text)
-            lines += text.count("\n")
-        index += 1
+    per_pair = sum(block.count("\n") for block in BLOCKS)
+    while lines + pairs * per_pair < min_lines:
+        pairs += 1
+    every = max(1, pairs // max(buggy_pairs, 1))
+    parts = [HEADER]
+    buggy = 0
+    for index in range(pairs):
+        if buggy < buggy_pairs and index % every == 0:
+            blocks, buggy = BLOCKS, buggy + 1
+        else:
+            blocks = CLEAN_BLOCKS
+        parts.extend(block.format(i=index) for block in blocks)
     parts.append(FOOTER)
     return "".join(parts)
 

@@ -65,22 +65,45 @@ class AnalysisState:
         """Move the last good findings (and the shown result) through ``shifts``."""
         if not shifts:
             return
-        self.good = shift_findings(self.good, shifts)
+        before = self.good
+        self.good = shift_findings(before, shifts)
         if self.result is not None:
-            self.result = self.result.moved(shift_findings(self.result.findings, shifts))
+            shown = self.result.findings
+            # after a clean analysis both are the same tuple: move it once
+            moved = self.good if shown is before else shift_findings(shown, shifts)
+            self.result = self.result.moved(moved)
 
 
 def shift_findings(findings: tuple[Finding, ...], shifts: list[LineShift]) -> tuple[Finding, ...]:
+    """``findings`` moved through ``shifts``; a finding the edits cannot touch is kept as
+    is (the same object), so a keystroke costs in proportion to what it moved."""
     moved = []
+    changed = False
     for finding in findings:
         current: Finding | None = finding
         for shift in shifts:
-            current = _shift_finding(current, shift)
             if current is None:
                 break
+            if not _affected(current, shift):
+                continue
+            current = _shift_finding(current, shift)
+        if current is not finding:
+            changed = True
         if current is not None:
             moved.append(current)
-    return tuple(moved)
+    return tuple(moved) if changed else findings
+
+
+def _affected(finding: Finding, shift: LineShift) -> bool:
+    """Whether ``shift`` moves or touches anything ``finding`` points at: a span ending
+    before the edit never is; with no lines added or removed, nor is one after it."""
+    spans = [finding.span]
+    spans.extend(item.span for item in finding.evidence if item.path is None)
+    spans.extend(edit.span for fix in finding.fixes for edit in fix.edits)
+    return any(
+        span.end_line >= shift.first and (shift.delta != 0 or span.line <= shift.last)
+        for span in spans
+    )
 
 
 def _shift_line(line: int, shift: LineShift) -> int | None:

@@ -113,6 +113,7 @@ class ExpressionsMixin:
                 graph_confidence=base.graph_confidence,
                 locs=base.locs,
                 scaled=base.scaled,
+                backwarded=base.backwarded if base.graph else None,
             )
         if base.kind in (Kind.TENSOR, None):
             return (
@@ -265,6 +266,7 @@ class ExpressionsMixin:
                 graph=iterable.graph,
                 graph_confidence=iterable.graph_confidence,
                 locs=iterable.locs,
+                backwarded=iterable.backwarded if iterable.graph else None,
             )
         return UNKNOWN
 

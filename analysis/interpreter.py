@@ -251,6 +251,14 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
                 ),
             )
         if path and (stored.graph or stored.locs):
+            # what it holds was all backpropagated only if this value was too
+            backwarded = (
+                stored.backwarded
+                if container.graph is None
+                else container.backwarded
+                if stored.backwarded is not None or stored.graph is None
+                else None
+            )
             self.env[path] = attrs.evolve(
                 container,
                 graph=container.graph or stored.graph,
@@ -258,6 +266,7 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
                 if stored.graph
                 else container.graph_confidence,
                 locs=container.locs | stored.locs,
+                backwarded=backwarded,
             )
 
     def _container_text(self, node: ast.AST) -> str:

@@ -249,8 +249,10 @@ def merge_fields(a: Value, b: Value) -> Value:
         confidence=confidence,
         graph=_least(a.graph, b.graph, _evidence_key),
         graph_confidence=graph_confidence,
+        # "every graph it may carry was backpropagated": vacuous on a side with no graph
+        # (an empty list before the loop), so only a side with an unfreed graph clears it
         backwarded=_least(a.backwarded, b.backwarded, _evidence_key)
-        if (a.backwarded and b.backwarded)
+        if (a.backwarded or a.graph is None) and (b.backwarded or b.graph is None)
         else None,
         activation=_same_or_none(a.activation, b.activation),
         scaled=scaled,

@@ -508,6 +508,30 @@ CLASS4_STORED_BEFORE_THE_CALLERS_BACKWARD = """
 """
 
 
+CLASS4_STATS_SUMMED_ACROSS_MICRO_BATCHES = """
+    import torch
+    from mylib import StepStats
+
+    class PolicyTrainer:
+        def micro_step(self, batch):
+            loss = self.policy(batch).mean()
+            loss.backward()
+            return StepStats(loss, loss.abs())
+
+        def train(self, loader):
+            for batch in loader:
+                epoch_stats = []
+                for _ in range(self.epochs):
+                    for start in range(0, 8, 2):
+                        micro_stats = []
+                        for _ in range(2):
+                            micro_stats.append(self.micro_step(batch))  # expect: TW001
+                        epoch_stats.append(StepStats(*map(sum, zip(*micro_stats))))  # expect: TW001
+                        self.optimizer.step()
+                        self.optimizer.zero_grad()
+"""
+
+
 def test_class4_window_cleared_after_logging_is_quiet():
     assert_quiet(CLASS4_WINDOW_CLEARED_AFTER_EACH_LOG, "TW001")
 
@@ -519,6 +543,13 @@ def test_class4_stats_rebound_after_each_update_is_quiet():
 def test_class4_stats_kept_for_the_whole_run_are_a_warning():
     assert_exact(CLASS4_WINDOW_NEVER_CLEARED, "TW001")
     assert severities(CLASS4_WINDOW_NEVER_CLEARED, "TW001") == [Severity.WARNING]
+
+
+def test_class4_sums_of_backpropagated_stats_are_warnings_not_errors():
+    # what a helper already ran backward() on stays "after backward" through a list,
+    # zip() and sum(): only the graph's nodes are kept, not the activations
+    assert_exact(CLASS4_STATS_SUMMED_ACROSS_MICRO_BATCHES, "TW001")
+    assert severities(CLASS4_STATS_SUMMED_ACROSS_MICRO_BATCHES, "TW001") == [Severity.WARNING] * 2
 
 
 def test_class4_stored_before_backward_is_an_error():

@@ -8,7 +8,7 @@ import {
 
 import { COMMANDS, SERVER_COMMANDS } from './commands';
 import type { ServerCommand } from './launch';
-import { type ClientSideCommands, routeCommand } from './middleware';
+import { type ClientSideCommands, keepShownOnCancel, routeCommand } from './middleware';
 import { answerConfiguration, wireSettings } from './workspaceSettings';
 
 export const CLIENT_ID = 'torchward';
@@ -31,6 +31,9 @@ export function clientOptions(output: vscode.LogOutputChannel, commands?: Client
     markdown: { isTrusted: { enabledCommands: [SERVER_COMMANDS.explain, COMMANDS.pickGpu] } },
     middleware: {
       executeCommand: (command, args, next) => (commands ? routeCommand(command, args, commands, next) : next(command, args)),
+      // a pull cancelled by the next keystroke keeps the squiggles instead of blanking them
+      provideDiagnostics: (document, previousResultId, token, next) =>
+        keepShownOnCancel(document, previousResultId, token, next) as ReturnType<typeof next>,
       workspace: {
         configuration: (params, token, next) => {
           const answers = answerConfiguration(params);

@@ -35,3 +35,25 @@ export function routeCommand(command: string, args: unknown[] | undefined, handl
   }
   return next(command, args ?? []);
 }
+
+/** What vscode-languageclient's pull provider answers (its `vsdiag` report kinds). */
+export type PulledReport = { kind: 'full'; resultId?: string; items: unknown[] } | { kind: 'unChanged'; resultId: string };
+
+/**
+ * A pull cancelled by the next keystroke is answered "unchanged" (what the client already
+ * shows) instead of the empty report vscode-languageclient 9 substitutes for it — which
+ * blanked every squiggle of the document until typing stopped (issue 11). The client
+ * pulls again right after (the cancelled pull is rescheduled), so nothing stays stale.
+ */
+export async function keepShownOnCancel<Document, Token extends { isCancellationRequested: boolean }>(
+  document: Document,
+  previousResultId: string | undefined,
+  token: Token,
+  next: (document: Document, previousResultId: string | undefined, token: Token) => unknown,
+): Promise<unknown> {
+  const report = await next(document, previousResultId, token);
+  if (token.isCancellationRequested && previousResultId !== undefined) {
+    return { kind: 'unChanged', resultId: previousResultId } satisfies PulledReport;
+  }
+  return report;
+}

@@ -8,7 +8,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { SERVER_COMMANDS } from '../../src/commands';
 import { renderFit } from '../../src/gpufit';
 import { gpuItems, namesGpu } from '../../src/gpus';
-import { type ClientSideCommands, routeCommand } from '../../src/middleware';
+import { type ClientSideCommands, keepShownOnCancel, routeCommand } from '../../src/middleware';
 import { GpuFitStatus } from '../../src/statusbar';
 import { mock } from '../vscode-mock';
 
@@ -102,5 +102,24 @@ describe('the GPU picker marks the GPU in use', () => {
     const status = new GpuFitStatus();
     status.update({ uri: URI, status: 'ok', gpu: 'NVIDIA A100 80GB SXM4', peak: 1, percent: 1, verdict: 'fits' });
     expect(status.lastGpu()).toBe('NVIDIA A100 80GB SXM4');
+  });
+});
+
+describe('a pull cancelled by the next keystroke', () => {
+  const empty = { kind: 'full', items: [] }; // what vscode-languageclient substitutes for a cancelled pull
+  const shown = { kind: 'full', resultId: '7.12', items: ['TW001'] };
+
+  it('keeps what the editor shows instead of blanking it', async () => {
+    const token = { isCancellationRequested: false };
+    const report = await keepShownOnCancel('doc', '7.11', token, async () => {
+      token.isCancellationRequested = true; // the next key arrived while the pull was out
+      return empty;
+    });
+    expect(report).toEqual({ kind: 'unChanged', resultId: '7.11' });
+  });
+
+  it('passes an answered pull through, and a first pull has nothing to keep', async () => {
+    expect(await keepShownOnCancel('doc', '7.11', { isCancellationRequested: false }, async () => shown)).toBe(shown);
+    expect(await keepShownOnCancel('doc', undefined, { isCancellationRequested: true }, async () => empty)).toBe(empty);
   });
 });

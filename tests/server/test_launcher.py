@@ -20,6 +20,9 @@ async def test_the_cli_subcommand_serves_lsp_over_stdio():
         assert set(capabilities.execute_command_provider.commands) == {
             "torchward.explain",
             "torchward.selectGpu",
+            "torchward.whyNoJob",
+            "torchward.measure",  # "Measure with your model (runs your code)": server/profiling.py
+            "torchward.cancelMeasure",
         }
 
 

@@ -590,3 +590,76 @@ def test_tw019_move_is_safe_when_nothing_between_may_take_gradients():
 def test_tw019_move_is_unsafe_when_a_helper_between_may_run_a_backward():
     source = TW019_SAFE.replace("log_metrics(loss)", "compute_aux_loss(model, x)")
     assert applicability("TW019", source) is UNSAFE
+
+
+# --- patterns from the development corpus, restated -------------------------------------------
+
+
+def finding_at(source: str, statement: str, proofs=frozenset({Proof.STORED_TENSOR})) -> Finding:
+    """A TW001 finding on ``statement`` as if the analysis had flagged it and (wrongly)
+    proven the value a tensor: the fixer's own obligations must still refuse."""
+    from torchward.analysis import Confidence, Severity, Span
+
+    lines = source.splitlines()
+    number = next(i for i, line in enumerate(lines, 1) if line.strip() == statement)
+    column = len(lines[number - 1]) - len(lines[number - 1].lstrip())
+    span = Span(number, column, number, len(lines[number - 1]))
+    return Finding(
+        "TW001", "retained-graph", Severity.ERROR, Confidence.HIGH, span, "", proofs=proofs
+    )
+
+
+@pytest.mark.parametrize(
+    "source, statement",
+    [
+        # cached features put back into a dict that is unpacked into the loss
+        (
+            "import torch\n\n\ndef step(model, batches, loss_fn, cached):\n    parts = {}\n"
+            "    for j, b in enumerate(batches):\n        feats = model(b)\n"
+            "        parts['f'] = torch.cat([cached[:j], feats])\n"
+            "        loss = loss_fn(**parts)\n        loss.backward()\n",
+            "parts['f'] = torch.cat([cached[:j], feats])",
+        ),
+        # a running mean that reads itself on every update
+        (
+            "import torch\n\n\ndef fit(model, loader, crit):\n    avg = torch.zeros(3)\n"
+            "    for i, (x, y) in enumerate(loader):\n        items = crit(model(x), y)\n"
+            "        avg = (avg * i + items) / (i + 1)\n        items.sum().backward()\n"
+            "    print(avg)\n",
+            "avg = (avg * i + items) / (i + 1)",
+        ),
+        # a loss built up term by term and backpropagated: detaching a term drops it
+        (
+            "def step(model, x, crit, extra):\n    loss = crit(model(x))\n"
+            "    for term in extra:\n        loss += term(model)\n    loss.backward()\n",
+            "loss += term(model)",
+        ),
+    ],
+)
+def test_corpus_patterns_never_get_a_safe_detach(source, statement):
+    fixes = fixes_for(source, finding_at(source, statement))
+    assert fixes, "the fixer recognises the statement"
+    assert all(fix.applicability is UNSAFE for fix in fixes)
+
+
+def test_a_running_mean_title_keeps_the_precedence():
+    source = (
+        "import torch\n\n\ndef fit(model, loader, crit):\n    avg = torch.zeros(3)\n"
+        "    for i, (x, y) in enumerate(loader):\n        items = crit(model(x), y)\n"
+        "        avg = (avg * i + items) / (i + 1)\n"
+    )
+    (fix,) = fixes_for(source, finding_at(source, "avg = (avg * i + items) / (i + 1)"))
+    assert fix.title == "Store `((avg * i + items) / (i + 1)).detach()` instead"
+
+
+def test_an_integer_counter_is_never_proven_a_tensor():
+    # `tokens += seq_len * world` where every operand is a plain number
+    source = (
+        "def train(model, loader, opt, world):\n    tokens = 0\n    for x in loader:\n"
+        "        seq_len = x.shape[1]\n        tokens += seq_len * world\n"
+        "        model(x).sum().backward()\n        opt.step()\n        opt.zero_grad()\n"
+    )
+    for finding in analyze_source(source, "train.py").findings:
+        assert Proof.STORED_TENSOR not in finding.proofs
+    fixes = fixes_for(source, finding_at(source, "tokens += seq_len * world", proofs=frozenset()))
+    assert fixes and all(fix.applicability is UNSAFE for fix in fixes)

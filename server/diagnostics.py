@@ -137,6 +137,14 @@ def wire_converter():
     def unstructure(diagnostic: types.Diagnostic) -> Any:
         if isinstance(diagnostic, WireDiagnostic) and diagnostic.wire is not None:
             return diagnostic.wire
+        if isinstance(diagnostic.severity, int) and not isinstance(
+            diagnostic.severity, types.DiagnosticSeverity
+        ):  # a client's diagnostic echoed back, its enums structured as plain integers
+            diagnostic = attrs.evolve(
+                diagnostic,
+                severity=types.DiagnosticSeverity(diagnostic.severity),
+                tags=[types.DiagnosticTag(tag) for tag in diagnostic.tags or []] or None,
+            )
         return default(diagnostic)
 
     converter.register_unstructure_hook(types.Diagnostic, unstructure)

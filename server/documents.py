@@ -7,6 +7,13 @@ good findings can follow the code while a syntax error stops re-analysis
 (:mod:`.results`). Incremental changes are applied in order; a change without a range
 replaces the whole text, and the moved lines are then found by comparing the common
 prefix and suffix of the old and new lines.
+
+A change whose range lies outside the document (a line past the last one, a character
+past the end of its line, a start after the end) proves that the client's text and
+ours differ: it is never clamped into place, which would apply the edit at the wrong
+spot and compute every later finding and fix against the wrong text. It raises
+:class:`PositionOutOfRange`, and :mod:`.textsync` then sets the document aside as
+*lost* (see :meth:`DocumentStore.lose`) until the client sends its whole text again.
 """
 
 from __future__ import annotations
@@ -41,6 +48,15 @@ class LineShift:
 
     def new_last(self) -> int:
         return self.last + self.delta
+
+
+class PositionOutOfRange(ValueError):
+    """A change's position that is not inside the document: the texts have drifted apart."""
+
+    def __init__(self, reason: str, position: types.Position) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.position = position
 
 
 def path_of(uri: str) -> str:
@@ -102,6 +118,27 @@ class Document:
         column = codec.from_client(self.lines[position.line], position.character)
         return starts[position.line] + column
 
+    def exact_offset_at(self, position: types.Position, codec: ColumnCodec) -> int:
+        """Code-point offset of a position that must lie inside the document.
+
+        Raises :class:`PositionOutOfRange` for a line past the last one or a character
+        past the end of its line (in the negotiated units). A position inside one
+        character (half a surrogate pair) still rounds forward: it names that character.
+        """
+        lines = self.lines
+        line, character = position.line, position.character
+        if not 0 <= line < len(lines):
+            raise PositionOutOfRange(
+                f"line {line} is outside the document ({len(lines)} lines)", position
+            )
+        length = codec.units(lines[line])
+        if not 0 <= character <= length:
+            raise PositionOutOfRange(
+                f"character {character} is outside line {line} ({length} {codec.encoding} units)",
+                position,
+            )
+        return self._line_starts()[line] + codec.from_client(lines[line], character)
+
     def position_at(self, offset: int) -> tuple[int, int]:
         """0-based line and code-point column of a code-point offset into the text."""
         starts = self._line_starts()
@@ -119,16 +156,24 @@ class Document:
         version: int | None,
         codec: ColumnCodec,
     ) -> list[LineShift]:
-        """Apply ``changes`` in order; returns the line shifts they caused, in order."""
+        """Apply ``changes`` in order; returns the line shifts they caused, in order.
+
+        Raises :class:`PositionOutOfRange` at the first change whose range is not inside
+        the text as the earlier changes left it (the text is then no longer the client's).
+        """
         shifts: list[LineShift] = []
+        if version is not None:
+            self.version = version  # even when a change fails: later versions follow it
         for change in changes:
             change_range = getattr(change, "range", None)
             if change_range is None:
                 shifts.extend(_shift_between(self.lines, split_lines(change.text)))
                 self._replace(change.text)
                 continue
-            start = self.offset_at(change_range.start, codec)
-            end = max(self.offset_at(change_range.end, codec), start)
+            start = self.exact_offset_at(change_range.start, codec)
+            end = self.exact_offset_at(change_range.end, codec)
+            if end < start:
+                raise PositionOutOfRange("the range ends before it starts", change_range.end)
             first, start_column = self.position_at(start)
             last, end_column = self.position_at(end)
             # counting line breaks in the removed and inserted text would miss a "\r\n"
@@ -137,8 +182,12 @@ class Document:
             self._replace(self._text[:start] + change.text + self._text[end:])
             delta = len(self.lines) - before
             shifts.append(LineShift(first + 1, last + 1, delta, start_column, end_column))
-        if version is not None:
-            self.version = version
+        return shifts
+
+    def replace_text(self, text: str) -> list[LineShift]:
+        """Take ``text`` as the whole document (a full-text change, a save with its text)."""
+        shifts = _shift_between(self.lines, split_lines(text))
+        self._replace(text)
         return shifts
 
 
@@ -159,23 +208,51 @@ def _shift_between(old: list[str], new: list[str]) -> list[LineShift]:
 
 
 class DocumentStore:
-    """The open documents by URI."""
+    """The open documents by URI, and those whose text was lost.
+
+    A *lost* document is one whose text stopped being the client's (an edit outside
+    it): it is not in the store any more — no analysis, no diagnostics, no hover or fix
+    is computed from a text the editor does not show — but its URI, language and latest
+    version are kept so that the client's next whole text (a change without a range, a
+    save with its text, or a new ``didOpen``) brings it back (:meth:`recover`).
+    """
 
     def __init__(self) -> None:
         self._documents: dict[str, Document] = {}
+        self._lost: dict[str, Document] = {}
 
     def open(
         self, uri: str, text: str, version: int | None, language_id: str = "python"
     ) -> Document:
         document = Document(uri, text, version, language_id)
         self._documents[uri] = document
+        self._lost.pop(uri, None)
         return document
 
     def get(self, uri: str) -> Document | None:
         return self._documents.get(uri)
 
     def close(self, uri: str) -> Document | None:
+        self._lost.pop(uri, None)
         return self._documents.pop(uri, None)
+
+    def lose(self, uri: str) -> Document | None:
+        """Set the document aside until the client sends its whole text again."""
+        document = self._documents.pop(uri, None)
+        if document is not None:
+            self._lost[uri] = document
+        return document
+
+    def lost(self, uri: str) -> Document | None:
+        return self._lost.get(uri)
+
+    def recover(self, uri: str, text: str, version: int | None = None) -> Document | None:
+        """Reopen a lost document with the client's whole ``text``; None when not lost."""
+        document = self._lost.pop(uri, None)
+        if document is None:
+            return None
+        version = document.version if version is None else version
+        return self.open(uri, text, version, document.language_id)
 
     def __iter__(self):
         return iter(list(self._documents.values()))

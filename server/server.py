@@ -40,11 +40,15 @@ ANALYSIS_WORKERS = 2
 
 class TorchwardServer(LanguageServer):
     def __init__(self, estimates: EstimateService | None = None) -> None:
+        from .transport import TorchwardProtocol, strict_converter
+
         super().__init__(
             "torchward",
             __version__,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
-            converter_factory=wire_converter,  # diagnostics go out as precomputed dicts
+            # diagnostics go out as precomputed dicts; integers coming in must be integers
+            converter_factory=lambda: strict_converter(wire_converter),
+            protocol_cls=TorchwardProtocol,  # no pygls text documents: see .transport
         )
         self.documents = DocumentStore()
         self.states: dict[str, AnalysisState] = {}
@@ -76,6 +80,28 @@ class TorchwardServer(LanguageServer):
         self.scan = WorkspaceScan(
             self
         )  # the background scan and cross-file index (after ``initialized``)
+
+    # -- transport ------------------------------------------------------------------
+    def start_io(self, stdin=None, stdout=None) -> None:
+        """Serve over stdio with :mod:`.transport`'s loop: every malformed message is
+        answered and a wrong ``Content-Length`` cannot make the server deaf."""
+        import sys
+        import threading
+
+        from pygls.io_ import StdoutWriter
+
+        from .transport import serve
+
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        try:
+            asyncio.run(serve(self.protocol, stdin or sys.stdin.buffer, self._stop_event))
+        except BrokenPipeError:
+            log.error("the connection to the client is lost; shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
 
     # -- messages to the user -------------------------------------------------------
     def log(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:

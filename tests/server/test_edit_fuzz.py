@@ -1,7 +1,7 @@
 """Property: any sequence of edits keeps the text model exact and every range inside the document.
 
 Random incremental edits (in UTF-16 or UTF-8 units, over ASCII, non-ASCII, astral and
-CRLF text) are applied to the server's :class:`Document` and, independently, to a plain
+CRLF text; positions past a line or the document are rejected, not clamped) are applied to the server's :class:`Document` and, independently, to a plain
 string; the two must agree. Findings of the real engine on a training script are moved
 through the same edits, and every range the diagnostics bridge then builds must lie
 inside the edited document.
@@ -9,6 +9,7 @@ inside the edited document.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lsprotocol import types
@@ -22,7 +23,7 @@ from torchward.analysis import (
     analyze_source,
 )
 from torchward.server.diagnostics import diagnostics_for
-from torchward.server.documents import Document
+from torchward.server.documents import Document, PositionOutOfRange
 from torchward.server.encoding import ColumnCodec, split_lines
 from torchward.server.results import AnalysisState, DocumentResult
 
@@ -71,6 +72,13 @@ def _offset(text: str, line: int, units: int, codec: ColumnCodec) -> int:
     return offset + codec.from_client(lines[line], units)
 
 
+def _inside(text: str, position: types.Position, codec: ColumnCodec) -> bool:
+    lines = split_lines(text)
+    return 0 <= position.line < len(lines) and 0 <= position.character <= codec.units(
+        lines[position.line]
+    )
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(edits=st.lists(edit, max_size=12), encoding=st.sampled_from(["utf-16", "utf-8"]))
 def test_random_edits_keep_text_exact_and_ranges_inside_the_document(edits, encoding):
@@ -81,6 +89,18 @@ def test_random_edits_keep_text_exact_and_ranges_inside_the_document(edits, enco
     for version, (line, column, extra_lines, end_column, text) in enumerate(edits, start=2):
         start = types.Position(line, column)
         end = types.Position(line + extra_lines, end_column)
+        if not (_inside(expected, start, codec) and _inside(expected, end, codec)) or (
+            _offset(expected, end.line, end.character, codec)
+            < _offset(expected, start.line, start.character, codec)
+        ):
+            # outside the text: rejected, never clamped (the copies would drift apart)
+            change = types.TextDocumentContentChangePartial(
+                range=types.Range(start, end), text=text
+            )
+            with pytest.raises(PositionOutOfRange):
+                document.apply_changes([change], version, codec)
+            assert document.text == expected
+            continue
         begin = _offset(expected, start.line, start.character, codec)
         finish = max(_offset(expected, end.line, end.character, codec), begin)
         expected = expected[:begin] + text + expected[finish:]

@@ -88,7 +88,13 @@ async def test_requests_about_unknown_documents_and_positions_outside_them_get_e
     assert list(report.items) == []
     editor.edit(
         uri, [types.TextEdit(types.Range(far, far), "\nprint(1)\n")]
-    )  # past the end: appended
+    )  # past the end: rejected, never clamped; the document is set aside until resynced
+    assert await editor.diagnostics(uri) == []
+    assert any(
+        m.type == types.MessageType.Error and "out of sync" in m.message
+        for m in editor.client.log_messages
+    )
+    editor.replace_all(uri, editor.texts[uri])  # the client's whole text resynchronises
     diagnostics = await editor.diagnostics(uri)
     assert {d.code for d in diagnostics} == {"TW900", "TW901"}
     assert max(d.range.start.line for d in diagnostics) == 5

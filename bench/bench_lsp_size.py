@@ -1,0 +1,149 @@
+"""Server time against document size (issue 10 §4): is the server linear in the document?
+
+For documents of 10k, 20k and 50k lines (bench/synthetic_script.py's realistic training
+code, each size a fresh text) the real ``torchward lsp`` over stdio is measured at the
+client's end of the pipe (bench/lsp_client.py), debounce 0:
+
+- ``cli``: ``torchward check FILE --no-cache --exit-zero --format json`` wall time on
+  the same text (the reference: the issue's target is first diagnostics within 2x it);
+- ``open``: didOpen -> first publishDiagnostics;
+- ``keystroke``: a one-character didChange near the middle -> its publishDiagnostics
+  (median of ``--edits``; target < 1 s);
+- ``ratio``: open / cli, and how each figure grows from the smallest size to the
+  largest against the growth of the line count (about 1.0 is linear, 2.0 quadratic).
+
+    .venv/bin/python bench/bench_lsp_size.py                  # 10k, 20k, 50k lines
+    .venv/bin/python bench/bench_lsp_size.py --sizes 10000 50000 --edits 3
+
+Results also go to bench/.work/lsp-size-results.json. Exit status 1 when a target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import pathlib
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+WORK = HERE / ".work"
+sys.path.insert(0, str(HERE))
+
+from bench_lsp import edit_site  # noqa: E402
+from lsp_client import Client  # noqa: E402
+from synthetic_script import training_script  # noqa: E402
+
+TORCHWARD_LSP = [sys.executable, "-m", "torchward", "lsp"]
+TORCHWARD = [sys.executable, "-m", "torchward"]
+KEYSTROKE_TARGET_S = 1.0
+OPEN_TARGET_RATIO = 2.0
+
+
+def cli_seconds(path: pathlib.Path) -> float:
+    started = time.perf_counter()
+    subprocess.run(
+        [*TORCHWARD, "check", str(path), "--no-cache", "--exit-zero", "--format", "json"],
+        cwd=path.parent,
+        capture_output=True,
+        check=False,
+    )
+    return time.perf_counter() - started
+
+
+async def server_seconds(text: str, folder: pathlib.Path, edits: int) -> tuple[float, list[float]]:
+    client = await Client.start(TORCHWARD_LSP, {"debounceMs": 0})
+    try:
+        await client.initialize(folder.as_uri(), {"debounceMs": 0})
+        uri = (folder / "big.py").as_uri()
+        sent = time.perf_counter()
+        client.notify(
+            "textDocument/didOpen",
+            {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}},
+        )
+        opened = await client.diagnostics_at(uri, 1, timeout=600) - sent
+        line, column = edit_site(text)
+        typed = []
+        for version in range(2, edits + 2):
+            insert = version % 2 == 0
+            change = {
+                "range": {
+                    "start": {"line": line, "character": column},
+                    "end": {"line": line, "character": column if insert else column + 1},
+                },
+                "text": "7" if insert else "",
+            }
+            sent = time.perf_counter()
+            client.notify(
+                "textDocument/didChange",
+                {"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]},
+            )
+            typed.append(await client.diagnostics_at(uri, version, timeout=600) - sent)
+        return opened, typed
+    finally:
+        try:
+            await client.request("shutdown", None, timeout=30)
+            client.notify("exit", None)
+        except Exception:
+            pass
+        client.process.kill()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 20_000, 50_000])
+    parser.add_argument("--edits", type=int, default=5)
+    args = parser.parse_args(argv)
+    results = []
+    with tempfile.TemporaryDirectory(prefix="torchward-size-") as folder:
+        root = pathlib.Path(folder)
+        (root / "pyproject.toml").write_text("[tool.torchward]\n")
+        for size in args.sizes:
+            text = training_script(size)
+            path = root / "big.py"
+            path.write_text(text)
+            lines = text.count("\n")
+            cli = cli_seconds(path)
+            opened, typed = asyncio.run(server_seconds(text, root, args.edits))
+            keystroke = statistics.median(typed)
+            results.append(
+                {
+                    "lines": lines,
+                    "cli_s": cli,
+                    "open_s": opened,
+                    "keystroke_s": keystroke,
+                    "keystrokes_s": typed,
+                }
+            )
+            print(
+                f"{lines:>7,} lines: cli {cli:6.2f} s | open -> diagnostics {opened:6.2f} s "
+                f"({opened / cli:.2f}x cli) | keystroke -> diagnostics median {keystroke:5.2f} s "
+                f"(max {max(typed):.2f} s)",
+                flush=True,
+            )
+    failed = False
+    for item in results:
+        failed |= item["keystroke_s"] >= KEYSTROKE_TARGET_S
+        failed |= item["open_s"] > OPEN_TARGET_RATIO * item["cli_s"]
+    if len(results) > 1:
+        first, last = results[0], results[-1]
+        growth = math.log(last["lines"] / first["lines"])
+        for key in ("cli_s", "open_s", "keystroke_s"):
+            exponent = math.log(last[key] / first[key]) / growth if first[key] > 0 else float("nan")
+            print(f"growth exponent of {key[:-2]}: {exponent:.2f} (1 = linear, 2 = quadratic)")
+    print(
+        f"targets: open <= {OPEN_TARGET_RATIO}x cli, keystroke < {KEYSTROKE_TARGET_S} s: "
+        + ("missed" if failed else "met")
+    )
+    WORK.mkdir(exist_ok=True)
+    (WORK / "lsp-size-results.json").write_text(json.dumps(results, indent=2))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

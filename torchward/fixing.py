@@ -30,6 +30,7 @@ import attrs
 from .analysis import LintSettings, Problem, decode_source
 from .analysis.fixes import fix_source
 from .analysis.fixes.applying import FIXER_BUG
+from .analysis.fixes.edits import split_lines
 from .discovery import SourceFile
 
 BOM = "\ufeff"
@@ -115,8 +116,10 @@ def write(fix: FileFix) -> None:
 
 
 def unified_diff(fix: FileFix) -> str:
-    before = fix.before.splitlines(keepends=True)
-    after = fix.after.splitlines(keepends=True)
+    # Python's lines (\n, \r\n, \r): str.splitlines would also cut at form feeds and
+    # U+2028, and mark those pieces "No newline at end of file" in the middle of a diff
+    before = split_lines(fix.before)
+    after = split_lines(fix.after)
     lines = difflib.unified_diff(before, after, f"a/{fix.path}", f"b/{fix.path}")
     return "".join(
         line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"

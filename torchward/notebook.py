@@ -36,6 +36,14 @@ _MARKER = re.compile(r"^# torchward-cell (\d+)\r?\n?$")
 _CELL_PATH = re.compile(r"^(.*\.ipynb):cell (\d+)$")
 
 
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+
+
+def split_lines(text: str) -> list[str]:
+    """Python's lines with their endings (\\n, \\r\\n, \\r; not form feeds or U+2028)."""
+    return _LINE.findall(text)
+
+
 class NotebookError(ValueError):
     """The file is not a notebook this tool can read (bad JSON, no cells, odd cells)."""
 
@@ -94,7 +102,7 @@ def _is_code(cell: dict) -> bool:
 
 def to_python(source: str) -> str:
     """A cell's source with IPython-only lines made ``pass`` (same line count)."""
-    lines = source.splitlines(keepends=True)
+    lines = split_lines(source)  # Python's lines: not at form feeds or U+2028
     out = []
     for line in lines:
         match = _MAGIC.match(line)
@@ -212,7 +220,7 @@ def cell_lines(path: str) -> list[str]:
     try:
         with open(notebook, encoding="utf-8-sig") as handle:
             cells = cells_of(handle.read())
-        return cell_source(cells[number - 1]).splitlines()
+        return [line.rstrip("\r\n") for line in split_lines(cell_source(cells[number - 1]))]
     except (OSError, ValueError, IndexError, TypeError):
         return []
 
@@ -241,7 +249,7 @@ def fix_notebook(text: str, path: str, settings: LintSettings, *, unsafe: bool):
 def _split_program(text: str, built: Program) -> list[str]:
     chunks: list[list[str]] = []
     above: list[str] = []  # lines a fix put above the first marker belong to the first cell
-    for line in text.splitlines(keepends=True):
+    for line in split_lines(text):
         if _MARKER.match(line):
             chunks.append(above if not chunks else [])
         elif chunks:
@@ -260,14 +268,14 @@ def _split_program(text: str, built: Program) -> list[str]:
 def _restore_magics(old: str, new: str) -> str:
     magics = [
         line.strip()
-        for line, python in zip(old.splitlines(), to_python(old).splitlines())
+        for line, python in zip(split_lines(old), split_lines(to_python(old)))
         if line != python
     ]
     if not magics:
         return new
     magic_lines = iter(magics)
     out = []
-    for line in new.splitlines(keepends=True):
+    for line in split_lines(new):
         body = line.rstrip("\r\n")
         if body.strip() == MAGIC_PLACEHOLDER:
             indent = body[: len(body) - len(body.lstrip())]

@@ -94,3 +94,21 @@ def test_the_readme_names_only_rules_that_exist():
     named = set(re.findall(r"\bT[WG](\d{3})\b", README.read_text()))
     unknown = sorted(f"TW{number}" for number in named if f"TW{number}" not in codes)
     assert unknown == []
+
+
+def test_diff_and_source_lines_split_lines_as_python_does(project, torchward):
+    # a form feed and U+2028 inside lines: str.splitlines would cut there, shifting the
+    # terminal's source excerpt and marking "No newline" in the middle of the diff
+    source = (
+        "def train(model, loader, opt, crit):\n"
+        "    for x, y in loader:  # step\u2028 by step\x0c\n"
+        "        crit(model(x), y).backward()\n"
+        "        opt.step()\n"
+    )
+    write(project, "train.py", source)
+    diff = torchward("check", "--no-cache", "--diff", "--unsafe-fixes", "train.py").out
+    assert "+        opt.zero_grad(set_to_none=True)\n" in diff
+    assert "No newline at end of file" not in diff
+    assert " for x, y in loader:  # step\u2028 by step\x0c\n" in diff
+    shown = torchward("check", "--no-cache", "train.py").out
+    assert " 4 |         opt.step()" in shown

@@ -46,6 +46,7 @@ class Painter:
         return f"\x1b[{_STYLES[style]}m{text}\x1b[0m"
 
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _CELL_PLACE = re.compile(r"^(cell \d+, line \d+(?:, column \d+)?): ")
 
 
@@ -74,7 +75,8 @@ class SourceLines:
         if path not in self._files:
             try:
                 with open(path, encoding="utf-8-sig", errors="replace") as handle:
-                    self._files[path] = handle.read().splitlines()
+                    # Python's lines, as the finding counts them (not str.splitlines)
+                    self._files[path] = _LINE_BREAK.split(handle.read())
             except OSError:
                 self._files[path] = []
         lines = self._files[path]

@@ -83,7 +83,7 @@ class UnseededRun(Rule):
     ## What it does
     Warns when a training file seeds the random state of some of torch, NumPy and
     Python's `random` but reads the global state of another one it never seeds; notes a
-    training script (one that runs a training loop when executed) that seeds nothing.
+    training script (its `if __name__ == "__main__":` block trains) that seeds nothing.
 
     ## Why is this bad?
     A run is reproducible only when every source of randomness it draws from is seeded:
@@ -152,6 +152,8 @@ class UnseededRun(Rule):
         "import torch\ntorch.manual_seed(0)\n" + _TRAIN,
         # a library module (no training loop runs when it is executed) seeding nothing
         "import torch\n" + _TRAIN,
+        # top-level code of a notebook or module, not a script's main block
+        "import torch\nmodel = torch.nn.Linear(2, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor step in range(10):\n    model(torch.randn(4, 2)).sum().backward()\n    opt.step()\n",
     )
     INVALID = (
         Invalid(
@@ -175,9 +177,9 @@ class UnseededRun(Rule):
         ),
         # a script that trains when run and seeds nothing: a note
         Invalid(
-            "import torch\nmodel = torch.nn.Linear(2, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor step in range(10):\n    model(torch.randn(4, 2)).sum().backward()\n    opt.step()\n",
+            "import torch\ndef main():\n    model = torch.nn.Linear(2, 2)\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    for step in range(10):\n        model(torch.randn(4, 2)).sum().backward()\n        opt.step()\n\nif __name__ == '__main__':\n    main()\n",
             Severity.NOTE,
-            line=4,
+            line=10,
         ),
     )
 
@@ -208,14 +210,22 @@ class UnseededRun(Rule):
             )
 
     def _seeds_nothing(self, facts):
-        """A note when the module itself runs training (a step in its top-level code, or in
-        a function its ``__main__`` block or top level calls)."""
+        """A note when the file is a training script: its ``if __name__ == "__main__":``
+        block runs a training step (itself or through the functions it calls)."""
         module = next((t for t in facts.traces if t.function == "<module>"), None)
         if module is None or _imports_project_code(facts):
             return  # the project's own setup helpers may seed (compute_init, setup)
-        step = next((e for e in module.events if e.kind is EventKind.STEP), None)
+        step = next(
+            (
+                e
+                for e in module.events
+                if e.kind is EventKind.STEP
+                and any("__name__" in facts.lines.line_text(g.span.line) for g in e.gates)
+            ),
+            None,
+        )
         if step is None:
-            return
+            return  # not a script: no ``if __name__ == "__main__":`` that trains
         span = module.loops[step.loops[0]].span if step.loops else step.span
         yield self.finding(
             span,

@@ -93,7 +93,9 @@ async def server_seconds(text: str, folder: pathlib.Path, edits: int) -> tuple[f
             client.notify("exit", None)
         except Exception:
             pass
-        client.process.kill()
+        if client.process.returncode is None:
+            client.process.kill()
+        await client.process.wait()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -139,3 +139,51 @@ def test_tw022_sees_a_display_spread_over_lines():
     )
     (finding,) = analyze_source(source, "x.py", LintSettings(select=("TW022",))).findings
     assert finding.span.line == 5
+
+
+# --- fixes refused when a proof obligation fails ------------------------------------------
+REFUSED = {
+    # TW017 obligation 3: the optimizer's name is read in the loop before the construction
+    "TW017-read-before": (
+        "TW017",
+        "import torch\ndef train(model, loader, crit):\n    opt = None\n    for x, y in loader:\n        print(opt)\n        opt = torch.optim.Adam(model.parameters())\n        crit(model(x), y).backward()\n        opt.step()\n",
+    ),
+    # TW019 obligation 3: a second backward between the reset and the step... of another loss
+    "TW019-grad-call-between": (
+        "TW019",
+        "def train(model, loader, opt, crit, probe):\n    for x, y in loader:\n        crit(model(x), y).backward()\n        opt.zero_grad()\n        probe.step()\n        opt.step()\n",
+    ),
+    # TW021 obligation 2: the loader is rebuilt inside the epoch loop
+    "TW021-loader-rebound": (
+        "TW021",
+        "import torch\nfrom torch.utils.data import DataLoader, DistributedSampler\ndef train(model, ds, opt, epochs):\n    sampler = DistributedSampler(ds)\n    loader = DataLoader(ds, sampler=sampler)\n    for epoch in range(epochs):\n        for x in loader:\n            model(x).sum().backward()\n            opt.step()\n        loader = DataLoader(ds, sampler=sampler)\n",
+    ),
+    # TW021 obligation 1: the epoch loop does not count integers
+    "TW021-not-range": (
+        "TW021",
+        "import torch\nfrom torch.utils.data import DataLoader, DistributedSampler\ndef train(model, ds, opt, phases):\n    loader = DataLoader(ds, sampler=DistributedSampler(ds))\n    for phase in phases:\n        for x in loader:\n            model(x).sum().backward()\n            opt.step()\n",
+    ),
+    # TW022 obligation 2: torch.nn is not reachable under a usable name
+    "TW022-no-nn-name": (
+        "TW022",
+        "from torch.nn import Module, Linear\nclass Net(Module):\n    def __init__(self):\n        super().__init__()\n        self.blocks = [Linear(4, 4) for _ in range(2)]\n",
+    ),
+    # TW024 obligation 1: the loop rebinds the model name
+    "TW024-model-rebound": (
+        "TW024",
+        "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.drop = nn.Dropout(0.5)\n\n    def forward(self, x):\n        return self.drop(x)\n\ndef main(val_loader):\n    model = Net()\n    model.train()\n    with torch.no_grad():\n        for x in val_loader:\n            model(x)\n            model = model\n",
+    ),
+    # TW023: a pickle_module cannot be combined with weights_only=True
+    "TW023-pickle-module": (
+        "TW023",
+        "import pickle\nimport torch\ndef restore(model, path):\n    model.load_state_dict(torch.load(path, pickle_module=pickle))\n    model.eval()\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_fix_is_refused_when_an_obligation_fails(case):
+    code, source = REFUSED[case]
+    found = analyze_source(source, "x.py", LintSettings(select=(code,))).findings
+    assert found, f"{case}: the rule must still flag the code"
+    assert fixes_for(source, found[0]) == ()

@@ -48,14 +48,23 @@ def running():
     loop.close()
 
 
+def _inside(editor, uri: str, line: int, column: int) -> types.Position:
+    """The position at (line, code-point column), moved inside the client's text."""
+    lines = split_lines(editor.texts[uri])
+    line = min(line, len(lines) - 1)
+    return editor.position(uri, line, min(column, len(lines[line])))
+
+
 async def _type(editor, uri: str, script: str, edits) -> None:
     editor.open(uri, script)
     for line, column, extra, end_column, text in edits:
-        start = types.Position(line, column)
-        editor.edit(
-            uri,
-            [types.TextEdit(types.Range(start, types.Position(line + extra, end_column)), text)],
-        )
+        # positions inside the document, as an editor sends them (the server rejects
+        # others rather than clamping them: tests/server/test_text_sync.py)
+        start = _inside(editor, uri, line, column)
+        end = _inside(editor, uri, line + extra, end_column)
+        if (end.line, end.character) < (start.line, start.character):
+            start, end = end, start
+        editor.edit(uri, [types.TextEdit(types.Range(start, end), text)])
     diagnostics = await editor.diagnostics(uri)
     lines = split_lines(editor.texts[uri])
     for diagnostic in diagnostics:

@@ -90,7 +90,7 @@ async def test_explain_runs_a_command_that_returns_the_rule_documentation(editor
     answer = await editor.command(explain.command.command, *explain.command.arguments)
     unknown = await editor.command("torchward.explain", "TW999")
     assert answer["code"] == "TW901" and answer["markdown"].startswith("# TW901 breakpoint-call")
-    assert answer["url"].endswith("TW901.md")
+    assert answer["url"] is None  # no published rule pages: shown in the editor instead
     assert unknown["markdown"] is None and "TW999" in unknown["error"]
 
 

@@ -51,7 +51,10 @@ def lowest_torch(spec: str) -> tuple[int, ...] | None:
 @dependencies.remembered
 def torch_requirement(directory: str) -> tuple[str, tuple[int, ...] | None] | None:
     """The nearest requirement on torch at or above ``directory``: (file, lowest version);
-    None when no requirement file up to the project root names torch."""
+    None when no requirement file up to the project root names torch.
+
+    Not cached: only files that call ``torch.load`` ask, and the language server must see
+    an edited ``pyproject.toml`` at the next analysis."""
     current = os.path.abspath(directory)
     while True:
         try:

@@ -118,8 +118,6 @@ def test_tw015_second_fix_adds_workers(source, expected):
     ],
 )
 def test_tw023_reads_the_torch_requirement(tmp_path, files, expected_findings):
-    from torchward.analysis.rules.unsafe_torch_load import torch_requirement
-
     (tmp_path / ".git").mkdir()  # the project root: the search stops here
     for name, text in files.items():
         (tmp_path / name).write_text(text)
@@ -127,7 +125,6 @@ def test_tw023_reads_the_torch_requirement(tmp_path, files, expected_findings):
     script.parent.mkdir()
     source = "import torch\ndef restore(model, path):\n    model.load_state_dict(torch.load(path))\n    model.eval()\n"
     script.write_text(source)
-    torch_requirement.cache_clear()
     found = analyze_source(source, str(script), LintSettings(select=("TW023",))).findings
     assert len(found) == expected_findings
 

@@ -110,17 +110,23 @@ def shown_result(server: TorchwardServer, uri: str) -> DocumentResult | None:
     return result
 
 
+# Marks the result id of a report answered before the newest analysis landed ("12.5~"):
+# a refresh follows. The client sends it back as previousResultId, read without the mark.
+EARLY_MARK = "~"
+
+
 async def document_report(server: TorchwardServer, params: types.DocumentDiagnosticParams):
     uri = params.text_document.uri
-    result = shown_result(server, uri) or await current_result(server, uri)
+    early = shown_result(server, uri)
+    result = early or await current_result(server, uri)
     document = server.documents.get(uri)
     if result is None or document is None:
         return types.RelatedFullDocumentDiagnosticReport(items=[])
-    if params.previous_result_id == result.result_id:
-        return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result.result_id)
+    result_id = result.result_id + (EARLY_MARK if early is not None else "")
+    if (params.previous_result_id or "").rstrip(EARLY_MARK) == result.result_id:
+        return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
     return types.RelatedFullDocumentDiagnosticReport(
-        items=diagnostics_for(document, result, server.codec, by_key=True),
-        result_id=result.result_id,
+        items=diagnostics_for(document, result, server.codec, by_key=True), result_id=result_id
     )
 
 

@@ -89,6 +89,7 @@ def make_client() -> LanguageClient:
 
     def diagnostic_refresh(ls: LanguageClient, params: Any) -> None:
         ls.refreshes.append("diagnostic")
+        ls.diagnostic_refresh_count += 1
 
     features = dict(DEFAULT_CLIENT_FEATURES)
     features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = publish
@@ -218,15 +219,13 @@ class Editor:
         return self.client.refreshes.count("diagnostic")
 
     async def _pulled(self, uri: str) -> list[types.Diagnostic]:
-        """Pull as VS Code does: a pull answered with an older version's report (result
-        ids lead with the version) is followed by ``workspace/diagnostic/refresh`` once the
-        analysis lands, and the client pulls again."""
+        """Pull as VS Code does: a pull answered before the newest analysis landed (its
+        result id ends with ``~``) is followed by ``workspace/diagnostic/refresh`` once it
+        lands, and the client pulls again."""
         while True:
             seen = self.diagnostic_refreshes()
             report = await self.pull(uri)
-            if report.result_id is None or report.result_id.split(".")[0] == str(
-                self.versions.get(uri)
-            ):
+            if not (report.result_id or "").endswith("~"):
                 return list(report.items)
             while self.diagnostic_refreshes() == seen:
                 await asyncio.sleep(0.005)

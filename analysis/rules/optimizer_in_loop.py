@@ -48,8 +48,10 @@ class OptimizerInLoop(Rule):
     name is assigned nowhere else in the loop and not read in the loop before the
     construction. When they hold and the optimizer is rebuilt every step, the fix is
     safe: the update changes only by keeping the state the optimizer exists to keep.
-    When it is rebuilt once per epoch the reset may be a deliberate warm restart, so
-    the fix is unsafe. When an obligation fails there is no fix.
+    When it is rebuilt once per epoch the reset may be a deliberate warm restart, and
+    when the loop also builds something on it (a scheduler re-created each iteration
+    re-bases on the rate the last one left), the fix is unsafe. When an obligation
+    fails there is no fix.
 
     ## Known limitations
     Quiet when the construction is under an `if` in the loop (lazy creation, progressive

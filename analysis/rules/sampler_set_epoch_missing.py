@@ -45,7 +45,11 @@ class SamplerSetEpochMissing(Rule):
     the name at the top of the loop is the loader iterated below); and the analysis saw
     the loader built with `sampler=` a `DistributedSampler`, which `DataLoader.sampler`
     returns. Then the fix changes only the shuffling order of later epochs, which is the
-    bug: safe. Otherwise there is no fix.
+    bug: safe — when the `DistributedSampler` is the loader's sampler on every path
+    (passed straight as `sampler=`, or bound to a name assigned nowhere else). With
+    `RandomSampler(...) if local_rank == -1 else DistributedSampler(...)` a
+    single-process run has no `set_epoch` and the fix would raise there: unsafe.
+    Otherwise there is no fix.
 
     ## Known limitations
     Quiet when the file calls `set_epoch` anywhere (on the sampler, the loader, the

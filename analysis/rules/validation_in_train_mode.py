@@ -52,8 +52,10 @@ class ValidationInTrainMode(Rule):
     contains no `return`, `yield` or `raise` that would leave it before the restoring
     `model.train()`; and the loop is a statement of its own. The evaluation's outputs then
     change as they should (dropout off, running statistics used and no longer updated by
-    validation batches), and training resumes in the mode it had: safe. Otherwise there
-    is no fix.
+    validation batches), and training resumes in the mode it had: safe. When the file
+    sets any other module's mode (`model.backbone.eval()` to freeze batch norm, `m.eval()`
+    over `model.modules()`), `model.train()` after the pass would undo it: unsafe.
+    Otherwise there is no fix.
 
     ## Known limitations
     A model that was never switched counts only when it is an instance of an `nn.Module`

@@ -56,8 +56,10 @@ class ZeroGradBetweenBackwardAndStep(Rule):
     the reset comes first, and no statement between them calls `backward`, `step` or
     `zero_grad`. Then the only thing that changes is that the step (and anything between,
     such as gradient clipping) sees the gradients `backward()` computed instead of
-    zeros, and the gradients are still reset before the next backward: safe. When the
-    two are in different blocks (the step under an accumulation `if`) there is no fix.
+    zeros, and the gradients are still reset before the next backward: safe. A call
+    between them named like a training step or a loss (a helper that may run a backward
+    the analysis cannot see) makes it unsafe. When the two are in different blocks (the
+    step under an accumulation `if`) there is no fix.
 
     ## Known limitations
     The reset and the step must name the same optimizer (or the reset is

@@ -46,7 +46,9 @@ class EventKind(str, enum.Enum):
     COMPILE = "compile"  # torch.compile(...)
     TORCH_LOAD = "torch_load"
     TRANSFER = "transfer"  # x.to(device) / x.cuda() / model.cpu(): what moved, see CallFacts.moved
-    SYNC = "sync"  # tensor.item()/.cpu()/.numpy()/.tolist() (target: the tensor), cuda.synchronize()
+    SYNC = (
+        "sync"  # tensor.item()/.cpu()/.numpy()/.tolist() (target: the tensor), cuda.synchronize()
+    )
 
 
 @attrs.frozen

@@ -22,7 +22,7 @@ from .events import EventKind, LossFacts, ModeSwitch
 from .fallback import kind_from_name
 from .finding import Confidence
 from .names import dotted
-from .observed import observe_api, observe_method
+from .observed import keyword, observe_api, observe_method
 from .values import (
     SCALAR,
     UNKNOWN,
@@ -60,20 +60,6 @@ _MODEL_SELF_RETURNING = {
     "apply",
     "type",
 }
-
-
-def keyword(node: ast.Call, name: str, position: int | None = None) -> ast.expr | None:
-    """An argument by keyword or, failing that, by position (TorchFix's helper)."""
-    for kw in node.keywords:
-        if kw.arg == name:
-            return kw.value
-    if (
-        position is not None
-        and len(node.args) > position
-        and not any(isinstance(a, ast.Starred) for a in node.args[: position + 1])
-    ):
-        return node.args[position]
-    return None
 
 
 def literal(node: ast.expr | None) -> object:

@@ -142,8 +142,10 @@ def _loader_facts(run, node: ast.Call, args: list[Value], kwargs: dict[str, Valu
     )
 
 
-def keyword(node: ast.Call, name: str, position: int | None) -> ast.expr | None:
-    """An argument by keyword or, failing that, by position (before any ``*args``)."""
+def keyword(node: ast.Call, name: str, position: int | None = None) -> ast.expr | None:
+    """An argument by keyword or, failing that, by position (before any ``*args``).
+
+    The one place call arguments are matched; :mod:`.calls` uses it too."""
     for kw in node.keywords:
         if kw.arg == name:
             return kw.value

@@ -19,22 +19,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..estimator.costmodel import TERMS
+from ..estimator.estimate import FRAGMENTATION
 from .request import ProfileResult
 
 __all__ = ["MEASURED_ERROR", "apply_measurement", "measured_report"]
 
 MEASURED_ERROR = {"low": 0.0, "high": 0.05}
-# the estimator's allocator fragmentation (shared/calibration/t4_allocator_constants.json)
-_FRAGMENTATION = {"nominal": 0.105, "low": 0.062, "high": 0.125}
-_TERM_ORDER = (
-    "weights",
-    "gradients",
-    "optimizer_state",
-    "master_weights",
-    "activations",
-    "kv_cache",
-    "temporaries",
-)
 
 
 def _verdict(peak: int, high: int, usable: int | None) -> str | None:
@@ -60,11 +51,11 @@ def measured_report(
     allocated = result.allocated_bytes
     context = int(gpu.context_bytes) if gpu is not None else 0
     usable = int(gpu.usable_bytes) if gpu is not None else None
-    fragmentation = int(allocated * _FRAGMENTATION["nominal"])
+    fragmentation = int(allocated * FRAGMENTATION["nominal"])
     peak = allocated + fragmentation + context
-    low = int(allocated * (1 - MEASURED_ERROR["low"]) * (1 + _FRAGMENTATION["low"])) + context
-    high = int(allocated * (1 + MEASURED_ERROR["high"]) * (1 + _FRAGMENTATION["high"])) + context
-    terms = {name: int(result.terms.get(name, 0)) for name in _TERM_ORDER}
+    low = int(allocated * (1 - MEASURED_ERROR["low"]) * (1 + FRAGMENTATION["low"])) + context
+    high = int(allocated * (1 + MEASURED_ERROR["high"]) * (1 + FRAGMENTATION["high"])) + context
+    terms = {name: int(result.terms.get(name, 0)) for name in TERMS}
     terms["cuda_context"] = context
     terms["fragmentation"] = fragmentation
     data: dict[str, Any] = dict(base or {})

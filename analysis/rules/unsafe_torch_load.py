@@ -116,10 +116,12 @@ class UnsafeTorchLoad(Rule):
     classes (an optimizer wrapper, an argparse `Namespace`, a NumPy scalar in older
     formats) no longer loads until those classes are allow-listed with
     `torch.serialization.add_safe_globals`. No fix is offered when the call passes
-    `**kwargs` or a `pickle_module` (which `weights_only` rejects).
+    a `pickle_module` (which `weights_only` rejects).
 
     ## Known limitations
-    An explicit `weights_only=False` is a decision and is not flagged. A requirement is
+    An explicit `weights_only=False` is a decision and is not flagged; nor is a call that
+    unpacks `*args`/`**kwargs`, which may carry `weights_only` (timm-style loaders build
+    their keyword arguments first). A requirement is
     read from the nearest directory (up to the repository root) that has a requirement
     file naming torch; with several, the weakest lower bound decides. Files that contain
     no training code at all (pure inference scripts) are not analysed.
@@ -144,6 +146,9 @@ class UnsafeTorchLoad(Rule):
         "def load(path):\n    return {}\ndef restore(model, path):\n    model.load_state_dict(load(path))\n    model.eval()\n",
         _HEAD
         + "def restore(model, path, safe):\n    model.load_state_dict(torch.load(path, weights_only=safe))\n    model.eval()\n",
+        # **kwargs may carry weights_only: the analysis cannot tell, so it stays quiet
+        _HEAD
+        + "def restore(model, path, **kw):\n    model.load_state_dict(torch.load(path, **kw))\n    model.eval()\n",
     )
     INVALID = (
         Invalid(
@@ -175,11 +180,11 @@ class UnsafeTorchLoad(Rule):
                 Applicability.UNSAFE,
             ),
         ),
-        # **kwargs may carry anything: flagged, no fix
+        # a file object opened in a with-block, and a pickle_module: flagged, no fix
         Invalid(
             _HEAD
-            + "def restore(model, path, **kw):\n    model.load_state_dict(torch.load(path, **kw))\n    model.eval()\n",
-            line=3,
+            + "import pickle\ndef restore(model, path):\n    with open(path, 'rb') as f:\n        state = torch.load(f, pickle_module=pickle)\n    model.load_state_dict(state)\n    model.eval()\n",
+            line=5,
             fixed=None,
         ),
     )
@@ -188,7 +193,9 @@ class UnsafeTorchLoad(Rule):
         loads = [
             load
             for _, load in events(facts, EventKind.TORCH_LOAD)
-            if load.call is not None and not load.call.weights_only_given
+            if load.call is not None
+            and not load.call.weights_only_given
+            and not load.call.opaque_arguments
         ]
         if not loads:
             return

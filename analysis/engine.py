@@ -15,7 +15,7 @@ import warnings
 import attrs
 
 from .facts import FileFacts, build_facts
-from .finding import Finding, Span
+from .finding import Finding, Severity, Span
 from .positions import LineIndex
 from .reparse import reparse
 from .rule import Rule, all_rules
@@ -131,7 +131,23 @@ def analyze_source(
         severity = settings.severity_for(finding.code, finding.severity)
         kept.append(attrs.evolve(finding, path=path, severity=severity))
     kept.sort(key=lambda f: (f.span, f.code))
-    return FileReport(path, tuple(_dedupe(kept)), tuple(problems))
+    shown = _cap_notes(_dedupe(kept), settings.notes_per_file)
+    return FileReport(path, tuple(shown), tuple(problems))
+
+
+def _cap_notes(findings: list[Finding], limit: int | None) -> list[Finding]:
+    """Keep every warning and error, and only the first ``limit`` notes of the file."""
+    if limit is None:
+        return findings
+    kept: list[Finding] = []
+    notes = 0
+    for finding in findings:
+        if finding.severity is Severity.NOTE:
+            notes += 1
+            if notes > limit:
+                continue
+        kept.append(finding)
+    return kept
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:

@@ -157,9 +157,13 @@ describe('the bundled server started as the extension starts it', () => {
     const marked = new Set(text.flatMap((line) => [...line.matchAll(/# (TW\d{3})/g)].map((match) => match[1])));
     const found = new Set(diagnostics.map((diagnostic) => String(diagnostic.code)));
     expect(marked.size).toBeGreaterThan(3);
+    // notes are advice: a file shows only its first one (analysis/settings.py notes_per_file)
+    const noteRules = new Set(['TW004', 'TW008', 'TW015']);
     for (const code of marked) {
+      if (noteRules.has(code)) continue;
       expect(found, `${code} in ${[...found].join(', ')}`).toContain(code);
     }
+    expect([...found].filter((code) => noteRules.has(code))).toHaveLength(1);
     expect(diagnostics.every((diagnostic) => diagnostic.source === 'torchward')).toBe(true);
   });
 

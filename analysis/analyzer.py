@@ -8,6 +8,12 @@ training events it causes, which models it switches to eval mode) is replayed at
 call site. Functions that nothing in the file calls — entry points called by a
 framework or another module — are analysed afterwards on their own, with parameters
 typed by annotation or, as a last resort, by name (:mod:`torchward.analysis.fallback`).
+
+Past 400 lines for now: the call-site memo, the replay of summaries and the cache keys
+share one object's state (what was called, backwarded, switched), and splitting them
+would pass that state around by hand. The seam for the next change: the cache keys and
+fingerprints (``_cache_key`` / ``_globals_fingerprint`` / ``_shape_fingerprint``) into a
+module of their own, with the per-call globals fingerprint made incremental.
 """
 
 from __future__ import annotations

@@ -8,6 +8,11 @@ A call is resolved in this order, strongest evidence first:
    ``loss.backward()``, ``losses.append(loss)``);
 4. otherwise an unknown call, whose result carries on the graph of its arguments but
    whose "was it scaled?" is unknown (``None``), so rules that need it stay quiet.
+
+Past 400 lines for now: every method is a branch of one dispatch (:meth:`CallsMixin._eval_Call`)
+over the same interpreter state. The seam for the next change: the per-kind method
+handlers (``model_method``, ``container_method``, ``tensor_method``, ``framework_method``)
+into a ``methods`` module.
 """
 
 from __future__ import annotations

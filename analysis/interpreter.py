@@ -10,6 +10,10 @@ epoch is still in force at the next training step").
 Grad mode is part of the context: ``with torch.no_grad()``, ``inference_mode``,
 ``set_grad_enabled(False)`` and ``@torch.no_grad()`` functions turn it off, and a model
 called while it is off yields no graph.
+
+Past 400 lines for now: statement execution, stores and backward proofs read and
+write one environment in one pass. The seam for the next change: the store / container
+identity logic (``store``, ``emptied``, ``identity_of``) into its own module.
 """
 
 from __future__ import annotations

@@ -15,6 +15,10 @@ Anything else (a layer from another library, a size read from a config object, a
 passed in) is *unknown*: it adds nothing to the count and is listed, so the estimate
 widens its interval instead of inventing parameters. Weight tying is not subtracted (an
 over-count is the safe side of an OOM estimate).
+
+Past 400 lines for now: the counter's expression evaluator and its layer table are one
+recursive walk. The seam for the next change: the size-expression evaluator (``expr``,
+``value``, ``_range*``) apart from the layer table.
 """
 
 from __future__ import annotations

@@ -11,6 +11,11 @@ JSON (or, when PyYAML is installed, YAML) config file the script names (medium).
 Every field carries ``path:line``. The fields found go into an
 :class:`~torchward.estimator.runconfig.RunConfig`; what was not found stays ``None``, so
 the estimator names it as missing instead of guessing.
+
+Past 400 lines for now (906): the value resolver (:class:`Values`) and ``read_source``
+are one reader that issue 12 asks to fold into the analysis engine's facts; splitting
+it before that move would be undone by it. Until then the seam is :class:`Values`
+(into ``runconfig_values``) apart from ``read_source`` and the model lookup.
 """
 
 from __future__ import annotations

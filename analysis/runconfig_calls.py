@@ -3,6 +3,12 @@
 One method per API family; :meth:`CallReader.call` dispatches on the qualified name (or
 the method name for calls on values). A field seen twice keeps the more confident value,
 and on a tie the first (scripts configure before they run).
+
+Past 400 lines for now (986): one method per API family on :class:`CallReader`, all
+writing the same field table. Like :mod:`.runconfig`, it is due to become facts of the
+analysis engine (issue 12); until then the seam is the launch / accumulation /
+structure readers (``_launch``, ``_accumulation_loop``, ``_structure_notes`` and the
+module-level helpers after the class) into a module of their own.
 """
 
 from __future__ import annotations

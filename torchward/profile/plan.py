@@ -16,6 +16,10 @@ runs the user's code.
 - :func:`factory_recipe`: ``module:function`` with ``k=v`` arguments.
 - :func:`job_of`: the job from the layered run configuration (script, settings, flags),
   each assumed field named.
+
+Past 400 lines for now: the recipe (what to build) and the job (what to run) are both
+read from one parsed script. The seam for the next change: :class:`PlannedJob` /
+:func:`job_of` into ``profile/job.py`` apart from the recipe extraction.
 """
 
 from __future__ import annotations

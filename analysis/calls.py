@@ -366,13 +366,14 @@ class CallsMixin:
             return value
         if kind is Kind.LOADER:
             dataset = args[0] if args else kwargs.get("dataset", UNKNOWN)
-            sampler = keyword(node, "sampler", 2)
-            batch_sampler = keyword(node, "batch_sampler", 3)
+            # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, ...)
+            sampler = keyword(node, "sampler", 3)
+            batch_sampler = keyword(node, "batch_sampler", 4)
             given = [
                 _argument_value(node, args, kwargs, name, position)
                 for s, name, position in (
-                    (sampler, "sampler", 2),
-                    (batch_sampler, "batch_sampler", 3),
+                    (sampler, "sampler", 3),
+                    (batch_sampler, "batch_sampler", 4),
                 )
                 if s is not None and not (isinstance(s, ast.Constant) and s.value is None)
             ]

@@ -107,3 +107,24 @@ def test_deeply_nested_loops_are_interpreted_a_linear_number_of_times(monkeypatc
     report = analyze_source(source, "nested.py")
     assert not report.problems
     assert len(executed) < 20 * depth * depth
+
+
+def test_a_positional_shuffle_flag_is_not_mistaken_for_a_sampler():
+    # DataLoader(dataset, batch_size, shuffle, sampler, ...): the third argument is
+    # ``shuffle``, so ``DataLoader(ds, 8, True)`` under DDP still has no DistributedSampler
+    source = (
+        "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+        "from torch.utils.data import DataLoader, DistributedSampler\n"
+        "def main(model, ds, opt):\n"
+        "    model = DDP(model)\n"
+        "    loader = DataLoader(ds, 8, True)\n"
+        "    sharded = DataLoader(ds, 8, False, DistributedSampler(ds))\n"
+        "    for x in loader:\n"
+        "        model(x).sum().backward()\n"
+        "        opt.step()\n"
+        "    for x in sharded:\n"
+        "        model(x).sum().backward()\n"
+        "        opt.step()\n"
+    )
+    found = [f for f in findings(source) if f.code == "TW012"]
+    assert [f.span.line for f in found] == [5]

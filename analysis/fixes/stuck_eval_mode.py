@@ -98,10 +98,18 @@ class StuckEvalModeFixer(Fixer):
         rewrite.insert_before(loop.body.body[0], statement_line(f"{name}.train()"))
         proven = is_plain_reference(model) and trains_on_entry(tree, name, loop)
         yield self.fix(
-            f"Insert `{name}.train()` at the start of each epoch",
+            f"Insert `{name}.train()` as the first statement of `{_loop_header(tree, loop)}`",
             Applicability.SAFE if proven else Applicability.UNSAFE,
             rewrite,
         )
+
+
+def _loop_header(tree: SourceTree, loop: cst.For | cst.While) -> str:
+    """The loop as the user knows it (``for epoch in …``, ``for step in …``): the title
+    names the loop rather than assuming it runs once per epoch."""
+    if isinstance(loop, cst.For):
+        return f"for {tree.text(loop.target)} in …"
+    return "while …"
 
 
 def trains_on_entry(tree: SourceTree, name: str, loop: cst.CSTNode) -> bool:

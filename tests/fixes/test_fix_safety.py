@@ -353,7 +353,13 @@ def fit(model, loader, opt):
 def test_tw011_insert_is_safe_when_the_first_epoch_provably_trained():
     fix = first_fix("TW011", TW011_SAFE)
     assert fix.applicability is SAFE
-    assert fix.title == "Insert `model.train()` at the start of each epoch"
+    assert fix.title == "Insert `model.train()` as the first statement of `for epoch in …`"
+
+
+def test_tw011_title_names_a_step_loop_as_it_is_written():
+    source = TW011_SAFE.replace("for epoch in range(3)", "for step, _ in enumerate(range(3))")
+    fix = first_fix("TW011", source)
+    assert fix.title == "Insert `model.train()` as the first statement of `for step, _ in …`"
 
 
 def test_tw011_a_model_from_the_caller_may_be_in_eval_mode_on_purpose():

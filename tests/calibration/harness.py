@@ -47,11 +47,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from torchward.profile.counter import LiveStorageCounter, rounded  # noqa: E402
 from torchward.profile.emulation import (  # noqa: E402
     KERNELS_USED,
+    SDPA_SM,
     cuda_autocast,
     patch_transformers,
     sdpa_by_rule,
     set_sdpa_sm,
 )
+
+
+def emulate_device_capability() -> None:
+    """Answer ``torch.cuda.get_device_capability`` as the emulated GPU would (sm80 unless
+    :func:`set_sdpa_sm` says otherwise). transformers' MoE layers ask it to choose their
+    experts kernel: on sm80+ the default ``grouped_mm`` path runs ``F.grouped_mm`` over all
+    tokens sorted by expert — shapes fixed by tokens × top-k, not by where the router sends
+    them, so a fake run measures what a real one allocates; a CPU wheel has no device to ask."""
+    torch.cuda.get_device_capability = lambda device=None: divmod(SDPA_SM["value"], 10)
+
 
 # -- the steps --------------------------------------------------------------------------------
 DTYPES = {

@@ -86,8 +86,9 @@ CONFIGS = [
     ("pythia-410m-gen-fp16-b16-p1024-n16", "pythia-410m", "generate", "fp16", 16, 1024, 16),
     # held-out families (issue 12): measured after the constants were set, never tuned on;
     # tests/estimator/test_calibration_accuracy.py reports their error separately. Not
-    # measurable here: DeBERTa-v2/v3 (relative-position buckets call .item()) and the MoE
-    # families (routing is data-dependent: nonzero, or grouped_mm asserting a real CUDA).
+    # measurable here: DeBERTa-v2/v3 (relative-position buckets call .item()). The MoE
+    # families run transformers' default grouped_mm experts (sm80+), whose shapes do not
+    # depend on the routing (harness.emulate_device_capability).
     ("starcoder2-3b-train-bf16-b2-s2048", "starcoder2-3b", "train", "bf16", 2, 2048, 0),
     ("gemma2-2b-train-bf16-b2-s2048", "gemma-2-2b", "train", "bf16", 2, 2048, 0),
     ("bloom-560m-train-amp16-b8-s1024", "bloom-560m", "train", "amp-fp16", 8, 1024, 0),
@@ -99,6 +100,13 @@ CONFIGS = [
     ("phi3.5-mini-train-bf16-b1-s4096", "phi-3.5-mini", "train", "bf16", 1, 4096, 0),
     ("olmo-1b-train-ampbf16-b4-s2048", "olmo-1b", "train", "amp-bf16", 4, 2048, 0),
     ("xlm-roberta-base-train-amp16-b16-s512", "xlm-roberta-base", "train", "amp-fp16", 16, 512, 0),
+    ("olmoe-1b-7b-train-bf16-b8-s2048", "olmoe-1b-7b", "train", "bf16", 8, 2048, 0),
+    ("qwen1.5-moe-train-bf16-b8-s4096", "qwen1.5-moe-a2.7b", "train", "bf16", 8, 4096, 0),
+    ("mixtral-8x7b-train-bf16-b8-s4096", "mixtral-8x7b", "train", "bf16", 8, 4096, 0),
+    ("qwen3-30b-a3b-train-bf16-b2-s4096", "qwen3-30b-a3b", "train", "bf16", 2, 4096, 0),
+    ("olmoe-1b-7b-infer-bf16-b8-s4096", "olmoe-1b-7b", "inference", "bf16", 8, 4096, 0),
+    ("qwen1.5-moe-gen-bf16-b8-p2048-n8", "qwen1.5-moe-a2.7b", "generate", "bf16", 8, 2048, 8),
+    ("qwen3-30b-a3b-infer-bf16-b4-s8192", "qwen3-30b-a3b", "inference", "bf16", 4, 8192, 0),
 ]
 FIELDS = ("name", "model", "mode", "dtype", "batch_size", "seq", "new_tokens")
 
@@ -149,6 +157,7 @@ def run_one(cfg: dict, device: str = "cuda", fake: bool = True) -> dict:
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     harness.patch_transformers()
+    harness.emulate_device_capability()
     harness.set_sdpa_sm(cfg.get("sm", 80), cfg.get("sdpa_backend"))
     harness.KERNELS_USED.clear()
     image = cfg["seq"] if cfg["model"] in ("resnet50", "vit-base-patch16-224") else 224

@@ -39,6 +39,8 @@ HELD_OUT_FAMILIES = frozenset(
         "olmoe",
         "phi-3",
         "qwen2-moe",
+        "qwen3-moe",
+        "mixtral",
         "xlm-roberta",
         "deberta-v3",
         "gpt-neox",

@@ -11,9 +11,8 @@ typed by annotation or, as a last resort, by name (:mod:`torchward.analysis.fall
 
 Past 400 lines for now: the call-site memo, the replay of summaries and the cache keys
 share one object's state (what was called, backwarded, switched), and splitting them
-would pass that state around by hand. The seam for the next change: the cache keys and
-fingerprints (``_cache_key`` / ``_globals_fingerprint`` / ``_shape_fingerprint``) into a
-module of their own, with the per-call globals fingerprint made incremental.
+would pass that state around by hand. The cache keys of the incremental cache live in
+:mod:`.fingerprints`.
 """
 
 from __future__ import annotations
@@ -27,6 +26,7 @@ from . import catalog
 from .binding import bind_parameters, parameter_names
 from .events import Event, EventKind, Gate, Trace
 from .finding import Evidence
+from .fingerprints import Fingerprints
 from .interpreter import FunctionRun, backward_targets_of
 from .names import qualified_name
 from .positions import LineIndex
@@ -81,8 +81,7 @@ class FileAnalyzer:
         self.cache = cache
         self._recorders: list[list[tuple]] = []
         self._module_done = False
-        self._final_globals_fingerprint: int | None = None
-        self._texts: dict[str, str] = {}
+        self.fingerprints = Fingerprints(self)
         self.tree = tree
         self.source = source
         # Most files of a large tree mention no training word: they are parsed (for syntax
@@ -163,6 +162,7 @@ class FileAnalyzer:
 
     def note_closure(self, qualname: str, env: dict[str, Value]) -> None:
         self.closures[qualname] = env
+        self.fingerprints.note_scope(env)
         self._record(("closure", qualname, env))
 
     def globals(self) -> dict[str, Value]:
@@ -306,7 +306,7 @@ class FileAnalyzer:
             # arguments, so a helper called from 200 places costs a bounded amount.
             return self.invoke(info, [], {}, self_value and _bare(self_value), grad_enabled, record)
         self._contexts[info.qualname] = contexts + 1
-        cache_key = self._cache_key(info, key) if self.cache is not None else None
+        cache_key = self.fingerprints.key(info, key) if self.cache is not None else None
         if cache_key is not None:
             entry = self.cache.get(cache_key)
             if entry is not None and self._replay(info, entry):
@@ -344,48 +344,15 @@ class FileAnalyzer:
             self._register(info, trace)
         return summary
 
-    def _cache_key(self, info: FunctionInfo, memo_key: tuple) -> tuple:
-        """Everything a function analysis reads: its text and place, its arguments, the
-        module globals and its enclosing scope (calls are checked on replay)."""
-        text = self._texts.get(info.qualname)
-        if text is None:
-            text = self._texts[info.qualname] = self.index.text_of(info.node)
-        closure = self.closures.get(info.qualname)
-        return (
-            self.path,
-            info.node.lineno,
-            info.node.col_offset,
-            text,
-            memo_key,
-            self._shape_fingerprint,
-            self._globals_fingerprint(),
-            hash(frozenset(closure.items())) if closure is not None else 0,
-        )
+    @property
+    def call_depth(self) -> int:
+        """How many function analyses are in progress (0: the module body runs, or none)."""
+        return len(self._stack)
 
-    def _globals_fingerprint(self) -> int:
-        """The module globals as functions see them: recomputed while the module body runs
-        (it changes them), computed once after it."""
-        if self._final_globals_fingerprint is not None:
-            return self._final_globals_fingerprint
-        fingerprint = hash(frozenset(self.globals().items()))
-        if self.module_run is not None and self._module_done:
-            self._final_globals_fingerprint = fingerprint
-        return fingerprint
-
-    @functools.cached_property
-    def _shape_fingerprint(self) -> int:
-        """What every function reads besides its own text: imports, and which names are
-        local functions and classes (with their bases and methods)."""
-        index = self.index
-        classes = tuple(
-            sorted(
-                (name, c.base_names, c.local_bases, tuple(c.methods))
-                for name, c in index.classes.items()
-            )
-        )
-        return hash(
-            (frozenset(index.imports.names.items()), tuple(sorted(index.functions)), classes)
-        )
+    @property
+    def module_done(self) -> bool:
+        """Whether the module body ran: the module's environments no longer change."""
+        return self._module_done
 
     def _replay(self, info: FunctionInfo, entry: Entry) -> bool:
         """Re-apply a cached analysis; False when a function it called has changed."""

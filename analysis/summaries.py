@@ -61,6 +61,13 @@ class SummaryCache:
         with self._lock:
             return self._trees.get(path)
 
+    def take_tree(self, path: str) -> tuple[str, Any] | None:
+        """The last source parsed for ``path`` and its tree, handed to one caller:
+        :func:`reparse` shifts the tree's later statements in place, so no other analysis
+        may read it meanwhile. The caller remembers the new tree, or gives this one back."""
+        with self._lock:
+            return self._trees.pop(path, None)
+
     def remember_tree(self, path: str, source: str, tree: Any) -> None:
         with self._lock:
             self._trees[path] = (source, tree)

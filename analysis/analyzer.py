@@ -74,6 +74,10 @@ UNKNOWN_SUMMARY = Summary(attrs.evolve(UNKNOWN, scaled=None))
 
 
 class FileAnalyzer:
+    # the path evidence names: set when the analysis links other modules (their evidence
+    # must say which file it is in), None otherwise (the finding's own file)
+    evidence_path: str | None = None
+
     def __init__(
         self, tree: ast.Module, source: str, path: str, cache: SummaryCache | None = None
     ) -> None:
@@ -89,6 +93,14 @@ class FileAnalyzer:
         self.relevant = mentions_training_words(source) and not is_other_framework(
             self.index.imports
         )
+        # calls into the project's other modules (``from helpers import train_step``)
+        from .workspace.linking import link  # the workspace package builds on this module
+
+        self.project = link(self)
+        if self.project is not None:
+            self.evidence_path = path
+        if not self.relevant and self.project is not None:
+            self.relevant = self.project.imports_training_code()
         self.traces: list[Trace] = []
         self.backwarded_locs: set[Loc] = set()
         self.closures: dict[str, dict[str, Value]] = {}
@@ -115,20 +127,25 @@ class FileAnalyzer:
         if not self.relevant:
             return  # nothing in the file can trigger a rule: parse-only
         trace = Trace("<module>")
-        self.module_run = FunctionRun(
-            self, trace, self.tree.body, env={}, outer={}, grad_enabled=True
-        )
-        self.module_run.run()
-        self._module_done = True
+        env = self.run_module_body(trace, self.tree.body)
         self.traces.append(trace)
-        kinded = frozenset(
-            name for name, value in self.module_run.env.items() if value.kind in TRAINING_KINDS
-        )
+        kinded = frozenset(name for name, value in env.items() if value.kind in TRAINING_KINDS)
         kinded |= training_import_aliases(self.index)
+        if self.project is not None:
+            kinded |= self.project.training_names()
         worth = functions_worth_analysing(self.index, kinded)
         for info in callers_first(self.index, worth):
             if info.qualname not in self.analyzed:
                 self.analyze_standalone(info)
+        if self.project is not None:
+            self.project.finish()
+
+    def run_module_body(self, trace: Trace, body: list[ast.stmt]) -> dict[str, Value]:
+        """Run the module's top-level statements: the globals its functions see."""
+        self.module_run = FunctionRun(self, trace, body, env={}, outer={}, grad_enabled=True)
+        self.module_run.run()
+        self._module_done = True
+        return self.module_run.env
 
     def backward_targets(self, body: list[ast.stmt]) -> dict[str, tuple[ast.Call, ...]]:
         """Names ``body`` calls ``backward`` on; computed once per body, not per context."""
@@ -184,18 +201,25 @@ class FileAnalyzer:
         node: ast.Call,
         self_value: Value | None,
         receiver_path: str | None,
+        owner: FileAnalyzer | None = None,
     ) -> Value:
-        self.note_called(info.qualname)
-        summary = self.invoke(info, args, kwargs, self_value, caller.grad_enabled, caller.recording)
+        """``info`` called from ``caller``; ``owner``: the analyzer of the other project
+        module that defines it (:mod:`.workspace.linking`), None for this file's own."""
+        if owner is None:
+            self.note_called(info.qualname)
+        summary = (owner or self).invoke(
+            info, args, kwargs, self_value, caller.grad_enabled, caller.recording
+        )
         call_span = self.lines.span(node)
         name = info.qualname.split(".<locals>.")[-1]
+        where = owner.evidence_path if owner is not None else None
         for event in summary.events:
             if not caller.recording:
                 break
             if event.kind in _REPLAYED:
-                caller.trace.events.append(self._replayed(caller, event, call_span, name))
+                caller.trace.events.append(self._replayed(caller, event, call_span, name, where))
             elif _outlives_the_call(event, info):
-                replayed = self._replayed(caller, event, call_span, name)
+                replayed = self._replayed(caller, event, call_span, name, where)
                 if replayed.store is not None and event.loc is not None:
                     created = caller.loc_loops.get(event.loc, ())
                     replayed = attrs.evolve(
@@ -205,12 +229,20 @@ class FileAnalyzer:
         self._transfer_modes(caller, info, summary, node, receiver_path, name)
         return summary.returned
 
-    def _replayed(self, caller: FunctionRun, event: Event, call_span, name: str) -> Event:
+    def _replayed(
+        self, caller: FunctionRun, event: Event, call_span, name: str, where: str | None = None
+    ) -> Event:
+        """``event`` of a called helper as the caller sees it; ``where``: the helper's file
+        when it is another module (its gates then stand at the call, in this file)."""
         innermost = caller.loops[-1] if caller.loops else None
         inherited = tuple(
-            Gate(g.span, g.is_modulo, innermost) for g in event.gates if g.loop is None
+            Gate(call_span if where else g.span, g.is_modulo, innermost)
+            for g in event.gates
+            if g.loop is None
         )
-        step = Evidence(event.span, f"in `{name}`: {event.kind.value.replace('_', ' ')} here")
+        step = Evidence(
+            event.span, f"in `{name}`: {event.kind.value.replace('_', ' ')} here", where
+        )
         return attrs.evolve(
             event,
             span=call_span,
@@ -484,6 +516,7 @@ class FileAnalyzer:
                     site = Evidence(
                         output.origin.span,
                         f"`{class_name}.forward` ends here: {output.origin.message}",
+                        output.origin.path,
                     )
                     model_facts = attrs.evolve(
                         value.model_facts or ModelFacts(), activation_site=site

@@ -42,6 +42,7 @@ from .values import (
     Value,
     combine,
 )
+from .workspace.hooks import linked_call, linked_method
 
 _CALLABLE_KINDS = (
     Kind.MODEL,
@@ -112,6 +113,9 @@ class CallsMixin:
 
     def _eval_Call(self, node: ast.Call) -> Value:
         func = node.func
+        linked = linked_call(self, node)
+        if linked is not None:
+            return linked  # a function or class of another module of the project
         name = self.qualified(func)
         if name is not None:
             return self.call_api(name, node)
@@ -436,6 +440,11 @@ class CallsMixin:
                 return self.call_local(
                     info, args, kwargs, node, self_value=receiver, receiver_path=receiver_path
                 )
+            linked = (
+                linked_method(self, receiver, method, node, receiver_path) if info is None else None
+            )
+            if linked is not None:
+                return linked  # a method of a class another project module defines
         if kind is Kind.OPTIMIZER and method == "step":
             self.arguments(node)
             self.emit(EventKind.STEP, node, target=attrs.evolve(receiver, confidence=confidence))

@@ -22,6 +22,7 @@ from .rule import Rule, all_rules
 from .settings import LintSettings
 from .summaries import SummaryCache
 from .suppressions import parse_suppressions
+from .workspace.relocate import linked_findings, localised
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +126,7 @@ def analyze_source(
         log.exception("analysis failed on %s", path)
         return FileReport(path, (), (Problem("internal-error", f"analysis failed: {error!r}"),))
     findings, problems = run_rules(facts, rules)
+    findings += _linked_findings(facts, rules)
     if not findings:
         return FileReport(path, (), tuple(problems))
     suppressions = parse_suppressions(source)
@@ -133,7 +135,7 @@ def analyze_source(
         if suppressions.is_suppressed(finding.code, finding.span.line):
             continue
         severity = settings.severity_for(finding.code, finding.severity)
-        kept.append(attrs.evolve(finding, path=path, severity=severity))
+        kept.append(attrs.evolve(localised(finding, path), path=path, severity=severity))
     kept.sort(key=_order)
     shown = _cap_notes(_dedupe(kept), settings.notes_per_file)
     return FileReport(path, tuple(shown), tuple(problems))
@@ -144,6 +146,15 @@ def _order(finding: Finding) -> tuple:
     builds two tuples per comparison: a tenth of an editor keystroke at 140 findings)."""
     span = finding.span
     return (span.line, span.column, span.end_line, span.end_column, finding.code)
+
+
+def _linked_findings(facts: FileFacts, rules: tuple[type[Rule], ...]) -> list[Finding]:
+    """Findings in other project modules' code as this file calls it (reported at the call)."""
+    try:
+        return linked_findings(facts, rules, run_rules)
+    except Exception:  # cross-file findings are extra: never lose the file's own
+        log.exception("cross-file findings failed on %s", facts.path)
+        return []
 
 
 def _cap_notes(findings: list[Finding], limit: int | None) -> list[Finding]:

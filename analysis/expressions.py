@@ -281,7 +281,7 @@ class ExpressionsMixin:
         return qualified_name(node, self.analyzer.index.imports)
 
     def evidence(self, node: ast.AST, message: str) -> Evidence:
-        return Evidence(self.analyzer.lines.span(node), message)
+        return Evidence(self.analyzer.lines.span(node), message, self.analyzer.evidence_path)
 
     def text(self, node: ast.AST, limit: int = 60) -> str:
         """The source text of ``node`` for messages: a slice of its line, never a re-render

@@ -47,9 +47,11 @@ def is_fixable(code: str) -> bool:
 
 def fixes_for(source: str, finding: Finding) -> tuple[Fix, ...]:
     """The fixes of ``finding`` in ``source`` (the text it was found in), best first."""
+    from ..workspace.relocate import is_relocated
+
     fixer = all_fixers().get(finding.code)
-    if fixer is None:
-        return ()
+    if fixer is None or is_relocated(finding):
+        return ()  # relocated: reported at a call for code in another module
     try:
         tree = source_tree(source)
         return tuple(fix for fix in fixer.build(tree, finding) if fix is not None and fix.edits)

@@ -1,0 +1,124 @@
+"""The workspace index: module summaries by content, editor overlays and the import graph.
+
+One index per process (:data:`WORKSPACE`). A summary is keyed by the module's path and
+the hash of its text, so an edit makes a new summary and every analysis that reads the
+module afterwards sees it; nothing has to be invalidated by hand. Reads from disk go
+through :mod:`torchward.estimator.dependencies`: the CLI cache then stores, with each
+result, the hash of every project module the analysis read (and the absence of every
+file an import could have named), and reuses the result only while all still hold.
+
+The language server puts the text of open documents here as *overlays* (the editor's
+unsaved text wins over the disk), and asks :meth:`WorkspaceIndex.dependants` which open
+files read a module whose summary just changed, to re-lint them.
+
+Never imports user code: a module is read and parsed, nothing else.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import threading
+import warnings
+from collections import OrderedDict
+
+from torchward.estimator import dependencies
+
+from .resolve import MAX_MODULE_BYTES
+from .summary import ModuleSummary
+
+MAX_SUMMARIES = 2048  # parsed modules kept in memory (least recently used dropped)
+
+
+class WorkspaceIndex:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._summaries: OrderedDict[tuple[str, str], ModuleSummary | None] = OrderedDict()
+        self._overlays: dict[str, str] = {}
+        self._reads: dict[str, frozenset[str]] = {}  # importer -> project modules it read
+
+    # --- texts --------------------------------------------------------------------------
+    def set_overlay(self, path: str, text: str) -> None:
+        """The editor's text of an open document, read instead of the file on disk."""
+        with self._lock:
+            self._overlays[os.path.abspath(path)] = text
+
+    def clear_overlay(self, path: str) -> None:
+        with self._lock:
+            self._overlays.pop(os.path.abspath(path), None)
+
+    def summary(self, path: str) -> ModuleSummary | None:
+        """The summary of the module at ``path``; None when it cannot be read or parsed."""
+        path = os.path.abspath(path)
+        with self._lock:
+            overlay = self._overlays.get(path)
+        if overlay is not None:
+            return self._summarise(path, overlay.encode("utf-8", "surrogatepass"))
+        try:
+            if dependencies.file_size(path) > MAX_MODULE_BYTES:
+                return None
+            data = dependencies.read_bytes(path)
+        except OSError:
+            return None
+        return self._summarise(path, data)
+
+    def _summarise(self, path: str, data: bytes) -> ModuleSummary | None:
+        digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+        key = (path, digest)
+        with self._lock:
+            if key in self._summaries:
+                self._summaries.move_to_end(key)
+                return self._summaries[key]
+        summary = _parse(path, digest, data)
+        with self._lock:
+            self._summaries[key] = summary
+            while len(self._summaries) > MAX_SUMMARIES:
+                self._summaries.popitem(last=False)
+        return summary
+
+    # --- the import graph ---------------------------------------------------------------
+    def record_reads(self, importer: str, modules: frozenset[str]) -> None:
+        """The project modules the last analysis of ``importer`` read (replacing the last)."""
+        with self._lock:
+            self._reads[os.path.abspath(importer)] = modules
+
+    def reads(self, importer: str) -> frozenset[str]:
+        with self._lock:
+            return self._reads.get(os.path.abspath(importer), frozenset())
+
+    def dependants(self, module: str) -> set[str]:
+        """Every analysed file whose last analysis read ``module``, directly or through
+        other modules (the importers of its importers)."""
+        module = os.path.abspath(module)
+        with self._lock:
+            reads = dict(self._reads)
+        found: set[str] = set()
+        frontier = [module]
+        while frontier:
+            current = frontier.pop()
+            for importer, modules in reads.items():
+                if current in modules and importer not in found and importer != module:
+                    found.add(importer)
+                    frontier.append(importer)
+        return found
+
+    def forget(self, importer: str) -> None:
+        with self._lock:
+            self._reads.pop(os.path.abspath(importer), None)
+
+
+def _parse(path: str, digest: str, data: bytes) -> ModuleSummary | None:
+    try:
+        source = data.decode("utf-8-sig")
+        if "\x00" in source[:8192]:
+            return None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source, filename=path)
+    except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError):
+        return None
+    return ModuleSummary(path, digest, source, tree)
+
+
+WORKSPACE = WorkspaceIndex()

@@ -22,7 +22,8 @@ import functools
 
 import attrs
 
-from . import catalog
+from . import adapters, catalog
+from .adapters.driver import drive_hook
 from .binding import bind_parameters, parameter_names
 from .events import Event, EventKind, Gate, Trace
 from .finding import Evidence
@@ -135,7 +136,13 @@ class FileAnalyzer:
             kinded |= self.project.training_names()
         worth = functions_worth_analysing(self.index, kinded)
         for info in callers_first(self.index, worth):
-            if info.qualname not in self.analyzed:
+            if info.qualname in self.analyzed:
+                continue
+            plan = adapters.framework_hook(self.index, info)
+            if plan is not None and info.class_name is not None:
+                # called once per batch by a framework: run inside a loop standing for its own
+                drive_hook(self, info, plan, info.class_name)
+            else:
                 self.analyze_standalone(info)
         if self.project is not None:
             self.project.finish()

@@ -11,8 +11,9 @@ A call is resolved in this order, strongest evidence first:
 
 Past 400 lines for now: every method is a branch of one dispatch (:meth:`CallsMixin._eval_Call`)
 over the same interpreter state. The seam for the next change: the per-kind method
-handlers (``model_method``, ``container_method``, ``tensor_method``, ``framework_method``)
-into a ``methods`` module.
+handlers (``model_method``, ``container_method``, ``tensor_method``) into a ``methods``
+module. Frameworks' objects (accelerators, engines, scalers, LightningModules) are
+translated by :mod:`torchward.analysis.adapters`, asked before the torch semantics here.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from . import catalog, tensors
+from . import adapters, catalog, tensors
 from .events import EventKind, LossFacts, ModeSwitch
 from .fallback import kind_from_name
 from .finding import Confidence
@@ -37,7 +38,6 @@ from .values import (
     LoaderFacts,
     Mode,
     ModeFact,
-    ModelFacts,
     SamplerFacts,
     Value,
     combine,
@@ -278,6 +278,9 @@ class CallsMixin:
             # module this file cannot see: named like the method it stands for
             self.emit(EventKind.ZERO_GRAD, node)
             return UNKNOWN
+        adapted = adapters.api_call(self, name, node, args, kwargs)
+        if adapted is not None:
+            return adapted  # a framework's API (DDP / FSDP wraps, deepspeed.initialize)
         if name in catalog.ACTIVATION_FUNCTIONS:
             activation = catalog.ACTIVATION_FUNCTIONS[name]
             applied = self.evidence(node, f"`{self.text(node)}` applies {activation}")
@@ -295,24 +298,8 @@ class CallsMixin:
             return Value(kind=Kind.TENSOR)
         if name in catalog.SCALING_FUNCTIONS:
             return attrs.evolve(combine(args), scaled=True)
-        if name in catalog.DDP_WRAPPERS:
-            self.emit(EventKind.DDP_WRAP, node, target=first)
-            base = first if first.kind is Kind.MODEL else Value(kind=Kind.MODEL)
-            model_facts = attrs.evolve(base.model_facts or ModelFacts(), ddp=True)
-            return attrs.evolve(base, origin=base.origin or origin, model_facts=model_facts)
         if name in catalog.MODEL_PASSTHROUGH_FUNCTIONS:
             return first if first.kind is Kind.MODEL else Value(kind=Kind.MODEL, origin=origin)
-        if name == catalog.DEEPSPEED_INITIALIZE:
-            engine = Value(kind=Kind.ENGINE, origin=origin)
-            return Value(
-                kind=Kind.CONTAINER,
-                elements=(
-                    engine,
-                    Value(kind=Kind.OPTIMIZER, origin=origin),
-                    Value(kind=Kind.LOADER, loader_facts=LoaderFacts(framework="deepspeed")),
-                    Value(kind=Kind.SCHEDULER),
-                ),
-            )
         if name == "torch.autograd.grad":
             self.emit(EventKind.GRAD_CALL, node, value=first)
             return Value(kind=Kind.CONTAINER)
@@ -445,20 +432,13 @@ class CallsMixin:
             )
             if linked is not None:
                 return linked  # a method of a class another project module defines
+        adapted = adapters.method_call(self, receiver, method, node)
+        if adapted is not None:
+            return adapted  # a framework's object: accelerator, engine, scaler, LightningModule
         if kind is Kind.OPTIMIZER and method == "step":
             self.arguments(node)
             self.emit(EventKind.STEP, node, target=attrs.evolve(receiver, confidence=confidence))
             return UNKNOWN
-        if kind is Kind.SCALER:
-            args, _ = self.arguments(node)
-            if method == "step":
-                self.emit(EventKind.STEP, node, target=args[0] if args else UNKNOWN)
-                return UNKNOWN
-            if method == "scale":
-                return args[0] if args else UNKNOWN
-            return UNKNOWN
-        if kind in (Kind.ACCELERATOR, Kind.ENGINE):
-            return self.framework_method(receiver, method, node)
         if kind is Kind.MODEL:
             return self.model_method(receiver, method, node, receiver_path, confidence)
         if kind is Kind.CONTAINER or (
@@ -478,26 +458,6 @@ class CallsMixin:
             self.arguments(node)
             return UNKNOWN
         return self.tensor_method(receiver, method, node, receiver_path)
-
-    def framework_method(self, receiver: Value, method: str, node: ast.Call) -> Value:
-        args, _ = self.arguments(node)
-        framework = "accelerate" if receiver.kind is Kind.ACCELERATOR else "deepspeed"
-        if method == "backward":
-            self.backward(args[0] if args else UNKNOWN, node, framework=framework)
-            return UNKNOWN
-        if method == "step" and receiver.kind is Kind.ENGINE:
-            self.emit(EventKind.STEP, node, target=receiver, framework=framework)
-            return UNKNOWN
-        if method == "prepare":
-            prepared = tuple(attrs.evolve(a, prepared=True) for a in args)
-            return (
-                prepared[0] if len(prepared) == 1 else Value(kind=Kind.CONTAINER, elements=prepared)
-            )
-        if method in ("prepare_model", "prepare_data_loader", "setup", "setup_dataloaders"):
-            return attrs.evolve(args[0], prepared=True) if args else UNKNOWN
-        if receiver.kind is Kind.ENGINE and method == "forward":
-            return self.forward(receiver, node)
-        return UNKNOWN
 
     def model_method(
         self, model: Value, method: str, node: ast.Call, path: str | None, confidence: Confidence

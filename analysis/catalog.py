@@ -73,10 +73,19 @@ NON_MODULE_NN_NAMES = {
     "torch.nn.ParameterDict",
     "torch.nn.Module",
 }
+#: FSDP2 shards the module it is given in place (and returns it)
+IN_PLACE_SHARDING = {
+    "torch.distributed.fsdp.fully_shard",
+    "torch.distributed._composable.fsdp.fully_shard",
+    "torch.distributed._composable.fsdp.fully_shard.fully_shard",
+}
+#: wraps after which every process trains the same model on its own data (see adapters/distributed.py)
 DDP_WRAPPERS = {
     "torch.nn.parallel.DistributedDataParallel",
+    "torch.nn.parallel.distributed.DistributedDataParallel",
     "torch.distributed.fsdp.FullyShardedDataParallel",
-}
+    "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel",
+} | IN_PLACE_SHARDING
 MODEL_PASSTHROUGH_FUNCTIONS = {
     "torch.compile",
     "torch.nn.parallel.DataParallel",
@@ -117,9 +126,8 @@ SCHEDULER_PREFIXES = (
     "transformers.optimization.get_",
     "timm.scheduler.",
 )
-GRAD_SCALERS = {"torch.amp.GradScaler"}
+GRAD_SCALERS = {"torch.amp.GradScaler", "torch.GradScaler", "torch.cpu.amp.GradScaler"}
 ACCELERATORS = {"accelerate.Accelerator", "lightning.Fabric"}
-DEEPSPEED_INITIALIZE = "deepspeed.initialize"
 
 # --- data ---------------------------------------------------------------------------
 LOADERS = {"torch.utils.data.DataLoader", "torch_geometric.loader.DataLoader"}

@@ -360,6 +360,8 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
             for i, element in enumerate(target.elts):
                 if isinstance(elements, tuple) and len(elements) == len(target.elts):
                     part = elements[i]
+                elif value.kind is Kind.OPTIMIZER:
+                    part = value  # ``opt_g, opt_d = self.optimizers()``: each one an optimizer
                 elif value.graph or value.locs:
                     part = Value(
                         kind=None,

@@ -101,14 +101,7 @@ def observe_method(run, receiver: Value, method: str, node: ast.Call) -> None:
             run.emit(EventKind.TRANSFER, node, target=receiver, call=CallFacts(moved=moved))
     elif receiver.kind is Kind.SCHEDULER and method == "step":
         run.emit(EventKind.SCHEDULER_STEP, node, target=receiver)
-    elif receiver.kind is Kind.SCALER:
-        scaler_kinds = {
-            "scale": EventKind.SCALER_SCALE,
-            "unscale_": EventKind.SCALER_UNSCALE,
-            "step": EventKind.SCALER_STEP,
-        }
-        if method in scaler_kinds:
-            run.emit(scaler_kinds[method], node, target=receiver)
+    # a GradScaler's scale / unscale_ / step: see adapters/amp.py
 
 
 def _optimizer_facts(run, name: str, node: ast.Call) -> CallFacts:

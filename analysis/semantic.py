@@ -26,12 +26,19 @@ FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 TRAINING_WORDS = re.compile(
     r"\.backward\(|\.step\(|\.eval\(|zero_grad|Loss\b|_loss\(|loss_f|criterion|cross_entropy|DataLoader|"
     r"(?:\bin|enumerate\(|tqdm\()\s*[\w.]*loader\b|"
-    r"DistributedDataParallel|DDP|FullyShardedDataParallel|\.train\("
+    r"DistributedDataParallel|DDP|FullyShardedDataParallel|\.train\(|"
+    # methods a framework calls once per batch, and framework spellings of the above
+    # (analysis/adapters): a LightningModule or Trainer subclass may name nothing else
+    r"def training_step\(|def compute_loss\(|manual_backward\(|fully_shard\("
 )
 
 # Literal fragments, one of which every TRAINING_WORDS match contains: ``in`` on a str is
 # several times faster than the regex, and most files of a large tree contain none.
 _FRAGMENTS = (
+    "def training_step(",
+    "def compute_loss(",
+    "manual_backward(",
+    "fully_shard(",
     ".backward(",
     ".step(",
     ".eval(",

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from .adapters import traits_of
 from .events import Event, EventKind, Trace
 from .facts import FileFacts
-
-FRAMEWORK_BACKWARDS = ("accelerate", "deepspeed")
 
 
 def events(facts: FileFacts, kind: EventKind) -> Iterator[tuple[Trace, Event]]:
@@ -34,7 +33,25 @@ def is_iteration_loop(trace: Trace, loop_id: int) -> bool:
 
 
 def is_framework_step(event: Event) -> bool:
-    return event.framework in FRAMEWORK_BACKWARDS
+    """A backward or step a framework runs (``accelerator.backward``, ``engine.step()``,
+    Lightning's automatic optimization): the framework handles mixed-precision scaling
+    and the order of its own update, so rules about a hand-written update skip it."""
+    return traits_of(event.framework) is not None
+
+
+def framework_zeroes(event: Event) -> bool:
+    """A framework's backward or step after which the framework resets the gradients
+    itself (a DeepSpeed engine, Lightning's automatic optimization, a HF ``Trainer``);
+    ``accelerator.backward`` and ``manual_backward`` leave that to the loop."""
+    traits = traits_of(event.framework)
+    return traits is not None and traits.zeroes_gradients
+
+
+def framework_scales(event: Event) -> bool:
+    """A framework's backward or step that divides an accumulated loss by the
+    accumulation count itself (``accelerator.backward``, ``engine.backward``)."""
+    traits = traits_of(event.framework)
+    return traits is not None and traits.scales_accumulation
 
 
 def resets_gradients(trace: Trace, loop_id: int) -> bool:

@@ -6,7 +6,7 @@ from ..events import EventKind
 from ..finding import Applicability, Evidence, Proof, Severity, Span
 from ..proofs import is_torch_optimizer
 from ..rule import Fixed, Invalid, Rule
-from ..structure import events, is_framework_step, loop_header
+from ..structure import events, framework_zeroes, loop_header
 from ..values import Kind, Value
 
 
@@ -74,7 +74,10 @@ class MissingZeroGrad(Rule):
     module, `zero_grad(params)`) counts. `opt_d.zero_grad()` resets `opt_d` only: a GAN
     loop that never resets the generator's optimizer is reported; a reset through a
     model or `.grad` counts for every optimizer. Loops without an optimizer step, and
-    DeepSpeed engines (whose `step()` zeroes gradients), are not flagged. A loop that
+    frameworks that zero the gradients themselves (a DeepSpeed engine's `step()`,
+    Lightning's automatic optimization, a Hugging Face `Trainer`) are not flagged;
+    `accelerator.backward` and Lightning's `manual_backward` do not zero, so a loop
+    around them needs its own reset. A loop that
     calls `backward(retain_graph=True)` looks like a gradient-comparison harness and is
     reported as a note at most.
     """
@@ -141,13 +144,13 @@ class MissingZeroGrad(Rule):
     def check(self, facts):
         reported = set()
         for trace, step in events(facts, EventKind.STEP):
-            if not step.loops or step.in_helper_loop or is_framework_step(step):
+            if not step.loops or step.in_helper_loop or framework_zeroes(step):
                 continue
             loop = step.loops[-1]
             if (id(trace), loop) in reported:
                 continue  # one finding per loop, however many optimizers it steps
             backwards = [
-                b for b in trace.events_in(loop, EventKind.BACKWARD) if not is_framework_step(b)
+                b for b in trace.events_in(loop, EventKind.BACKWARD) if not framework_zeroes(b)
             ]
             if not backwards or _resets_for(trace, loop, step):
                 continue

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..events import EventKind
 from ..finding import Applicability, Evidence, Severity
 from ..rule import Fixed, Invalid, Rule
-from ..structure import accumulation_gate, events, is_framework_step
+from ..structure import accumulation_gate, events, framework_scales
 
 
 class UnscaledGradientAccumulation(Rule):
@@ -109,7 +109,7 @@ class UnscaledGradientAccumulation(Rule):
         reported = set()
         for trace, step in events(facts, EventKind.STEP):
             gate = accumulation_gate(step)
-            if gate is None or is_framework_step(step) or step.in_accumulate:
+            if gate is None or framework_scales(step) or step.in_accumulate:
                 continue
             loop = step.loops[-1]
             if trace.events_in(loop, EventKind.GRAD_SCALE):
@@ -117,7 +117,7 @@ class UnscaledGradientAccumulation(Rule):
             for backward in trace.events_in(loop, EventKind.BACKWARD):
                 value = backward.value
                 if (
-                    is_framework_step(backward)
+                    framework_scales(backward)
                     or backward.in_accumulate
                     or value is None
                     or gate in backward.gates

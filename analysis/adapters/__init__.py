@@ -1,0 +1,136 @@
+"""Framework adapters: each framework's API translated into the engine's training events.
+
+Real training code hides its loop behind a framework: Lightning calls ``training_step``
+and then runs backward, step and zero_grad itself; ``accelerator.backward`` divides the
+loss by the accumulation count; a DeepSpeed engine's ``step()`` zeroes the gradients; a
+Hugging Face ``Trainer`` calls an overridden ``compute_loss`` once per batch. Rules must
+stay framework-agnostic queries over events, so the knowledge of each framework lives in
+one adapter module here, and the engine asks the registry at four points:
+
+- an imported API call (``deepspeed.initialize``, ``fully_shard``): :func:`api_call`;
+- a method call on a value of a framework's kind (``accelerator.backward(loss)``,
+  ``engine.step()``, ``self.manual_backward(loss)`` in a LightningModule): :func:`method_call`;
+- a method the framework itself calls once per batch (``training_step``,
+  ``compute_loss``): :func:`framework_hook` gives the plan that
+  :mod:`.driver` runs inside a loop standing for the framework's own;
+- what a framework-tagged event means for the update (:func:`traits_of`): whether the
+  framework zeroes the gradients, divides an accumulated loss, owns the optimizer step.
+
+An adapter answers ``None`` when a call is not its business, so the registry tries them in
+order and the engine's own torch semantics apply when none claims the call.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+import attrs
+
+from ..values import Value
+
+if TYPE_CHECKING:
+    from ..semantic import FunctionInfo, ModuleIndex
+
+
+@attrs.frozen
+class FrameworkTraits:
+    """What a framework does around the backward and step events tagged with its name.
+
+    A rule asks the question it needs (does it zero? does it scale?) rather than "is this a
+    framework", because the answers differ: ``accelerator.backward`` divides the loss by
+    the accumulation count but never zeroes the gradients, a DeepSpeed engine does both.
+    """
+
+    zeroes_gradients: bool  # its step (or its loop) resets the gradients every update
+    scales_accumulation: bool  # its backward divides the loss by the accumulation count
+
+
+@attrs.frozen
+class HookPlan:
+    """How a framework calls one method of a user's class, once per batch.
+
+    ``framework``: the tag of the events the framework adds after the method returns
+    (``"lightning"``); ``backward_returned``: it runs backward on what the method returns
+    (Lightning's automatic optimization, a Trainer's ``compute_loss``); ``steps``: it steps
+    the optimizer and resets the gradients after each call; ``model_parameter``: the
+    parameter the framework passes its model in (``compute_loss(self, model, inputs)``);
+    ``self_attributes``: attributes the framework's base class sets on ``self``
+    (a Trainer's ``self.accelerator``), for those the class's own ``__init__`` does not.
+    """
+
+    framework: str
+    backward_returned: bool
+    steps: bool
+    grad_enabled: bool = True
+    model_parameter: str | None = None
+    self_attributes: tuple[tuple[str, Value], ...] = ()
+
+
+class Adapter:
+    """One framework's translation. Every hook answers None when the call is not its own."""
+
+    #: the event tags this adapter emits, with what each means for the update
+    traits: tuple[tuple[str, FrameworkTraits], ...] = ()
+
+    def api(self, run, name: str, node: ast.Call, args: list[Value], kwargs: dict[str, Value]):
+        """The value of a call to the imported API ``name`` (arguments already evaluated)."""
+        return None
+
+    def method(self, run, receiver: Value, method: str, node: ast.Call):
+        """The value of ``receiver.method(...)``; the adapter evaluates the arguments."""
+        return None
+
+    def hook(self, index: ModuleIndex, info: FunctionInfo) -> HookPlan | None:
+        """The plan by which the framework calls ``info`` once per batch, if it does."""
+        return None
+
+
+def _registry() -> tuple[Adapter, ...]:
+    from . import accelerate, amp, deepspeed, distributed, lightning, transformers
+
+    return (
+        lightning.ADAPTER,
+        accelerate.ADAPTER,
+        deepspeed.ADAPTER,
+        transformers.ADAPTER,
+        distributed.ADAPTER,
+        amp.ADAPTER,
+    )
+
+
+ADAPTERS: tuple[Adapter, ...] = _registry()
+_TRAITS: dict[str, FrameworkTraits] = {
+    tag: traits for adapter in ADAPTERS for tag, traits in adapter.traits
+}
+
+
+def api_call(run, name: str, node: ast.Call, args: list[Value], kwargs: dict[str, Value]):
+    for adapter in ADAPTERS:
+        value = adapter.api(run, name, node, args, kwargs)
+        if value is not None:
+            return value
+    return None
+
+
+def method_call(run, receiver: Value, method: str, node: ast.Call):
+    for adapter in ADAPTERS:
+        value = adapter.method(run, receiver, method, node)
+        if value is not None:
+            return value
+    return None
+
+
+def framework_hook(index: ModuleIndex, info: FunctionInfo) -> HookPlan | None:
+    if info.class_name is None or not info.is_method:
+        return None
+    for adapter in ADAPTERS:
+        plan = adapter.hook(index, info)
+        if plan is not None:
+            return plan
+    return None
+
+
+def traits_of(framework: str | None) -> FrameworkTraits | None:
+    """What the framework that tagged an event does; None for plain torch."""
+    return _TRAITS.get(framework) if framework else None

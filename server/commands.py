@@ -111,6 +111,8 @@ def why_no_job(server: TorchwardServer, uri: Any) -> dict[str, Any]:
     }
     if estimate.status in ("no-job", "none", "error", "unavailable", "disabled"):
         message = f"torchward: no estimate — {estimate.reason}."
+        if estimate.status == "none":
+            message = f"torchward: no training job — {estimate.reason}. Next step: {estimate.hint}."
         if estimate.status == "no-job":
             message = f"torchward: no job found — {estimate.reason}. Next step: {estimate.hint}."
         try:

@@ -14,7 +14,8 @@ Wire shapes (camelCase, as everything on the wire):
 
 - notification ``torchward/gpuFit`` and the ``torchward/estimate`` reply:
   ``{uri, status, gpu, peak, interval: [low, high], percent, verdict, reason}``, with
-  ``status`` one of ``ok`` / ``none`` (not a training script: nothing to estimate) /
+  ``status`` one of ``ok`` / ``none`` (not a training script: nothing to estimate;
+  ``reason`` says why — no PyTorch, or no run — and ``hint`` the next step) /
   ``no-job`` (a training script whose job cannot be sized: ``reason`` says why and
   ``hint`` what to do) / ``unavailable`` / ``disabled`` / ``error`` (an unknown GPU
   name); byte counts are integers, ``percent``
@@ -27,6 +28,7 @@ Wire shapes (camelCase, as everything on the wire):
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -36,15 +38,25 @@ log = logging.getLogger(__name__)
 
 UNAVAILABLE_REASON = "the VRAM estimator is not available in this version of torchward"
 NOT_A_JOB_REASON = "no training run found to estimate"
-NO_MODEL_REASON = (
-    "this script trains something (it has {found}), but torchward cannot tell which "
-    "model: it names none torchward knows, and its own nn.Module could not be sized from "
-    "its layers"
+# status "none", said in the editor (a neutral status item; see editors/vscode/README.md):
+# why there is no estimate, and the next step, for a file without PyTorch and for one with
+NO_TORCH_REASON = "this file does not use PyTorch"
+NO_TORCH_HINT = (
+    "nothing to do here: torchward checks PyTorch training code and estimates its GPU "
+    "memory; open a training script to see it"
 )
-NO_MODEL_HINT = (
-    'name the model in pyproject.toml: `model = "gpt2"` (a Hugging Face id or an '
-    "architecture) or `params = 124_000_000` under `[tool.torchward.estimate]`, or describe "
-    "your architecture under `[tool.torchward.models]`"
+NO_RUN_REASON = (
+    "no training run found in this file: no training loop, optimizer, batch size or "
+    "sequence length that torchward can read"
+)
+NO_RUN_HINT = (
+    "open the script that trains the model (the one that calls `optimizer.step()`): its "
+    "GPU fit shows there"
+)
+_USES_TORCH = re.compile(
+    r"^[ \t]*(?:import|from)[ \t]+(?:torch|lightning|pytorch_lightning|transformers|accelerate"
+    r"|deepspeed|timm|torchvision)\b",
+    re.MULTILINE,
 )
 
 
@@ -112,6 +124,25 @@ class GpuEstimate:
             "terms": dict(self.terms),
             "lines": dict(self.lines),
         }
+
+
+def no_run(source: str, gpu: str | None) -> GpuEstimate:
+    """Status ``none`` with the reason and the next step that fit this file."""
+    if _USES_TORCH.search(source):
+        return GpuEstimate("none", gpu, reason=NO_RUN_REASON, hint=NO_RUN_HINT)
+    return GpuEstimate("none", gpu, reason=NO_TORCH_REASON, hint=NO_TORCH_HINT)
+
+
+NO_MODEL_REASON = (
+    "this script trains something (it has {found}), but torchward cannot tell which "
+    "model: it names none torchward knows, and its own nn.Module could not be sized from "
+    "its layers"
+)
+NO_MODEL_HINT = (
+    'name the model in pyproject.toml: `model = "gpt2"` (a Hugging Face id or an '
+    "architecture) or `params = 124_000_000` under `[tool.torchward.estimate]`, or describe "
+    "your architecture under `[tool.torchward.models]`"
+)
 
 
 def _lines(config: Any, path: str) -> tuple[tuple[str, int], ...]:
@@ -250,6 +281,8 @@ class EstimateService:
                 else self._entry_point(source, path, gpu)
             )
             found = _from_estimator(result, gpu, path)
+            if found.status == "none":
+                found = no_run(source, gpu)
         except UnknownGpu as error:
             return GpuEstimate("error", gpu, reason=str(error))
         except Exception as error:  # degrade to "unavailable", never crash the server

@@ -1,5 +1,5 @@
 -- :TorchwardGpu [name]     select the GPU (or instance type) the fit is checked against.
--- :TorchwardWhy            why this buffer has no estimate ("no job found"), and what to do.
+-- :TorchwardWhy            why this buffer has no estimate ("no job found", "no training job"), and what to do.
 -- :TorchwardExplain TWxxx  the rule's documentation in a Markdown split.
 if vim.g.loaded_torchward then
   return

@@ -2,10 +2,11 @@
 -- init_options of the test's own) and records what the user sees, as JSON:
 -- `:messages` after start-up (no warning expected), the statusline for a project whose
 -- pyproject names the target GPU, TW010 before and after `:TorchwardGpu` without an
--- edit, the "no job found" statusline and its Why? code lens, and "Explain" in a split.
+-- edit, the "no job found" statusline and its Why? code lens, the "no training job"
+-- statusline of a file without a training run and its :TorchwardWhy, and "Explain" in a split.
 --
 -- Run by test_neovim.py as `nvim --headless --clean -l experience.lua RESULT EDITORS
--- CMD... -- GPT2 LLAMA LOCAL`.
+-- CMD... -- GPT2 LLAMA LOCAL HELPERS`.
 local args = _G.arg
 local result_path, editors = args[1], args[2]
 local cmd, files = {}, {}
@@ -100,6 +101,14 @@ local function run()
     client:exec_cmd(lens.command, { bufnr = gpt })
   end
   step('no-job')
+
+  -- a Python file without a training run: "no training job" in the statusline, and why
+  local helpers = open(files[4])
+  wait('a gpuFit for the helpers module', function() return torchward.fit(helpers) ~= nil end)
+  seen.helpers_fit = torchward.fit(helpers)
+  seen.helpers_statusline = torchward.statusline(helpers)
+  vim.cmd('TorchwardWhy')
+  step('no-training-job')
 
   -- "Explain TWxxx" opens the documentation in a Markdown split
   client:exec_cmd({ title = 'Explain TW010', command = 'torchward.explain', arguments = { 'TW010' } }, { bufnr = gpt })

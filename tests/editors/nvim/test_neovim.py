@@ -154,15 +154,23 @@ for step in range(1000):
 """
 
 
+HELPERS = (
+    "import json\n\n\ndef load(path):\n    with open(path) as f:\n        return json.load(f)\n"
+)
+
+
 def test_the_shipped_config_starts_without_a_warning_and_follows_the_project(nvim, tmp_path):
     """Issue 11 with the shipped editors/nvim config as a user starts it: no warning at
     start, pyproject's target-gpu in the statusline, TW010 follows :TorchwardGpu without
-    an edit, "no job found" with its Why?, and Explain in a Markdown split."""
+    an edit, "no job found" with its Why?, "no training job" for a file without a training
+    run with its :TorchwardWhy, and Explain in a Markdown split."""
     project = tmp_path / "project"
     project.mkdir()
     (project / "pyproject.toml").write_text('[tool.torchward]\ntarget-gpu = "A100 80GB"\n')
     scripts = []
-    for name, text in (("gpt2.py", TRAINING), ("llama.py", LLAMA), ("local_gpt.py", LOCAL_GPT)):
+    files = (("gpt2.py", TRAINING), ("llama.py", LLAMA), ("local_gpt.py", LOCAL_GPT))
+    files += (("helpers.py", HELPERS),)
+    for name, text in files:
         (project / name).write_text(text)
         scripts.append(str(project / name))
     result = tmp_path / "seen.json"
@@ -197,5 +205,12 @@ def test_the_shipped_config_starts_without_a_warning_and_follows_the_project(nvi
     assert seen["lens_title"] == "torchward: no job found — Why?", report
     why = [n["message"] for n in seen["notified"] if "no job found" in n["message"]]
     assert why and "Next step: name the model in pyproject.toml" in why[0], report
+    assert seen["helpers_fit"]["status"] == "none", report
+    assert seen["helpers_statusline"] == "torchward: no training job (:TorchwardWhy)", report
+    why = [n["message"] for n in seen["notified"] if "no training job" in n["message"]]
+    assert why and why[0].startswith(
+        "torchward: no training job — this file does not use PyTorch."
+    ), report
+    assert "\nNext step: nothing to do here" in why[0], report
     assert seen["explain_first_line"].startswith("# TW010 "), report
     assert seen["explain_modified"] is False, report

@@ -41,10 +41,13 @@ local function gib(bytes)
 end
 
 M.NO_JOB = 'torchward: no job found — Why? (:TorchwardWhy)'
+-- a Python file without a training run (no PyTorch, or a module that trains nothing)
+M.NO_TRAINING = 'torchward: no training job (:TorchwardWhy)'
 
 --- A short text for a statusline: "A100 80GB 38.1 GiB (48%) fits"; '' when there is
---- nothing to say (not a torchward buffer, not a training script, estimator off). A
---- training script whose job cannot be sized says so: `:TorchwardWhy` tells why.
+--- nothing to say (not a torchward buffer, estimator off). A training script whose job
+--- cannot be sized says so, and so does a file without a training run: `:TorchwardWhy`
+--- tells why and what to do.
 function M.statusline(bufnr)
   local fit = M.fit(bufnr)
   if fit == nil then
@@ -55,6 +58,9 @@ function M.statusline(bufnr)
   end
   if fit.status == 'no-job' then
     return M.NO_JOB
+  end
+  if fit.status == 'none' then
+    return M.NO_TRAINING
   end
   if fit.status ~= 'ok' or type(fit.peak) ~= 'number' then
     return ''
@@ -104,7 +110,8 @@ function M.pick_gpu()
 end
 
 --- Why the buffer has no estimate and the next step (`:TorchwardWhy`, the "no job found
---- — Why?" code lens): from the last gpuFit, shown with vim.notify.
+--- — Why?" code lens, a file without a training run): from the last gpuFit, shown with
+--- vim.notify.
 function M.why(bufnr)
   local fit = M.fit(bufnr)
   if fit == nil then
@@ -114,6 +121,11 @@ function M.why(bufnr)
   local message
   if fit.status == 'no-job' then
     message = string.format('torchward: no job found — %s.\nNext step: %s.', fit.reason or '', fit.hint or '')
+  elseif fit.status == 'none' then
+    message = string.format('torchward: no training job — %s.', fit.reason or '')
+    if fit.hint and fit.hint ~= '' then
+      message = message .. string.format('\nNext step: %s.', fit.hint)
+    end
   elseif fit.status == 'ok' then
     message = 'torchward: ' .. M.statusline(bufnr)
   else

@@ -51,6 +51,7 @@ if TYPE_CHECKING:  # the engine loads after the initialize reply (server start-u
     from .server import TorchwardServer
 
 from .results import DocumentResult
+from .workspace import module_index, module_text_changed
 
 log = logging.getLogger(__name__)
 
@@ -449,7 +450,11 @@ class WorkspaceScan:
             if server.pull_diagnostics:
                 server.delivered.set()
 
-    async def _read(self, folder: FolderIndex, path: str) -> IndexedFile | None:
+    async def _read(
+        self, folder: FolderIndex, path: str, force: bool = False
+    ) -> IndexedFile | None:
+        """Read and (in diagnostics mode) analyse ``path``; ``force``: even when its stat is
+        unchanged (a module it imports changed)."""
         server = self.server
         uri = _uri_of(path)
         settings = None
@@ -459,7 +464,14 @@ class WorkspaceScan:
         known = folder.files.get(path)
         loop = asyncio.get_running_loop()
         entry = await loop.run_in_executor(
-            self.executor, read_file, path, uri, module, settings, server.codec, known
+            self.executor,
+            read_file,
+            path,
+            uri,
+            module,
+            settings,
+            server.codec,
+            None if force else known,
         )
         if self.folders.get(folder.uri) is not folder:
             return None  # the folder was removed or rescanned meanwhile
@@ -478,14 +490,24 @@ class WorkspaceScan:
 
         Deletions are read too rather than forgotten at once: a read of the file that was
         queued before it was deleted must not bring it back."""
-        if not self.started or not path.endswith(SCANNED_SUFFIXES):
+        if not path.endswith(SCANNED_SUFFIXES):
             return
         path = os.path.abspath(path)
+        if self.server.documents.get(_uri_of(path)) is None:  # an open document's text wins
+            module_text_changed(self.server, path, None)
+        if not self.started:
+            return
+        self._refresh(path)
+        for dependant in module_index().dependants(path):  # closed importers read it on disk
+            if self.server.documents.get(_uri_of(dependant)) is None:
+                self._refresh(dependant, force=True)
+
+    def _refresh(self, path: str, force: bool = False) -> None:
         uri = self.server.folders.folder_for(path)
         folder = self.folders.get(uri) if uri else None
         if folder is None:
             return
-        task = asyncio.ensure_future(self._read(folder, path))
+        task = asyncio.ensure_future(self._read(folder, path, force))
         self._refreshes.add(task)
         task.add_done_callback(self._refreshes.discard)
 

@@ -34,7 +34,7 @@ from lsprotocol import types
 from .documents import PositionOutOfRange, path_of
 from .results import AnalysisState
 from .server import TorchwardServer
-from .workspace import is_project_file
+from .workspace import document_forgotten, is_project_file, module_text_changed
 
 PYTHON_SUFFIXES = (".py", ".pyi", ".pyw")
 DOCUMENT_STATE_REQUEST = "torchward/documentState"
@@ -51,6 +51,7 @@ def on_did_open(server: TorchwardServer, params: types.DidOpenTextDocumentParams
     server.documents.open(item.uri, item.text, item.version, item.language_id)
     server.states[item.uri] = AnalysisState()
     server.schedule(item.uri, immediate=True)
+    module_text_changed(server, path_of(item.uri), item.text)  # its importers read this text
 
 
 def _whole_text(changes) -> int | None:
@@ -92,6 +93,7 @@ def on_did_change(server: TorchwardServer, params: types.DidChangeTextDocumentPa
         return
     server.states.setdefault(uri, AnalysisState()).follow(shifts)
     server.schedule(uri)
+    module_text_changed(server, document.path, document.text)  # re-lints its open importers
 
 
 def lose(server: TorchwardServer, uri: str, reason: str) -> None:
@@ -163,6 +165,8 @@ def on_did_close(server: TorchwardServer, params: types.DidCloseTextDocumentPara
     server.states.pop(uri, None)
     server.last_fit.pop(uri, None)
     server.scheduler.forget(uri)
+    module_text_changed(server, path_of(uri), None)  # its importers read the disk again
+    document_forgotten(path_of(uri))
     if not server.scan.document_closed(
         uri, path_of(uri)
     ):  # a scanned file falls back to its on-disk result

@@ -24,8 +24,11 @@ from torchward.errors import ConfigError
 
 if TYPE_CHECKING:  # the engine loads after the initialize reply (server start-up time)
     from torchward.analysis import LintSettings
+    from torchward.analysis.workspace import WorkspaceIndex
 
     from torchward.selection import RuleSelection
+
+    from .server import TorchwardServer
 
 from .configuration import ServerSettings
 from .documents import path_of
@@ -110,3 +113,42 @@ class Workspace:
 
 def is_project_file(uri: str) -> bool:
     return uri.rstrip("/").endswith("/" + PROJECT_FILE) or uri == PROJECT_FILE
+
+
+# -- the cross-file index (issue 15) ---------------------------------------------------
+# The analysis reads the project modules a document imports through the process's
+# workspace index (:mod:`torchward.analysis.workspace`). The editor's unsaved text of an
+# open document is what its importers must see, so every open document's text is put
+# there as an overlay; and when a module's text changes (typed, saved, changed on disk,
+# closed back to its disk text), the open documents whose last analysis read it —
+# directly or through other modules — are analysed again, without being touched.
+
+
+def module_index() -> WorkspaceIndex:  # loaded on first use, like the engine
+    from torchward.analysis.workspace import WORKSPACE
+
+    return WORKSPACE
+
+
+def module_text_changed(server: TorchwardServer, path: str, text: str | None) -> None:
+    """The text of the module at ``path`` is now ``text`` (None: the file on disk, for a
+    closed document or an on-disk change): re-lint the open documents that read it."""
+    if not os.path.isabs(path):
+        return
+    index = module_index()
+    if text is None:
+        index.clear_overlay(path)
+    else:
+        index.set_overlay(path, text)
+    dependants = index.dependants(path)
+    if not dependants:
+        return
+    for document in server.documents:
+        if document.path != path and os.path.abspath(document.path) in dependants:
+            server.schedule(document.uri)
+
+
+def document_forgotten(path: str) -> None:
+    """A closed document's analysis no longer reads anything (the import graph forgets it)."""
+    if os.path.isabs(path):
+        module_index().forget(path)

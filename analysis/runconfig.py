@@ -24,7 +24,7 @@ import ast
 import json
 import os
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from torchward.estimator import dependencies
 from torchward.estimator.runconfig import RunConfig
@@ -33,6 +33,9 @@ from .modulecount import UNTRACED, ModuleCount, ModuleCounter, module_constants
 from .moduletrace import trace_cnn, traced_params
 from .names import ImportTable, dotted, qualified_name
 from .runconfig_calls import CallReader
+
+if TYPE_CHECKING:
+    from .runconfig_paths import PathConditions
 
 __all__ = ["read_script", "read_source"]
 
@@ -94,6 +97,15 @@ _COMPARE = {
 }
 
 
+_LITERAL_NODES = (ast.Tuple, ast.List, ast.Set, ast.Dict, ast.UnaryOp, ast.BinOp)
+
+
+# Expressions one top-level question may evaluate (the dev set's scripts need at most 72):
+# parameters followed to the call sites of same-named methods in a large model file grow
+# exponentially (a BERT modelling file: a minute), and past this the answer is "unknown".
+_STEPS = 2000
+
+
 class _Unknown(Exception):
     """An expression the reader cannot follow."""
 
@@ -131,8 +143,10 @@ class Values:
         self.tree = tree
         self.paths = PathConditions(tree, self)  # indexes parents only; asks back lazily
         self._active: set[int] = set()
+        self.cycles = 0  # how often a guard (cycle, depth, a path state in progress) answered
+        self._steps = 0  # expressions evaluated for the current top-level question
         self._memo: dict[int, tuple[Any, str] | None] = {}
-        fired = _fired(tree)
+        fired = _fired(self.paths)
         for node in self.paths.nodes:
             if isinstance(node, ast.Assign):
                 for target in node.targets:
@@ -252,6 +266,10 @@ class Values:
 
     @staticmethod
     def _literal(node: ast.AST) -> Any:
+        if isinstance(node, ast.Constant):
+            return node.value
+        if not isinstance(node, _LITERAL_NODES):
+            return None  # a name, call, attribute...: never a literal (and raising costs)
         try:
             return ast.literal_eval(node)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
@@ -361,9 +379,14 @@ class Values:
         key = id(node)
         if key in self._memo:
             return self._memo[key]
-        if key in self._active or len(self._active) > 40:
+        if not self._active:
+            self._steps = 0
+        self._steps += 1
+        if key in self._active or len(self._active) > 40 or self._steps > _STEPS:
+            self.cycles += 1  # what is being evaluated now depends on this guess
             return None
         self._active.add(key)
+        cycles = self.cycles
         try:
             result: tuple[Any, str] | None = (self._eval(node), "medium")
         except (_Unknown, TypeError, ValueError, ArithmeticError, IndexError, KeyError):
@@ -372,7 +395,10 @@ class Values:
             result = None
         finally:
             self._active.discard(key)
-        if not self._active:  # a value found inside a cycle's guard is not final
+        if not self._active or cycles == self.cycles:
+            # a value found inside a cycle's guard is final only for the cycle's head; one
+            # that met no guard is final anywhere (kept: without it, a parameter followed to
+            # the call sites of every same-named method is re-evaluated exponentially often)
             self._memo[key] = result
         return result
 
@@ -624,17 +650,24 @@ def _is_entry_point(function: ast.FunctionDef | ast.AsyncFunctionDef, fired: set
     return function.name in fired
 
 
-def _fired(tree: ast.Module) -> set[str]:
-    """Functions handed to a command-line runner at the top level (``fire.Fire(main)``)."""
+def _fired(paths: PathConditions) -> set[str]:
+    """Functions handed to a command-line runner at the top level (``fire.Fire(main)``):
+    calls named ``…Fire`` / ``…CLI`` / ``typer.run`` inside a top-level ``if`` or
+    expression statement (the call index is the one the path conditions built)."""
     names: set[str] = set()
-    for node in tree.body:
-        if not isinstance(node, (ast.If, ast.Expr)):
+    for name, calls in paths.calls_by_name.items():
+        if not name.endswith(("Fire", "CLI")) and name != "run":
             continue
-        for inner in ast.walk(node):
-            if isinstance(inner, ast.Call) and (dotted(inner.func) or "").endswith(
-                ("Fire", "typer.run", "CLI")
+        for call in calls:
+            if not (dotted(call.func) or "").endswith(("Fire", "typer.run", "CLI")):
+                continue  # the name was an argument of this call, or another ``run``
+            statement: ast.AST = call
+            while (parent := paths.parent(statement)) is not None and not isinstance(
+                parent, ast.Module
             ):
-                names.update(a.id for a in inner.args if isinstance(a, ast.Name))
+                statement = parent
+            if isinstance(statement, (ast.If, ast.Expr)):
+                names.update(a.id for a in call.args if isinstance(a, ast.Name))
     return names
 
 
@@ -709,6 +742,8 @@ def read_source(source: str, path: str = "<script>") -> tuple[RunConfig, list[st
         reader.call(node, _call_name(node, reader.imports, values))
     reader.cap = "high"
     reader.conventions(values)
+    if "model" in reader.fields and _registered_model_call(tree, path, values, reader):
+        del reader.fields["model"]  # ``create_model(args.arch)`` builds a project class
     if "model" not in reader.fields:
         _workspace_model(tree, path, values, reader, notes)
     config = reader.config()
@@ -756,6 +791,42 @@ def _inside_module_class(node: ast.AST, values: Values, counter: ModuleCounter) 
     return False
 
 
+def _registered_model_call(tree: ast.Module, path: str, values: Values, reader: CallReader) -> bool:
+    """Whether the model name read so far came from a call that builds a class of the
+    project by key (a decorator registry's ``create_model(args.arch)``, not a hub id)."""
+    from .workspace.models import indirect_models
+
+    source = reader.fields["model"].source
+    calls = [
+        n
+        for n in values.paths.nodes
+        if isinstance(n, ast.Call) and source == f"{reader.path}:{n.lineno}"
+    ]
+    return bool(calls) and bool(
+        indirect_models(tree, path, calls, lambda n: (values.get(n) or (None,))[0])
+    )
+
+
+def _models_by_key(
+    tree: ast.Module, path: str, values: Values, counter: ModuleCounter
+) -> dict[int, str]:
+    """Calls that build a project model class not named at the call (``models.Net(...)``,
+    ``MODELS[args.arch](...)``, ``create_model(args.model)`` over a decorator registry,
+    ``models.__dict__[args.arch](...)``): by call, the class name ``counter`` counts it by
+    (:func:`torchward.analysis.workspace.models.indirect_models`)."""
+    from .workspace.models import indirect_models
+
+    calls = [n for n in values.paths.nodes if isinstance(n, ast.Call)]
+    found: dict[int, str] = {}
+    for call, model in indirect_models(tree, path, calls, lambda n: (values.get(n) or (None,))[0]):
+        if isinstance(model, str):
+            found[id(call)] = model
+        else:
+            counter.adopt(model.name, model.module.tree, model.module.path, model.name)
+            found[id(call)] = model.name
+    return found
+
+
 def _workspace_model(
     tree: ast.Module, path: str, values: Values, reader: CallReader, notes: list[str]
 ) -> None:
@@ -772,16 +843,17 @@ def _workspace_model(
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id[:1].isupper()
     }
     counter = ModuleCounter(tree, path, module_constants(tree), wanted=called)
+    chosen = _models_by_key(tree, path, values, counter)
     if not counter.modules:
         return
     best: tuple[int, ast.Call, ModuleCount, str] | None = None
     best_args: tuple[list, dict] = ([], {})
+    best_name = ""
     for node in values.paths.nodes:
-        if not (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id in counter.modules
-        ):
+        if not isinstance(node, ast.Call):
+            continue
+        name = chosen.get(id(node)) or (node.func.id if isinstance(node.func, ast.Name) else None)
+        if name is None or name not in counter.modules:
             continue
         if _inside_module_class(node, values, counter):
             continue  # a layer built inside another module's body, not the model itself
@@ -796,14 +868,15 @@ def _workspace_model(
                 found = values.get(kw.value)
                 kwargs[kw.arg] = UNTRACED if found is None else found[0]
                 confidence = "medium" if found and found[1] != "high" else confidence
-        count = counter.count_class(node.func.id, args, kwargs)
+        count = counter.count_class(name, args, kwargs)
         if best is None or count.params > best[0]:
             best = (count.params, node, count, confidence)
             best_args = (args, kwargs)
+            best_name = name
     if best is None or best[0] == 0:
         return
     params, node, count, confidence = best
-    name = node.func.id
+    name = best_name
     owner = counter.classes[name][1]
     structure = _decoder_structure(node, values, tree if owner is counter else owner.path, name)
     if structure is None:

@@ -40,6 +40,10 @@ _EVALUATION = re.compile(
 )
 
 
+# shared singletons (``ast.Load()``...) and operators: no parent, nothing below them
+_SKIPPED = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+
+
 class PathState(str):
     """One of :data:`_ORDER` (a ``str`` so it prints and compares plainly)."""
 
@@ -67,11 +71,21 @@ class PathConditions:
         self.values = values
         self.parents: dict[int, ast.AST] = {}
         self.calls_by_name: dict[str, list[ast.Call]] = {}
-        self.nodes: list[ast.AST] = []  # every node, in ast.walk order: one walk per script
-        for node in ast.walk(tree):
-            self.nodes.append(node)
-            for child in ast.iter_child_nodes(node):
-                self.parents[id(child)] = node
+        # every node in ast.walk's (breadth-first) order, each child indexed as it is queued:
+        # one pass over the tree per script
+        self.nodes: list[ast.AST] = [tree]
+        parents, nodes = self.parents, self.nodes
+        for node in nodes:  # grows as it goes: a breadth-first queue
+            for field in node._fields:
+                child = getattr(node, field, None)
+                if isinstance(child, list):
+                    for item in child:
+                        if isinstance(item, ast.AST) and not isinstance(item, _SKIPPED):
+                            parents[id(item)] = node
+                            nodes.append(item)
+                elif isinstance(child, ast.AST) and not isinstance(child, _SKIPPED):
+                    parents[id(child)] = node
+                    nodes.append(child)
             if isinstance(node, ast.Call):
                 func = node.func
                 name = (
@@ -89,6 +103,7 @@ class PathConditions:
         self._function_states: dict[int, PathState] = {}
         self._states: dict[int, PathState] = {}
         self._functions: dict[int, ast.AST | None] = {}
+        self._in_progress: set[int] = set()  # states being computed (their guards answer)
 
     def parent(self, node: ast.AST) -> ast.AST | None:
         return self.parents.get(id(node))
@@ -107,9 +122,13 @@ class PathConditions:
     def state(self, node: ast.AST, depth: int = 0) -> PathState:
         """The path state of ``node`` (see the module docstring)."""
         key = id(node)
+        if key in self._in_progress:
+            self.values.cycles += 1  # a condition that depends on itself: provisional
         if key not in self._states:
-            self._states[key] = PathState("default")  # a condition that depends on itself
+            self._states[key] = PathState("default")
+            self._in_progress.add(key)
             self._states[key] = self._state(node, depth)
+            self._in_progress.discard(key)
         return self._states[key]
 
     def _state(self, node: ast.AST, depth: int) -> PathState:
@@ -141,9 +160,12 @@ class PathConditions:
         self, function: ast.FunctionDef | ast.AsyncFunctionDef, depth: int
     ) -> PathState:
         key = id(function)
+        if key in self._in_progress:
+            self.values.cycles += 1  # recursion: the guard's answer is provisional
         if key in self._function_states:
             return self._function_states[key]
         self._function_states[key] = PathState("default")  # recursion guard
+        self._in_progress.add(key)
         calls = [
             c
             for c in self.calls_by_name.get(function.name, ())
@@ -162,6 +184,7 @@ class PathConditions:
         else:
             result = _best([self.state(call, depth + 1) for call in calls])
         self._function_states[key] = result
+        self._in_progress.discard(key)
         return result
 
     def _within(self, node: ast.AST, ancestor: ast.AST) -> bool:
@@ -174,12 +197,23 @@ class PathConditions:
 
     def _branch(self, test: ast.expr, in_body: bool) -> PathState:
         value = self.values.decide(test)
-        distributed = bool(_DISTRIBUTED.search(ast.unparse(test)))
-        if value is UNDECIDED:
-            if distributed and in_body:
-                return PathState("multi-gpu")
-            return PathState("unsure")
-        holds = bool(value) == in_body
-        if holds:
+        if value is not UNDECIDED and bool(value) == in_body:
             return PathState("default")
+        distributed = bool(_DISTRIBUTED.search(_words(test)))
+        if value is UNDECIDED:
+            return PathState("multi-gpu" if distributed and in_body else "unsure")
         return PathState("multi-gpu" if distributed else "off")
+
+
+def _words(test: ast.expr) -> str:
+    """The names, attributes and strings a condition mentions (what ``_DISTRIBUTED`` is
+    matched against: cheaper than unparsing it, and blind to nothing it looks for)."""
+    words = []
+    for node in ast.walk(test):
+        if isinstance(node, ast.Name):
+            words.append(node.id)
+        elif isinstance(node, ast.Attribute):
+            words.append(node.attr)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            words.append(node.value)
+    return " ".join(words)

@@ -158,6 +158,9 @@ class CallsMixin:
             if method is not None:
                 args, kwargs = self.arguments(node)
                 return self.call_local(method, args, kwargs, node, self_value=callee)
+            linked = linked_method(self, callee, "__call__", node, None)
+            if linked is not None:
+                return linked  # an instance of a class another project module defines
         args, kwargs = self.arguments(node)
         if callee.kind in (Kind.TOKENIZER, Kind.OPTIMIZER, Kind.SCHEDULER, Kind.LOADER):
             return UNKNOWN

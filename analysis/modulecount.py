@@ -9,7 +9,8 @@ local names, ``+ - * // / **`` of those. Understood layers: ``nn.Linear``,
 ``GRU`` / ``RNN``, ``nn.Parameter(torch.zeros(...))``, parameter-free layers
 (activations, pooling, dropout...), ``Sequential`` / ``ModuleList`` / ``ModuleDict`` of
 those, list comprehensions and ``append`` loops over ``range(N)``, and local classes
-(also classes imported from a sibling file of the same folder).
+(also classes imported from other modules of the project, found through the workspace
+index, :mod:`torchward.analysis.workspace`).
 
 Anything else (a layer from another library, a size read from a config object, a module
 passed in) is *unknown*: it adds nothing to the count and is listed, so the estimate
@@ -24,11 +25,9 @@ recursive walk. The seam for the next change: the size-expression evaluator (``e
 from __future__ import annotations
 
 import ast
-import os
 from typing import Any
 
 import attrs
-from torchward.estimator import dependencies
 
 from .modulelayers import Unknown as _Unknown
 from .modulelayers import layer_params as _layer
@@ -130,6 +129,7 @@ class ModuleCounter:
         self.path = path
         self.constants = constants
         self.classes: dict[str, tuple[ast.ClassDef, ModuleCounter]] = {}
+        self._others: dict[str, ModuleCounter] = {}  # other modules' counters, by path
         self._active: set[str] = set()
         for node in tree.body:
             if isinstance(node, ast.ClassDef):
@@ -140,34 +140,23 @@ class ModuleCounter:
 
     # -- which classes -------------------------------------------------------------------
     def _siblings(self, tree: ast.Module, wanted: set[str] | None = None) -> None:
-        """Classes imported from files of the same folder (only the names in ``wanted``,
-        when given: parsing a sibling costs more than the whole script)."""
-        folder = (
-            os.path.dirname(os.path.abspath(self.path)) if not self.path.startswith("<") else None
-        )
-        for node in tree.body:
-            if not (
-                folder and isinstance(node, ast.ImportFrom) and node.module and node.level in (0, 1)
-            ):
-                continue
-            if wanted is not None and not any((a.asname or a.name) in wanted for a in node.names):
-                continue
-            sibling = os.path.join(folder, node.module.replace(".", os.sep) + ".py")
-            if not dependencies.is_file(sibling) or dependencies.file_size(sibling) > 500_000:
-                continue
-            try:
-                text = dependencies.read_text(sibling, encoding="utf-8-sig")
-                names = [a.name for a in node.names]
-                if wanted is not None and not any(f"class {n}(" in text for n in names):
-                    continue  # none of the imported names is a class there: skip the parse
-                other_tree = ast.parse(text, filename=sibling)
-            except (OSError, SyntaxError, ValueError):
-                continue
-            other = ModuleCounter(other_tree, sibling, module_constants(other_tree), depth=1)
-            for alias in node.names:
-                if alias.name in other.classes:
-                    self.classes[alias.asname or alias.name] = other.classes[alias.name]
-                    self.imports.names.pop(alias.asname or alias.name, None)
+        """Module classes of other project modules the script calls by name (``from models
+        import Net``, ``from .models import *``), found through the workspace index
+        (:mod:`torchward.analysis.workspace`), only the names in ``wanted`` when given."""
+        from .workspace.models import project_classes
+
+        for local, found in project_classes(tree, self.path, wanted).items():
+            self.adopt(local, found.module.tree, found.module.path, found.name)
+
+    def adopt(self, local: str, tree: ast.Module, path: str, name: str) -> None:
+        """Count the class ``name`` of the module ``tree`` (at ``path``) as ``local`` here."""
+        other = self._others.get(path)
+        if other is None:
+            other = self._others[path] = ModuleCounter(tree, path, module_constants(tree), depth=1)
+        if name in other.classes:
+            self.classes[local] = other.classes[name]
+            self.imports.names.pop(local, None)
+            self.modules = {n for n in self.classes if self.is_module(n)}
 
     def is_module(self, name: str, seen: frozenset[str] = frozenset()) -> bool:
         if name not in self.classes or name in seen:

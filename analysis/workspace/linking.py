@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import hashlib
+import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -40,6 +41,8 @@ from .summary import ModuleSummary
 
 if TYPE_CHECKING:
     from ..interpreter import FunctionRun
+
+SWITCH = "TORCHWARD_CROSSFILE"  # "0": every file analysed alone, as before issue 15
 
 
 @attrs.frozen
@@ -339,6 +342,8 @@ def link(analyzer: FileAnalyzer, workspace: WorkspaceIndex = WORKSPACE) -> Proje
     """A linker for the file ``analyzer`` analyses (None for a document without a path)."""
     if analyzer.path.startswith("<") or isinstance(analyzer, ForeignAnalyzer):
         return None  # a document without a file, or a module linked by its importer
+    if os.environ.get(SWITCH) == "0":
+        return None  # cross-file analysis turned off (bench/bench_crossfile.py compares)
     summary = ModuleSummary(analyzer.path, "", analyzer.source, analyzer.tree)
     return ProjectLinker(analyzer, summary, ProjectSession(workspace))
 

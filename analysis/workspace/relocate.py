@@ -7,8 +7,9 @@ modules' functions as this file called them (:class:`~.linking.ForeignAnalyzer`)
 finding there is reported in *this* file, at the call that led into the module, with the
 place in the other module as its first piece of evidence (with that module's path):
 
-- a finding the module's own check reports anyway (same rule, same line) is dropped:
-  the module's own report already shows it, where it is;
+- a finding the module shows on its own (same rule, same line, the module analysed
+  alone as if it had training code) is dropped: it needs no caller, so it is the
+  module's, not this file's (:func:`_own_findings`);
 - a suppression comment on that line of the other module suppresses it here too;
 - it carries no fix: its span is the call, not the code a fixer would edit
   (:func:`is_relocated`, which :func:`torchward.analysis.fixes.fixes_for` honours).
@@ -76,7 +77,7 @@ def linked_findings(
         findings, _ = run_rules(foreign, rules)
         if not findings:
             continue
-        own = _own_report(owner, facts.settings)
+        own = _own_findings(owner, rules, run_rules, facts.settings)
         suppressions = parse_suppressions(owner.source)
         for finding in findings:
             line = finding.span.line
@@ -88,22 +89,44 @@ def linked_findings(
     return found
 
 
-_OWN_REPORTS: dict[tuple, frozenset[tuple[str, int]]] = {}  # by module text and settings
+_OWN_FINDINGS: dict[tuple, frozenset[tuple[str, int]]] = {}  # by module text and rules
 
 
-def _own_report(owner: ForeignAnalyzer, settings: LintSettings) -> frozenset[tuple[str, int]]:
-    """(rule, line) of what the module's own check reports."""
-    from ..engine import analyze_source
+def _own_findings(
+    owner: ForeignAnalyzer,
+    rules: tuple[type[Rule], ...],
+    run_rules: RunRules,
+    settings: LintSettings,
+) -> frozenset[tuple[str, int]]:
+    """(rule, line) of what the module shows on its own: each of its functions analysed
+    alone, as if it had training code (a helper module often has no training word), so a
+    finding that needs no caller — an unsafe ``torch.load`` — is never reported at every
+    call into the module; only what the callers' values reveal is."""
+    from ..analyzer import FileAnalyzer
+    from ..facts import FileFacts
 
-    key = (owner.path, owner.summary.digest, settings)
-    known = _OWN_REPORTS.get(key)
+    key = (owner.path, owner.summary.digest, rules, settings)
+    known = _OWN_FINDINGS.get(key)
     if known is None:
-        every_note = attrs.evolve(settings, notes_per_file=None)
-        report = analyze_source(owner.source, owner.path, every_note)
-        known = frozenset((f.code, f.span.line) for f in report.findings)
-        if len(_OWN_REPORTS) > 512:
-            _OWN_REPORTS.clear()
-        _OWN_REPORTS[key] = known
+        analyzer = FileAnalyzer(owner.tree, owner.source, owner.path)
+        analyzer.relevant = True
+        analyzer.run()
+        for info in analyzer.index.functions_in_order():  # every function, words or not
+            if info.qualname not in analyzer.analyzed:
+                analyzer.analyze_standalone(info)
+        facts = FileFacts(
+            path=owner.path,
+            traces=analyzer.traces,
+            backwarded_locs=frozenset(analyzer.backwarded_locs),
+            called_functions=frozenset(analyzer.called),
+            analyzer=analyzer,
+            settings=settings,
+        )
+        findings, _ = run_rules(facts, rules)
+        known = frozenset((f.code, f.span.line) for f in findings)
+        if len(_OWN_FINDINGS) > 512:
+            _OWN_FINDINGS.clear()
+        _OWN_FINDINGS[key] = known
     return known
 
 

@@ -58,6 +58,8 @@ _REPLAYED = {
     EventKind.SCALER_STEP,
     EventKind.CLIP_GRAD,
     EventKind.SET_EPOCH,
+    EventKind.ITERATE,  # replayed as ITERATE_IN_CALL
+    EventKind.FORWARD,  # ``self.compute_loss(batch)`` runs the model in the caller's loop
 }
 
 
@@ -136,14 +138,9 @@ class FileAnalyzer:
             kinded |= self.project.training_names()
         worth = functions_worth_analysing(self.index, kinded)
         for info in callers_first(self.index, worth):
-            if info.qualname in self.analyzed:
-                continue
-            plan = adapters.framework_hook(self.index, info)
-            if plan is not None and info.class_name is not None:
-                # called once per batch by a framework: run inside a loop standing for its own
-                drive_hook(self, info, plan, info.class_name)
-            else:
-                self.analyze_standalone(info)
+            if info.qualname not in self.analyzed:
+                self._analyze_entry(info, info.class_name)
+        self._analyze_inherited_entries()
         if self.project is not None:
             self.project.finish()
 
@@ -192,11 +189,44 @@ class FileAnalyzer:
     def globals(self) -> dict[str, Value]:
         return self.module_run.env if self.module_run else {}
 
-    def analyze_standalone(self, info: FunctionInfo) -> None:
+    def _analyze_entry(self, info: FunctionInfo, class_name: str | None) -> None:
+        """A function nothing analysed so far has called, as its caller outside the file
+        runs it (``class_name``: the class whose instance it is called on)."""
+        plan = adapters.framework_hook(self.index, info)
+        if plan is not None and class_name is not None:
+            # called once per batch by a framework: run inside a loop standing for its own
+            drive_hook(self, info, plan, class_name)
+        else:
+            self.analyze_standalone(info, class_name)
+
+    def analyze_standalone(self, info: FunctionInfo, class_name: str | None = None) -> None:
+        """``info`` as a framework or another module calls it: with no arguments from the
+        file, and ``self`` built by ``__init__`` of ``class_name`` (its own class by default)."""
         self_value = None
         if info.is_method and info.class_name:
-            self_value = self.instantiate(info.class_name, None, {}, None, None)
+            self_value = self.entry_instance(class_name or info.class_name, info)
         self.invoke(info, [], {}, self_value, grad_enabled=True, record=True)
+
+    def entry_instance(self, class_name: str, entry: FunctionInfo) -> Value:
+        """``self`` as an entry point no caller in the file reaches finds it: built by
+        ``__init__``, then by ``setup()``, which whoever calls the entry point (a script
+        elsewhere, a framework: Lightning calls ``setup(stage)`` before training) runs
+        first, so what it builds on ``self`` is what the step reads."""
+        instance = self.instantiate(class_name, None, {}, None, None)
+        setup = self.index.find_method(class_name, "setup")
+        if setup is None or setup is entry or entry.node.name == "__init__":
+            return instance
+        summary = self.invoke(setup, [], {}, instance, grad_enabled=True, record=True)
+        return summary.final_self or instance
+
+    def _analyze_inherited_entries(self) -> None:
+        """An entry point a subclass inherits (``BaseTrainer.fit``), analysed again with the
+        subclass's ``self``: its loop then calls the subclass's overrides
+        (``training_step``) and sees what the subclass's ``__init__`` built."""
+        for class_name in self.index.subclasses():
+            for info in self.index.inherited_methods(class_name):
+                if info.qualname in self.analyzed and info.qualname not in self.called:
+                    self._analyze_entry(info, class_name)
 
     # --- calls ----------------------------------------------------------------------
     def call_function(
@@ -223,6 +253,8 @@ class FileAnalyzer:
         for event in summary.events:
             if not caller.recording:
                 break
+            if event.kind is EventKind.ITERATE and not _trains(event, summary.events):
+                continue  # an evaluation loop's loader: iterated, never trained on
             if event.kind in _REPLAYED:
                 caller.trace.events.append(self._replayed(caller, event, call_span, name, where))
             elif _outlives_the_call(event, info):
@@ -233,6 +265,8 @@ class FileAnalyzer:
                         replayed, store=attrs.evolve(replayed.store, created_loops=created)
                     )
                 caller.trace.events.append(replayed)
+        if receiver_path and self_value is not None and summary.final_self is not None:
+            _transfer_attributes(caller, receiver_path, self_value, summary.final_self)
         self._transfer_modes(caller, info, summary, node, receiver_path, name)
         return summary.returned
 
@@ -250,8 +284,10 @@ class FileAnalyzer:
         step = Evidence(
             event.span, f"in `{name}`: {event.kind.value.replace('_', ' ')} here", where
         )
+        kind = EventKind.ITERATE_IN_CALL if event.kind is EventKind.ITERATE else event.kind
         return attrs.evolve(
             event,
+            kind=kind,
             span=call_span,
             loops=tuple(caller.loops),
             gates=tuple(caller.gates) + inherited,
@@ -546,6 +582,32 @@ def _outlives_the_call(event: Event, info: FunctionInfo) -> bool:
         and event.loc is not None
         and event.loc.function != info.qualname
     )
+
+
+def _trains(iterate: Event, events: tuple[Event, ...]) -> bool:
+    """A backward runs inside the loop that iterates the loader (a training loop)."""
+    depth = len(iterate.loops)
+    return any(
+        e.kind in (EventKind.BACKWARD, EventKind.GRAD_CALL) and e.loops[:depth] == iterate.loops
+        for e in events
+    )
+
+
+def _transfer_attributes(caller: FunctionRun, path: str, before: Value, after: Value) -> None:
+    """What a method assigned on its receiver, seen by the caller after the call:
+    ``self.setup()`` builds ``self.model`` and ``self.optimizer`` for the loop that follows.
+
+    A container the method creates (``self.buffer = []`` in a ``reset()`` called each
+    iteration) is created where the call is, inside the caller's loops.
+    """
+    old = dict(before.attributes)
+    known = frozenset().union(*(value.locs for value in old.values()))
+    for name, value in after.attributes:
+        if old.get(name) == value:
+            continue
+        for loc in value.locs - known:
+            caller.loc_loops.setdefault(loc, tuple(caller.loops))
+        caller.env[f"{path}.{name}"] = value
 
 
 def _bare(value: Value) -> Value:

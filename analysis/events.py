@@ -30,6 +30,10 @@ class EventKind(str, enum.Enum):
     LOSS = "loss"  # a criterion applied
     STORE = "store"  # a value put into a container or accumulator
     ITERATE = "iterate"  # a loop over a data loader
+    # a helper's loop over a data loader, replayed at the call (``self.train_epoch()`` in
+    # the epoch loop): a kind of its own, so that rules asking "is this loop a batch loop"
+    # do not take the caller's epoch loop for one
+    ITERATE_IN_CALL = "iterate_in_call"
     DDP_WRAP = "ddp_wrap"
     GRAD_CALL = "grad_call"  # torch.autograd.grad: gradients taken on purpose
     GRAD_SCALE = "grad_scale"  # p.grad /= n, p.grad.div_(n): gradients normalised by hand

@@ -169,6 +169,40 @@ class ModuleIndex:
                 return found
         return None
 
+    def subclasses(self) -> list[str]:
+        """Classes derived from a class of this module, in file order."""
+        unique = {id(info): info for info in self.classes.values() if info.local_bases}
+        return [info.name for info in sorted(unique.values(), key=lambda c: c.node.lineno)]
+
+    def inherited_methods(self, class_name: str) -> list[FunctionInfo]:
+        """The methods ``class_name`` takes from its local bases without overriding them
+        (dunder methods aside), as attribute lookup on an instance resolves them."""
+        info = self.classes.get(class_name)
+        if info is None:
+            return []
+        names: dict[str, None] = {}
+        for base in info.local_bases:
+            for ancestor in self._lineage(base):
+                names.update(dict.fromkeys(ancestor.methods))
+        found = []
+        for name in names:
+            if name.startswith("__") or name in info.methods:
+                continue
+            method = self.find_method(class_name, name)
+            if method is not None and method.class_name != class_name:
+                found.append(method)
+        return found
+
+    def _lineage(self, class_name: str, seen: frozenset[str] = frozenset()) -> list[ClassInfo]:
+        """``class_name`` and its local ancestors, nearest first."""
+        info = self.classes.get(class_name)
+        if info is None or class_name in seen:
+            return []
+        found = [info]
+        for local in info.local_bases:
+            found += self._lineage(local, seen | {class_name})
+        return found
+
     # --- cheap relevance test -----------------------------------------------------
     def text_of(self, node: ast.AST) -> str:
         start = getattr(node, "lineno", 1) - 1

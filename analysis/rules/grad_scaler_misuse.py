@@ -118,6 +118,12 @@ class GradScalerMisuse(Rule):
         unscaled = False
         for event in iteration(trace, loops):
             kind = event.kind
+            # backward and step inside one call's own loop: reported in that helper
+            in_one_helper = (
+                event.in_helper_loop
+                and scaled_backward is not None
+                and scaled_backward.span == event.span
+            )
             if kind is EventKind.SCALER_SCALE:
                 scale_pending = event
             elif kind is EventKind.BACKWARD:
@@ -130,6 +136,8 @@ class GradScalerMisuse(Rule):
             elif kind is EventKind.SCALER_UNSCALE:
                 unscaled = True
             elif kind is EventKind.CLIP_GRAD and scaled_backward is not None and not unscaled:
+                if in_one_helper:
+                    continue
                 yield self.finding(
                     event.span,
                     "the gradients clipped here are still multiplied by the GradScaler's scale: the "
@@ -143,6 +151,9 @@ class GradScalerMisuse(Rule):
                     continue
                 if any(gate.span in scaler_gates for gate in event.gates):
                     continue  # the other branch of an `if` that steps through the scaler
+                if in_one_helper:
+                    scaled_backward = None
+                    continue
                 yield self.finding(
                     event.span,
                     "this optimizer step applies gradients a GradScaler scaled up (and any inf/NaN of "

@@ -116,6 +116,8 @@ class MissingNoGrad(Rule):
             model = forward.target
             if not forward.grad_enabled or not forward.loops or model is None or model.mode is None:
                 continue
+            if forward.in_helper_loop:
+                continue  # a helper's own evaluation loop: reported in the helper
             if model.mode.mode is not Mode.EVAL:
                 continue
             passes = [loop for loop in forward.loops if not runs_backward(trace, loop)]

@@ -123,4 +123,7 @@ def is_step_loop(trace, loop: int) -> bool:
     an optimizer step or a forward itself (not only in a loop nested in it, as an epoch
     loop does, where a copy per epoch is cheap and often a deliberate reset)."""
     steps = (EventKind.ITERATE, EventKind.BACKWARD, EventKind.STEP, EventKind.FORWARD)
-    return any(e.loops and e.loops[-1] == loop and e.kind in steps for e in trace.events)
+    return any(
+        e.loops and e.loops[-1] == loop and e.kind in steps and not e.in_helper_loop
+        for e in trace.events
+    )

@@ -54,8 +54,9 @@ class SamplerSetEpochMissing(Rule):
     ## Known limitations
     Quiet when the file calls `set_epoch` anywhere (on the sampler, the loader, the
     dataset or through a helper), when the sampler is built with `shuffle=False`, when
-    the loader is iterated once (no epoch loop around it) or by a helper the epoch loop
-    calls, and for loaders prepared by Accelerate or built by frameworks.
+    the loader is iterated once (no epoch loop around it), and for loaders prepared by
+    Accelerate or built by frameworks. A batch loop in a helper the epoch loop calls
+    (`self.train_epoch(epoch)`) is reported at that call, without a fix.
     """
 
     code = "TW021"
@@ -143,7 +144,11 @@ class SamplerSetEpochMissing(Rule):
             and any(origin in shuffling for origin in event.call.sampler_origins)
         }
         reported = set()
-        for trace, iterate in events(facts, EventKind.ITERATE):
+        iterations = [
+            *events(facts, EventKind.ITERATE),
+            *events(facts, EventKind.ITERATE_IN_CALL),
+        ]
+        for trace, iterate in iterations:
             loader = iterate.value
             # the loader may be built on several paths: any with a shuffling sampler counts
             origins = loader.origins() if loader is not None else ()
@@ -153,7 +158,7 @@ class SamplerSetEpochMissing(Rule):
                 or site is None
                 or loader.confidence is not Confidence.HIGH
                 or loader.prepared
-                or len(iterate.loops) < 2
+                or len(iterate.loops) < (1 if iterate.kind is EventKind.ITERATE_IN_CALL else 2)
                 or site in reported
             ):
                 continue
@@ -163,7 +168,8 @@ class SamplerSetEpochMissing(Rule):
             built = loaders[site].call
             assert built is not None  # filtered above
             sampler = shuffling[next(o for o in built.sampler_origins if o in shuffling)]
-            epoch_loop = iterate.loops[-2]
+            # a batch loop in a helper (``self.train_epoch()``) repeats in the caller's loop
+            epoch_loop = iterate.loops[-1 if iterate.kind is EventKind.ITERATE_IN_CALL else -2]
             yield self.finding(
                 iterate.span,
                 "this DataLoader's DistributedSampler shuffles with `seed + epoch`, but `set_epoch` is never "
@@ -172,5 +178,6 @@ class SamplerSetEpochMissing(Rule):
                 evidence=[
                     Evidence(sampler.span, "the DistributedSampler is built here"),
                     Evidence(loop_header(trace, epoch_loop), "the epoch loop"),
+                    *iterate.via,
                 ],
             )

@@ -49,9 +49,9 @@ class SchedulerBeforeOptimizerStep(Rule):
     ## Known limitations
     Only schedulers recognised by their constructor (`torch.optim.lr_scheduler.*`,
     `transformers.get_*_schedule*`, timm) and steps in the same function or in a helper it
-    calls are considered. A scheduler step under an `if` in that loop is not flagged (it
-    may be skipped on the first iteration). DeepSpeed engines step their scheduler
-    themselves and are ignored.
+    calls are considered. A scheduler step under an `if` in that loop that does not also
+    gate the optimizer step is not flagged (it may be skipped on the first iteration).
+    DeepSpeed engines step their scheduler themselves and are ignored.
     """
 
     code = "TW018"
@@ -88,6 +88,11 @@ class SchedulerBeforeOptimizerStep(Rule):
             "import torch\ndef one_epoch(model, loader, opt, crit):\n    for x, y in loader:\n        crit(model(x), y).backward()\n        opt.step()\n\ndef train(model, loader, opt, crit):\n    sched = torch.optim.lr_scheduler.MultiStepLR(opt, [30, 60])\n    for epoch in range(90):\n        sched.step()\n        one_epoch(model, loader, opt, crit)\n",
             line=10,
         ),
+        # both under the accumulation gate: the `if` does not delay the scheduler alone
+        Invalid(
+            "import torch\ndef train(model, loader, opt, crit, acc):\n    sched = torch.optim.lr_scheduler.StepLR(opt, 10)\n    for i, (x, y) in enumerate(loader):\n        (crit(model(x), y) / acc).backward()\n        if (i + 1) % acc == 0:\n            sched.step()\n            opt.step()\n            opt.zero_grad()\n",
+            line=7,
+        ),
         # transformers' schedule
         Invalid(
             "import torch\nfrom transformers import get_linear_schedule_with_warmup\ndef train(model, loader, opt):\n    sched = get_linear_schedule_with_warmup(opt, 100, 1000)\n    for batch in loader:\n        sched.step()\n        model(**batch).loss.backward()\n        opt.step()\n        opt.zero_grad()\n",
@@ -101,14 +106,16 @@ class SchedulerBeforeOptimizerStep(Rule):
             if not scheduled.loops or scheduled.span in reported:
                 continue
             loop = scheduled.loops[-1]
-            if any(gate.loop == loop for gate in scheduled.gates):
-                continue
             sequence = iteration(trace, scheduled.loops)
             updates = [e for e in sequence if e.kind is EventKind.STEP and not is_framework_step(e)]
             if not updates or any(
                 e.kind is EventKind.STEP and is_framework_step(e) for e in sequence
             ):
                 continue
+            if any(g.loop == loop and g not in updates[0].gates for g in scheduled.gates):
+                continue  # an `if` the update is not under: maybe skipped on the first pass
+            if scheduled.in_helper_loop and updates[0].span == scheduled.span:
+                continue  # both inside one call's own loop: reported in that helper
             first_update = sequence.index(updates[0])
             if sequence.index(scheduled) > first_update:
                 continue

@@ -19,6 +19,7 @@ import re
 from typing import Any
 
 from torchward.estimator import dependencies
+from torchward.estimator.jobparts import structure_facts
 from torchward.estimator.runconfig import Field, RunConfig
 
 from .names import ImportTable, dotted, qualified_name
@@ -105,6 +106,10 @@ class CallReader:
         self.accumulates = False  # backward() in a loop whose step comes after it
         self.frozen: dict[int, str] = {}  # line → module frozen with requires_grad_(False)
         self.loaded: list[tuple[int, str]] = []  # (line, class) of every from_pretrained
+        self.loads: list[tuple[str, str | None, str]] = []  # (target, name given, class)
+        self.freezes: list[tuple[int, str, bool]] = []  # (line, module, requires_grad)
+        self.optimized: set[str] = set()  # names in an optimizer's parameters argument
+        self.model_var = ""  # the target the model field was read from
         self.skipped: list[tuple[ast.AST, str]] = []  # reads off the default path
 
     # -- recording ---------------------------------------------------------------------
@@ -119,6 +124,8 @@ class CallReader:
         old = self.fields.get(name)
         if old is None or _RANK[confidence] > _RANK[old.confidence]:
             self.fields[name] = field
+            if name == "model":
+                self.model_var = self.target
 
     def keyword(self, call: ast.Call, *names: str):
         for kw in call.keywords:
@@ -246,6 +253,9 @@ class CallReader:
             found = self.values.get(call.args[0])
             if found is not None and found[0] is False and self.cap != "low":
                 self.frozen.setdefault(call.lineno, ast.unparse(call.func.value)[:40])  # type: ignore[attr-defined]
+            if found is not None and isinstance(found[0], bool) and self.cap != "low":
+                module = _loop_module(call.func.value, call, self.values)  # type: ignore[attr-defined]
+                self.freezes.append((call.lineno, module, found[0]))
         elif tail in ("no_grad", "inference_mode"):
             self.signals.setdefault("no-grad", call.lineno)
         elif tail == "to":
@@ -421,6 +431,14 @@ class CallReader:
         ):
             return
         self.loaded.append((call.lineno, name.rsplit(".", 2)[-2] if "." in name else name))
+        given = self.values.get(call.args[0]) if call.args else None
+        self.loads.append(
+            (
+                self.target,
+                given[0] if given and isinstance(given[0], str) else None,
+                self.loaded[-1][1],
+            )
+        )
         arg = (
             self.values.get(call.args[0])
             if call.args
@@ -509,6 +527,8 @@ class CallReader:
 
     def optimizer(self, call: ast.Call, tail: str) -> None:
         name = _OPTIMIZERS[tail]
+        if call.args:
+            self.optimized |= {n.id for n in ast.walk(call.args[0]) if isinstance(n, ast.Name)}
         text = ast.unparse(call)
         fused = self.keyword(call, "fused")
         if name in ("adamw", "adam") and (
@@ -669,9 +689,11 @@ class CallReader:
                     self.set("quantize", kind, defaults[name][1], "medium")
 
     def _structure_notes(self, values) -> None:
-        """What the job holds that the estimate does not divide up: frozen modules and
-        several models on the device (said, not guessed)."""
-        frozen = dict(self.frozen)
+        """Frozen modules and the other models on the device, as typed facts (``frozen``,
+        ``device_models``: :func:`torchward.estimator.jobparts.structure_facts`); what no
+        model owns is named in a note, not guessed."""
+        freezes = list(self.freezes)
+        replacements: set[str] = set()  # sub-modules replaced by a new layer
         for node in values.paths.nodes:  # for p in model.parameters(): p.requires_grad = False
             if (
                 isinstance(node, ast.Assign)
@@ -679,24 +701,41 @@ class CallReader:
                 and isinstance(node.targets[0], ast.Attribute)
                 and node.targets[0].attr == "requires_grad"
                 and isinstance(node.value, ast.Constant)
-                and node.value.value is False
+                and isinstance(node.value.value, bool)
                 and values.paths.state(node).runs
             ):
-                frozen.setdefault(node.lineno, ast.unparse(node.targets[0].value)[:40])
-        if frozen:
-            where = ", ".join(
-                f"{self.path}:{line} ({what})" for line, what in sorted(frozen.items())[:4]
-            )
+                module = _loop_module(node.targets[0].value, node, values)
+                freezes.append((node.lineno, module, node.value.value))
+            elif (  # model.fc = nn.Linear(...): a new layer is trainable, frozen or not before
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Attribute)
+                and isinstance(node.value, ast.Call)
+                and re.search(r"Linear|Sequential|Conv", ast.unparse(node.value.func))
+                and not ast.unparse(node.targets[0]).startswith("self.")
+                and values.paths.state(node).runs
+            ):
+                replaced = ast.unparse(node.targets[0])
+                freezes.append((node.lineno, replaced, True))
+                replacements.add(replaced)
+        found = structure_facts(
+            self.model_var, self.loads, freezes, self.optimized, self.path, replacements
+        )
+        if found.model is not None and "model" in self.fields:
+            line = self.loaded[[name for _, name, _ in self.loads].index(found.model)][0]
+            confidence = self.fields["model"].confidence
+            self.fields["model"] = Field(found.model, f"{self.path}:{line}", confidence)
+            self.notes.append(f"the optimizer trains {found.model}: that is the model estimated")
+        if found.freezing is not None:
+            line = min(line for line, _, grad in freezes if not grad)
+            self.fields["frozen"] = Field(found.freezing, f"{self.path}:{line}", "medium")
+        if found.others:
+            self.fields["device_models"] = Field(found.others, self.path, "medium")
+        if found.unowned:
             self.notes.append(
-                f"parameters are frozen at {where}: gradients and optimizer state are counted "
-                "for every parameter of the model (an upper bound on those terms)"
-            )
-        models = sorted({(line, cls) for line, cls in self.loaded})
-        if len({cls for _, cls in models}) > 1:
-            shown = ", ".join(f"{cls} ({self.path}:{line})" for line, cls in models[:5])
-            self.notes.append(
-                f"several models are loaded: {shown}; the estimate covers "
-                f"{self.fields['model'].value if 'model' in self.fields else 'one of them'} only"
+                f"parameters are frozen at {', '.join(found.unowned[:4])}: not tied to a model the "
+                "estimate sizes, so every parameter is counted trainable (an upper bound on "
+                "gradients and optimizer state)"
             )
 
     def _launch(self, values) -> None:
@@ -821,6 +860,34 @@ class CallReader:
                 "[tool.torchward.estimate] (assumed 1: nothing divided)"
             )
         return RunConfig(**fields)
+
+
+def _loop_module(expr: ast.expr, node: ast.AST, values) -> str:
+    """The module a ``requires_grad`` change is about: ``p`` in ``for p in
+    model.bert.parameters():`` is ``model.bert``, ``layer`` in ``for layer in
+    model.layers[:8]:`` is ``model.layers[:8]``; anything else as written."""
+    text = ast.unparse(expr)
+    parent = values.paths.parent(node)
+    while parent is not None and not isinstance(parent, (ast.For, ast.FunctionDef)):
+        if isinstance(parent, ast.If):
+            return text  # a condition picks the parameters (by name): not followed
+        parent = values.paths.parent(parent)
+    if (
+        isinstance(parent, ast.For)
+        and isinstance(parent.target, ast.Name)
+        and isinstance(expr, ast.Name)
+        and parent.target.id == expr.id
+    ):
+        source = parent.iter
+        if (
+            isinstance(source, ast.Call)
+            and isinstance(source.func, ast.Attribute)
+            and source.func.attr == "parameters"
+        ):
+            return ast.unparse(source.func.value)
+        if not isinstance(source, ast.Call):
+            return ast.unparse(source)
+    return text
 
 
 def _model_name(value: Any) -> str | None:

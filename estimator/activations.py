@@ -36,7 +36,13 @@ from __future__ import annotations
 from .precision import Numerics
 from .shape import Stack
 
-__all__ = ["live_per_token", "math_scores_per_token", "saved_per_token", "scores_per_token"]
+__all__ = [
+    "live_per_token",
+    "math_scores_per_token",
+    "matmul_inputs_per_token",
+    "saved_per_token",
+    "scores_per_token",
+]
 
 
 def _upcast(n: Numerics) -> int:
@@ -133,6 +139,16 @@ def saved_per_token(
     if stack.dropout:
         total += 3 * h  # masks after attention, after MLP, inside MLP
     return total
+
+
+def matmul_inputs_per_token(stack: Stack, n: Numerics) -> float:
+    """Bytes per token per layer of :func:`saved_per_token` that only weight gradients need:
+    the 16-bit inputs of the projections after each norm, of the output projection and of
+    the MLP's down projection. A frozen layer the gradient passes through does not save
+    them (autograd saves a matmul operand only when the other one requires grad)."""
+    a = n.activation
+    down = 0 if stack.moe else a * stack.intermediate
+    return stack.norms * a * stack.hidden + a * stack.q_width + down
 
 
 def cross_kv_per_source_token(stack: Stack, n: Numerics) -> float:

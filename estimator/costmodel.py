@@ -33,18 +33,28 @@ from .activations import (
     cross_kv_per_source_token,
     live_per_token,
     math_scores_per_token,
+    matmul_inputs_per_token,
     saved_per_token,
     scores_per_token,
 )
 from .cnn import cnn_activation_elements, is_modelled
 from .hardware import Gpu
+from .jobparts import Trainable, trainable_parts
 from .lora import lora_params
 from .precision import QUANTIZED_WEIGHT_BYTES, numerics, optimizer_cost
 from .resolve import Resolved
-from .runconfig import Field
 from .shape import ModelShape, Stack
 
-__all__ = ["WORKSPACE_BYTES", "Phase", "attention_path", "phases"]
+__all__ = [
+    "WORKSPACE_BYTES",
+    "Phase",
+    "attention_path",
+    "inference",
+    "stack_tokens",
+    "trainable_share",
+    "training",
+    "workspace_bytes",
+]
 
 # cuBLAS workspace: ≈ 8 MiB per stream and thread (shared/MEMORY-MODEL.md, measured on a
 # T4); the backward runs on its own thread, so training holds two. Checked against the real
@@ -80,7 +90,7 @@ def _phase(name: str, **parts: float) -> Phase:
     return Phase(name, {t: float(parts.get(t, 0.0)) for t in TERMS})
 
 
-def _tokens(stack: Stack, r: Resolved) -> tuple[int, int]:
+def stack_tokens(stack: Stack, r: Resolved) -> tuple[int, int]:
     """(tokens per sequence, cross-attention source tokens) for one stack."""
     cfg, shape = r.config, r.shape
     if stack.stream == "image":
@@ -127,37 +137,54 @@ def _fp32_input(n, image: int) -> float:
 
 
 def _training_activations(
-    r: Resolved, n, batch: int, path: str = "fused"
+    r: Resolved, n, batch: int, path: str = "fused", part: Trainable | None = None
 ) -> tuple[float, float, float]:
-    """(saved activations, forward-only loss temporaries, backward-start extra) per GPU."""
+    """(saved activations, forward-only loss temporaries, backward-start extra) per GPU.
+
+    ``part``: with frozen parameters, only the trailing layers from the first trainable one
+    save activations (:mod:`.jobparts`)."""
     shape = r.shape
+    saving = None if part is None else part.saved_layers
     if not shape.stacks:
         if shape.cnn is None or not is_modelled(shape.cnn):
             return 0.0, 0.0, 0.0
+        if saving == 0:  # a frozen backbone: only the head's (pooled) input is saved
+            return 0.0, 0.0, 0.0
         image = int(r.config.value("image_size"))
-        saved, _ = cnn_activation_elements(shape.cnn, image)
-        return (saved * n.activation + _fp32_input(n, image)) * batch, 0.0, 0.0
+        elements, _ = cnn_activation_elements(shape.cnn, image)
+        return (elements * n.activation + _fp32_input(n, image)) * batch, 0.0, 0.0
     checkpointing = bool(r.config.value("checkpointing"))
     eager, math = path == "eager", path == "math"
     saved = 0.0
     one_layer = 0.0
+    remaining = {}  # layers of each stack that save, allotted from the output side
+    for stack in reversed(shape.stacks):
+        layers = stack.layers if saving is None else min(stack.layers, saving)
+        saving = None if saving is None else saving - layers
+        remaining[id(stack)] = layers
     for stack in shape.stacks:
-        seq, source = _tokens(stack, r)
+        seq, source = stack_tokens(stack, r)
         per = saved_per_token(stack, n, eager=eager, math=math, context=seq, cross_context=source)
         layer = per * seq * batch + cross_kv_per_source_token(stack, n) * source * batch
+        layers = remaining[id(stack)]
         if checkpointing:  # each layer keeps its input; one layer is recomputed at a time
-            saved += stack.layers * n.residual * stack.hidden * seq * batch
-            one_layer = max(one_layer, layer)
+            saved += layers * n.residual * stack.hidden * seq * batch
+            one_layer = max(one_layer, layer if layers else 0.0)
         else:
-            saved += stack.layers * layer
+            saved += layers * layer
+            if part is not None and stack is shape.stacks[0]:
+                on_path = min(part.frozen_on_path, layers)
+                saved -= on_path * matmul_inputs_per_token(stack, n) * seq * batch
+        if layers < stack.layers and stack is not shape.stacks[-1]:
+            continue  # a frozen stack before the trainable ones saves nothing
         saved += n.residual * stack.hidden * seq * batch  # embedding output / final norm input
-        if stack.stream == "image":  # the pixels (and their 16-bit copy under autocast)
+        if stack.stream == "image" and layers == stack.layers:  # the pixels (+ 16-bit copy)
             image = int(r.config.value("image_size") or shape.image_size or 224)
             saved += (_fp32_input(n, image) + 3 * image * image * n.activation) * batch
     saved += one_layer
     if not shape.lm_head:
         return saved, 0.0, 0.0
-    tokens = _tokens(shape.stacks[-1], r)[0] * batch
+    tokens = stack_tokens(shape.stacks[-1], r)[0] * batch
     # lm_head output, held by the output; BART adds its fp32 final_logits_bias, so under
     # autocast its logits are fp32 and the loss needs no upcast (bart-base-train-amp16-*)
     logit_bytes = 4 if shape.fp32_logits else n.activation
@@ -188,7 +215,21 @@ def _weights(r: Resolved, n) -> tuple[float, float]:
     return weights, shape.params
 
 
-def _training(r: Resolved, work: float, gpu: Gpu | None = None) -> list[Phase]:
+def trainable_share(r: Resolved) -> Trainable | None:
+    """The model's trainable share when the script freezes parts of it and the freezing is
+    one :mod:`.jobparts` can interpret (LoRA decides its own)."""
+    freezing = r.config.value("frozen")
+    if freezing is None or r.config.value("lora_rank") or r.config.value("mode") != "train":
+        return None
+    return trainable_parts(freezing, r.shape, r.arch, r.shape.params)
+
+
+def training(
+    r: Resolved, work: float, gpu: Gpu | None = None, frozen_forward: float = 0.0
+) -> list[Phase]:
+    """The training phases; ``frozen_forward``: the live set of the frozen layers' forward
+    (an inference forward of the model), when the script freezes the layers before the
+    trainable ones."""
     cfg, shape = r.config, r.shape
     n = numerics(cfg.value("dtype"))
     world = int(cfg.value("gpus") or 1)
@@ -196,6 +237,9 @@ def _training(r: Resolved, work: float, gpu: Gpu | None = None) -> list[Phase]:
     offload = cfg.value("offload") or "none"
     batch = int(cfg.value("batch_size"))
     weights, trainable = _weights(r, n)
+    part = trainable_share(r)
+    if part is not None:
+        trainable = part.params
     lora = bool(cfg.value("lora_rank"))
     grad_bytes = 4 if lora else n.grad
     deepspeed = sharding.startswith("zero")
@@ -227,13 +271,19 @@ def _training(r: Resolved, work: float, gpu: Gpu | None = None) -> list[Phase]:
     matmul_params = shape.linear_params + shape.lm_head_params
     if not shape.stacks:  # a CNN: every conv / linear weight is cast (resnet50-train-amp16-b16)
         matmul_params = shape.params
+    if part is not None:  # autocast caches copies only of weights that require grad
+        matmul_params = min(matmul_params, trainable)
     copies = matmul_params * n.autocast_copies if not cfg.value("quantize") else 0.0
     if sharding in ("zero-3", "fsdp"):
         copies = copies / world
-    acts, fwd_temp, bwd_temp = _training_activations(r, n, batch, attention_path(r, gpu))
+    acts, fwd_temp, bwd_temp = _training_activations(r, n, batch, attention_path(r, gpu), part)
+    forward_acts = acts
+    if part is not None and part.saved_layers is not None:
+        # the frozen layers run as an inference forward: one layer's intermediates live
+        forward_acts = max(acts, frozen_forward)
     base = dict(weights=weights + gathered, optimizer_state=state, master_weights=master)
     # the LM head's weight gradient is the first to appear (and its 16-bit matmul result)
-    head = 0.0 if lora else shape.lm_head_params
+    head = 0.0 if lora or (part is not None and not part.head) else shape.lm_head_params
     first_grads = 0.0 if persist else min(grads, head * grad_bytes)
     head_temp = head * n.activation if n.weight != n.activation else 0.0
     # Two moments of the loss / head backward, never at once: first the log-softmax's grads
@@ -241,8 +291,8 @@ def _training(r: Resolved, work: float, gpu: Gpu | None = None) -> list[Phase]:
     # and the saved log-softmax freed, the 16-bit logits grad, the head's weight gradient
     # and (AMP) its 16-bit matmul result. Summing both over-estimated gpt2-train-amp16-b4-s128
     # by 9% (tests/calibration/fixtures).
-    if shape.lm_head and not lora:
-        tokens = _tokens(shape.stacks[-1], r)[0] * batch
+    if shape.lm_head and not lora and (part is None or part.head):
+        tokens = stack_tokens(shape.stacks[-1], r)[0] * batch
         later = first_grads + head_temp + (n.activation - 4) * shape.vocab * tokens
         if later <= bwd_temp:
             first_grads = 0.0
@@ -256,7 +306,7 @@ def _training(r: Resolved, work: float, gpu: Gpu | None = None) -> list[Phase]:
             "forward",
             **base,
             gradients=live_grads,
-            activations=acts,
+            activations=forward_acts,
             temporaries=temporaries + copies + fwd_temp,
         ),
         _phase(
@@ -299,7 +349,7 @@ def _returned_cache(r: Resolved, n, batch: int) -> float:
         return 0.0
     total = 0.0
     for stack in shape.stacks:
-        seq, source = _tokens(stack, r)
+        seq, source = stack_tokens(stack, r)
         total += kv_bytes_per_token(_only(shape, stack), n.activation) * seq * batch
         total += stack.layers * cross_kv_per_source_token(stack, n) * source * batch
     return total
@@ -309,7 +359,7 @@ def _only(shape: ModelShape, stack: Stack) -> ModelShape:
     return ModelShape(shape.kind, shape.params, (stack,))
 
 
-def _inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None) -> list[Phase]:
+def inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None) -> list[Phase]:
     cfg, shape = r.config, r.shape
     n = numerics(cfg.value("dtype"))
     weights, _ = _weights(r, n)
@@ -333,7 +383,7 @@ def _inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None)
     def transient(tokens_per_seq: int, rows: int) -> float:
         live = 0.0
         for stack in shape.stacks:
-            seq, _source = _tokens(stack, r) if not generate else (tokens_per_seq, 0)
+            seq, _source = stack_tokens(stack, r) if not generate else (tokens_per_seq, 0)
             per = live_per_token(stack, n) * seq * rows
             if path == "eager":
                 per += scores_per_token(stack, n, seq, training=False) * seq * rows
@@ -351,7 +401,7 @@ def _inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None)
         else (shape.linear_params + shape.lm_head_params) * n.autocast_copies
     )
     if not generate:
-        seq = _tokens(shape.stacks[-1], r)[0]
+        seq = stack_tokens(shape.stacks[-1], r)[0]
         logits = n.activation * shape.vocab * seq * batch if shape.lm_head else 0.0
         # a plain forward of a decoder (or seq2seq) returns its KV cache (use_cache=True is
         # every HF LM config's default): fixtures *-infer-* of llama-2-7b, pythia-1b, phi-2
@@ -403,34 +453,3 @@ def _inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None)
             temporaries=work + 2 * last_logits,
         ),
     ]
-
-
-def phases(r: Resolved, gpu: Gpu | None = None) -> list[Phase]:
-    """The phases of one step of the resolved job, per GPU."""
-    mode = r.config.value("mode")
-    work = workspace_bytes(gpu)
-    if mode == "train":
-        found = _training(r, work, gpu)
-        modelled = r.shape.stacks or (r.shape.cnn is not None and is_modelled(r.shape.cnn))
-        if r.config.eval_batch_size is not None and modelled:
-            found.append(_evaluation(r, found[-1], work, gpu))
-        return found
-    return _inference(r, mode == "generate", work, gpu)
-
-
-def _evaluation(r: Resolved, step: Phase, work: float, gpu: Gpu | None) -> Phase:
-    """The evaluation pass between training steps, at its own batch: a ``no_grad`` forward
-    beside everything training keeps (weights, optimizer state, and the gradients of the
-    last step, which live until the next ``zero_grad``) — the peak of a script that
-    evaluates at a larger batch than it trains (MNIST-style ``test_batch_size=1000``)."""
-    config = attrs.evolve(
-        r.config,
-        mode=Field("inference", "evaluation pass"),
-        batch_size=r.config.eval_batch_size,
-        checkpointing=Field(False, "evaluation pass"),
-    )
-    forward = _inference(attrs.evolve(r, config=config), False, work, gpu)[0]
-    parts = dict(step.parts)
-    for term in ("kv_cache", "activations", "temporaries"):
-        parts[term] = forward.parts[term]
-    return Phase("evaluation", parts)

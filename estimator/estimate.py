@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import attrs
 
-from .costmodel import TERMS, Phase, phases
+from .costmodel import TERMS, Phase
 from .hardware import Gpu
+from .jobphases import phases, structure_notes
 from .resolve import ALTERNATIVES, Resolved, is_critical, resolve
 from .runconfig import Field, RunConfig
 
@@ -119,6 +120,9 @@ def estimate_resolved(r: Resolved, gpu: Gpu | None) -> Estimate:
             "(weights, gradients and optimizer state), so there is no fit verdict, smallest "
             "GPU or largest batch"
         )
+    structure, unknowns = structure_notes(r)  # frozen parameters, other models on the device
+    notes += structure + unknowns
+    modelled = modelled and not unknowns
     confidence = "high"
     if any(f.confidence != "high" for _, f in r.config.fields() if f.source != "assumed"):
         confidence = "medium"

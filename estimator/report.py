@@ -9,11 +9,29 @@ All sizes are bytes.
 
 from __future__ import annotations
 
+import attrs
+
 from .estimate import Estimate
 from .remedies import max_fitting, remedies, smallest_gpu, smallest_instance, stacked
 from .resolve import max_positions
 
-__all__ = ["estimate_report", "unknown_model_report"]
+__all__ = ["config_json", "estimate_report", "unknown_model_report"]
+
+
+def config_json(config) -> dict:
+    """``config.to_dict()`` with the typed job-structure facts (:mod:`.jobparts`) as plain
+    JSON values: ``frozen`` as ``{"frozen": [...], "trainable": [...]}``, ``device_models``
+    as a list of ``{"name", "variable", "trained", "source"}``."""
+    data = config.to_dict()
+    for name in ("frozen", "device_models"):
+        if name in data:
+            value = data[name]["value"]
+            if isinstance(value, tuple):
+                value = [attrs.asdict(m) for m in value]
+            elif attrs.has(type(value)):
+                value = attrs.asdict(value)
+            data[name] = dict(data[name], value=value)
+    return data
 
 
 def estimate_report(e: Estimate, *, search: bool = True) -> dict:
@@ -31,7 +49,7 @@ def estimate_report(e: Estimate, *, search: bool = True) -> dict:
         "allocated_bytes": e.allocated,
         "verdict": e.verdict,
         "terms": e.terms,
-        "config": r.config.to_dict(),
+        "config": config_json(r.config),
         "remedies": [],
         "confidence": e.confidence,
         "peak_phase": e.peak_phase.name,
@@ -87,7 +105,7 @@ def unknown_model_report(config, reason: str, notes: list[str] | tuple[str, ...]
         "allocated_bytes": None,
         "verdict": "unknown",
         "terms": {},
-        "config": config.to_dict(),
+        "config": config_json(config),
         "remedies": [],
         "confidence": "low",
         "peak_phase": None,

@@ -107,6 +107,8 @@ class RunConfig:
     grads_persist: Field | None = _opt()  # zero_grad(set_to_none=False): grads live all step
     eval_batch_size: Field | None = _opt()  # training jobs: the evaluation pass's batch
     pretrained: Field | None = _opt()  # bool: starts from trained weights (False: from scratch)
+    frozen: Field | None = _opt()  # jobparts.Freezing: sub-modules of the model the script freezes
+    device_models: Field | None = _opt()  # tuple of jobparts.DeviceModel: other models loaded
     structure: Field | None = _opt()
     """HF-style config (a dict with ``model_type``) of a model the script defines, read from
     the config its constructor gets: lets the cost model give it activations (approximate)."""

@@ -20,6 +20,7 @@ from typing import Any
 import attrs
 
 from .architecture import Architecture
+from .jobparts import device_models_setting, freezing_setting
 from .localmodels import user_architectures
 from .runconfig import (
     ATTENTIONS,
@@ -116,6 +117,8 @@ ESTIMATE_KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "gpus": ("gpus", _positive),
     "accumulation": ("accumulation", _positive),
     "grads-persist": ("grads_persist", _boolean),
+    "frozen": ("frozen", freezing_setting),
+    "device-models": ("device_models", device_models_setting),
 }
 
 

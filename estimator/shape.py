@@ -78,6 +78,7 @@ class ModelShape:
     eager_only: bool = False  # transformers runs eager attention only
     fp32_logits: bool = False  # logits + an fp32 bias (BART's final_logits_bias)
     logit_softcap: bool = False  # final logits soft-capped: tanh's output kept for backward
+    tied_head: bool = False  # the LM head's weight is the input embedding's (one Parameter)
     image_size: int | None = None  # native input resolution (vision)
     patch_size: int | None = None
     cnn: Architecture | None = None
@@ -213,6 +214,7 @@ def _decoder(arch: Architecture) -> ModelShape:
         vocab * h,
         eager_only=arch.model_type in _NO_SDPA or attn_softcap,
         logit_softcap=final_softcap,
+        tied_head=bool(s["tied"]),
     )
 
 

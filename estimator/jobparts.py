@@ -1,0 +1,361 @@
+"""What a training job holds besides one fully trained model: frozen parameters and other
+models on the device (issue 12, "job structure as phases").
+
+The script reader (``torchward.analysis.runconfig``) states two typed facts:
+
+- :class:`Freezing`: the sub-modules of the estimated model it freezes
+  (``model.requires_grad_(False)``, ``for p in model.bert.parameters(): p.requires_grad =
+  False``) and those it makes trainable again afterwards (a head, the last blocks);
+- :class:`DeviceModel`: every other model it loads (a VAE and a text encoder beside a
+  diffusion UNet, a teacher beside a student, a DPO reference model).
+
+How PyTorch allocates for them, which :mod:`.costmodel` follows:
+
+- a parameter with ``requires_grad=False`` gets no gradient and no optimizer state
+  (``torch.optim`` skips parameters whose ``.grad`` is ``None``);
+- autograd saves nothing for an op none of whose inputs requires grad: the layers *before*
+  the first trainable one save no activations and run as an inference forward does (only
+  the current layer's intermediates are live); the layers after it save as usual, because
+  the gradient flows back through them to the trainable ones;
+- autocast caches its 16-bit weight copies only for leaf tensors that require grad
+  (``cached_cast`` in ``aten/src/ATen/autocast_mode.cpp``): a frozen weight's copy is made
+  and freed at each use, not kept for the whole forward;
+- every model moved to the device holds its weights for the whole step; a frozen one run
+  under ``torch.no_grad()`` adds its own inference forward (one layer's intermediates), and
+  a decoder's logits it returns (a teacher's) stay referenced until the loss is computed.
+
+Sub-module names are interpreted from a short vocabulary (:data:`_HEADS`, :data:`_BACKBONES`,
+...); a name outside it is not guessed: :func:`trainable_parts` answers ``None`` and the
+estimate keeps every parameter trainable (an upper bound, said in a note).
+"""
+
+from __future__ import annotations
+
+import re
+
+import attrs
+
+from .architecture import Architecture, lookup_model
+from .names import UnknownNameError
+from .shape import ModelShape, shape_of
+
+__all__ = [
+    "DeviceModel",
+    "Freezing",
+    "Structure",
+    "Trainable",
+    "device_model_shapes",
+    "device_models_setting",
+    "freezing_setting",
+    "structure_facts",
+    "trainable_parts",
+]
+
+
+@attrs.frozen
+class Freezing:
+    """Sub-modules of the estimated model that the script freezes, relative to the model
+    (``""`` is the model itself, ``"bert"``, ``"trf_blocks[-1]"``), in the order it does so."""
+
+    frozen: tuple[str, ...]
+    trainable: tuple[str, ...] = ()
+    """Set trainable again after the freezing (``model.fc.requires_grad_(True)``); ``=fc``:
+    replaced by a new layer (``model.fc = nn.Linear(2048, 10)``), trainable by default."""
+
+    def __str__(self) -> str:
+        text = "frozen: " + ", ".join(p or "the whole model" for p in self.frozen)
+        again = [p[1:] + " (a new layer)" if p.startswith("=") else p for p in self.trainable]
+        return text + ("; trainable again: " + ", ".join(again) if again else "")
+
+
+@attrs.frozen
+class DeviceModel:
+    """Another model the job keeps on the device."""
+
+    name: str
+    """What ``from_pretrained`` was given (a catalog name, an HF id), else the class name."""
+    variable: str
+    trained: bool = False
+    """Its parameters go to an optimizer (a GAN's second network): not only a forward."""
+    source: str = ""
+
+
+@attrs.frozen
+class Structure:
+    """What :func:`structure_facts` makes of a script's loads and ``requires_grad`` changes."""
+
+    freezing: Freezing | None
+    others: tuple[DeviceModel, ...]
+    unowned: tuple[str, ...]
+    """``path:line (expression)`` of changes no loaded model owns (not interpreted)."""
+    model: str | None = None
+    """The model to estimate when it is not the one first read: the loaded model the
+    optimizer trains (a student loaded after its teacher)."""
+
+
+@attrs.frozen
+class Trainable:
+    """The estimated model's trainable share, as the cost model needs it."""
+
+    params: float
+    """Parameters that get gradients and optimizer state."""
+    saved_layers: int | None
+    """Trailing layers (over all stacks, from the output side) whose activations are saved;
+    ``None``: every layer."""
+    head: bool = True
+    """The output head is trainable (an LM head's logits are then saved for backward)."""
+    frozen_on_path: int = 0
+    """Frozen layers the gradient still flows through (to a trainable embedding before
+    them): they save what the gradient of their input needs, but not their matmuls' inputs,
+    which only a weight's gradient needs (autograd saves an operand only when the other
+    requires grad)."""
+
+
+# The vocabulary of sub-module names (torchvision, transformers and the common from-scratch
+# GPTs). Anything else is not interpreted.
+_HEADS = {
+    "fc",
+    "classifier",
+    "head",
+    "heads",
+    "lm_head",
+    "out_head",
+    "score",
+    "pooler",
+    "cls",
+    "qa_outputs",
+}
+_NORMS = {"final_norm", "ln_f", "norm", "final_layernorm", "final_layer_norm", "ln_final"}
+_EMBEDDINGS = {"embeddings", "embed_tokens", "wte", "wpe", "tok_emb", "pos_emb", "word_embeddings"}
+_BACKBONES = {
+    "bert",
+    "roberta",
+    "distilbert",
+    "deberta",
+    "xlm_roberta",
+    "base_model",
+    "model",
+    "transformer",
+    "backbone",
+    "features",
+    "gpt_neox",
+    "vit",
+    "body",
+}
+_BLOCKS = {"layers", "h", "blocks", "trf_blocks", "layer", "block"}
+_SLICE = re.compile(r"^(\w+)\[(-?\d*)(:?)(-?\d*)\]$")
+
+
+def _layers(shape: ModelShape) -> int:
+    return sum(s.layers for s in shape.stacks)
+
+
+def _layer_params(shape: ModelShape) -> float:
+    """Parameters of one transformer layer (linear weights; norms and biases are < 1%)."""
+    layers = _layers(shape)
+    return shape.linear_params / layers if layers else 0.0
+
+
+def _head_params(shape: ModelShape, arch: Architecture) -> float | None:
+    if shape.stacks:
+        if shape.lm_head:
+            return float(shape.lm_head_params)
+        h = shape.stacks[-1].hidden
+        return float(2 * h + 2)  # a 2-class classifier (HF's pooler lives in the backbone)
+    if arch.model_type == "torchvision-resnet":
+        c = arch.config
+        width = 512 * (4 if c["block"] == "bottleneck" else 1)
+        classes = c.get("num_classes", 1000)
+        return float(width * classes + classes)
+    return None
+
+
+def _blocks(part: str, layers: int) -> int | None:
+    """How many trailing layers ``trf_blocks[-1]`` / ``layers[-2:]`` names (``None``: not a
+    trailing selection of blocks)."""
+    match = _SLICE.match(part.rsplit(".", 1)[-1])
+    if not match or match.group(1) not in _BLOCKS:
+        return None
+    start, colon, stop = match.group(2), match.group(3), match.group(4)
+    if start.startswith("-") and (not colon or not stop):
+        return min(-int(start), layers) if colon else 1
+    return None
+
+
+def _leading_blocks(part: str, layers: int) -> int | None:
+    """How many leading layers ``layers[:6]`` names (frozen lower layers)."""
+    match = _SLICE.match(part.rsplit(".", 1)[-1])
+    if not match or match.group(1) not in _BLOCKS:
+        return None
+    start, colon, stop = match.group(2), match.group(3), match.group(4)
+    if colon and not start and stop and not stop.startswith("-"):
+        return min(int(stop), layers)
+    return None
+
+
+def _last(part: str) -> str:
+    return part.rsplit(".", 1)[-1]
+
+
+def trainable_parts(
+    freezing: Freezing, shape: ModelShape, arch: Architecture, params: float
+) -> Trainable | None:
+    """The trainable share of a model of ``params`` parameters under ``freezing``; ``None``
+    when a frozen or re-enabled name is outside the vocabulary (nothing is guessed)."""
+    layers = _layers(shape)
+    head = _head_params(shape, arch)
+    backbone_frozen = any(p == "" or _last(p) in _BACKBONES for p in freezing.frozen)
+    if backbone_frozen:
+        if head is None:
+            return None
+        whole = "" in freezing.frozen
+        trainable = 0.0 if whole else head
+        saved = 0
+        head_on = not whole
+        for part in freezing.trainable:
+            k = _blocks(part, layers)
+            if part.startswith("=") and shape.lm_head:
+                return None  # a new head instead of the LM head: its logits are not known
+            part = part.lstrip("=")
+            if _last(part) in _HEADS:
+                trainable += head
+                head_on = True
+            elif _last(part) in _NORMS:
+                trainable += shape.stacks[-1].hidden * 2 if shape.stacks else 0
+            elif k is not None and shape.stacks:
+                trainable += k * _layer_params(shape)
+                saved = max(saved, k)
+            else:
+                return None
+        if shape.tied_head and head_on and shape.lm_head:
+            # the head is the input embedding: the gradient flows through every layer
+            on_path = layers - min(saved, layers)
+            return Trainable(min(trainable, params), None, head_on, on_path)
+        return Trainable(min(trainable, params), saved, head_on)
+    frozen = 0.0
+    saved_from_output = None
+    for part in freezing.frozen:
+        lead = _leading_blocks(part, layers)
+        if _last(part) in _EMBEDDINGS:
+            untied_head = shape.lm_head and not shape.tied_head
+            frozen += shape.embedding_params - (shape.lm_head_params if untied_head else 0)
+        elif lead is not None and shape.stacks:
+            frozen += lead * _layer_params(shape)
+            saved_from_output = layers - lead
+        else:
+            return None
+    if freezing.trainable:
+        return None  # re-enabling parts of a partly frozen model: not interpreted
+    embeddings_frozen = any(_last(p) in _EMBEDDINGS for p in freezing.frozen)
+    on_path = 0
+    if saved_from_output is not None and not embeddings_frozen:
+        # the gradient flows back to the trainable embedding through the frozen layers
+        on_path, saved_from_output = layers - saved_from_output, None
+    head = not (embeddings_frozen and shape.tied_head)  # a tied head is the embedding
+    return Trainable(max(params - frozen, 0.0), saved_from_output, head, on_path)
+
+
+def device_model_shapes(
+    models: tuple[DeviceModel, ...],
+) -> tuple[list[tuple[DeviceModel, Architecture, ModelShape]], list[DeviceModel]]:
+    """(sized, unsized): the other models the catalog knows, and those it does not."""
+    sized, unsized = [], []
+    for model in models:
+        try:
+            arch = lookup_model(model.name)
+        except (UnknownNameError, ValueError):
+            unsized.append(model)
+            continue
+        sized.append((model, arch, shape_of(arch)))
+    return sized, unsized
+
+
+def freezing_setting(value: object) -> Freezing:
+    """``frozen = ["bert"]`` or ``frozen = {frozen = [""], trainable = ["fc"]}`` in
+    ``[tool.torchward.estimate]`` (``""``: the whole model)."""
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return Freezing(tuple(value))
+    if isinstance(value, dict) and set(value) <= {"frozen", "trainable"}:
+        frozen, trainable = value.get("frozen", []), value.get("trainable", [])
+        if all(
+            isinstance(v, list) and all(isinstance(x, str) for x in v) for v in (frozen, trainable)
+        ):
+            return Freezing(tuple(frozen), tuple(trainable))
+    raise ValueError(
+        'expected a list of sub-module names like ["bert"] or a table '
+        '{frozen = [""], trainable = ["fc"]}'
+    )
+
+
+def device_models_setting(value: object) -> tuple[DeviceModel, ...]:
+    """``device-models = ["gpt2-large"]``: other models the job keeps on the device (frozen,
+    run under no_grad) — catalog names or HF ids."""
+    if isinstance(value, list) and all(isinstance(v, str) and v for v in value):
+        return tuple(DeviceModel(v, v, source="settings") for v in value)
+    raise ValueError('expected a list of model names like ["gpt2-large"]')
+
+
+def _split(expr: str, roots: set[str]) -> tuple[str, str] | None:
+    """``model.bert`` → (``model``, ``bert``) for a root in ``roots`` (``self.model`` too)."""
+    for root in sorted(roots, key=len, reverse=True):
+        if expr == root:
+            return root, ""
+        if expr.startswith(root) and expr[len(root)] in ".[":
+            return root, expr[len(root) :].lstrip(".")
+    return None
+
+
+def structure_facts(
+    model_var: str,
+    loads: list[tuple[str, str | None, str]],
+    freezes: list[tuple[int, str, bool]],
+    optimized: set[str],
+    path: str,
+    replaced: set[str] | frozenset[str] = frozenset(),
+) -> Structure:
+    """The typed facts from what a script reader saw, in source order.
+
+    ``model_var``: the variable holding the estimated model (``""``: ``model``); ``loads``:
+    ``(variable, name given or None, class)`` of every ``from_pretrained`` on the default
+    path; ``freezes``: ``(line, module expression, requires_grad)`` of every
+    ``requires_grad_(...)`` / ``p.requires_grad = ...`` whose module is known; ``optimized``:
+    variables whose parameters an optimizer is given; ``replaced``: module expressions
+    assigned a new layer (``model.fc = nn.Linear(...)``), trainable as ``=fc``."""
+    main = model_var.split(",")[0].strip() or "model"
+    trained = [v for v, name, _ in loads if name and v.split(",")[0].strip() in optimized]
+    model = None
+    if main not in optimized and len(trained) == 1:
+        # the optimizer trains another loaded model (a student beside its teacher): that is
+        # the model the estimate sizes
+        main = trained[0].split(",")[0].strip()
+        model = next(name for v, name, _ in loads if v == trained[0])
+    others: dict[str, DeviceModel] = {}
+    for variable, name, cls in loads:
+        variable = variable.split(",")[0].strip()
+        if not variable or variable == main or variable in others:
+            continue
+        others[variable] = DeviceModel(
+            name or cls, variable, trained=variable in optimized, source=path
+        )
+    frozen: list[str] = []
+    trainable: list[str] = []
+    unowned: list[str] = []
+    for line, expr, requires_grad in sorted(freezes):
+        split = _split(expr, {main})
+        if split is not None:
+            new = "=" if expr in replaced else ""
+            (trainable if requires_grad else frozen).append(new + split[1])
+            if not requires_grad and split[1] == "":
+                trainable.clear()  # freezing the whole model undoes what came before
+            elif not requires_grad and split[1] in trainable:
+                trainable.remove(split[1])
+        elif expr in replaced:
+            continue  # a layer assigned to another object: not a change of requires_grad
+        elif _split(expr, set(others)) is None:
+            unowned.append(f"{path}:{line} ({expr})")
+        elif not requires_grad:
+            owner = _split(expr, set(others))
+            assert owner is not None
+            others[owner[0]] = attrs.evolve(others[owner[0]], trained=False)
+    freezing = Freezing(tuple(frozen), tuple(trainable)) if frozen else None
+    return Structure(freezing, tuple(others.values()), tuple(unowned), model)

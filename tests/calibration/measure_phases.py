@@ -1,0 +1,189 @@
+"""Measure jobs with structure (issue 12): frozen parameters and a second model on the device.
+
+Each job is a catalog model built as ``measure.py`` builds it, frozen the way training
+scripts freeze (``requires_grad_(False)`` on the model or a sub-module, then the head or the
+last blocks made trainable again), or trained beside a frozen teacher that runs under
+``torch.no_grad()``; the step is the harness's (AdamW over ``model.parameters()``: frozen
+parameters never get a gradient, so AdamW gives them no state); each is measured a second
+time without its structure (``plain_allocated_bytes``). Writes
+``fixtures/phase_peaks.json``; ``tests/estimator/test_job_phases.py`` compares the estimate
+(``frozen`` / ``device_models`` in the run configuration) against it.
+
+    tests/calibration/.venv/bin/python tests/calibration/measure_phases.py
+    tests/calibration/.venv/bin/python tests/calibration/measure_phases.py --only llama  # merge
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import fakecuda  # noqa: E402
+
+fakecuda.load()
+
+import calib_models as models  # noqa: E402
+import harness  # noqa: E402
+import torch  # noqa: E402
+from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
+
+OUT = HERE / "fixtures" / "phase_peaks.json"
+
+# name, model, dtype, batch, seq (image side for resnet), frozen, trainable again, teacher
+JOBS = [
+    ("bert-frozen-backbone-amp16-b32-s512", "bert-base-uncased", "amp-fp16", 32, 512,
+     ["bert"], [], None),
+    ("gpt2-last-block-amp16-b8-s1024", "gpt2", "amp-fp16", 8, 1024,
+     [""], ["transformer.h[-1]", "transformer.ln_f", "lm_head"], None),
+    ("llama3.2-1b-lower-half-frozen-bf16-b4-s2048", "llama-3.2-1b", "bf16", 4, 2048,
+     ["model.layers[:8]"], [], None),
+    ("llama3.2-1b-embeddings-lower-half-frozen-bf16-b4-s2048", "llama-3.2-1b", "bf16", 4, 2048,
+     ["model.embed_tokens", "model.layers[:8]"], [], None),
+    ("resnet50-linear-probe-fp32-b256", "resnet50", "fp32", 256, 224, [""], ["fc"], None),
+    ("distilbert-bert-teacher-amp16-b32-s512", "distilbert-base-uncased", "amp-fp16", 32, 512,
+     [], [], "bert-base-uncased"),
+    ("gpt2-gpt2-medium-teacher-bf16-b8-s1024", "gpt2", "bf16", 8, 1024, [], [], "gpt2-medium"),
+]  # fmt: skip
+_ITEM = re.compile(r"^(\w+)\[(-?\d*)(:?)(-?\d*)\]$")
+
+
+def _modules(model, path: str) -> list:
+    """The modules ``path`` names under ``model`` (``""``: the model; ``h[-1]``, ``layers[:8]``)."""
+    found = [model]
+    for part in path.split(".") if path else []:
+        match = _ITEM.match(part)
+        name = match.group(1) if match else part
+        found = [getattr(m, name) for m in found]
+        if match:
+            start, colon, stop = match.group(2), match.group(3), match.group(4)
+            if colon:
+                s = slice(int(start) if start else None, int(stop) if stop else None)
+                found = [x for m in found for x in list(m)[s]]
+            else:
+                found = [m[int(start)] for m in found]
+    return found
+
+
+def _loss(kind: str, teacher):
+    """The job's loss: the model's own, plus a distillation term against a no_grad teacher
+    (KL between the softened distributions, as distillation scripts write it)."""
+    own = models.loss_of(kind)
+    if teacher is None:
+        return own
+
+    def distilled(model, b):
+        with torch.no_grad():
+            inputs = {k: v for k, v in b.items() if k != "labels"}
+            target = teacher(**inputs).logits
+        loss, out = own(model, b)
+        kd = torch.nn.functional.kl_div(
+            torch.log_softmax(out.logits, -1), torch.softmax(target, -1), reduction="batchmean"
+        )
+        return loss + kd, (out, target)
+
+    return distilled
+
+
+def run(job, structure: bool = True) -> dict:
+    """Measure ``job``; ``structure=False``: the same model and batch, nothing frozen, no
+    teacher (the plain job the structure is compared with)."""
+    name, model_name, dtype, batch, seq, frozen, trainable, teacher_name = job
+    if not structure:
+        frozen, trainable, teacher_name = [], [], None
+    harness.patch_transformers()
+    harness.emulate_device_capability()
+    harness.set_sdpa_sm(80)
+    counter = harness.LiveStorageCounter("cuda")
+    started = time.time()
+    torch.manual_seed(0)
+    with FakeTensorMode(), counter:
+        default = torch.get_default_dtype()
+        if dtype in ("bf16", "fp16"):
+            torch.set_default_dtype(harness.DTYPES[dtype])
+        try:
+            with torch.device("cuda"):
+                model, kind = models.build(model_name, "train", seq)
+                teacher = None
+                if teacher_name:
+                    teacher, _ = models.build(teacher_name, "train", seq)
+                    teacher.requires_grad_(False)
+                    teacher.eval()
+        finally:
+            torch.set_default_dtype(default)
+        for path in frozen:
+            for module in _modules(model, path):
+                module.requires_grad_(False)
+        for path in trainable:
+            for module in _modules(model, path):
+                module.requires_grad_(True)
+        model.train()
+        image = seq if kind == "image" else 224
+        harness.train_step(
+            counter,
+            model,
+            models.batch_maker(kind, model, batch, seq, image, "cuda"),
+            _loss(kind, teacher),
+            dtype,
+            "cuda",
+        )
+        trainable_params = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    return dict(
+        name=name,
+        model=model_name,
+        dtype=dtype,
+        batch_size=batch,
+        seq=seq,
+        frozen=frozen,
+        trainable=trainable,
+        teacher=teacher_name,
+        trainable_params=trainable_params,
+        measured_allocated_bytes=counter.peak,
+        peak_phase=max(counter.phase_peaks, key=counter.phase_peaks.get),
+        phase_peaks=dict(counter.phase_peaks),
+        seconds=round(time.time() - started, 1),
+    )
+
+
+def main(argv: list[str]) -> int:
+    only = argv[argv.index("--only") + 1] if "--only" in argv else None  # re-measure, merge
+    old = {r["name"]: r for r in json.loads(OUT.read_text("utf-8"))["runs"]} if only else {}
+    runs = []
+    for job in JOBS:
+        if only and only not in job[0] and job[0] in old:
+            runs.append(old[job[0]])
+            continue
+        result = run(job)
+        result["plain_allocated_bytes"] = run(job, structure=False)["measured_allocated_bytes"]
+        print(f"{result['name']:48s} {result['measured_allocated_bytes'] / 2**30:8.3f} GiB "
+              f"{result['peak_phase']}", flush=True)  # fmt: skip
+        runs.append(result)
+    import transformers
+
+    OUT.write_text(
+        json.dumps(
+            {
+                "note": "Peak bytes of live tensor storage of one steady-state training step "
+                "with frozen parameters or a frozen no_grad teacher, fake tensors on a fake "
+                "CUDA device (sm80 rules), AdamW(foreach=True) over model.parameters().",
+                "command": "tests/calibration/.venv/bin/python tests/calibration/measure_phases.py",
+                "torch_version": torch.__version__.split("+")[0],
+                "transformers_version": transformers.__version__,
+                "runs": runs,
+            },
+            indent=1,
+        )
+        + "\n",
+        "utf-8",
+    )
+    print(f"wrote {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -212,25 +212,20 @@ class Values:
                     for key, value in found[0].items():
                         if isinstance(key, str):
                             self.defaults.setdefault(key, (value, node.lineno))
-        folder = (
-            os.path.dirname(os.path.abspath(self.path)) if not self.path.startswith("<") else None
-        )
-        if folder is None:
+        if self.path.startswith("<"):
             return
+        from .workspace import WORKSPACE, resolve_module  # the project's modules, by import
+
         for node in tree.body:
             if not isinstance(node, ast.ImportFrom) or not node.module:
                 continue
             if not any(a.name in _ARG_PARSERS for a in node.names):
                 continue
-            sibling = os.path.join(folder, node.module.rsplit(".", 1)[-1] + ".py")
-            if not dependencies.is_file(sibling) or dependencies.file_size(sibling) > 300_000:
+            found = resolve_module(self.path, node.module, node.level)
+            module = WORKSPACE.summary(found) if found is not None else None
+            if module is None:
                 continue
-            try:
-                text = dependencies.read_text(sibling, encoding="utf-8-sig")
-                other = ast.parse(text, filename=sibling)
-            except (OSError, SyntaxError, ValueError):
-                continue
-            for inner in ast.walk(other):
+            for inner in ast.walk(module.tree):
                 if (
                     isinstance(inner, ast.Call)
                     and isinstance(inner.func, ast.Attribute)

@@ -312,7 +312,8 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
 
     def set_mode(self, path: str, fact: ModeFact | None) -> None:
         current = self.lookup(path) or self.resolve_path(path)
-        if current is not None and current.kind is Kind.MODEL:
+        if current is not None and current.kind in (Kind.MODEL, Kind.ENGINE):
+            # a DeepSpeed engine switches the module it wraps
             self.env[path] = attrs.evolve(current, mode=fact)
 
     def resolve_path(self, path: str) -> Value | None:

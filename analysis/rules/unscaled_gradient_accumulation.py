@@ -45,7 +45,10 @@ class UnscaledGradientAccumulation(Rule):
     `p.grad.div_(n)`); when the loss comes from a function the file cannot see; for
     `reduction="sum"` losses, also after more terms are added (normalised elsewhere by
     design); under `accelerator.accumulate(...)` and with `accelerator.backward`, which
-    scale by themselves; and for DeepSpeed engines.
+    scale by themselves; for DeepSpeed engines, Lightning's automatic optimization
+    (`Trainer(accumulate_grad_batches=N)` divides the loss) and a Hugging Face `Trainer`.
+    Lightning's `manual_backward` does not divide: a manual-optimization `training_step`
+    that gates its step with `batch_idx % N` must scale the loss itself.
     """
 
     code = "TW014"

@@ -45,6 +45,46 @@ GATED_BY_HAND = GETTING_STARTED.replace(
 )
 
 
+# the engine's train() switches the module it wraps back to training mode (the
+# DeepSpeedExamples compression script evaluates the bare model between epochs)
+ENGINE_SWITCHES_BACK = """
+    import torch
+    import deepspeed
+
+    def test(model, loader):
+        model.eval()
+        correct = 0
+        with torch.no_grad():
+            for x, y in loader:
+                correct += (model(x).argmax(1) == y).sum().item()
+        return correct
+
+    def main(args, model, criterion, train_loader, test_loader):
+        model_engine, optimizer, _, _ = deepspeed.initialize(
+            args=args, model=model, model_parameters=model.parameters()
+        )
+        for epoch in range(3):
+            for x, y in train_loader:
+                model_engine.train()
+                loss = criterion(model(x), y)
+                model_engine.backward(loss)
+                model_engine.step()
+            test(model, test_loader)
+"""
+
+NOTHING_SWITCHES_BACK = ENGINE_SWITCHES_BACK.replace(
+    "                model_engine.train()\n", ""
+).replace(
+    "            test(model, test_loader)\n",
+    "            test(model, test_loader)  # expect: TW011\n",
+)
+
+
+def test_the_engine_train_switch_counts_as_switching_back():
+    assert_quiet(ENGINE_SWITCHES_BACK, "TW011")
+    assert_exact(NOTHING_SWITCHES_BACK, "TW011")
+
+
 def test_the_getting_started_loop_is_clean():
     # the engine zeroes, scales the accumulated loss and steps its scheduler itself
     for code in ("TW001", "TW003", "TW012", "TW014", "TW018", "TW019"):

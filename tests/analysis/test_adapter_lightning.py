@@ -111,6 +111,64 @@ OUTPUTS_KEPT_IN_A_SHARED_STEP = """
             return torch.optim.Adam(self.parameters())
 """
 
+# the outputs kept as a dict per step (a segmentation module's shared step returns the
+# loss with its confusion counts): the dict holds the graph of the loss
+DICT_OUTPUTS_FROM_A_SHARED_STEP = """
+    import torch
+    from torch import nn
+    import lightning as L
+
+    class SegModule(L.LightningModule):
+        def __init__(self, net):
+            super().__init__()
+            self.net = net
+            self.loss_fn = nn.BCEWithLogitsLoss()
+            self.training_step_outputs = []
+
+        def shared_step(self, batch, stage):
+            image, mask = batch
+            logits = self.net(image)
+            loss = self.loss_fn(logits, mask)
+            hits = (logits.sigmoid() > 0.5).long()
+            return {"loss": loss, "hits": hits}
+
+        def training_step(self, batch, batch_idx):
+            info = self.shared_step(batch, "train")
+            self.training_step_outputs.append(info)  # expect: TW001
+            return info
+
+        def on_train_epoch_end(self):
+            self.log("epoch_loss", torch.stack([x["loss"] for x in self.training_step_outputs]).mean())
+            self.training_step_outputs.clear()
+
+        def configure_optimizers(self):
+            return torch.optim.Adam(self.parameters(), lr=1e-4)
+"""
+
+DICT_OUTPUTS_DETACHED = """
+    import torch
+    from torch import nn
+    import lightning as L
+
+    class Regressor(L.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.model = nn.Linear(8, 1)
+            self.training_step_outputs = []
+
+        def training_step(self, batch, batch_idx):
+            x, y = batch
+            y_hat = self.model(x)
+            loss = nn.functional.mse_loss(y_hat, y)
+            self.training_step_outputs.append(
+                {"loss": loss.detach().cpu(), "pred": y_hat.detach(), "value": loss.item()}
+            )
+            return loss
+
+        def configure_optimizers(self):
+            return torch.optim.Adam(self.parameters())
+"""
+
 MANUAL_OPTIMIZATION = """
     import torch
     from torch import nn
@@ -256,6 +314,11 @@ def test_detached_training_outputs_and_validation_outputs_are_quiet():
 
 def test_a_loss_kept_by_a_shared_step_helper_is_reported_in_the_helper():
     assert_exact(OUTPUTS_KEPT_IN_A_SHARED_STEP, "TW001")
+
+
+def test_dict_outputs_keep_the_graph_of_the_loss_they_hold():
+    assert_exact(DICT_OUTPUTS_FROM_A_SHARED_STEP, "TW001")
+    assert_quiet(DICT_OUTPUTS_DETACHED, "TW001")
 
 
 def test_manual_optimization_without_zero_grad_is_reported():

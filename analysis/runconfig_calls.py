@@ -107,6 +107,7 @@ class CallReader:
         self.frozen: dict[int, str] = {}  # line → module frozen with requires_grad_(False)
         self.loaded: list[tuple[int, str]] = []  # (line, class) of every from_pretrained
         self.loads: list[tuple[str, str | None, str]] = []  # (target, name given, class)
+        self.load_lines: dict[str, int] = {}  # name given → line of its first load
         self.freezes: list[tuple[int, str, bool]] = []  # (line, module, requires_grad)
         self.optimized: set[str] = set()  # names in an optimizer's parameters argument
         self.model_var = ""  # the target the model field was read from
@@ -432,13 +433,10 @@ class CallReader:
             return
         self.loaded.append((call.lineno, name.rsplit(".", 2)[-2] if "." in name else name))
         given = self.values.get(call.args[0]) if call.args else None
-        self.loads.append(
-            (
-                self.target,
-                given[0] if given and isinstance(given[0], str) else None,
-                self.loaded[-1][1],
-            )
-        )
+        if self.cap == "high":  # only what surely runs can be another model on the device
+            name_given = given[0] if given and isinstance(given[0], str) else None
+            self.loads.append((self.target, name_given, self.loaded[-1][1]))
+            self.load_lines.setdefault(name_given or "", call.lineno)
         arg = (
             self.values.get(call.args[0])
             if call.args
@@ -595,6 +593,7 @@ class CallReader:
             if field in self.fields:
                 continue
             for name in names:
+                source = None  # the line read; an executed config file's own line
                 if name in values.defaults:
                     value, line = values.defaults[name]
                 elif (
@@ -606,11 +605,12 @@ class CallReader:
                     )
                 ):
                     value, line = values.constants[name]
+                    source = values.cited.get(name)
                 else:
                     continue
                 converted = convert(value)
                 if converted is not None:
-                    self.set(field, converted, line, "medium")
+                    self.set(field, converted, line, "medium", source)
                     break
         self._computed(values, "accumulation", _ACCUMULATION_NAMES)
         self._flags(values)
@@ -722,7 +722,7 @@ class CallReader:
             self.model_var, self.loads, freezes, self.optimized, self.path, replacements
         )
         if found.model is not None and "model" in self.fields:
-            line = self.loaded[[name for _, name, _ in self.loads].index(found.model)][0]
+            line = self.load_lines[found.model]
             confidence = self.fields["model"].confidence
             self.fields["model"] = Field(found.model, f"{self.path}:{line}", confidence)
             self.notes.append(f"the optimizer trains {found.model}: that is the model estimated")

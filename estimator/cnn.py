@@ -21,7 +21,7 @@ import math
 from .architecture import Architecture
 from .visioncount import _B0_STAGES, _divisible
 
-__all__ = ["cnn_activation_elements", "is_modelled"]
+__all__ = ["cnn_activation_elements", "input_resolution", "is_modelled"]
 
 
 def is_modelled(arch: Architecture) -> bool:
@@ -183,3 +183,36 @@ _WALKS = {
 def cnn_activation_elements(arch: Architecture, image: int) -> tuple[int, int]:
     """(elements saved for backward per image, largest single activation per image)."""
     return _WALKS[arch.model_type](arch.config, image)
+
+
+def _strides(layers) -> tuple[int, bool]:
+    """(product of the down-sampling strides, a linear layer reads a flattened map whose
+    size the input fixes: no adaptive pooling before it)."""
+    step, adaptive = 1, False
+    for layer in layers:
+        kind = layer[0]
+        if kind == "conv":
+            step *= max(int(layer[4]), 1)
+        elif kind in ("maxpool", "avgpool"):
+            step *= max(int(layer[2]), 1)
+        elif kind == "adaptive":
+            adaptive = True
+        elif kind == "linear" and not adaptive:
+            return step, True
+        elif kind == "block":
+            inner, fixed = _strides(layer[1])
+            if fixed:
+                return step, True
+            step *= inner
+    return step, False
+
+
+def input_resolution(arch: Architecture) -> tuple[int, bool]:
+    """(step, fixed): the image side must be a multiple of ``step`` (the network's total
+    down-sampling: torchvision's CNNs halve it five times; a script's UNet concatenates its
+    up path with its down path, which needs every stage's side to divide evenly); ``fixed``:
+    only the side the model was built for works (a ``Linear`` after ``Flatten`` with no
+    adaptive pooling reads a map whose size the input decides, as in PyTorch's MNIST Net)."""
+    if arch.model_type == "script-cnn":
+        return _strides(arch.config.get("layers", ()))
+    return 32, False

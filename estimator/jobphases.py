@@ -70,15 +70,19 @@ def _evaluation(r: Resolved, step: Phase, work: float, gpu: Gpu | None) -> Phase
 def other_models(r: Resolved) -> tuple[list[tuple[str, Resolved]], list[str]]:
     """(sized, unsized) other models on the device: ``sized`` holds ``(label, the model as a
     no_grad forward of this job)``; ``unsized`` labels those the estimate cannot size — the
-    catalog does not know them, the job lacks the input size their forward needs, or they
-    are trained too (their activations, gradients and state are not modelled)."""
+    catalog does not know them, their activations are not modelled (a diffusion UNet), the
+    job lacks the input size their forward needs, or they are trained too (their
+    activations, gradients and state are not modelled)."""
     models = r.config.value("device_models") or ()
     found, unknown = device_model_shapes(tuple(models))
     label = lambda m: f"`{m.variable}` ({m.name})" if m.variable != m.name else f"`{m.name}`"  # noqa: E731
     sized, unsized = [], [label(m) for m in unknown]
     for model, arch, shape in found:
         needs = "seq_len" if shape.stacks and shape.stacks[0].stream != "image" else "image_size"
-        if model.trained or r.config.value(needs) is None:
+        modelled = bool(shape.stacks) or (
+            shape.kind == "cnn" and shape.cnn is not None and is_modelled(shape.cnn)
+        )
+        if model.trained or not modelled or r.config.value(needs) is None:
             unsized.append(label(model))
             continue
         sized.append((label(model), _as_inference(r, arch=arch, shape=shape)))
@@ -158,7 +162,8 @@ def structure_notes(r: Resolved) -> tuple[list[str], list[str]]:
         )
     unknowns = [
         f"unknown: {label} is also loaded on the device and could not be sized (not in the "
-        "catalog, no input size for it, or trained as well); the estimate is a lower bound"
+        "catalog, activations not modelled, no input size for it, or trained as well); the "
+        "estimate is a lower bound"
         for label in unsized
     ]
     return notes, unknowns

@@ -11,11 +11,22 @@ from __future__ import annotations
 
 import attrs
 
+from .cnn import input_resolution
 from .estimate import Estimate, estimate_resolved
 from .hardware import Gpu, all_gpus, all_instances
 from .resolve import Resolved
 
-__all__ = ["Remedy", "max_fitting", "remedies", "smallest_gpu", "smallest_instance", "stacked"]
+__all__ = [
+    "ImageLimits",
+    "Remedy",
+    "image_limits",
+    "max_fitting",
+    "max_image_size",
+    "remedies",
+    "smallest_gpu",
+    "smallest_instance",
+    "stacked",
+]
 
 
 @attrs.frozen
@@ -219,14 +230,67 @@ def smallest_instance(base: Estimate):
     return min(options, key=lambda i: (i.gpu.usable_bytes * i.count, i.name), default=None)
 
 
-def max_fitting(base: Estimate, field: str, upper: int = 1 << 20) -> int | None:
-    """The largest value of ``field`` (batch_size, seq_len) whose nominal peak fits the GPU."""
+@attrs.frozen
+class ImageLimits:
+    """What input resolutions a vision model takes."""
+
+    step: int = 1
+    """The side must be a multiple of this (the network's total down-sampling)."""
+    fixed: int | None = None
+    """Only this side works (position embeddings sized to it, or a flattened map)."""
+    why: str = ""
+
+
+def image_limits(r: Resolved) -> ImageLimits | None:
+    """The input resolutions ``r``'s model takes (``None``: not an image model)."""
+    shape = r.shape
+    if shape.kind in ("vision-transformer", "clip", "diffusion-transformer"):
+        side = int(shape.image_size or 224)
+        return ImageLimits(
+            shape.patch_size or 1,
+            side,
+            f"{r.model_label}'s position embeddings are sized for {side}×{side} "
+            f"({side // (shape.patch_size or 1)}² patches)",
+        )
+    if shape.kind == "diffusion-unet" and shape.cnn is not None:
+        levels = len(shape.cnn.config.get("block_out_channels", ())) or 1
+        return ImageLimits(2 ** (levels - 1), None, "the UNet halves the side at each level")
+    if shape.kind == "cnn" and shape.cnn is not None:
+        step, fixed = input_resolution(shape.cnn)
+        side = r.config.value("image_size")
+        if fixed and side:
+            return ImageLimits(
+                step, int(side), f"{r.model_label} flattens a map whose size the input fixes"
+            )
+        return ImageLimits(step, None, f"{r.model_label} down-samples the side {step}×")
+    return None
+
+
+def max_image_size(base: Estimate, upper: int = 1 << 13) -> int | None:
+    """The largest image side that fits the GPU and that the model takes (a multiple of its
+    down-sampling; only its own side when the side is fixed)."""
+    limits = image_limits(base.resolved)
+    if base.gpu is None or limits is None or base.resolved.config.image_size is None:
+        return None
+    if limits.fixed is not None:
+        r = _apply(base.resolved, {"image_size": limits.fixed})
+        return limits.fixed if _fits(r, base.gpu) else 0
+    return max_fitting(base, "image_size", upper=upper // limits.step, step=limits.step)
+
+
+def _fits(r: Resolved, gpu: Gpu) -> bool:
+    return estimate_resolved(r, gpu).peak <= gpu.usable_bytes
+
+
+def max_fitting(base: Estimate, field: str, upper: int = 1 << 20, step: int = 1) -> int | None:
+    """The largest value of ``field`` (batch_size, seq_len, image_size) whose nominal peak
+    fits the GPU; with ``step``, the largest multiple of it (``upper`` counts steps)."""
     if base.gpu is None:
         return None
+    gpu = base.gpu
 
     def fits(value: int) -> bool:
-        r = _apply(base.resolved, {field: value})
-        return estimate_resolved(r, base.gpu).peak <= base.gpu.usable_bytes
+        return _fits(_apply(base.resolved, {field: value * step}), gpu)
 
     if not fits(1):
         return 0
@@ -240,4 +304,4 @@ def max_fitting(base: Estimate, field: str, upper: int = 1 << 20) -> int | None:
     while high - low > 1:
         mid = (low + high) // 2
         low, high = (mid, high) if fits(mid) else (low, mid)
-    return low
+    return low * step

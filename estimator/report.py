@@ -12,7 +12,15 @@ from __future__ import annotations
 import attrs
 
 from .estimate import Estimate
-from .remedies import max_fitting, remedies, smallest_gpu, smallest_instance, stacked
+from .remedies import (
+    image_limits,
+    max_fitting,
+    max_image_size,
+    remedies,
+    smallest_gpu,
+    smallest_instance,
+    stacked,
+)
 from .resolve import max_positions
 
 __all__ = ["config_json", "estimate_report", "unknown_model_report"]
@@ -62,6 +70,7 @@ def estimate_report(e: Estimate, *, search: bool = True) -> dict:
         "smallest_instance": None,
         "max_batch_size": None,
         "max_seq_len": None,
+        "max_image_size": None,
     }
     if not search or e.gpu is None:
         return data
@@ -81,6 +90,12 @@ def estimate_report(e: Estimate, *, search: bool = True) -> dict:
     if r.shape.stacks and r.shape.kind != "vision-transformer":
         # never beyond the positions the model has (a 512-position BERT, a 1024-block GPT)
         data["max_seq_len"] = max_fitting(e, "seq_len", upper=max_positions(r) or 1 << 22)
+    # the largest image side the model takes: a multiple of its down-sampling, or its own
+    # side when position embeddings / a flattened map fix it (a ViT at 224 only)
+    data["max_image_size"] = max_image_size(e)
+    limits = image_limits(r)
+    if limits is not None and limits.fixed is not None and data["max_image_size"] is not None:
+        data["notes"].append(f"image size fixed at {limits.fixed}: {limits.why}")
     return data
 
 
@@ -118,4 +133,5 @@ def unknown_model_report(config, reason: str, notes: list[str] | tuple[str, ...]
         "smallest_instance": None,
         "max_batch_size": None,
         "max_seq_len": None,
+        "max_image_size": None,
     }

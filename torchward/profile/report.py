@@ -97,6 +97,7 @@ def measured_report(
             "smallest_instance": None,
             "max_batch_size": None,
             "max_seq_len": None,
+            "max_image_size": None,
             "source": "measured",
             "measured": {
                 "device": result.device,

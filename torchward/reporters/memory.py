@@ -87,4 +87,6 @@ def render(data: dict, out: TextIO) -> None:
         line = f"largest batch that fits: {data['max_batch_size']}"
         if data["max_seq_len"] is not None:
             line += f"; longest sequence: {data['max_seq_len']}"
+        if data.get("max_image_size") is not None:
+            line += f"; largest image side: {data['max_image_size']}"
         write(line)

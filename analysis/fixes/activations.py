@@ -108,10 +108,9 @@ def drop_activation(tree: SourceTree, finding: Finding, names: tuple[str, ...]):
 
 def _in_forward(tree: SourceTree, call: cst.Call) -> bool:
     """Whether ``call`` sits inside a method named ``forward``."""
-    span = tree.spans[call]
     return any(
-        node.name.value == "forward" and contains(tree.spans[node], span)
-        for node in tree.within(tree.spans[tree.module], cst.FunctionDef)
+        isinstance(node, cst.FunctionDef) and node.name.value == "forward"
+        for node in tree.ancestors(call)
     )
 
 

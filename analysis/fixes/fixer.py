@@ -21,7 +21,6 @@ from functools import cache
 from typing import ClassVar
 
 from ..finding import Applicability, Finding, Fix
-from .edits import edits_between
 from .tree import Rewrite, SourceTree
 
 
@@ -36,7 +35,7 @@ class Fixer:
         """The fix that turns the tree's text into ``rewrite``'s, as minimal edits."""
         if rewrite.is_empty:
             return None
-        edits = edits_between(rewrite.tree.source, rewrite.code())
+        edits = rewrite.edits()
         return Fix(title, applicability, edits) if edits else None
 
 

@@ -22,15 +22,7 @@ def accumulation_count(tree, finding) -> cst.BaseExpression | None:
     for item in finding.evidence:
         gate = tree.at(item.span, cst.If) if not item.path else None
         if gate is None:
-            gate = next(
-                (
-                    node
-                    for node, span in tree.spans.items()
-                    if isinstance(node, cst.If)
-                    and (span.line, span.column) == (item.span.line, item.span.column)
-                ),
-                None,
-            )
+            gate = next(tree.starting_at(item.span.line, item.span.column, cst.If), None)
         if gate is None:
             continue
         for operation in tree.within(tree.spans[gate.test], cst.BinaryOperation):

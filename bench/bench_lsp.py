@@ -81,6 +81,15 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[index]
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of process ``pid`` (all its threads) so far, from /proc."""
+    try:
+        fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def edit_site(text: str) -> tuple[int, int]:
     """(line, column) of the first digit of a number literal at or after the middle line."""
     lines = text.split("\n")
@@ -180,8 +189,9 @@ def loop_body_end(text: str) -> tuple[int, str]:
 
 async def measure_edit_kinds(
     command: list[str], root: pathlib.Path, options: dict, text: str, name: str, edits: int
-) -> dict[str, list[float]]:
-    """didChange → publishDiagnostics (ms) for each kind of edit on one open document."""
+) -> tuple[dict[str, list[float]], dict[str, float | None]]:
+    """didChange → publishDiagnostics (ms) for each kind of edit on one open document, and
+    the server's CPU milliseconds per edit of each kind."""
     client, _ = await start(command, root, options)
     try:
         uri = (root / f"{name}.py").as_uri()
@@ -189,9 +199,22 @@ async def measure_edit_kinds(
         await client.diagnostics_at(uri, 1, timeout=120)
         version = 1
         samples: dict[str, list[float]] = {kind: [] for kind in EDIT_KINDS}
+        # the server's CPU time per edit of each kind: what the edit costs, whatever the load
+        cpu: dict[str, float | None] = {}
+        pid = client.process.pid
+        phase = {"edits": 0, "cpu": cpu_seconds(pid)}
+
+        def end_phase(kind: str) -> None:
+            now = cpu_seconds(pid)
+            if now is None or phase["cpu"] is None or not phase["edits"]:
+                cpu[kind] = None
+            else:
+                cpu[kind] = (now - phase["cpu"]) * 1000 / phase["edits"]
+            phase.update(edits=0, cpu=now)
 
         async def send(line: int, start: int, end: int, new_text: str) -> float:
             nonlocal version
+            phase["edits"] += 1
             version += 1
             sent = client.change(uri, version, line, start, new_text, end_character=end)
             return (await client.diagnostics_at(uri, version, timeout=120) - sent) * 1000
@@ -202,6 +225,7 @@ async def measure_edit_kinds(
                 samples["valid"].append(await send(line, column, column, "1"))
             else:
                 samples["valid"].append(await send(line, column, column + 1, ""))
+        end_phase("valid")
 
         body, body_text = loop_body_end(text)
         indent = " " * (len(body_text) - len(body_text.lstrip(" ")))
@@ -217,6 +241,7 @@ async def measure_edit_kinds(
                 typed += 1
             line_now = indent + TYPED[: column_at - len(indent) + 1]
             version += 1  # remove the typed line (restores the text; not a sample)
+            phase["edits"] += 1
             client.notify(
                 "textDocument/didChange",
                 {
@@ -233,13 +258,15 @@ async def measure_edit_kinds(
                 },
             )
             await client.diagnostics_at(uri, version, timeout=120)
+        end_phase("typing")
 
         for index in range(edits):  # indent: dedent the loop's last statement and back
             if index % 2 == 0:
                 samples["indent"].append(await send(body, 0, 4, ""))
             else:
                 samples["indent"].append(await send(body, 0, 0, "    "))
-        return samples
+        end_phase("indent")
+        return samples, cpu
     finally:
         await client.stop()
 
@@ -250,17 +277,21 @@ async def bench_edit_kinds(command: list[str], options: dict, edits: int, root: 
         for size in SIZES:
             text = make(size)
             name = f"kinds_{label.split()[0].strip('~')}_{size}"
-            samples = await measure_edit_kinds(command, root, options, text, name, edits)
+            samples, cpu = await measure_edit_kinds(command, root, options, text, name, edits)
             results[f"{label}|{size}"] = {
                 "lines": text.count("\n"),
-                **{kind: summary(values) for kind, values in samples.items()},
+                **{
+                    kind: {**summary(values), "cpu_ms": cpu[kind]}
+                    for kind, values in samples.items()
+                },
             }
     return results
 
 
 def report_edit_kinds(results: dict, load: tuple[str, str]) -> None:
     print(f"\nedit → diagnostics by kind of edit (ms; load average {load[0]} → {load[1]})")
-    print(f"{'file':16} {'lines':>6} {'edit':8} {'p50':>8} {'p95':>8}  target")
+    print("cpu: the server's CPU time per edit (all threads), which the load does not stretch")
+    print(f"{'file':16} {'lines':>6} {'edit':8} {'p50':>8} {'p95':>8} {'cpu':>6}  target")
     for key, row in results.items():
         label, size = key.split("|")
         p50_target, p95_target = EDIT_KIND_TARGETS[int(size)]
@@ -269,8 +300,11 @@ def report_edit_kinds(results: dict, load: tuple[str, str]) -> None:
             verdicts = [verdict_at_most(p50, p50_target, "p50")]
             if p95_target is not None:
                 verdicts.append(verdict_at_most(p95, p95_target, "p95"))
+            cpu = row[kind].get("cpu_ms")
+            cpu_text = f"{cpu:6.1f}" if cpu is not None else f"{'?':>6}"
             print(
-                f"{label:16} {row['lines']:6d} {kind:8} {p50:8.1f} {p95:8.1f}  {'; '.join(verdicts)}"
+                f"{label:16} {row['lines']:6d} {kind:8} {p50:8.1f} {p95:8.1f} {cpu_text}"
+                f"  {'; '.join(verdicts)}"
             )
 
 

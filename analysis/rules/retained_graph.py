@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 
 from ..events import EventKind
 from ..finding import Applicability, Evidence, Proof, Severity
@@ -20,6 +21,7 @@ def _escaping_locs(facts) -> frozenset:
     return frozenset(found)
 
 
+@functools.lru_cache(maxsize=4096)  # re-asked for every stored value on each keystroke
 def _called(text: str | None, method: str) -> str:
     """``text.method()``, parenthesised when ``text`` is not atomic: ``(a * b).detach()``."""
     text = text or "x"

@@ -109,6 +109,40 @@ UNPREPARED_LOADER_UNDER_DDP = """
 """
 
 
+# Lightning Fabric has the same shape: setup, setup_dataloaders (sharded), backward
+FABRIC = """
+    import torch
+    import lightning as L
+
+    def run(model, dataloader, num_epochs):
+        fabric = L.Fabric(accelerator="cuda", devices=8, strategy="ddp")
+        fabric.launch()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+        model, optimizer = fabric.setup(model, optimizer)
+        model = torch.nn.parallel.DistributedDataParallel(model)
+        dataloader = fabric.setup_dataloaders(dataloader)
+        history = []
+        for epoch in range(num_epochs):
+            for batch in dataloader:
+                inputs, target = batch
+                optimizer.zero_grad()
+                loss = torch.nn.functional.nll_loss(model(inputs), target)
+                fabric.backward(loss)
+                optimizer.step()
+                history.append(loss)  # expect: TW001
+"""
+
+
+def test_fabric_loops_read_like_accelerate_ones():
+    assert_exact(FABRIC, "TW001")
+    for code in ("TW003", "TW012"):
+        assert_quiet(FABRIC, code)
+    never_zeroed = FABRIC.replace("                optimizer.zero_grad()\n", "").replace(
+        "                optimizer.step()\n", "                optimizer.step()  # expect: TW003\n"
+    )
+    assert_exact(never_zeroed, "TW003")
+
+
 def test_the_quick_tour_loop_is_clean():
     for code in ("TW001", "TW003", "TW012", "TW014", "TW018", "TW019", "TW020"):
         assert_quiet(QUICK_TOUR, code)

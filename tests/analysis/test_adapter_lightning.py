@@ -169,6 +169,42 @@ DICT_OUTPUTS_DETACHED = """
             return torch.optim.Adam(self.parameters())
 """
 
+# Lightning runs the evaluation hooks under no_grad, in eval mode: what they keep holds
+# no graph, and they need no torch.no_grad() or .eval() of their own
+EVALUATION_HOOKS = """
+    import torch
+    from torch import nn
+    import lightning as L
+
+    class Classifier(L.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.backbone = nn.Sequential(nn.Linear(16, 16), nn.Dropout(0.1), nn.Linear(16, 4))
+            self.val_outputs = []
+            self.test_outputs = []
+
+        def training_step(self, batch, batch_idx):
+            x, y = batch
+            return nn.functional.cross_entropy(self.backbone(x), y)
+
+        def validation_step(self, batch, batch_idx):
+            x, y = batch
+            logits = self.backbone(x)
+            self.val_outputs.append(logits)
+            self.log("val_loss", nn.functional.cross_entropy(logits, y))
+
+        def test_step(self, batch, batch_idx):
+            x, y = batch
+            for chunk in x.split(4):
+                self.test_outputs.append(self.backbone(chunk))
+
+        def predict_step(self, batch, batch_idx):
+            return self.backbone(batch)
+
+        def configure_optimizers(self):
+            return torch.optim.Adam(self.parameters())
+"""
+
 MANUAL_OPTIMIZATION = """
     import torch
     from torch import nn
@@ -300,6 +336,19 @@ MANUAL_SCHEDULER_BEFORE_STEP = MANUAL_SCHEDULER_AFTER_STEP.replace(
 def test_automatic_optimization_as_the_docs_write_it_is_clean():
     for code in ("TW001", "TW002", "TW003", "TW014", "TW018", "TW019", "TW024"):
         assert_quiet(AUTOENCODER, code)
+
+
+def test_evaluation_hooks_run_under_no_grad_in_eval_mode():
+    for code in ("TW001", "TW002", "TW024"):
+        assert_quiet(EVALUATION_HOOKS, code)
+    # the same store in training_step, which runs with gradients, keeps the graph
+    in_training = EVALUATION_HOOKS.replace(
+        "            return nn.functional.cross_entropy(self.backbone(x), y)\n",
+        "            logits = self.backbone(x)\n"
+        "            self.val_outputs.append(logits)  # expect: TW001\n"
+        "            return nn.functional.cross_entropy(logits, y)\n",
+    )
+    assert_exact(in_training, "TW001")
 
 
 def test_a_loss_kept_in_training_step_outputs_is_a_retained_graph():

@@ -72,7 +72,7 @@ def backward_targets_of(body: list[ast.stmt]) -> dict[str, tuple[ast.Call, ...]]
         if not (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "backward"
+            and node.func.attr in ("backward", "manual_backward")
         ):
             continue
         receiver = node.func.value
@@ -84,10 +84,9 @@ def backward_targets_of(body: list[ast.stmt]) -> dict[str, tuple[ast.Call, ...]]
         ):
             receiver = receiver.args[0]
         owner = dotted(receiver)
-        if (
-            owner
-            and owner.rsplit(".", 1)[-1].lower().endswith(_FRAMEWORK_BACKWARD_OWNERS)
-            and node.args
+        if node.args and (
+            node.func.attr == "manual_backward"  # Lightning: ``self.manual_backward(loss)``
+            or (owner and owner.rsplit(".", 1)[-1].lower().endswith(_FRAMEWORK_BACKWARD_OWNERS))
         ):
             target = dotted(node.args[0])
         elif node.args:

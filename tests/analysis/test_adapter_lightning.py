@@ -236,6 +236,28 @@ MANUAL_WITHOUT_ZERO_GRAD = MANUAL_OPTIMIZATION.replace("            opt.zero_gra
     "            opt.step()\n", "            opt.step()  # expect: TW003\n"
 )
 
+# a body built by a factory the file cannot see: ``manual_backward(loss)`` proves the
+# loss carries a graph, as ``loss.backward()`` would
+MANUAL_KEEPS_A_PROVEN_LOSS = """
+    from lightning.pytorch import LightningModule
+    from mylib import build_backbone
+
+    class Manual(LightningModule):
+        def __init__(self, cfg):
+            super().__init__()
+            self.automatic_optimization = False
+            self.body = build_backbone(cfg)
+            self.history = []
+
+        def training_step(self, batch, batch_idx):
+            opt = self.optimizers()
+            opt.zero_grad()
+            loss = self.body(batch).mean()
+            self.history.append(loss)  # expect: TW001
+            self.manual_backward(loss)
+            opt.step()
+"""
+
 MANUAL_ACCUMULATION = """
     import torch
     from torch import nn
@@ -373,6 +395,11 @@ def test_dict_outputs_keep_the_graph_of_the_loss_they_hold():
 def test_manual_optimization_without_zero_grad_is_reported():
     assert_exact(MANUAL_WITHOUT_ZERO_GRAD, "TW003")
     assert_quiet(MANUAL_OPTIMIZATION, "TW003")
+
+
+def test_manual_backward_proves_the_graph_of_what_it_is_given():
+    assert_exact(MANUAL_KEEPS_A_PROVEN_LOSS, "TW001")
+    assert severities(MANUAL_KEEPS_A_PROVEN_LOSS, "TW001") == [Severity.ERROR]
 
 
 def test_manual_accumulation_must_scale_the_loss_itself():

@@ -19,7 +19,7 @@ import {
   SERVER_COMMANDS,
 } from './commands';
 import { MarkdownDocuments } from './documents';
-import { type GpuFit } from './gpufit';
+import { type GpuFit, explainsWhy, noJobTitle } from './gpufit';
 import { type GpuCatalog, gpuItems } from './gpus';
 import { describe, type Resolution, resolveServer } from './interpreter';
 import {
@@ -155,17 +155,19 @@ class Session implements vscode.Disposable {
     return answer;
   }
 
-  /** "no job found — Why?": the reason and the next step, with the file to edit. */
+  /** "no job found — Why?" / "no training job": the reason and the next step, with the
+   * file to edit when the next step is naming the model in pyproject.toml. */
   async whyNoJob(uri: string | undefined): Promise<unknown> {
     const fit = this.status.fitFor(uri ?? vscode.window.activeTextEditor?.document.uri.toString());
-    if (!fit || fit.status !== 'no-job') {
+    if (!explainsWhy(fit)) {
       return undefined;
     }
     const open = 'Open pyproject.toml';
+    // the next step goes in the message: a toast (non-modal) does not show `detail`
+    const next = fit.hint ? ` Next step: ${fit.hint}.` : '';
     const choice = await vscode.window.showInformationMessage(
-      `torchward: no job found — ${fit.reason ?? ''}.`,
-      { modal: false, detail: `Next step: ${fit.hint ?? ''}.` },
-      open,
+      `${noJobTitle(fit)} — ${fit.reason ?? ''}.${next}`,
+      ...(fit.status === 'no-job' ? [open] : []),
     );
     if (choice === open) {
       const [project] = await vscode.workspace.findFiles('pyproject.toml', '**/node_modules/**', 1);

@@ -65,17 +65,34 @@ export function isOom(verdict: string | null | undefined): boolean {
 const CLICK = '\n\n*Click to choose a GPU or cloud instance.* [Show estimate report](command:torchward.showEstimateReport)';
 
 export const NO_JOB_TEXT = '$(question) torchward: no job found — Why?';
+/** A Python file with no training run (no PyTorch at all, or a module that trains nothing):
+ * a neutral item, never a warning — the tooltip and a click say why and what to do. */
+export const NO_TRAINING_TEXT = '$(circle-slash) torchward: no training job';
 
-/** The "no job found" explanation: why, and the next step (tooltip and the Why? message). */
+/** The title of the explanation of a fit without an estimate ("no job found" / "no training job"). */
+export function noJobTitle(fit: GpuFit): string {
+  return fit.status === 'none' ? 'torchward: no training job' : 'torchward: no job found';
+}
+
+/** The "no job found" / "no training job" explanation: why, and the next step (tooltip and the Why? message). */
 export function noJobMarkdown(fit: GpuFit): string {
-  return `**torchward: no job found**\n\n${fit.reason ?? ''}.\n\n**Next step:** ${fit.hint ?? ''}.`;
+  const next = fit.hint ? `\n\n**Next step:** ${fit.hint}.` : '';
+  return `**${noJobTitle(fit)}**\n\n${fit.reason ?? ''}.${next}`;
+}
+
+/** Whether a click on the status item explains why there is no estimate (rather than picking a GPU). */
+export function explainsWhy(fit: GpuFit | undefined): fit is GpuFit {
+  return fit?.status === 'no-job' || fit?.status === 'none';
 }
 
 export function renderFit(fit: GpuFit | undefined): FitView {
   if (fit?.status === 'no-job') {
     return { visible: true, text: NO_JOB_TEXT, tooltip: `${noJobMarkdown(fit)}\n\n*Click for the reason and the next step.*`, tone: 'warning' };
   }
-  if (!fit || fit.status === 'disabled' || fit.status === 'none') {
+  if (fit?.status === 'none') {
+    return { visible: true, text: NO_TRAINING_TEXT, tooltip: `${noJobMarkdown(fit)}\n\n*Click for the reason and the next step.*`, tone: 'normal' };
+  }
+  if (!fit || fit.status === 'disabled') {
     const tooltip = fit?.reason ? `torchward: ${fit.reason}` : 'torchward';
     return { visible: false, text: '', tooltip, tone: 'normal' };
   }

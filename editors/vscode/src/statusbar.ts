@@ -2,7 +2,7 @@
 import * as vscode from 'vscode';
 
 import { COMMANDS, SERVER_COMMANDS } from './commands';
-import { type GpuFit, renderFit } from './gpufit';
+import { type GpuFit, explainsWhy, renderFit } from './gpufit';
 
 export const PICK_GPU_COMMAND = COMMANDS.pickGpu;
 /** A server command; the extension answers it itself (middleware.ts) with a message. */
@@ -57,8 +57,7 @@ export class GpuFitStatus implements vscode.Disposable {
     }
     const uri = vscode.window.activeTextEditor?.document.uri.toString();
     const fit = this.fitFor(uri);
-    this.item.command =
-      fit?.status === 'no-job' ? { title: 'Why?', command: WHY_NO_JOB_COMMAND, arguments: [fit.uri] } : PICK_GPU_COMMAND;
+    this.item.command = explainsWhy(fit) ? { title: 'Why?', command: WHY_NO_JOB_COMMAND, arguments: [fit.uri] } : PICK_GPU_COMMAND;
     const view = renderFit(fit);
     if (!view.visible) {
       this.item.hide();

@@ -73,8 +73,46 @@ describe('no job found', () => {
     expect(item.command).toEqual({ title: 'Why?', command: 'torchward.whyNoJob', arguments: [URI] });
   });
 
-  it('stays hidden for a file that trains nothing', () => {
-    expect(renderFit({ ...NO_JOB, status: 'none' }).visible).toBe(false);
+});
+
+describe('no training job (a Python file without a training run)', () => {
+  beforeEach(() => mock.reset());
+  const MODULE = 'file:///work/gpt/data.py';
+  const NONE = {
+    uri: MODULE,
+    status: 'none',
+    gpu: 'A100 80GB',
+    reason: 'this file does not use PyTorch',
+    hint: 'nothing to do here: torchward checks PyTorch training code and estimates its GPU memory; open a training script to see it',
+  };
+
+  it('is a neutral status item whose tooltip says why and what to do', () => {
+    const view = renderFit(NONE);
+    expect(view).toMatchObject({ visible: true, text: '$(circle-slash) torchward: no training job', tone: 'normal' });
+    expect(view.tooltip).toContain('**torchward: no training job**\n\nthis file does not use PyTorch.');
+    expect(view.tooltip).toContain('**Next step:** nothing to do here');
+  });
+
+  it('explains itself when clicked, instead of opening the GPU picker', () => {
+    const status = new GpuFitStatus();
+    mock.setActiveDocument(MODULE);
+    status.update(NONE);
+    const item = mock.statusBarItems[0];
+    expect(item.visible).toBe(true);
+    expect(item.backgroundColor).toBeUndefined();
+    expect(item.command).toEqual({ title: 'Why?', command: 'torchward.whyNoJob', arguments: [MODULE] });
+  });
+
+  it('follows the active editor: a training script shows its fit again', () => {
+    const status = new GpuFitStatus();
+    status.update(NONE);
+    status.update({ uri: URI, status: 'ok', gpu: 'NVIDIA A100 80GB SXM4', peak: 10 * 1024 ** 3, percent: 13, verdict: 'fits' });
+    mock.setActiveDocument(URI);
+    status.refresh();
+    expect(mock.statusBarItems[0].text).toBe('✓ A100 80GB SXM4 · 13%');
+    mock.setActiveDocument(MODULE);
+    status.refresh();
+    expect(mock.statusBarItems[0].text).toBe('$(circle-slash) torchward: no training job');
   });
 });
 

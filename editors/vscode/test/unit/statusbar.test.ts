@@ -50,8 +50,7 @@ describe('status bar text', () => {
     expect(view.tooltip).toContain('the VRAM estimator is not available');
   });
 
-  it('hides itself when there is nothing to estimate, the estimator is off, or nothing is known', () => {
-    expect(renderFit(fit({ status: 'none' })).visible).toBe(false);
+  it('hides itself when the estimator is off or nothing is known', () => {
     expect(renderFit(fit({ status: 'disabled' })).visible).toBe(false);
     expect(renderFit(undefined).visible).toBe(false);
   });

@@ -10,6 +10,8 @@
  *   "Restart Server" from the command palette;
  * - a script with no recognisable job shows "torchward: no job found — Why?", and the
  *   click says why and what to do;
+ * - a Python file without a training run shows a neutral "torchward: no training job",
+ *   whose click says why (here: no PyTorch) and the next step;
  * - a notebook cell gets its squiggle and its quick fix.
  *
  * Screenshots go to test-results/workbench/experience-*.png.
@@ -140,6 +142,7 @@ beforeAll(async () => {
   writeFileSync(path.join(workspace, 'pyproject.toml'), '[tool.torchward]\ntarget-gpu = "A100 80GB"\n');
   writeFileSync(path.join(workspace, 'squiggles.py'), SQUIGGLES);
   writeFileSync(path.join(workspace, 'no_job.py'), NO_JOB);
+  writeFileSync(path.join(workspace, 'helpers.py'), 'import json\n\n\ndef load(path):\n    with open(path) as f:\n        return json.load(f)\n');
   writeFileSync(path.join(workspace, 'cells.ipynb'), notebook());
   // only how the server is started: the GPU must come from pyproject
   writeFileSync(
@@ -250,12 +253,32 @@ describe('issue 11 in a real VS Code workbench', () => {
     const item = page.locator('.part.statusbar .statusbar-item', { hasText: 'no job found' });
     await item.first().waitFor({ timeout: 60_000 }).catch((error) => fail('no-job-item', error));
     expect(await item.first().textContent()).toContain('torchward: no job found — Why?');
+    expect(await item.first().evaluate((element) => element.className)).toMatch(/warning-kind/);
     await shot('09-no-job');
     await item.first().click();
     const toast = page.locator('.notifications-toasts', { hasText: 'no job found' });
     await toast.first().waitFor({ timeout: 30_000 }).catch((error) => fail('no-job-why', error));
     expect(await toast.first().textContent()).toContain('cannot tell which model');
+    expect(await toast.first().textContent()).toContain('Next step: name the model in pyproject.toml');
     await shot('10-no-job-why');
+  }, 200_000);
+
+  it('says "no training job" for a Python file without a training run, and why when clicked', async () => {
+    await openFile('helpers.py');
+    const item = page.locator('.part.statusbar .statusbar-item', { hasText: 'no training job' });
+    await item.first().waitFor({ timeout: 60_000 }).catch((error) => fail('no-training-item', error));
+    expect(await item.first().textContent()).toContain('torchward: no training job');
+    // neutral: no warning or error background, unlike "no job found"
+    expect(await item.first().evaluate((element) => element.className)).not.toMatch(/warning-kind|error-kind/);
+    await shot('10b-no-training-job');
+    await page.keyboard.press('Escape'); // the previous toast
+    await item.first().click();
+    const toast = page.locator('.notifications-toasts', { hasText: 'no training job' });
+    await toast.first().waitFor({ timeout: 30_000 }).catch((error) => fail('no-training-why', error));
+    expect(await toast.first().textContent()).toContain('this file does not use PyTorch');
+    expect(await toast.first().textContent()).toContain('Next step: nothing to do here');
+    await shot('10c-no-training-why');
+    await page.keyboard.press('Escape');
   }, 200_000);
 
   it("squiggles a notebook cell and applies the cell's quick fix", async () => {

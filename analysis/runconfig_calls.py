@@ -704,6 +704,11 @@ class CallReader:
                 and isinstance(node.value.value, bool)
                 and values.paths.state(node).runs
             ):
+                named = _named_exceptions(node, values)
+                if named is not None and node.value.value is False:  # all but the names listed
+                    freezes.append((node.lineno, named[0], False))
+                    freezes += [(node.lineno, f"{named[0]}.{m}", True) for m in named[1]]
+                    continue
                 module = _loop_module(node.targets[0].value, node, values)
                 freezes.append((node.lineno, module, node.value.value))
             elif (  # model.fc = nn.Linear(...): a new layer is trainable, frozen or not before
@@ -860,6 +865,55 @@ class CallReader:
                 "[tool.torchward.estimate] (assumed 1: nothing divided)"
             )
         return RunConfig(**fields)
+
+
+def _named_exceptions(node: ast.AST, values) -> tuple[str, list[str]] | None:
+    """``for name, p in model.named_parameters(): if name not in ["fc.weight", "fc.bias"]:
+    p.requires_grad = False`` → (``model``, [``fc``]): everything but the listed modules."""
+    test = values.paths.parent(node)
+    loop = values.paths.parent(test) if isinstance(test, ast.If) else None
+    if not (
+        isinstance(test, ast.If)
+        and isinstance(loop, ast.For)
+        and isinstance(loop.target, ast.Tuple)
+        and len(loop.target.elts) == 2
+        and isinstance(loop.target.elts[0], ast.Name)
+        and isinstance(loop.iter, ast.Call)
+        and isinstance(loop.iter.func, ast.Attribute)
+        and loop.iter.func.attr == "named_parameters"
+        and isinstance(test.test, ast.Compare)
+        and isinstance(test.test.left, ast.Name)
+        and test.test.left.id == loop.target.elts[0].id
+        and len(test.test.ops) == 1
+        and isinstance(test.test.ops[0], ast.NotIn)
+    ):
+        return None
+    listed = test.test.comparators[0]
+    found = values.get(listed)
+    names = found[0] if found is not None else None
+    if names is None and isinstance(listed, (ast.List, ast.Tuple)):
+        names = [_formatted(element, values) for element in listed.elts]
+    if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
+        return None
+    modules = sorted({n.rsplit(".", 1)[0] for n in names if "." in n})
+    return ast.unparse(loop.iter.func.value), modules
+
+
+def _formatted(node: ast.expr, values) -> str | None:
+    """A string, or ``"%s.weight" % name`` with ``name`` followed to a string."""
+    found = values.get(node)
+    if found is not None and isinstance(found[0], str):
+        return found[0]
+    if (
+        isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.Mod)
+        and isinstance(node.left, ast.Constant)
+        and isinstance(node.left.value, str)
+    ):
+        argument = values.get(node.right)
+        if argument is not None and isinstance(argument[0], str):
+            return node.left.value % argument[0]
+    return None
 
 
 def _loop_module(expr: ast.expr, node: ast.AST, values) -> str:

@@ -27,7 +27,7 @@ import attrs
 
 from .costmodel import TERMS, Phase
 from .hardware import Gpu
-from .jobphases import phases, structure_notes
+from .jobphases import freezing_not_interpreted, phases, structure_notes
 from .resolve import ALTERNATIVES, Resolved, is_critical, resolve
 from .runconfig import Field, RunConfig
 
@@ -129,6 +129,8 @@ def estimate_resolved(r: Resolved, gpu: Gpu | None) -> Estimate:
     if r.missing or r.proxy:
         confidence = "medium"
     if any(is_critical(m) for m in r.missing) or r.proxy or not modelled:
+        confidence = "low"
+    if freezing_not_interpreted(r):  # every parameter counted trainable: an upper bound
         confidence = "low"
     return Estimate(
         resolved=r,

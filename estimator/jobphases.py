@@ -20,7 +20,7 @@ from .precision import numerics
 from .resolve import Resolved
 from .runconfig import Field
 
-__all__ = ["other_models", "phases", "structure_notes"]
+__all__ = ["freezing_not_interpreted", "other_models", "phases", "structure_notes"]
 
 
 def phases(r: Resolved, gpu: Gpu | None = None) -> list[Phase]:
@@ -119,6 +119,15 @@ def _with_other_models(r: Resolved, found: list[Phase], work: float, gpu) -> lis
         start = dict(out[0].parts, activations=forward)
         out.insert(1, Phase("other models' forward", start))
     return out
+
+
+def freezing_not_interpreted(r: Resolved) -> bool:
+    """The script freezes parameters in a way :mod:`.jobparts` does not interpret: every
+    parameter is then counted trainable, an upper bound that can turn a fit into "oom" —
+    the estimate's confidence is low (TW010 stays silent)."""
+    if r.config.value("frozen") is None or r.config.value("mode") != "train":
+        return False
+    return not r.config.value("lora_rank") and trainable_share(r) is None
 
 
 def structure_notes(r: Resolved) -> tuple[list[str], list[str]]:

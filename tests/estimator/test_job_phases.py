@@ -114,6 +114,8 @@ def test_a_freezing_outside_the_vocabulary_is_an_upper_bound_said_in_a_note():
     odd = attrs.evolve(job, frozen=Field(Freezing(("adapter_blocks.mixer",)), "t.py:3"))
     assert estimate(odd).allocated == estimate(job).allocated
     assert any("not interpreted" in n and "t.py:3" in n for n in estimate(odd).notes)
+    # an upper bound on a dominant term: the verdict stands, but never with confidence
+    assert estimate(job).confidence != "low" and estimate(odd).confidence == "low"
 
 
 # -- the script reader states the structure; the estimate costs it ----------------------------
@@ -204,3 +206,30 @@ if __name__ == "__main__":  # the table of docs/estimator-accuracy.md
             f"| {plain / m - 1:+.1%} | {(m - run['plain_allocated_bytes']) / 2**30:+.3f} "
             f"| {(est - plain) / 2**30:+.3f} |"
         )
+
+
+def test_a_linear_probe_freezing_every_parameter_but_the_named_ones(tmp_path):
+    """moco-v3's pattern, restated with the names written out: every parameter but the
+    classifier's frozen through ``named_parameters()``."""
+    script = tmp_path / "probe.py"
+    script.write_text(
+        "import torch, torchvision\n"
+        "model = torchvision.models.resnet50()\n"
+        "for name, param in model.named_parameters():\n"
+        "    if name not in ['fc.weight', 'fc.bias']:\n"
+        "        param.requires_grad = False\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)\n"
+        "loader = torch.utils.data.DataLoader(ds, batch_size=256)\n"
+        "for x, y in loader:\n"
+        "    torch.nn.functional.cross_entropy(model(x), y).backward()\n"
+        "    opt.step()\n",
+        "utf-8",
+    )
+    from torchward.analysis.runconfig import read_script
+
+    config, _ = read_script(str(script))
+    assert config.frozen.value == Freezing(("",), ("fc",))
+    e = estimate(config.with_values("test", image_size=224))
+    probe = next(r for r in RUNS if r["name"].startswith("resnet50-linear-probe"))
+    # the same job as the measured linear probe (fp32, batch 256), but SGD with momentum
+    assert e.allocated == pytest.approx(probe["measured_allocated_bytes"], rel=0.08)

@@ -24,7 +24,7 @@ import ast
 import json
 import os
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from torchward.estimator import dependencies
 from torchward.estimator.runconfig import RunConfig
@@ -33,9 +33,8 @@ from .modulecount import UNTRACED, ModuleCount, ModuleCounter, module_constants
 from .moduletrace import trace_cnn, traced_params
 from .names import ImportTable, dotted, qualified_name
 from .runconfig_calls import CallReader
-
-if TYPE_CHECKING:
-    from .runconfig_paths import PathConditions
+from .runconfig_includes import exec_target, include
+from .runconfig_paths import UNDECIDED, PathConditions
 
 __all__ = ["read_script", "read_source"]
 
@@ -67,6 +66,7 @@ _NUMERIC: dict[str, Any] = {
     "abs": abs,
     "bool": bool,
     "str": str,
+    "len": len,
 }
 _HARDWARE = {
     "torch.cuda.is_available": True,
@@ -123,10 +123,18 @@ class Values:
     data, never executed).
     """
 
+    undecided = UNDECIDED  # what :meth:`decide` answers for a test the defaults leave open
+
     def __init__(
-        self, tree: ast.Module, path: str, notes: list[str], source_text: str = ""
+        self,
+        tree: ast.Module,
+        path: str,
+        notes: list[str],
+        source_text: str = "",
+        argv: tuple[str, ...] = (),
     ) -> None:
-        from .runconfig_paths import PathConditions
+        self.argv = argv  # the launch's arguments (a plain ``python SCRIPT``: none)
+        self.cited: dict[str, str] = {}  # constant → the file:line of an executed config
 
         self.source_text = source_text
         self.choices: dict[str, tuple] = {}  # flag → its declared choices
@@ -149,16 +157,13 @@ class Values:
         fired = _fired(self.paths)
         for node in self.paths.nodes:
             if isinstance(node, ast.Assign):
-                for target in node.targets:
-                    self._record(target, node.value, node)
-                if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                    name = node.targets[0].id
-                    value = self._literal(node.value)
-                    if value is not None:
-                        self.constants[name] = (value, node.lineno)
-                    loaded = self._loaded_file(node.value)
-                    if loaded is not None:
-                        self.files[name] = loaded
+                self.assignment(node)
+            elif (
+                isinstance(node, ast.Expr)
+                and (executed := exec_target(node)) is not None
+                and self.paths.parent(node) is tree
+            ):
+                include(self, node, executed)  # a config file / configurator, read as data
             elif isinstance(node, ast.AnnAssign) and node.value is not None:
                 self._record(node.target, node.value, node)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -221,8 +226,8 @@ class Values:
                 continue
             if not any(a.name in _ARG_PARSERS for a in node.names):
                 continue
-            found = resolve_module(self.path, node.module, node.level)
-            module = WORKSPACE.summary(found) if found is not None else None
+            module_path = resolve_module(self.path, node.module, node.level)
+            module = WORKSPACE.summary(module_path) if module_path is not None else None
             if module is None:
                 continue
             for inner in ast.walk(module.tree):
@@ -232,6 +237,24 @@ class Values:
                     and inner.func.attr == "add_argument"
                 ):
                     self._argument(inner)
+
+    def assignment(self, node: ast.Assign, cited: str | None = None) -> None:
+        """``NAME = value`` in file order; ``cited``: it came from an executed config file
+        (``config/train_x.py:3``), which is what a value read from it cites."""
+        for target in node.targets:
+            self._record(target, node.value, node)
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            value = self._literal(node.value)
+            if value is not None:
+                self.constants[name] = (value, node.lineno)
+                if cited is None:
+                    self.cited.pop(name, None)
+                else:
+                    self.cited[name] = cited
+            loaded = self._loaded_file(node.value)
+            if loaded is not None:
+                self.files[name] = loaded
 
     def _record(self, target: ast.expr, value: ast.expr, stmt: ast.stmt) -> None:
         if isinstance(target, ast.Name):
@@ -358,8 +381,6 @@ class Values:
 
     def decide(self, test: ast.expr) -> Any:
         """The value of a branch condition on a default launch, or ``UNDECIDED``."""
-        from .runconfig_paths import UNDECIDED
-
         found = self._try(test)
         return UNDECIDED if found is None else found[0]
 
@@ -568,6 +589,8 @@ class Values:
 
     def _attribute(self, node: ast.Attribute) -> Any:
         text = dotted(node) or ""
+        if text == "sys.argv":
+            return (self.path, *self.argv)  # what the launch passes (plain: nothing)
         if text.startswith("torch.") and text.rsplit(".", 1)[-1] in _TORCH_DTYPES:
             return "torch." + text.rsplit(".", 1)[-1]
         base = self._try(node.value)
@@ -697,14 +720,19 @@ def _call_name(call: ast.Call, imports: ImportTable, values: Values | None = Non
     return call.func.attr if isinstance(call.func, ast.Attribute) else ""
 
 
-def read_source(source: str, path: str = "<script>") -> tuple[RunConfig, list[str]]:
-    """The run configuration ``source`` describes, and notes about what could not be read."""
+def read_source(
+    source: str, path: str = "<script>", argv: tuple[str, ...] = ()
+) -> tuple[RunConfig, list[str]]:
+    """The run configuration ``source`` describes, and notes about what could not be read.
+
+    ``argv``: the arguments the script is launched with (none: a plain ``python SCRIPT``);
+    a configurator the script executes applies them (:mod:`.runconfig_includes`)."""
     notes: list[str] = []
     try:
         tree = ast.parse(source, filename=path)
     except SyntaxError as error:
         return RunConfig(), [f"{path}: not parsed ({error.msg})"]
-    values = Values(tree, path, notes, source)
+    values = Values(tree, path, notes, source, argv)
     reader = CallReader(
         ImportTable(tree), values, os.path.basename(path) if path.startswith("<") else path
     )
@@ -941,8 +969,8 @@ def _decoder_structure(
             text = dependencies.read_text(module, encoding="utf-8-sig")
         except (OSError, ValueError):
             return None
-    else:
-        text = ast.unparse(module)
+    else:  # the script itself: its text, not an unparse of its tree (a third of a read)
+        text = values.source_text or ast.unparse(module)
     if not text or "Embedding" not in text:
         return None
     if not any(
@@ -973,7 +1001,7 @@ def _decoder_structure(
     return None
 
 
-def read_script(path: str) -> tuple[RunConfig, list[str]]:
+def read_script(path: str, argv: tuple[str, ...] = ()) -> tuple[RunConfig, list[str]]:
     """Read the file at ``path`` (raises ``OSError`` when it cannot be read)."""
     with open(path, encoding="utf-8-sig") as handle:
-        return read_source(handle.read(), path)
+        return read_source(handle.read(), path, argv)

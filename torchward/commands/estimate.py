@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 
 from ..arguments import positive_int
@@ -62,6 +63,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument(
         "script", nargs="?", metavar="SCRIPT", help="a training / inference script to read"
+    )
+    parser.add_argument(
+        "--script-args",
+        metavar="ARGS",
+        default="",
+        help="the script's own command line, one string: --script-args='config/train_x.py "
+        "--batch_size=32' (a configurator the script executes applies it; default: a plain "
+        "`python SCRIPT`, no arguments)",
     )
     parser.add_argument(
         "--gpu",
@@ -136,7 +145,7 @@ class ScriptProblem(Exception):
         self.line = line
 
 
-def read_script_like_check(path: str):
+def read_script_like_check(path: str, argv: tuple[str, ...] = ()):
     """(RunConfig, notes) of the script at ``path``, read the way ``check`` reads files.
 
     Every input ``check`` handles is handled here with check's words: a missing file is
@@ -177,7 +186,7 @@ def read_script_like_check(path: str):
     if problem is not None:
         raise ScriptProblem(problem_line(path, problem))
     try:
-        return read_source(source, path)
+        return read_source(source, path, argv)
     except RecursionError:  # nesting the parser took but the reader cannot follow
         too_deep = Problem("internal-error", "file too deeply nested to analyse")
         raise ScriptProblem(problem_line(path, too_deep)) from None
@@ -194,7 +203,9 @@ def build_config(args: argparse.Namespace):
     notes: list[str] = []
     config = RunConfig()
     if args.script:
-        config, script_notes = read_script_like_check(args.script)
+        config, script_notes = read_script_like_check(
+            args.script, tuple(shlex.split(args.script_args))
+        )
         notes.extend(script_notes)
     settings = resolve_config(args.config, args.script or ".")
     gpu_name = args.gpu or getattr(settings, "target_gpu", None)

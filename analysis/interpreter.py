@@ -443,7 +443,10 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
             return value
         proof = Evidence(
             self.analyzer.lines.span(call),
-            f"`{self.text(call)}` is called on `{path}`, so it carries a graph",
+            # a ``return`` a framework backpropagates (adapters/driver.py)
+            f"`{self.text(call)}`: the framework runs backward on what it returns, so `{path}` carries a graph"
+            if isinstance(call, ast.Return)
+            else f"`{self.text(call)}` is called on `{path}`, so it carries a graph",
         )
         return attrs.evolve(value, kind=Kind.TENSOR, graph=proof, graph_confidence=Confidence.HIGH)
 

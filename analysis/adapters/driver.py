@@ -18,6 +18,7 @@ tells the rules what it does for them. Every rule then applies unchanged.
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 import attrs
 
@@ -52,6 +53,8 @@ def drive_hook(analyzer, info, plan: HookPlan, class_name: str) -> None:
     )
     head = _at(info.node, analyzer.lines)
     returned_node = _first_returned(info.node)
+    if plan.backward_returned:
+        _prove_returned(run, info.node)
     after = _at(returned_node, analyzer.lines) if returned_node is not None else head
     loader = Value(kind=Kind.LOADER, loader_facts=LoaderFacts(framework=plan.framework))
 
@@ -72,17 +75,53 @@ def drive_hook(analyzer, info, plan: HookPlan, class_name: str) -> None:
     analyzer._register(info, trace)
 
 
-def _first_returned(function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.expr | None:
-    """The first ``return <value>`` of the function's own body (not of nested functions)."""
+def _prove_returned(run, function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+    """The framework runs backward on what the method returns: each name a ``return``
+    hands back (``return loss``, ``return (loss, outputs) if return_outputs else loss``)
+    carries a graph, as if ``name.backward()`` followed — the same proof a hand-written
+    backward gives, so a loss from a model the file cannot type is still known."""
+    targets: dict[str, tuple[Any, ...]] = dict(run.backward_targets)
+    for node in _own_nodes(function):
+        if isinstance(node, ast.Return) and node.value is not None:
+            for name in _returned_names(node.value):
+                targets[name] = targets.get(name, ()) + (node,)
+    run.backward_targets = targets
+
+
+def _returned_names(value: ast.expr) -> list[str]:
+    if isinstance(value, ast.Name):
+        return [value.id]
+    if isinstance(value, ast.IfExp):
+        return _returned_names(value.body) + _returned_names(value.orelse)
+    if isinstance(value, ast.Tuple) and value.elts:
+        return _returned_names(value.elts[0])  # ``(loss, outputs)``: the loss comes first
+    if isinstance(value, ast.Dict):
+        return [
+            name
+            for key, item in zip(value.keys, value.values, strict=True)
+            if isinstance(key, ast.Constant) and key.value == "loss"
+            for name in _returned_names(item)
+        ]
+    return []
+
+
+def _own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef):
+    """The nodes of the function's own body, not of functions nested in it."""
     stack: list[ast.AST] = list(reversed(function.body))
     while stack:
         node = stack.pop()
-        if isinstance(node, ast.Return) and node.value is not None:
-            return node.value
+        yield node
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
         stack.extend(reversed(list(ast.iter_child_nodes(node))))
-    return None
+
+
+def _first_returned(function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.expr | None:
+    """The first ``return <value>`` of the function's own body (not of nested functions)."""
+    return next(
+        (n.value for n in _own_nodes(function) if isinstance(n, ast.Return) and n.value),
+        None,
+    )
 
 
 def _at(node: ast.AST, lines) -> ast.Call:

@@ -205,6 +205,28 @@ EVALUATION_HOOKS = """
             return torch.optim.Adam(self.parameters())
 """
 
+# the docs' autoencoder takes its encoder and decoder as arguments: nothing in the file
+# types them, but Lightning backpropagates the returned loss, which proves its graph
+PASSED_IN_MODULES_KEEP_THE_LOSS = """
+    import torch.nn.functional as F
+    import lightning as L
+
+    class LitAutoEncoder(L.LightningModule):
+        def __init__(self, encoder, decoder):
+            super().__init__()
+            self.encoder = encoder
+            self.decoder = decoder
+            self.losses = []
+
+        def training_step(self, batch, batch_idx):
+            x, _ = batch
+            x = x.view(x.size(0), -1)
+            x_hat = self.decoder(self.encoder(x))
+            loss = F.mse_loss(x_hat, x)
+            self.losses.append(loss)  # expect: TW001
+            return {"loss": loss}
+"""
+
 MANUAL_OPTIMIZATION = """
     import torch
     from torch import nn
@@ -377,6 +399,15 @@ def test_a_loss_kept_in_training_step_outputs_is_a_retained_graph():
     assert_exact(OUTPUTS_KEPT_WITH_THEIR_GRAPH, "TW001")
     # stored before the backward Lightning runs on the returned loss: an error
     assert severities(OUTPUTS_KEPT_WITH_THEIR_GRAPH, "TW001") == [Severity.ERROR]
+
+
+def test_the_returned_loss_is_proven_by_the_backward_lightning_runs_on_it():
+    assert_exact(PASSED_IN_MODULES_KEEP_THE_LOSS, "TW001")
+    assert severities(PASSED_IN_MODULES_KEEP_THE_LOSS, "TW001") == [Severity.ERROR]
+    logged = PASSED_IN_MODULES_KEEP_THE_LOSS.replace(
+        "self.losses.append(loss)  # expect: TW001", 'self.log("loss", loss)'
+    )
+    assert_quiet(logged, "TW001")
 
 
 def test_detached_training_outputs_and_validation_outputs_are_quiet():

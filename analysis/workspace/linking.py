@@ -234,6 +234,10 @@ class ProjectLinker(Resolver):
         symbol = self.symbol(path)
         if symbol is None or self.session.depth >= MAX_CALL_DEPTH:
             return None
+        if symbol.name not in symbol.summary.index.classes and (
+            symbol.name not in symbol.summary.worth_following
+        ):
+            return None  # a utility (paths, logging, config): an unknown call, as before
         owner = self.session.analyzer_for(symbol.summary)
         index = owner.index
         start = len(run.trace.events)

@@ -7,9 +7,10 @@ modules' functions as this file called them (:class:`~.linking.ForeignAnalyzer`)
 finding there is reported in *this* file, at the call that led into the module, with the
 place in the other module as its first piece of evidence (with that module's path):
 
-- a finding the module shows on its own (same rule, same line, the module analysed
-  alone as if it had training code) is dropped: it needs no caller, so it is the
-  module's, not this file's (:func:`_own_findings`);
+- a finding the module shows on its own (same rule, same line, at least as severe, the
+  module analysed alone as if it had training code) is dropped: it needs no caller, so
+  it is the module's, not this file's (:func:`_own_findings`); one the caller's values
+  make surer (a note alone, a warning with the caller's model) is reported here;
 - a suppression comment on that line of the other module suppresses it here too;
 - it carries no fix: its span is the call, not the code a fixer would edit
   (:func:`is_relocated`, which :func:`torchward.analysis.fixes.fixes_for` honours).
@@ -81,7 +82,8 @@ def linked_findings(
         suppressions = parse_suppressions(owner.source)
         for finding in findings:
             line = finding.span.line
-            if (finding.code, line) in own or suppressions.is_suppressed(finding.code, line):
+            shown = own.get((finding.code, line), -1)  # as severe, alone: the module's own
+            if shown >= finding.severity.rank or suppressions.is_suppressed(finding.code, line):
                 continue
             at = _entry(session, owner, finding.span)
             if at is not None:
@@ -89,7 +91,7 @@ def linked_findings(
     return found
 
 
-_OWN_FINDINGS: dict[tuple, frozenset[tuple[str, int]]] = {}  # by module text and rules
+_OWN_FINDINGS: dict[tuple, dict[tuple[str, int], int]] = {}  # by module text and rules
 
 
 def _own_findings(
@@ -97,8 +99,8 @@ def _own_findings(
     rules: tuple[type[Rule], ...],
     run_rules: RunRules,
     settings: LintSettings,
-) -> frozenset[tuple[str, int]]:
-    """(rule, line) of what the module shows on its own: each of its functions analysed
+) -> dict[tuple[str, int], int]:
+    """(rule, line) -> severity rank of what the module shows on its own: each function analysed
     alone, as if it had training code (a helper module often has no training word), so a
     finding that needs no caller — an unsafe ``torch.load`` — is never reported at every
     call into the module; only what the callers' values reveal is."""
@@ -123,7 +125,10 @@ def _own_findings(
             settings=settings,
         )
         findings, _ = run_rules(facts, rules)
-        known = frozenset((f.code, f.span.line) for f in findings)
+        known = {}
+        for found in findings:
+            key_of = (found.code, found.span.line)
+            known[key_of] = max(known.get(key_of, -1), found.severity.rank)
         if len(_OWN_FINDINGS) > 512:
             _OWN_FINDINGS.clear()
         _OWN_FINDINGS[key] = known

@@ -22,9 +22,14 @@ import functools
 import attrs
 
 from .. import catalog
+from ..fallback import kind_from_name
 from ..names import dotted, qualified_name
+from ..relevance import TRAINING_KINDS, functions_worth_analysing, training_import_aliases
 from ..semantic import ModuleIndex, mentions_training_words
 from ..values import Kind
+
+# packages whose names in a function's text say it may build a model
+_MODEL_PACKAGES = ("torch.nn", "torchvision.models", "transformers", "timm", "peft")
 
 
 @attrs.frozen
@@ -128,6 +133,32 @@ class ModuleSummary:
                 return None
         names = self.defined | frozenset(self.bindings)
         return frozenset(n for n in names if not n.startswith("_"))
+
+    @functools.cached_property
+    def worth_following(self) -> frozenset[str]:
+        """Top-level functions an importer's call is worth analysing (the rest — path,
+        logging and config helpers — stay unknown calls, as in a single-file analysis):
+        those with training words, those building a model (``nn.``, a module class of
+        this file), those taking a model, optimizer, loader or criterion by name, and
+        those that call one of them (:func:`~torchward.analysis.relevance.functions_worth_analysing`)."""
+        index = self.index
+        kinded = set(self.module_classes) | training_import_aliases(index)
+        kinded |= {
+            alias
+            for alias, target in index.imports.names.items()
+            if target.startswith(_MODEL_PACKAGES)
+        }
+        worth = functions_worth_analysing(index, frozenset(kinded))
+        for info in index.top_functions.values():
+            arguments = info.node.args
+            names = [
+                a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)
+            ]
+            if any(kind_from_name(n) in TRAINING_KINDS for n in names):
+                worth.add(info.qualname)
+        return frozenset(
+            name for name, info in index.top_functions.items() if info.qualname in worth
+        )
 
     # --- models ------------------------------------------------------------------------
     @functools.cached_property

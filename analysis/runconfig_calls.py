@@ -723,8 +723,9 @@ class CallReader:
                 replaced = ast.unparse(node.targets[0])
                 freezes.append((node.lineno, replaced, True))
                 replacements.add(replaced)
+        model = self.fields["model"].value if "model" in self.fields else None
         found = structure_facts(
-            self.model_var, self.loads, freezes, self.optimized, self.path, replacements
+            self.model_var, self.loads, freezes, self.optimized, self.path, replacements, model
         )
         if found.model is not None and "model" in self.fields:
             line = self.load_lines[found.model]

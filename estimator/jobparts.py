@@ -312,6 +312,7 @@ def structure_facts(
     optimized: set[str],
     path: str,
     replaced: set[str] | frozenset[str] = frozenset(),
+    model_name: str | None = None,
 ) -> Structure:
     """The typed facts from what a script reader saw, in source order.
 
@@ -320,7 +321,9 @@ def structure_facts(
     path; ``freezes``: ``(line, module expression, requires_grad)`` of every
     ``requires_grad_(...)`` / ``p.requires_grad = ...`` whose module is known; ``optimized``:
     variables whose parameters an optimizer is given; ``replaced``: module expressions
-    assigned a new layer (``model.fc = nn.Linear(...)``), trainable as ``=fc``."""
+    assigned a new layer (``model.fc = nn.Linear(...)``), trainable as ``=fc``; ``model_name``:
+    the checkpoint the estimate sizes — another load of it (a class method converting its
+    weights, as llm.c's ``GPT.from_pretrained`` does) is the same model, not another one."""
     main = model_var.split(",")[0].strip() or "model"
     trained = [v for v, name, _ in loads if name and v.split(",")[0].strip() in optimized]
     model = None
@@ -332,7 +335,9 @@ def structure_facts(
     others: dict[str, DeviceModel] = {}
     for variable, name, cls in loads:
         variable = variable.split(",")[0].strip()
-        if not variable or variable == main or variable in others:
+        if not variable or variable == main or variable in others or "Peft" in cls:
+            continue  # a PEFT wrapper loads adapters onto a model already counted
+        if name is not None and name == (model or model_name):
             continue
         others[variable] = DeviceModel(
             name or cls, variable, trained=variable in optimized, source=path
@@ -345,8 +350,10 @@ def structure_facts(
         if split is not None:
             new = "=" if expr in replaced else ""
             (trainable if requires_grad else frozen).append(new + split[1])
-            if not requires_grad and split[1] == "":
-                trainable.clear()  # freezing the whole model undoes what came before
+            if split[1] == "":  # the whole model: undoes what came before
+                trainable.clear()
+                if requires_grad:
+                    frozen.clear()
             elif not requires_grad and split[1] in trainable:
                 trainable.remove(split[1])
         elif expr in replaced:

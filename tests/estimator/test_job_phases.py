@@ -233,3 +233,35 @@ def test_a_linear_probe_freezing_every_parameter_but_the_named_ones(tmp_path):
     probe = next(r for r in RUNS if r["name"].startswith("resnet50-linear-probe"))
     # the same job as the measured linear probe (fp32, batch 256), but SGD with momentum
     assert e.allocated == pytest.approx(probe["measured_allocated_bytes"], rel=0.08)
+
+
+def test_structure_facts_tell_the_same_model_from_another_one():
+    from torchward.estimator.jobparts import structure_facts
+
+    # llm.c: GPT.from_pretrained("gpt2") loads the HF checkpoint inside the class: one model
+    same = structure_facts(
+        "model_hf",
+        [("model_hf", "gpt2", "GPT2LMHeadModel"), ("model", "gpt2", "GPT")],
+        [],
+        set(),
+        "t.py",
+        model_name="gpt2",
+    )
+    assert same.others == () and same.model is None
+    # a PEFT wrapper around the base model is no second model
+    peft = structure_facts(
+        "base", [("base", "gpt2", "Auto"), ("model", None, "PeftModel")], [], set(), "t.py"
+    )
+    assert peft.others == ()
+    # frozen, then the whole model trainable again (train_bert_hf's default): no freezing
+    again = structure_facts("model", [], [(5, "model", False), (9, "model", True)], set(), "t.py")
+    assert again.freezing is None
+    # a second model the optimizer trains (a GAN's discriminator) is said to be trained
+    gan = structure_facts(
+        "gen",
+        [("gen", "g-ckpt", "Auto"), ("disc", "d-ckpt", "Auto")],
+        [],
+        {"gen", "disc"},
+        "t.py",
+    )
+    assert [(m.variable, m.trained) for m in gan.others] == [("disc", True)]

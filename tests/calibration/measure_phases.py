@@ -35,12 +35,15 @@ from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
 
 OUT = HERE / "fixtures" / "phase_peaks.json"
 
-# name, model, dtype, batch, seq (image side for resnet), frozen, trainable again, teacher
+# name, model, dtype, batch, seq (image side for resnet), frozen, trainable again ("=x": x
+# replaced by a new 2-class Linear), teacher
 JOBS = [
     ("bert-frozen-backbone-amp16-b32-s512", "bert-base-uncased", "amp-fp16", 32, 512,
      ["bert"], [], None),
     ("gpt2-last-block-amp16-b8-s1024", "gpt2", "amp-fp16", 8, 1024,
      [""], ["transformer.h[-1]", "transformer.ln_f", "lm_head"], None),
+    ("gpt2-classifier-head-last-block-amp16-b8-s1024", "gpt2", "amp-fp16", 8, 1024,
+     [""], ["transformer.h[-1]", "transformer.ln_f", "=lm_head"], None),
     ("llama3.2-1b-lower-half-frozen-bf16-b4-s2048", "llama-3.2-1b", "bf16", 4, 2048,
      ["model.layers[:8]"], [], None),
     ("llama3.2-1b-embeddings-lower-half-frozen-bf16-b4-s2048", "llama-3.2-1b", "bf16", 4, 2048,
@@ -120,6 +123,13 @@ def run(job, structure: bool = True) -> dict:
             for module in _modules(model, path):
                 module.requires_grad_(False)
         for path in trainable:
+            if path.startswith("="):  # a new 2-class layer instead (trainable, as created)
+                parent, _, attribute = path[1:].rpartition(".")
+                owner = _modules(model, parent)[0]
+                width = getattr(owner, attribute).in_features
+                setattr(owner, attribute, torch.nn.Linear(width, 2, device="cuda"))
+                model.config.vocab_size = 2  # the loss reads the logits' width from it
+                continue
             for module in _modules(model, path):
                 module.requires_grad_(True)
         model.train()

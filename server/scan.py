@@ -80,6 +80,7 @@ class IndexedFile:
     result: DocumentResult | None = None  # the report as shown (result id)
     diagnostics: tuple[types.Diagnostic, ...] = ()  # converted with the file's own text
     problem: str | None = None  # why it could not be read or indexed
+    symbols: Symbols | None = None  # what importers can use (nn.Module classes, registries)
 
     def to_wire(self) -> dict[str, Any]:
         report = self.report
@@ -93,6 +94,13 @@ class IndexedFile:
             "findings": [f.code for f in report.findings] if report else [],
             "problems": [p.kind for p in report.problems] if report else [],
             "error": self.problem,
+            "models": [
+                {"name": name, "submodules": list(submodules)}
+                for name, submodules in (self.symbols.models if self.symbols else ())
+            ],
+            "registries": {
+                name: list(keys) for name, keys in (self.symbols.registries if self.symbols else ())
+            },
         }
 
 
@@ -145,16 +153,34 @@ def discover_folder(
     return paths[:MAX_FILES], len(paths) > MAX_FILES
 
 
-def _symbols(text: str, path: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+@attrs.frozen
+class Symbols:
+    """A file's top-level classes and functions, and what its importers can use: its
+    ``nn.Module`` classes (each with the submodules ``__init__`` registers) and its
+    registries (name -> keys) — the workspace summary
+    (:class:`torchward.analysis.workspace.ModuleSummary`)."""
+
+    classes: tuple[str, ...] = ()
+    functions: tuple[str, ...] = ()
+    models: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    registries: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+
+def _symbols(text: str, path: str) -> Symbols:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         tree = ast.parse(text, filename=path)
     try:
-        from torchward.analysis.semantic import ModuleIndex
+        from torchward.analysis.workspace import ModuleSummary
 
-        index = ModuleIndex(tree, text)
-        classes = tuple(sorted(name for name in index.classes if "." not in name))
-        return classes, tuple(sorted(index.top_functions))
+        summary = ModuleSummary(path, "", text, tree)
+        index = summary.index
+        return Symbols(
+            tuple(sorted(name for name in index.classes if "." not in name)),
+            tuple(sorted(index.top_functions)),
+            tuple((c.name, c.submodules) for c in summary.module_classes.values()),
+            tuple(sorted((name, tuple(sorted(keys))) for name, keys in summary.registries.items())),
+        )
     except Exception:  # the index is a convenience: fall back to the module body
         classes = tuple(sorted(n.name for n in tree.body if isinstance(n, ast.ClassDef)))
         functions = tuple(
@@ -162,7 +188,7 @@ def _symbols(text: str, path: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
                 n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
             )
         )
-        return classes, functions
+        return Symbols(classes, functions)
 
 
 def read_file(
@@ -215,15 +241,17 @@ def read_file(
     except (OSError, UnicodeDecodeError, ValueError) as error:
         reason = "not UTF-8 text" if isinstance(error, UnicodeDecodeError) else str(error)
         return unread(stamp, "encoding", f"cannot read file: {reason}")
-    classes: tuple[str, ...] = ()
-    functions: tuple[str, ...] = ()
+    symbols = Symbols()
     problem = None
     try:
-        classes, functions = _symbols(text, path)
+        symbols = _symbols(text, path)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
         problem = f"cannot parse: {error}"
+    classes, functions = symbols.classes, symbols.functions
     if settings is None:
-        return IndexedFile(path, uri, module, classes, functions, stamp, problem=problem)
+        return IndexedFile(
+            path, uri, module, classes, functions, stamp, problem=problem, symbols=symbols
+        )
     try:
         report = analyze_source(text, path, settings)
     except Exception as error:  # the engine promises not to raise; the scan does not rely on it
@@ -231,7 +259,18 @@ def read_file(
     result = DocumentResult(-1, 0, report.findings, report.problems)  # -1: no editor version
     diagnostics = tuple(diagnostics_for(Document(uri, text, 0), result, codec))
     return IndexedFile(
-        path, uri, module, classes, functions, stamp, settings, report, result, diagnostics, problem
+        path,
+        uri,
+        module,
+        classes,
+        functions,
+        stamp,
+        settings,
+        report,
+        result,
+        diagnostics,
+        problem,
+        symbols,
     )
 
 

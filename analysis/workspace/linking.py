@@ -36,7 +36,7 @@ from ..names import dotted
 from ..values import Kind, Value
 from .boundary import at_call
 from .index import WORKSPACE, WorkspaceIndex
-from .resolve import is_external, package_of, resolve_module
+from .resolve import is_external, package_of, resolve_module, search_roots
 from .summary import ModuleSummary
 
 if TYPE_CHECKING:
@@ -68,6 +68,20 @@ class ProjectSession:
         self.entries: dict[tuple[str, str], Span] = {}
         self.first_entries: dict[str, Span] = {}
         self.current: Span | None = None  # the analysed file's call being followed
+        self._roots: dict[str, tuple[str, ...]] = {}
+        self._resolved: dict[tuple[str, str, int], str | None] = {}
+
+    def resolve(self, importer: str, name: str, level: int) -> str | None:
+        """:func:`.resolve.resolve_module`, once per importer and name in one analysis (the
+        search roots once per folder): its reads are recorded by the first time."""
+        folder = os.path.dirname(os.path.abspath(importer))
+        key = (importer, name, level)
+        if key not in self._resolved:
+            roots = self._roots.get(folder)
+            if roots is None and not level:
+                roots = self._roots[folder] = search_roots(importer)
+            self._resolved[key] = resolve_module(importer, name, level, roots)
+        return self._resolved[key]
 
     def analyzer_for(self, summary: ModuleSummary) -> ForeignAnalyzer:
         found = self.analyzers.get(summary.path)
@@ -96,7 +110,7 @@ class Resolver:
     def module(self, name: str, level: int = 0) -> ModuleSummary | None:
         key = (name, level)
         if key not in self._modules:
-            path = resolve_module(self.summary.path, name, level)
+            path = self.session.resolve(self.summary.path, name, level)
             found = self.session.workspace.summary(path) if path is not None else None
             if found is not None:
                 self.session.read.add(found.path)

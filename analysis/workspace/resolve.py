@@ -147,12 +147,18 @@ _package_root.MAX_ENTRIES = 2048
 _project_root.MAX_ENTRIES = 2048
 
 
-def resolve_module(importer: str, module: str, level: int = 0) -> str | None:
-    """The absolute path of the project file ``module`` names in ``importer``, or None."""
+def resolve_module(
+    importer: str, module: str, level: int = 0, roots: tuple[str, ...] | None = None
+) -> str | None:
+    """The absolute path of the project file ``module`` names in ``importer``, or None
+    (``roots``: :func:`search_roots` of ``importer``, when the caller has them)."""
     if importer.startswith("<") or (not level and is_external(module)):
         return None
     folder = os.path.dirname(os.path.abspath(importer))
-    roots = () if level else search_roots(importer)
+    if level:
+        roots = ()
+    elif roots is None:
+        roots = search_roots(importer)
     found = _resolve(folder, roots, module, level)
     if found is None or os.path.abspath(found) == os.path.abspath(importer):
         return None  # ``import models`` inside ``models.py`` of another folder: not itself

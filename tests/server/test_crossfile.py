@@ -88,3 +88,38 @@ async def test_editing_the_helper_relints_the_open_script(client, tmp_path):
         )
         await _codes_become(editor, train, wanted=False)
         assert editor.texts[train] == TRAIN  # the script was never edited
+
+
+MODELS = """\
+import torch.nn as nn
+
+
+class Backbone(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 16, 3)
+        self.head = nn.Linear(16, 10)
+
+
+MODELS = {"backbone": Backbone}
+"""
+
+
+async def test_the_workspace_index_lists_models_and_registries(tmp_path):
+    """``torchward/workspaceIndex`` shows what importers can use: nn.Module classes with
+    the submodules they register, and registries with their keys."""
+    (tmp_path / "models.py").write_text(MODELS)
+    async with session(
+        "vscode-1.96", server=REAL_SERVER, folders=[tmp_path], options={"workspaceScan": "index"}
+    ) as editor:
+        answer = await asyncio.wait_for(
+            editor.client.protocol.send_request_async("torchward/workspaceIndex", {"wait": True}),
+            TIMEOUT_S,
+        )
+        (entry,) = [f for f in answer.files if f.module == "models"]
+        assert [(m.name, list(m.submodules)) for m in entry.models] == [
+            ("Backbone", ["stem", "head"])
+        ]
+        assert {name: list(keys) for name, keys in entry.registries._asdict().items()} == {
+            "MODELS": ["backbone"]
+        }

@@ -1,0 +1,255 @@
+"""The model a script trains when no call names it: a project's own ``nn.Module``.
+
+Runs after the calls are read (:mod:`.runconfig_calls`), only when none of them named a
+model: ``models.__dict__[args.arch]`` selects a torchvision builder by a default name; a
+class of the script or the project (found through the workspace index, including
+registries and ``create_model(name)`` factories) is counted from its layer constructors,
+traced as a CNN, or — for a GPT-style decoder built from a config — given the config's
+shape, so the cost model can give it activations (approximate, and said so).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+from torchward.estimator import dependencies
+
+from .modulecount import UNTRACED, ModuleCount, ModuleCounter, module_constants
+from .moduletrace import trace_cnn, traced_params
+from .names import dotted, qualified_name
+from .runconfig_calls import CallReader
+from .runconfig_declarations import Values
+
+__all__ = ["model_by_name", "registered_model_call", "workspace_model"]
+
+_NOT_MODEL_NAMES = ("scratch", "resume", "none", "", "auto")
+
+
+def model_by_name(node: ast.Subscript, values: Values, reader: CallReader) -> None:
+    """``models.__dict__[args.arch]`` / ``torchvision_models.__dict__[name]``: the
+    torchvision builder the default name selects."""
+    if not (isinstance(node.value, ast.Attribute) and node.value.attr == "__dict__"):
+        return
+    module = qualified_name(node.value.value, reader.imports) or ""
+    if not module.startswith("torchvision.models"):
+        return
+    state = values.paths.state(node)
+    if not state.runs:
+        return
+    found = values.get(node.slice)
+    if found and isinstance(found[0], str) and found[0].lower() not in _NOT_MODEL_NAMES:
+        reader.cap = state.confidence_cap
+        reader.set("model", found[0], node.lineno, found[1])
+        reader.cap = "high"
+
+
+_LOADS = re.compile(r"(?i)load.*(weight|state_dict|checkpoint|pretrained)|from_pretrained")
+
+
+def _loads_weights(values: Values) -> bool:
+    """Whether the default path loads trained weights (``load_state_dict``,
+    ``load_weights_into_gpt``, ``GPT.from_pretrained``)."""
+    for node in values.paths.nodes:
+        if isinstance(node, ast.Call):
+            name = (dotted(node.func) or "").rsplit(".", 1)[-1]
+            if _LOADS.search(name) and values.paths.state(node) == "default":
+                return True
+    return False
+
+
+def _inside_module_class(node: ast.AST, values: Values, counter: ModuleCounter) -> bool:
+    current = values.paths.parent(node)
+    while current is not None:
+        if isinstance(current, ast.ClassDef) and current.name in counter.modules:
+            return True
+        current = values.paths.parent(current)
+    return False
+
+
+def registered_model_call(tree: ast.Module, path: str, values: Values, reader: CallReader) -> bool:
+    """Whether the model name read so far came from a call that builds a class of the
+    project by key (a decorator registry's ``create_model(args.arch)``, not a hub id)."""
+    from .workspace.models import indirect_models
+
+    source = reader.fields["model"].source
+    calls = [
+        n
+        for n in values.paths.nodes
+        if isinstance(n, ast.Call) and source == f"{reader.path}:{n.lineno}"
+    ]
+    return bool(calls) and bool(
+        indirect_models(tree, path, calls, lambda n: (values.get(n) or (None,))[0])
+    )
+
+
+def _models_by_key(
+    tree: ast.Module, path: str, values: Values, counter: ModuleCounter
+) -> dict[int, str]:
+    """Calls that build a project model class not named at the call (``models.Net(...)``,
+    ``MODELS[args.arch](...)``, ``create_model(args.model)`` over a decorator registry,
+    ``models.__dict__[args.arch](...)``): by call, the class name ``counter`` counts it by
+    (:func:`torchward.analysis.workspace.models.indirect_models`)."""
+    from .workspace.models import indirect_models
+
+    calls = [n for n in values.paths.nodes if isinstance(n, ast.Call)]
+    found: dict[int, str] = {}
+    for call, model in indirect_models(tree, path, calls, lambda n: (values.get(n) or (None,))[0]):
+        if isinstance(model, str):
+            found[id(call)] = model
+        else:
+            counter.adopt(model.name, model.module.tree, model.module.path, model.name)
+            found[id(call)] = model.name
+    return found
+
+
+def workspace_model(
+    tree: ast.Module, path: str, values: Values, reader: CallReader, notes: list[str]
+) -> None:
+    """The script trains its own ``nn.Module``: count it from its layer constructors.
+
+    Among the instantiations of local module classes outside their own bodies, the one
+    with the most parameters is the model. Its arguments are followed like every other
+    value (literals, constants, argparse defaults); layers that cannot be sized are named
+    in a note, and lower the confidence, instead of being guessed.
+    """
+    called = {  # classes (by convention capitalised) the script instantiates
+        n.func.id
+        for n in values.paths.nodes
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id[:1].isupper()
+    }
+    counter = ModuleCounter(tree, path, module_constants(tree), wanted=called)
+    chosen = _models_by_key(tree, path, values, counter)
+    if not counter.modules:
+        return
+    best: tuple[int, ast.Call, ModuleCount, str] | None = None
+    best_args: tuple[list, dict] = ([], {})
+    best_name = ""
+    for node in values.paths.nodes:
+        if not isinstance(node, ast.Call):
+            continue
+        name = chosen.get(id(node)) or (node.func.id if isinstance(node.func, ast.Name) else None)
+        if name is None or name not in counter.modules:
+            continue
+        if _inside_module_class(node, values, counter):
+            continue  # a layer built inside another module's body, not the model itself
+        confidence = "high"
+        args, kwargs = [], {}
+        for arg in node.args:
+            found = values.get(arg)
+            args.append(UNTRACED if found is None else found[0])
+            confidence = "medium" if found and found[1] != "high" else confidence
+        for kw in node.keywords:
+            if kw.arg:
+                found = values.get(kw.value)
+                kwargs[kw.arg] = UNTRACED if found is None else found[0]
+                confidence = "medium" if found and found[1] != "high" else confidence
+        count = counter.count_class(name, args, kwargs)
+        if best is None or count.params > best[0]:
+            best = (count.params, node, count, confidence)
+            best_args = (args, kwargs)
+            best_name = name
+    if best is None or best[0] == 0:
+        return
+    params, node, count, confidence = best
+    name = best_name
+    owner = counter.classes[name][1]
+    structure = _decoder_structure(node, values, tree if owner is counter else owner.path, name)
+    if structure is None:
+        layers = trace_cnn(counter, name, best_args[0], best_args[1])
+        if layers is not None and traced_params(layers) > params:
+            # the trace followed what the counter could not (self._make_layer(...) blocks)
+            params, count, confidence = (
+                traced_params(layers),
+                ModuleCount(traced_params(layers)),
+                "medium",
+            )
+        if layers is not None:
+            first = next((layer for layer in layers if layer[0] == "conv"), None)
+            structure = {
+                "model_type": "script-cnn",
+                "params": params,
+                "in_channels": first[1] if first else 3,
+                "layers": layers,
+            }
+    if count.unknown:
+        confidence = "low"
+        shown = ", ".join(dict.fromkeys(count.unknown))
+        notes.append(f"{name}: {params:,} parameters counted; not sized: {shown[:300]}")
+    reader.set("model", name, node.lineno, confidence)
+    if not _loads_weights(values):  # built from its own layers, nothing loaded into it
+        reader.set("pretrained", False, node.lineno, "medium")
+    if structure is not None:
+        reader.set(
+            "structure",
+            structure,
+            node.lineno,
+            "medium",
+            f"{reader.path}:{node.lineno} ({name}'s "
+            + (
+                "config, a GPT-style decoder)"
+                if structure["model_type"] == "gpt2"
+                else "layers in construction order, a CNN)"
+            ),
+        )
+    reader.set(
+        "params", params, node.lineno, confidence, f"{reader.path}:{node.lineno} ({name}'s layers)"
+    )
+
+
+_STRUCTURE_KEYS = {
+    "n_layer": ("n_layer", "n_layers", "num_layers", "depth", "num_hidden_layers"),
+    "n_embd": ("n_embd", "emb_dim", "n_embed", "d_model", "hidden_size", "dim", "embed_dim"),
+    "n_head": ("n_head", "n_heads", "num_heads", "num_attention_heads"),
+    "vocab_size": ("vocab_size", "vocab", "n_vocab"),
+    "n_positions": ("block_size", "context_length", "n_positions", "max_seq_len", "n_ctx"),
+}
+
+
+def _decoder_structure(
+    call: ast.Call, values: Values, module: ast.Module | str, name: str
+) -> dict | None:
+    """A GPT-style decoder's shape from the config the model is built with.
+
+    The model's class (and its file) must build token embeddings and attention (an
+    ``nn.Embedding`` and ``scaled_dot_product_attention`` / ``softmax`` / ``MultiheadAttention``),
+    and its config must name the layers, width, heads and vocabulary (``n_layer``,
+    ``emb_dim``, ...). The cost model then treats it as a GPT-2-style decoder of that shape:
+    learned positions, a 4x GELU MLP, LayerNorm — approximate for other variants.
+    """
+    if isinstance(module, str):  # a class imported from a file of the same folder
+        try:
+            text = dependencies.read_text(module, encoding="utf-8-sig")
+        except (OSError, ValueError):
+            return None
+    else:  # the script itself: its text, not an unparse of its tree (a third of a read)
+        text = values.source_text or ast.unparse(module)
+    if not text or "Embedding" not in text:
+        return None
+    if not any(
+        k in text for k in ("scaled_dot_product_attention", "softmax", "MultiheadAttention")
+    ):
+        return None
+    for arg in [*call.args, *(k.value for k in call.keywords)]:
+        found = values.get(arg)
+        if found is None or not isinstance(found[0], dict):
+            continue
+        config = found[0]
+        shape: dict[str, Any] = {"model_type": "gpt2"}
+        for key, names in _STRUCTURE_KEYS.items():
+            value = next((config[n] for n in names if isinstance(config.get(n), int)), None)
+            if value is not None and not isinstance(value, bool):
+                shape[key] = value
+        if all(k in shape for k in ("n_layer", "n_embd", "n_head", "vocab_size")):
+            shape.setdefault("n_positions", 1024)
+            shape["n_inner"] = 4 * shape["n_embd"]
+            drop = next(
+                (config[n] for n in ("dropout", "drop_rate", "resid_pdrop") if n in config), 0.0
+            )
+            shape["resid_pdrop"] = drop if isinstance(drop, (int, float)) else 0.0
+            # the file's GELU: torch's fused op, or a Python composite with tanh (saves more)
+            composite = "tanh(" in text and "class GELU" in text
+            shape["activation_function"] = "gelu_new" if composite else "gelu_pytorch_tanh"
+            return shape
+    return None

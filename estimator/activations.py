@@ -119,7 +119,11 @@ def saved_per_token(
     if stack.moe:
         m = stack.moe
         per_expert = 4 * a * m["expert_intermediate"] + 2 * a * h  # MLP + gathered in/out
-        total += m["active"] * per_expert + 4 * m["experts"]  # router logits in fp32
+        total += m["active"] * per_expert + 4 * m["experts"]  # router softmax in fp32
+        if m.get("router_logits"):
+            # output_router_logits: each layer's router logits stay in the outputs and the
+            # load-balancing loss saves their softmax (transformers' load_balancing_loss_func)
+            total += 2 * a * m["experts"]
         if m.get("shared_intermediate"):
             total += 4 * a * m["shared_intermediate"]
     elif stack.mlp == "gated":

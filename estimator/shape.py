@@ -183,6 +183,8 @@ def _decoder(arch: Architecture) -> ModelShape:
             "active": m["active"],
             "expert_intermediate": m["expert_intermediate"],
             "shared_intermediate": m["shared_intermediate"],
+            # training with the load-balancing loss keeps every layer's router logits
+            "router_logits": bool(arch.config.get("output_router_logits", False)),
         }
     mlp = s["mlp"] if s["mlp"] == "gated" else _plain_mlp(arch.model_type, arch.config)
     stack = Stack(

@@ -83,3 +83,11 @@ def test_moe_intermediate_size_and_shared_experts_are_read_from_the_config(tmp_p
     )
     assert shared.resolved.shape.stacks[0].moe["shared_intermediate"] == 4096
     assert shared.allocated > plain.allocated
+
+
+def test_the_load_balancing_loss_keeps_every_layer_s_router_logits(tmp_path):
+    plain = _train(_moe_config(tmp_path))
+    aux = _train(_moe_config(tmp_path, output_router_logits=True))
+    # 8 × 2048 tokens × 8 layers × 16 experts × (logits + their softmax) in bf16
+    extra = 8 * 2048 * 8 * 16 * 2 * 2
+    assert aux.allocated - plain.allocated == pytest.approx(extra, rel=0.01)

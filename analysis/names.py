@@ -10,6 +10,7 @@ catalog lists each API once.
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
 
 # Internal module paths that re-export under a public one (the torch source defines the
@@ -68,11 +69,16 @@ def canonical(name: str) -> str:
 
 
 class ImportTable:
-    """Local names bound by ``import`` statements anywhere in a module."""
+    """Local names bound by ``import`` statements anywhere in a module.
 
-    def __init__(self, tree: ast.Module) -> None:
+    Given the module's lines, only the top-level statements whose lines mention
+    ``import`` are walked (an import statement always does): walking every statement of
+    a large file cost a tenth of an editor keystroke."""
+
+    def __init__(self, tree: ast.Module, source_lines: list[str] | None = None) -> None:
         self.names: dict[str, str] = {}
-        for node in _statements(tree.body):
+        body = tree.body if source_lines is None else _mentioning_import(tree.body, source_lines)
+        for node in _statements(body):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
@@ -89,6 +95,16 @@ class ImportTable:
         return any(
             v == module_prefix or v.startswith(module_prefix + ".") for v in self.names.values()
         )
+
+
+def _mentioning_import(body: list[ast.stmt], source_lines: list[str]) -> list[ast.stmt]:
+    marked = [number for number, line in enumerate(source_lines, 1) if "import" in line]
+    kept = []
+    for statement in body:
+        at = bisect.bisect_left(marked, statement.lineno)
+        if at < len(marked) and marked[at] <= (statement.end_lineno or statement.lineno):
+            kept.append(statement)
+    return kept
 
 
 def _statements(body: list[ast.stmt]):

@@ -13,13 +13,24 @@ import re
 from .finding import Span
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# The last two sources split, by identity, with their lines (never mutated): an editor
+# keystroke indexes the new text from reparse, the module index and the analyzer, and
+# the old text once more — one split instead of four.
+_RECENT: tuple[tuple[str, list[str]], ...] = ()
 
 
 class LineIndex:
     def __init__(self, source: str) -> None:
+        global _RECENT
+        recent = _RECENT  # one snapshot: another thread may replace it meanwhile
+        for known, lines in recent:
+            if known is source:
+                self.lines = lines
+                return
         # ``ast`` (and LSP) end lines only at \n, \r\n and \r; ``str.splitlines`` also
         # splits at form feeds and \u2028, which would shift every later line.
         self.lines = _LINE_BREAK.split(source)
+        _RECENT = ((source, self.lines), *recent[:1])
 
     def line_text(self, line: int) -> str:
         return self.lines[line - 1] if 0 < line <= len(self.lines) else ""

@@ -88,7 +88,7 @@ class ModuleIndex:
     def __init__(self, tree: ast.Module, source: str) -> None:
         self.tree = tree
         self.source_lines = LineIndex(source).lines
-        self.imports = ImportTable(tree)
+        self.imports = ImportTable(tree, self.source_lines)
         self.functions: dict[str, FunctionInfo] = {}  # every function, by qualified name
         self.top_functions: dict[str, FunctionInfo] = {}
         self.classes: dict[str, ClassInfo] = {}

@@ -1,6 +1,7 @@
-"""The relevance pre-checks remember what they read from each function's text (the
-language server re-checks every function on each keystroke): remembered answers equal
-fresh ones, and an edit that changes a function's text is read afresh."""
+"""What the engine remembers between keystrokes of the language server, checked against
+a fresh computation: the relevance pre-checks remember what they read from each
+function's text (an edited function is read afresh), and the line index reuses the
+split of the last sources by identity (a new text is split anew)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from torchward.analysis import relevance
+from torchward.analysis.positions import LineIndex
 from torchward.analysis.semantic import ModuleIndex
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,3 +38,49 @@ def test_an_edited_function_is_read_afresh():
     trains = quiet.replace("return batch\n", "batch.loss.backward()\n    return batch\n", 1)
     assert _worth(trains) == {"helper", "run"}  # run calls a function that trains
     assert _worth(quiet) == set()
+
+
+def test_the_line_index_reuses_a_split_only_for_the_same_text():
+    old = "a = 1\r\nb = 2\n"
+    new = old.replace("2", "3")
+    first, again = LineIndex(old), LineIndex(new)
+    assert LineIndex(old).lines is first.lines and LineIndex(new).lines is again.lines
+    assert again.lines == ["a = 1", "b = 3", ""] and first.lines == ["a = 1", "b = 2", ""]
+    equal = "".join(list(old))  # the same text, another object: split again, equal lines
+    assert equal is not old and LineIndex(equal).lines == first.lines
+
+
+IMPORTS = """\
+import os
+x = 1; import sys as system
+from torch import (
+    nn,
+    optim as o,
+)
+
+
+def late():
+    import json
+    if True:
+        from collections import OrderedDict as OD
+    return json, OD
+
+
+class Later:
+    def method(self):
+        import \\
+            re
+        return re
+"""
+
+
+@pytest.mark.parametrize(
+    "source",
+    [IMPORTS, *(p.read_text() for p in sorted((ROOT / "analysis").glob("*.py")))],
+    ids=lambda s: s.split("\n", 1)[0][:30],
+)
+def test_the_import_table_read_from_marked_statements_equals_a_full_walk(source):
+    from torchward.analysis.names import ImportTable
+
+    tree = ast.parse(source)
+    assert ImportTable(tree, LineIndex(source).lines).names == ImportTable(tree).names

@@ -24,7 +24,7 @@ import attrs
 
 from . import adapters, catalog
 from .adapters.driver import drive_hook
-from .binding import bind_parameters, parameter_names
+from .binding import bind_parameters, class_fields, parameter_names
 from .events import Event, EventKind, Gate, Trace
 from .finding import Evidence
 from .fingerprints import Fingerprints
@@ -541,6 +541,9 @@ class FileAnalyzer:
         value = Value(
             kind=Kind.MODEL if is_module else Kind.INSTANCE, class_name=class_name, origin=origin
         )
+        if not is_module:  # a trainer's class body: dataclass fields, class attributes
+            fields = class_fields(index, class_name, list(args or ()), kwargs)
+            value = attrs.evolve(value, attributes=tuple(sorted(fields.items())))
         record = caller.recording if caller else True
         init = index.find_method(class_name, "__init__")
         if init is not None:

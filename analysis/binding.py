@@ -12,9 +12,9 @@ import ast
 from . import catalog
 from .fallback import kind_from_name
 from .finding import Confidence
-from .names import ImportTable, qualified_name
-from .semantic import FunctionInfo
-from .values import SCALAR, UNKNOWN, Kind, Value
+from .names import ImportTable, dotted, qualified_name
+from .semantic import FunctionInfo, ModuleIndex
+from .values import SCALAR, UNKNOWN, Kind, Loc, Value
 
 _ANNOTATION_KINDS = {
     "torch.nn.Module": Kind.MODEL,
@@ -73,6 +73,74 @@ def guess_parameter(param: ast.arg, imports: ImportTable) -> Value:
             return Value(kind=kind, confidence=Confidence.MEDIUM)
     kind = kind_from_name(param.arg)
     return Value(kind=kind, confidence=Confidence.LOW) if kind else UNKNOWN
+
+
+def class_fields(
+    index: ModuleIndex, class_name: str, args: list[Value], kwargs: dict[str, Value]
+) -> dict[str, Value]:
+    """What the class body puts on every instance before ``__init__`` runs: dataclass
+    fields and class attributes (``losses: list = field(default_factory=list)``,
+    ``history = []``, ``optimizer: torch.optim.Optimizer``), base classes' first.
+
+    A container or number gets an identity of its own (created outside any loop, like
+    one ``__init__`` builds); an annotation types the field as it types a parameter.
+    When the class has no ``__init__`` of its own (a dataclass), the constructor's
+    arguments bind to the annotated fields in order, as the generated one binds them.
+    """
+    fields: dict[str, Value] = {}
+    annotated: list[str] = []
+    for info in reversed(index.lineage(class_name)):
+        for statement in info.node.body:
+            target, annotation, default = _field_parts(statement)
+            if target is None:
+                continue
+            if annotation is not None:
+                annotated.append(target)
+            loc = Loc(info.name, statement.lineno, statement.col_offset, f"self.{target}")
+            fields[target] = _field_value(target, annotation, default, loc, index.imports)
+    if index.find_method(class_name, "__init__") is None:
+        names = list(dict.fromkeys(annotated))
+        for name, value in [*zip(names, args), *kwargs.items()]:
+            if name in fields and value != UNKNOWN:
+                fields[name] = value
+    return fields
+
+
+def _field_parts(
+    statement: ast.stmt,
+) -> tuple[str | None, ast.expr | None, ast.expr | None]:
+    """(name, annotation, default) of a class-body field; (None, None, None) otherwise."""
+    if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+        return statement.target.id, statement.annotation, statement.value
+    if (
+        isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name)
+        and isinstance(statement.value, (ast.List, ast.Dict, ast.Constant, ast.Call))
+    ):
+        return statement.targets[0].id, None, statement.value
+    return None, None, None
+
+
+_CONTAINER_FACTORIES = {"list", "dict", "set", "deque", "defaultdict", "OrderedDict"}
+
+
+def _field_value(
+    name: str, annotation: ast.expr | None, default: ast.expr | None, loc: Loc, imports
+) -> Value:
+    if isinstance(default, ast.Call):
+        # ``field(default_factory=list)``, or a container built directly (``deque(maxlen=9)``)
+        factory = next((k.value for k in default.keywords if k.arg == "default_factory"), None)
+        made = dotted(factory if factory is not None else default.func) or ""
+        if made.rsplit(".", 1)[-1] in _CONTAINER_FACTORIES:
+            return Value(kind=Kind.CONTAINER, locs=frozenset({loc}))
+    if isinstance(default, (ast.List, ast.Dict)):
+        return Value(kind=Kind.CONTAINER, locs=frozenset({loc}))
+    if isinstance(default, ast.Constant) and isinstance(default.value, (int, float)):
+        return Value(kind=Kind.SCALAR, locs=frozenset({loc}))
+    if annotation is not None:
+        return guess_parameter(ast.arg(arg=name, annotation=annotation), imports)
+    return UNKNOWN
 
 
 def parameter_names(info: FunctionInfo) -> list[str]:

@@ -111,6 +111,10 @@ class CallsMixin:
 
         def emptied(self, path: str, container: Value, node: ast.Call) -> None: ...
 
+        def super_self(self) -> Value: ...
+
+        def super_path(self, node: ast.expr) -> str | None: ...
+
     def _eval_Call(self, node: ast.Call) -> Value:
         func = node.func
         linked = linked_call(self, node)
@@ -176,6 +180,8 @@ class CallsMixin:
         args, kwargs = self.arguments(node)
         if name in index.classes:
             return self.analyzer.instantiate(name, args, kwargs, node, self)
+        if name == "super" and not args:
+            return self.super_self()
         if name == "zero_grad":
             self.emit(EventKind.ZERO_GRAD, node)  # a reset helper the file does not define
             return UNKNOWN
@@ -397,7 +403,7 @@ class CallsMixin:
         func = node.func
         assert isinstance(func, ast.Attribute)
         kind = receiver.kind
-        receiver_path = dotted(func.value)
+        receiver_path = dotted(func.value) or self.super_path(func.value)
         confidence = receiver.confidence
         if kind is None and receiver_path and not receiver.graph:
             guessed = kind_from_name(receiver_path)
@@ -421,10 +427,9 @@ class CallsMixin:
             return UNKNOWN
         if kind in (Kind.INSTANCE, Kind.MODEL) and receiver.class_name:
             info = self.analyzer.index.find_method(receiver.class_name, method)
-            if (
-                info is not None
-                and method not in ("eval", "train")
-                and not (kind is Kind.MODEL and method == "forward")
+            # a model's train()/eval() switch its mode; a trainer's train() is its loop
+            if info is not None and not (
+                kind is Kind.MODEL and method in ("eval", "train", "forward")
             ):
                 args, kwargs = self.arguments(node)
                 return self.call_local(

@@ -98,6 +98,19 @@ def backward_targets_of(body: list[ast.stmt]) -> dict[str, tuple[ast.Call, ...]]
     return found
 
 
+def _scaled_operand(node: ast.Call) -> str | None:
+    """``loss`` in ``scaler.scale(loss).backward()``."""
+    receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
+    if (
+        isinstance(receiver, ast.Call)
+        and isinstance(receiver.func, ast.Attribute)
+        and receiver.func.attr == "scale"
+        and receiver.args
+    ):
+        return dotted(receiver.args[0])
+    return None
+
+
 def _loop_lines(body: list[ast.stmt]) -> list[tuple[int, int]]:
     """The line ranges of the loops of ``body`` (nested functions excluded)."""
     return [
@@ -229,6 +242,8 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
         target = path
         if framework and node.args:
             target = dotted(node.args[0])
+        elif target is None:
+            target = _scaled_operand(node)  # ``scaler.scale(loss).backward()`` frees ``loss``
         if target and target in self.env:
             self.env[target] = attrs.evolve(
                 self.env[target],
@@ -337,6 +352,29 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
         merged = dict(value.attributes)
         merged.update(updates)
         return attrs.evolve(value, attributes=tuple(sorted(merged.items())))
+
+    def super_self(self) -> Value:
+        """``super()`` in a method of a class derived from one of this file: ``self``,
+        looked up from that base (``super().__init__(model, loader)`` builds on ``self``
+        what the base's ``__init__`` builds)."""
+        index = self.analyzer.index
+        info = index.functions.get(self.trace.function)
+        current = index.classes.get(info.class_name) if info and info.class_name else None
+        receiver = self.lookup("self")
+        if current is None or not current.local_bases or receiver is None:
+            return UNKNOWN
+        receiver = self.with_path_attributes("self", receiver)
+        return attrs.evolve(receiver, class_name=current.local_bases[0])
+
+    def super_path(self, node: ast.expr) -> str | None:
+        """``self`` for a ``super()`` receiver: what the base's method assigns is on it."""
+        is_super = (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "super"
+            and not node.args
+        )
+        return "self" if is_super and "self" in self.env else None
 
     def call_local(
         self,

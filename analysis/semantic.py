@@ -182,7 +182,7 @@ class ModuleIndex:
             return []
         names: dict[str, None] = {}
         for base in info.local_bases:
-            for ancestor in self._lineage(base):
+            for ancestor in self.lineage(base):
                 names.update(dict.fromkeys(ancestor.methods))
         found = []
         for name in names:
@@ -193,14 +193,14 @@ class ModuleIndex:
                 found.append(method)
         return found
 
-    def _lineage(self, class_name: str, seen: frozenset[str] = frozenset()) -> list[ClassInfo]:
+    def lineage(self, class_name: str, seen: frozenset[str] = frozenset()) -> list[ClassInfo]:
         """``class_name`` and its local ancestors, nearest first."""
         info = self.classes.get(class_name)
         if info is None or class_name in seen:
             return []
         found = [info]
         for local in info.local_bases:
-            found += self._lineage(local, seen | {class_name})
+            found += self.lineage(local, seen | {class_name})
         return found
 
     # --- cheap relevance test -----------------------------------------------------

@@ -118,11 +118,13 @@ class GradScalerMisuse(Rule):
         unscaled = False
         for event in iteration(trace, loops):
             kind = event.kind
-            # backward and step inside one call's own loop: reported in that helper
+            # backward and step both inside one call of a helper of this file: the helper's
+            # own trace has them in order and reports there
             in_one_helper = (
-                event.in_helper_loop
-                and scaled_backward is not None
+                scaled_backward is not None
                 and scaled_backward.span == event.span
+                and bool(event.via)
+                and not event.via[0].path
             )
             if kind is EventKind.SCALER_SCALE:
                 scale_pending = event

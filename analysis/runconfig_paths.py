@@ -1,21 +1,18 @@
 """Which path of a script a value was read on, for the VRAM estimator's run configuration.
 
 A value only describes the job when the code that holds it runs by default: with no
-command-line flags, launched as ``python SCRIPT``. Each call the reader looks at gets a
-:class:`PathState`:
+command-line flags, launched as ``python SCRIPT``. Each node the reader looks at gets a
+:class:`~torchward.analysis.conditions.PathCondition` (the engine's vocabulary for it, and
+the confidence it allows): its enclosing ``if`` / ``while`` tests decided by the defaults
+(argparse defaults, module constants, environment variables a plain launch does not set;
+a test naming a distributed set-up that does not hold is ``multi-gpu``, one the defaults
+cannot decide ``unsure``), grad turned off around it (``with torch.no_grad()`` — recognised
+by the engine's catalog, as the dataflow recognises it) or an evaluating function around
+it (``validation``).
 
-- ``default``: every enclosing ``if`` is decided by the defaults (argparse defaults, module
-  constants, environment variables a plain launch does not set) and holds;
-- ``unsure``: some enclosing condition cannot be decided statically (values read there are
-  at most medium confidence);
-- ``validation``: inside an evaluation / sampling function or under ``torch.no_grad()`` —
-  the training job is elsewhere, so such values are low confidence and lose to training ones;
-- ``multi-gpu``: only under a distributed launch (``if ddp:``, ``if args.distributed:``);
-- ``off``: the branch does not run by default (``if args.use_lora:`` with a ``store_true``
-  flag, the ``else`` of a branch that holds): values there are not the job.
-
-A function's state is the best state among its call sites in the file (a function nobody in
-the file calls — a callback, an entry point — counts as default), followed three calls deep.
+A function's condition is the best among its call sites in the file (a function nobody in
+the file calls — a callback, an entry point — counts as default), followed three calls
+deep.
 """
 
 from __future__ import annotations
@@ -24,15 +21,18 @@ import ast
 import re
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from .runconfig import Values
+from . import catalog
+from .conditions import PathCondition
+from .names import dotted
 
-__all__ = ["UNDECIDED", "PathConditions", "PathState"]
+if TYPE_CHECKING:
+    from .runconfig_declarations import Values
+
+__all__ = ["UNDECIDED", "PathConditions"]
 
 UNDECIDED = object()
 """A condition whose value cannot be decided from the defaults."""
 
-_ORDER = ("default", "unsure", "validation", "multi-gpu", "off")
 _DISTRIBUTED = re.compile(r"ddp|distributed|world_size|local_rank|multiprocessing|\bRANK\b|nproc")
 _EVALUATION = re.compile(
     r"(^|_)(eval|evaluate|evaluation|valid|validate|validation|test|sample|sampling|generate|inference|predict)",
@@ -44,24 +44,24 @@ _EVALUATION = re.compile(
 _SKIPPED = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
 
 
-class PathState(str):
-    """One of :data:`_ORDER` (a ``str`` so it prints and compares plainly)."""
-
-    @property
-    def runs(self) -> bool:
-        return self not in ("off", "multi-gpu")
-
-    @property
-    def confidence_cap(self) -> str:
-        return {"default": "high", "unsure": "medium"}.get(self, "low")
-
-
-def _best(states: list[PathState]) -> PathState:
-    return min(states, key=_ORDER.index) if states else PathState("default")
-
-
-def _worst(a: PathState, b: PathState) -> PathState:
-    return max((a, b), key=_ORDER.index)
+def _disables_grad(context: ast.expr) -> bool:
+    """``torch.no_grad()``, ``inference_mode()``, ``set_grad_enabled(False)`` and wrappers
+    named after them, in either arm of a conditional: the engine's catalog decides, as in
+    :meth:`~torchward.analysis.interpreter.FunctionRun.grad_mode_of` (names unresolved:
+    the reader has no import table, and the catalog's leaf-name test needs none)."""
+    if isinstance(context, ast.IfExp):
+        return _disables_grad(context.body) or _disables_grad(context.orelse)
+    func = context.func if isinstance(context, ast.Call) else context
+    name = dotted(func)
+    if catalog.is_grad_disabling(name):
+        return True
+    return (
+        (name or "").endswith("set_grad_enabled")
+        and isinstance(context, ast.Call)
+        and bool(context.args)
+        and isinstance(context.args[0], ast.Constant)
+        and context.args[0].value is False
+    )
 
 
 class PathConditions:
@@ -100,8 +100,8 @@ class PathConditions:
                 for arg in [*node.args, *(k.value for k in node.keywords)]:
                     if isinstance(arg, ast.Name):  # a function passed as a callback (spawn)
                         self.calls_by_name.setdefault(arg.id, []).append(node)
-        self._function_states: dict[int, PathState] = {}
-        self._states: dict[int, PathState] = {}
+        self._function_states: dict[int, PathCondition] = {}
+        self._states: dict[int, PathCondition] = {}
         self._functions: dict[int, ast.AST | None] = {}
         self._in_progress: set[int] = set()  # states being computed (their guards answer)
 
@@ -119,52 +119,51 @@ class PathConditions:
             self._functions[key] = current
         return self._functions[key]  # type: ignore[return-value]
 
-    def state(self, node: ast.AST, depth: int = 0) -> PathState:
+    def state(self, node: ast.AST, depth: int = 0) -> PathCondition:
         """The path state of ``node`` (see the module docstring)."""
         key = id(node)
         if key in self._in_progress:
             self.values.cycles += 1  # a condition that depends on itself: provisional
         if key not in self._states:
-            self._states[key] = PathState("default")
+            self._states[key] = PathCondition.DEFAULT
             self._in_progress.add(key)
             self._states[key] = self._state(node, depth)
             self._in_progress.discard(key)
         return self._states[key]
 
-    def _state(self, node: ast.AST, depth: int) -> PathState:
-        state = PathState("default")
+    def _state(self, node: ast.AST, depth: int) -> PathCondition:
+        state = PathCondition.DEFAULT
         child, current = node, self.parent(node)
         while current is not None:
             if isinstance(current, (ast.If, ast.IfExp, ast.While)) and child is not current.test:
                 in_body = child in (
                     current.body if isinstance(current.body, list) else [current.body]
                 )
-                state = _worst(state, self._branch(current.test, in_body))
+                state = state.worst(self._branch(current.test, in_body))
             elif isinstance(current, (ast.With, ast.AsyncWith)):
-                for item in current.items:
-                    text = ast.unparse(item.context_expr)
-                    if "no_grad" in text or "inference_mode" in text:
-                        state = _worst(state, PathState("validation"))
+                if any(_disables_grad(item.context_expr) for item in current.items):
+                    state = state.worst(PathCondition.VALIDATION)
             elif isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                # by name, not ``@torch.no_grad()``: in an inference script that is the job
                 if _EVALUATION.search(current.name):
-                    state = _worst(state, PathState("validation"))
-                return _worst(state, self._function_state(current, depth))
+                    state = state.worst(PathCondition.VALIDATION)
+                return state.worst(self._function_state(current, depth))
             elif isinstance(current, ast.ClassDef):
                 return state
-            if state == "off":
+            if state is PathCondition.OFF:
                 return state
             child, current = current, self.parent(current)
         return state
 
     def _function_state(
         self, function: ast.FunctionDef | ast.AsyncFunctionDef, depth: int
-    ) -> PathState:
+    ) -> PathCondition:
         key = id(function)
         if key in self._in_progress:
             self.values.cycles += 1  # recursion: the guard's answer is provisional
         if key in self._function_states:
             return self._function_states[key]
-        self._function_states[key] = PathState("default")  # recursion guard
+        self._function_states[key] = PathCondition.DEFAULT  # recursion guard
         self._in_progress.add(key)
         calls = [
             c
@@ -178,11 +177,11 @@ class PathConditions:
             and not function.name.startswith("__")
             and function.name != "forward"
         ):
-            result = PathState("unsure")  # a method nobody in the file calls: may never run
+            result = PathCondition.UNSURE  # a method nobody in the file calls: may never run
         elif not calls or depth >= 3:
-            result = PathState("default")
+            result = PathCondition.DEFAULT
         else:
-            result = _best([self.state(call, depth + 1) for call in calls])
+            result = PathCondition.best(self.state(call, depth + 1) for call in calls)
         self._function_states[key] = result
         self._in_progress.discard(key)
         return result
@@ -195,14 +194,14 @@ class PathConditions:
             current = self.parent(current)
         return False
 
-    def _branch(self, test: ast.expr, in_body: bool) -> PathState:
+    def _branch(self, test: ast.expr, in_body: bool) -> PathCondition:
         value = self.values.decide(test)
         if value is not UNDECIDED and bool(value) == in_body:
-            return PathState("default")
+            return PathCondition.DEFAULT
         distributed = bool(_DISTRIBUTED.search(_words(test)))
         if value is UNDECIDED:
-            return PathState("multi-gpu" if distributed and in_body else "unsure")
-        return PathState("multi-gpu" if distributed else "off")
+            return PathCondition.MULTI_GPU if distributed and in_body else PathCondition.UNSURE
+        return PathCondition.MULTI_GPU if distributed else PathCondition.OFF
 
 
 def _words(test: ast.expr) -> str:

@@ -118,7 +118,7 @@ class CallReader(FamiliesMixin, ConventionsMixin, LaunchMixin, StructureMixin):
                 call,
                 "lora_targets",
                 "target_modules",
-                convert=lambda v: v if isinstance(v, str) else tuple(v),
+                convert=_targets,
             )
             if "lora_rank" not in self.fields:  # peft's default rank
                 self.set("lora_rank", 8, call.lineno, "medium")
@@ -251,3 +251,10 @@ class CallReader(FamiliesMixin, ConventionsMixin, LaunchMixin, StructureMixin):
 
 def _is_dtype(call: ast.Call, name: str) -> bool:
     return any(name in ast.unparse(k.value) for k in call.keywords if k.arg == "dtype")
+
+
+def _targets(value: object) -> str | tuple | None:
+    """``target_modules=``: a name, a list of names; ``None`` (peft's default) says nothing."""
+    if isinstance(value, str):
+        return value
+    return tuple(value) if isinstance(value, (list, tuple)) else None

@@ -93,3 +93,15 @@ def test_a_yaml_file_is_read_only_when_a_parser_is_available(tmp_path):
 def test_syntax_errors_give_an_empty_config_and_a_note():
     config, notes = read_source("def broken(:\n")
     assert list(config.fields()) == [] and notes
+
+
+def test_lora_target_modules_none_is_peft_default_not_a_crash(tmp_path):
+    """``LoraConfig(target_modules=None)`` (peft picks the modules): read as unsaid; it
+    raised TypeError out of the reader (a real file of the development corpus does this)."""
+    script = tmp_path / "lora.py"
+    script.write_text(
+        "from peft import LoraConfig\nconfig = LoraConfig(r=4, target_modules=None)\n"
+    )
+    config, _ = read_script(str(script))
+    assert config.lora_rank is not None and config.lora_rank.value == 4
+    assert config.lora_targets is None

@@ -27,6 +27,10 @@ from torchward.config import SEVERITIES, normalize_selectors
 DEFAULT_DEBOUNCE_MS = 150  # below a typing pause (~200-300 ms between bursts), above one keystroke
 MAX_DEBOUNCE_MS = 10_000
 SCAN_MODES = ("off", "index", "diagnostics")
+# Above this many lines a document is analysed when opened and saved, not as you type
+# (server/onsave.py): measured with bench/bench_lsp_size.py, a keystroke re-lints 25,000
+# lines of training code within the 1 s budget on a loaded 2-core machine, 50,000 not.
+DEFAULT_LARGE_FILE_LINES = 25_000
 
 
 @attrs.frozen
@@ -49,6 +53,9 @@ class ServerSettings:
     """Background scan of the workspace folder (:mod:`.scan`): "off"; "index" (module names
     and top-level symbols of every file); "diagnostics" (also analyse every file and report
     its findings, open or not)."""
+    large_file_lines: int = DEFAULT_LARGE_FILE_LINES
+    """Documents with more lines are analysed when opened and saved, not on every edit
+    (:mod:`.onsave`); 0: always as you type."""
 
 
 def _selectors(value: Any) -> tuple[str, ...]:
@@ -95,6 +102,12 @@ def _gpu(value: Any) -> str | None:
     return validate_gpu_name(value)  # an unknown name is a warning, not a silent TW010 off
 
 
+def _line_count(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError("expected a whole number of lines (0: always analyse as you type)")
+    return value
+
+
 def _scan_mode(value: Any) -> str:
     if value not in SCAN_MODES:
         raise ValueError(f"expected one of {', '.join(repr(mode) for mode in SCAN_MODES)}")
@@ -111,6 +124,7 @@ WIRE_NAMES: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "inlayHints": ("inlay_hints", _boolean),
     "codeLens": ("code_lens", _boolean),
     "workspaceScan": ("workspace_scan", _scan_mode),
+    "largeFileLines": ("large_file_lines", _line_count),
 }
 
 

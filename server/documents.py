@@ -50,6 +50,41 @@ class LineShift:
         return self.last + self.delta
 
 
+MAX_LOGGED_EDITS = 10_000  # edits remembered for catching an overtaken analysis up
+
+
+class EditLog:
+    """The line shifts of every edit since some version, by the version each produced.
+
+    An analysis of a document analysed only on save (:mod:`.onsave`) that an edit
+    overtook is not thrown away: its findings are moved through the shifts of the edits
+    since its version (:meth:`shifts_after`) and shown for the current version.
+    """
+
+    def __init__(self, version: int) -> None:
+        self.floor = version  # the log holds every edit after this version
+        self._entries: list[tuple[int, list[LineShift]]] = []
+
+    def record(self, version: int, shifts: list[LineShift]) -> None:
+        self._entries.append((version, shifts))
+        if len(self._entries) > MAX_LOGGED_EDITS:
+            dropped = self._entries[: len(self._entries) // 2]
+            del self._entries[: len(dropped)]
+            self.floor = dropped[-1][0]
+
+    def restart(self, version: int) -> None:
+        """Forget the log: the text was replaced without a new version."""
+        self.floor = version
+        self._entries.clear()
+
+    def shifts_after(self, version: int) -> list[LineShift] | None:
+        """The shifts of the edits after ``version``, in order; None when the log does not
+        reach back that far."""
+        if version < self.floor:
+            return None
+        return [shift for logged, shifts in self._entries if logged > version for shift in shifts]
+
+
 class PositionOutOfRange(ValueError):
     """A change's position that is not inside the document: the texts have drifted apart."""
 
@@ -80,6 +115,7 @@ class Document:
         self._text = text
         self._lines: list[str] | None = None
         self._starts: list[int] | None = None
+        self.edits = EditLog(self.version)
 
     @property
     def text(self) -> str:
@@ -182,12 +218,14 @@ class Document:
             self._replace(self._text[:start] + change.text + self._text[end:])
             delta = len(self.lines) - before
             shifts.append(LineShift(first + 1, last + 1, delta, start_column, end_column))
+        self.edits.record(self.version, shifts)
         return shifts
 
     def replace_text(self, text: str) -> list[LineShift]:
         """Take ``text`` as the whole document (a full-text change, a save with its text)."""
         shifts = _shift_between(self.lines, split_lines(text))
         self._replace(text)
+        self.edits.restart(self.version)
         return shifts
 
 

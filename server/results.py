@@ -36,6 +36,9 @@ class DocumentResult:
     generation: int
     findings: tuple[Finding, ...] = ()
     problems: tuple[Problem, ...] = ()
+    carried: bool = False
+    """Findings of an earlier version moved to this one, not an analysis of it: a
+    document analysed on save only (:mod:`.onsave`) is analysed again when saved."""
     result_id: str = attrs.field()
     """Unique per report sent; ``"<version>.<n>"``: the document version it was computed
     from leads, so a log (or a test) can tell a report for an older version at a glance."""

@@ -30,9 +30,11 @@ from typing import TYPE_CHECKING
 import attrs
 
 if TYPE_CHECKING:  # the engine loads after the initialize reply (server start-up time)
-    from torchward.analysis import FileReport, LintSettings
+    from torchward.analysis import FileReport, LintSettings, Problem
 
+from .documents import EditLog
 from .estimates import EstimateService, GpuEstimate
+from .onsave import catch_up
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +58,8 @@ class Snapshot:
     settings: LintSettings
     gpu: str | None = None
     estimator: bool = True
+    on_save: Problem | None = None  # the notice of a document analysed on save (.onsave)
+    edits: EditLog | None = attrs.field(default=None, eq=False)  # its edits since (.onsave)
 
     @property
     def key(self) -> tuple[int, int]:
@@ -68,6 +72,7 @@ class Outcome:
     report: FileReport
     estimate: GpuEstimate | None
     seconds: float
+    carried: bool = False  # an overtaken analysis moved to the current version (.onsave)
 
 
 _summaries = None
@@ -120,6 +125,8 @@ def analyse(snapshot: Snapshot, estimates: EstimateService | None = None) -> Out
             report = FileReport(
                 snapshot.path, (), (Problem("internal-error", f"analysis failed: {error!r}"),)
             )
+    if snapshot.on_save is not None:
+        report = attrs.evolve(report, problems=(*report.problems, snapshot.on_save))
     estimate = None
     if estimates is not None:
         estimate = estimate_of(snapshot, estimates)
@@ -277,6 +284,11 @@ class Scheduler:
                     self._deliver(outcome)
                     self._wake(uri)
                     await self._estimate(uri, snapshot)
+                    return
+                caught_up = catch_up(outcome, self._current_key(uri))
+                if caught_up is not None:  # analysed on save only: no edit starts another
+                    self._deliver(caught_up)
+                    self._wake(uri)
                     return
                 log.debug("dropped the result for %s version %s: overtaken", uri, snapshot.version)
                 if self._current_key(uri) is None:

@@ -21,6 +21,7 @@ from pygls.lsp.server import LanguageServer
 
 from torchward import __version__
 
+from . import onsave
 from .configuration import ServerSettings, merge_wire, settings_from_wire
 from .diagnostics import wire_converter
 from .documents import Document, DocumentStore
@@ -65,6 +66,7 @@ class TorchwardServer(LanguageServer):
         self.stale_pulls: set[str] = set()  # answered with an older result; refresh on delivery
         self._settings_cache: dict[str | None, ServerSettings] = {}
         self._reported: set[str] = set()
+        self.told: set[str] = set()  # one-time notices shown (.onsave)
         self.delivered = asyncio.Event()  # set at each delivery; workspace pulls wait on it
         self.executor = ThreadPoolExecutor(
             ANALYSIS_WORKERS, thread_name_prefix="torchward-analysis"
@@ -180,12 +182,15 @@ class TorchwardServer(LanguageServer):
             lint,
             gpu=gpu,
             estimator=settings.estimator,
+            **onsave.snapshot_fields(document, settings.large_file_lines),
         )
 
     def schedule(self, uri: str, *, immediate: bool = False) -> None:
         document = self.documents.get(uri)
         if document is None:
             return
+        if not immediate and onsave.defer(self, uri):
+            return  # too large to analyse as you type: analysed when saved
         delay = 0.0 if immediate else self.settings_for(document.path).debounce_ms / 1000.0
         self.scheduler.schedule(uri, delay)
 
@@ -207,7 +212,7 @@ class TorchwardServer(LanguageServer):
             findings = report.findings
             state.good = findings
         state.result = DocumentResult(
-            snapshot.version, snapshot.generation, findings, report.problems
+            snapshot.version, snapshot.generation, findings, report.problems, outcome.carried
         )
         for problem in report.problems:
             if problem.kind == "internal-error":

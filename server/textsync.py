@@ -151,8 +151,9 @@ def on_did_save(server: TorchwardServer, params: types.DidSaveTextDocumentParams
         server.states.setdefault(uri, AnalysisState()).follow(document.replace_text(text))
         server.schedule(uri, immediate=True)
         return
-    state = server.states.get(uri)
-    if document is not None and not server.is_current(uri, state.result if state else None):
+    result = state.result if (state := server.states.get(uri)) else None
+    carried = result is not None and result.carried  # analysed on save only (.onsave)
+    if document is not None and (carried or not server.is_current(uri, result)):
         server.schedule(uri, immediate=True)
 
 

@@ -40,6 +40,7 @@ describe('settings mapping', () => {
       inlayHints: true,
       codeLens: true,
       workspaceScan: 'off',
+      largeFileLines: 25000,
     });
   });
 

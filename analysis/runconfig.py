@@ -117,7 +117,12 @@ def read_source(
     if "model" in reader.fields and registered_model_call(tree, path, values, reader):
         del reader.fields["model"]  # ``create_model(args.arch)`` builds a project class
     if "model" not in reader.fields:
-        workspace_model(tree, path, values, reader, notes)
+        try:
+            workspace_model(tree, path, values, reader, notes)
+        except (TypeError, ValueError, IndexError, KeyError, AttributeError) as error:
+            # a layer's arguments the counter cannot take (``nn.Linear(dim, None)``): the
+            # model stays unnamed, so the estimate says "unknown" instead of crashing
+            notes.append(f"{path}: the model it defines could not be counted ({error!r})")
     config = reader.config()
     return config, notes + reader.notes
 

@@ -105,3 +105,23 @@ def test_lora_target_modules_none_is_peft_default_not_a_crash(tmp_path):
     config, _ = read_script(str(script))
     assert config.lora_rank is not None and config.lora_rank.value == 4
     assert config.lora_targets is None
+
+
+def test_a_model_the_counter_cannot_size_is_unknown_not_a_crash():
+    """``nn.Linear(dim, dim_out)`` with ``dim_out=None`` (set later in real code): the
+    counter raised TypeError out of the reader (five development-corpus files did)."""
+    source = (
+        "import torch.nn as nn\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self, dim=8, dim_out=None):\n"
+        "        super().__init__()\n"
+        "        self.fc = nn.Linear(dim, dim_out)\n"
+        "model = Net()\n"
+    )
+    config, notes = read_source(source, "net.py")
+    # no invented size: either not sized at all (and said), or counted without the layer
+    if config.params is None:
+        assert config.model is None
+        assert any("Net" in n or "could not be counted" in n for n in notes), notes
+    else:
+        assert config.params.confidence == "low"  # a layer it could not size lowers it

@@ -24,12 +24,13 @@ import ast
 import contextlib
 import hashlib
 import os
+import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import attrs
 
-from ..analyzer import MAX_CALL_DEPTH, FileAnalyzer
+from ..analyzer import FileAnalyzer
 from ..events import Trace
 from ..finding import Span
 from ..names import dotted
@@ -43,6 +44,11 @@ if TYPE_CHECKING:
     from ..interpreter import FunctionRun
 
 SWITCH = "TORCHWARD_CROSSFILE"  # "0": every file analysed alone, as before issue 15
+# calls followed into other modules per analysis: past it they are unknown calls, as
+# before (a script reaching a whole library through its entry point stays bounded)
+MAX_ENTRIES = 64
+MAX_DEPTH = 3  # modules deep: script -> helpers -> models -> layers
+_CALLED = re.compile(r"\b(\w+)\s*[.(]")  # a name called, or whose attribute is used
 
 
 @attrs.frozen
@@ -63,6 +69,10 @@ class ProjectSession:
         self.owners: dict[str, ForeignAnalyzer] = {}  # imported class name -> its module
         self.read: set[str] = set()  # project modules the analysis read
         self.depth = 0  # nested calls into other modules
+        self.entered = 0  # calls followed into other modules (at most MAX_ENTRIES)
+        # another module's body is running: its own calls into modules are not followed
+        # (its globals are torch objects and constants; a library's import-time setup is not)
+        self.in_globals = False
         # the call in the analysed file that first led into each function of another
         # module (and into each module): where a finding inside it is reported
         self.entries: dict[tuple[str, str], Span] = {}
@@ -70,6 +80,10 @@ class ProjectSession:
         self.current: Span | None = None  # the analysed file's call being followed
         self._roots: dict[str, tuple[str, ...]] = {}
         self._resolved: dict[tuple[str, str, int], str | None] = {}
+
+    def may_enter(self) -> bool:
+        """Whether another call may be followed into another module (depth and budget)."""
+        return self.depth < MAX_DEPTH and self.entered < MAX_ENTRIES and not self.in_globals
 
     def resolve(self, importer: str, name: str, level: int) -> str | None:
         """:func:`.resolve.resolve_module`, once per importer and name in one analysis (the
@@ -172,14 +186,15 @@ class Resolver:
         return None
 
     def training_names(self) -> frozenset[str]:
-        """Names this module imports from project modules with training code: a function
-        that calls one is worth analysing even when its own text has no training word."""
+        """Names this module imports of project functions and classes with training code
+        of their own: a function that calls one is worth analysing even when its own text
+        has no training word."""
         found = set()
         for name, binding in self.summary.bindings.items():
             if not binding.level and is_external(binding.module):
                 continue
             symbol = self.symbol(name)
-            if symbol is not None and symbol.summary.relevant:
+            if symbol is not None and symbol.summary.trains(symbol.name):
                 found.add(name)
         return frozenset(found)
 
@@ -200,9 +215,33 @@ class Resolver:
         return found
 
     def imports_training_code(self) -> bool:
-        """Whether a module this one imports from has training code (the file may then
-        be a training script that says so only through its helpers)."""
-        return any(module.relevant for module in self.imported_modules())
+        """Whether this module calls into a module with training code (it may then be a
+        training script that says so only through its helpers): a name it imports from
+        one is called, or its attribute is (``train.run(...)``). A package's
+        ``__init__`` that only re-exports calls nothing."""
+        called = set(_CALLED.findall(self.summary.source))
+        if not called:
+            return False
+        for name, binding in self.summary.bindings.items():
+            if name not in called or (not binding.level and is_external(binding.module)):
+                continue
+            symbol = self.symbol(name)
+            if symbol is not None and symbol.summary.trains(symbol.name):
+                return True
+            if symbol is None and binding.attribute is None:  # import train; train.run(...)
+                module = self.module(binding.module)
+                if (
+                    module is not None
+                    and module.relevant
+                    and any(module.trains(n) for n in called & set(module.index.top_functions))
+                ):
+                    return True
+        for star in self.summary.star_imports:
+            module = self.module(star.module, star.level)
+            names = module.public_names if module is not None else None
+            if module is not None and names and any(module.trains(n) for n in names & called):
+                return True
+        return False
 
     def fingerprint(self) -> str:
         """The texts of every project module this one imports, transitively: a cached
@@ -246,7 +285,7 @@ class ProjectLinker(Resolver):
         if head not in self.summary.bindings and not self.summary.star_imports:
             return None
         symbol = self.symbol(path)
-        if symbol is None or self.session.depth >= MAX_CALL_DEPTH:
+        if symbol is None or not self.session.may_enter():
             return None
         if symbol.name not in symbol.summary.index.classes and (
             symbol.name not in symbol.summary.worth_following
@@ -299,6 +338,7 @@ class ProjectLinker(Resolver):
         session.entries.setdefault((owner.path, qualname), session.current)
         session.first_entries.setdefault(owner.path, session.current)
         session.depth += 1
+        session.entered += 1
         try:
             yield
         finally:
@@ -315,7 +355,7 @@ class ProjectLinker(Resolver):
     ) -> Value | None:
         """A method call on an instance of a class another project module defines."""
         owner = self.session.owners.get(receiver.class_name or "")
-        if owner is None or owner is self.analyzer or self.session.depth >= MAX_CALL_DEPTH:
+        if owner is None or owner is self.analyzer or not self.session.may_enter():
             return None
         info = owner.index.find_method(receiver.class_name or "", method)
         if info is None or method in ("eval", "train"):
@@ -353,7 +393,12 @@ class ForeignAnalyzer(FileAnalyzer):
         if not self.relevant:
             return
         body = [s for s in self.tree.body if not _is_main_guard(s)]
-        self.run_module_body(Trace("<module>"), body)
+        session = self.project.session
+        outer, session.in_globals = session.in_globals, True
+        try:
+            self.run_module_body(Trace("<module>"), body)
+        finally:
+            session.in_globals = outer
 
 
 def link(analyzer: FileAnalyzer, workspace: WorkspaceIndex = WORKSPACE) -> ProjectLinker | None:

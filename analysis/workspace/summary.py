@@ -75,6 +75,7 @@ class ModuleSummary:
         self.relevant = mentions_training_words(source)
         self.bindings: dict[str, ImportBinding] = {}
         self.star_imports: list[ImportBinding] = []
+        self._trains: dict[str, bool] = {}
         self._read_imports()
 
     @functools.cached_property
@@ -159,6 +160,17 @@ class ModuleSummary:
         return frozenset(
             name for name, info in index.top_functions.items() if info.qualname in worth
         )
+
+    def trains(self, name: str) -> bool:
+        """Whether the top-level function or class ``name`` has training code in its own
+        text (a ``backward``, a loss, a loader loop): calling it makes the caller a
+        training script."""
+        known = self._trains.get(name)
+        if known is None:
+            index = self.index
+            node = index.top_functions.get(name) or index.classes.get(name)
+            known = self._trains[name] = node is not None and index.mentions_training(node.node)
+        return known
 
     # --- models ------------------------------------------------------------------------
     @functools.cached_property

@@ -94,8 +94,15 @@ MODEL_PASSTHROUGH_FUNCTIONS = {
 MODEL_FACTORIES = {"timm.create_model", "peft.get_peft_model", "peft.PeftModel.from_pretrained"}
 TOKENIZER_MARKERS = ("Tokenizer", "Processor", "FeatureExtractor", "ImageProcessor")
 MODEL_MARKERS = ("Model", "For", "Transformer", "Net")
-MODULE_BASES = {"torch.nn.Module", "lightning.LightningModule", "transformers.PreTrainedModel"}
-LIGHTNING_MODULE_BASES = {"lightning.LightningModule"}
+#: every import path of ``LightningModule`` (``pytorch_lightning.`` and ``lightning.pytorch.``
+#: fold to ``lightning.`` in names.py): the package root and the modules that define it
+LIGHTNING_MODULE_BASES = {
+    "lightning.LightningModule",
+    "lightning.core.LightningModule",
+    "lightning.core.module.LightningModule",
+    "lightning.core.lightning.LightningModule",  # pytorch_lightning 1.x
+}
+MODULE_BASES = {"torch.nn.Module", "transformers.PreTrainedModel"} | LIGHTNING_MODULE_BASES
 LIGHTNING_NO_GRAD_HOOKS = {
     "validation_step",
     "test_step",

@@ -9,6 +9,7 @@ A line a rule must report ends with ``# expect: TWxxx``.
 
 from __future__ import annotations
 
+import pytest
 from test_trust_classes import assert_exact, assert_quiet, flagged, severities
 from torchward.analysis import Severity
 
@@ -408,6 +409,23 @@ def test_the_returned_loss_is_proven_by_the_backward_lightning_runs_on_it():
         "self.losses.append(loss)  # expect: TW001", 'self.log("loss", loss)'
     )
     assert_quiet(logged, "TW001")
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "from pytorch_lightning import LightningModule",
+        "from lightning.pytorch.core import LightningModule",
+        "from pytorch_lightning.core.module import LightningModule",
+        "from pytorch_lightning.core.lightning import LightningModule",
+    ],
+)
+def test_every_import_path_of_lightning_module_is_one(spelling):
+    source = OUTPUTS_KEPT_WITH_THEIR_GRAPH.replace("import lightning as L", spelling).replace(
+        "(L.LightningModule)", "(LightningModule)"
+    )
+    assert spelling in source
+    assert_exact(source, "TW001")
 
 
 def test_detached_training_outputs_and_validation_outputs_are_quiet():

@@ -70,17 +70,23 @@ def _call_name(call: ast.Call, imports: ImportTable, values: Values | None = Non
 
 
 def read_source(
-    source: str, path: str = "<script>", argv: tuple[str, ...] = ()
+    source: str,
+    path: str = "<script>",
+    argv: tuple[str, ...] = (),
+    tree: ast.Module | None = None,
 ) -> tuple[RunConfig, list[str]]:
     """The run configuration ``source`` describes, and notes about what could not be read.
 
     ``argv``: the arguments the script is launched with (none: a plain ``python SCRIPT``);
-    a configurator the script executes applies them (:mod:`.runconfig_includes`)."""
+    a configurator the script executes applies them (:mod:`.runconfig_includes`).
+    ``tree``: ``source`` already parsed (the linter's tree, the CLI's check): not again —
+    a parse is a third of a read. It is only read, never changed."""
     notes: list[str] = []
-    try:
-        tree = ast.parse(source, filename=path)
-    except SyntaxError as error:
-        return RunConfig(), [f"{path}: not parsed ({error.msg})"]
+    if tree is None:
+        try:
+            tree = ast.parse(source, filename=path)
+        except SyntaxError as error:
+            return RunConfig(), [f"{path}: not parsed ({error.msg})"]
     values = Values(tree, path, notes, source, argv)
     reader = CallReader(
         ImportTable(tree), values, os.path.basename(path) if path.startswith("<") else path

@@ -103,7 +103,8 @@ class PathConditions:
         self._function_states: dict[int, PathCondition] = {}
         self._states: dict[int, PathCondition] = {}
         self._functions: dict[int, ast.AST | None] = {}
-        self._in_progress: set[int] = set()  # states being computed (their guards answer)
+        self._in_progress: set[int] = set()
+        self._distributed: dict[int, bool] = {}  # test → whether it names a distributed set-up  # states being computed (their guards answer)
 
     def parent(self, node: ast.AST) -> ast.AST | None:
         return self.parents.get(id(node))
@@ -198,7 +199,10 @@ class PathConditions:
         value = self.values.decide(test)
         if value is not UNDECIDED and bool(value) == in_body:
             return PathCondition.DEFAULT
-        distributed = bool(_DISTRIBUTED.search(_words(test)))
+        key = id(test)
+        if key not in self._distributed:  # a pure function of the test: asked per node below
+            self._distributed[key] = bool(_DISTRIBUTED.search(_words(test)))
+        distributed = self._distributed[key]
         if value is UNDECIDED:
             return PathCondition.MULTI_GPU if distributed and in_body else PathCondition.UNSURE
         return PathCondition.MULTI_GPU if distributed else PathCondition.OFF

@@ -121,7 +121,9 @@ class ProjectedOom(Rule):
             choice = lookup_hardware(target)
         except (LookupError, ValueError):
             return  # a bad name is the configuration's error, reported by `estimate`
-        config, _ = read_source("\n".join(facts.index.source_lines), facts.path)
+        config, _ = read_source(
+            "\n".join(facts.index.source_lines), facts.path, tree=facts.analyzer.tree
+        )
         extra = facts.settings.estimator  # [tool.torchward.estimate] over the script's values
         models = ()
         if extra is not None:

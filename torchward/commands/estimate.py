@@ -182,11 +182,11 @@ def read_script_like_check(path: str, argv: tuple[str, ...] = ()):
             source = program(source).text
         except NotebookError as error:
             raise ScriptProblem(f"{path}:1:1: malformed-notebook {error}") from None
-    _, problem = parse(source, path)
+    tree, problem = parse(source, path)
     if problem is not None:
         raise ScriptProblem(problem_line(path, problem))
     try:
-        return read_source(source, path, argv)
+        return read_source(source, path, argv, tree)
     except RecursionError:  # nesting the parser took but the reader cannot follow
         too_deep = Problem("internal-error", "file too deeply nested to analyse")
         raise ScriptProblem(problem_line(path, too_deep)) from None

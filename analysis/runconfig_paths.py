@@ -103,8 +103,8 @@ class PathConditions:
         self._function_states: dict[int, PathCondition] = {}
         self._states: dict[int, PathCondition] = {}
         self._functions: dict[int, ast.AST | None] = {}
-        self._in_progress: set[int] = set()
-        self._distributed: dict[int, bool] = {}  # test → whether it names a distributed set-up  # states being computed (their guards answer)
+        self._in_progress: set[int] = set()  # states being computed (their guards answer)
+        self._distributed: dict[int, bool] = {}  # test → whether it names a distributed launch
 
     def parent(self, node: ast.AST) -> ast.AST | None:
         return self.parents.get(id(node))

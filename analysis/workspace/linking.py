@@ -32,9 +32,9 @@ import attrs
 
 from ..analyzer import FileAnalyzer
 from ..events import Trace
-from ..finding import Span
+from ..finding import Confidence, Span
 from ..names import dotted
-from ..values import Kind, Value
+from ..values import Kind, Value, combine
 from .boundary import at_call
 from .index import WORKSPACE, WorkspaceIndex
 from .resolve import is_external, package_of, resolve_module, search_roots
@@ -73,6 +73,9 @@ class ProjectSession:
         # another module's body is running: its own calls into modules are not followed
         # (its globals are torch objects and constants; a library's import-time setup is not)
         self.in_globals = False
+        # a call into another module was not followed: what the modules' code did is
+        # only partly known, so findings inside them are not reported (relocate.py)
+        self.partial = False
         # the call in the analysed file that first led into each function of another
         # module (and into each module): where a finding inside it is reported
         self.entries: dict[tuple[str, str], Span] = {}
@@ -82,8 +85,14 @@ class ProjectSession:
         self._resolved: dict[tuple[str, str, int], str | None] = {}
 
     def may_enter(self) -> bool:
-        """Whether another call may be followed into another module (depth and budget)."""
-        return self.depth < MAX_DEPTH and self.entered < MAX_ENTRIES and not self.in_globals
+        """Whether another call may be followed into another module (depth and budget);
+        a refusal outside a module body makes the analysis partial (:attr:`partial`)."""
+        if self.in_globals:
+            return False
+        if self.depth < MAX_DEPTH and self.entered < MAX_ENTRIES:
+            return True
+        self.partial = True
+        return False
 
     def resolve(self, importer: str, name: str, level: int) -> str | None:
         """:func:`.resolve.resolve_module`, once per importer and name in one analysis (the
@@ -355,7 +364,7 @@ class ProjectLinker(Resolver):
     ) -> Value | None:
         """A method call on an instance of a class another project module defines."""
         owner = self.session.owners.get(receiver.class_name or "")
-        if owner is None or owner is self.analyzer or not self.session.may_enter():
+        if owner is None or owner is self.analyzer:
             return None
         info = owner.index.find_method(receiver.class_name or "", method)
         if info is None or method in ("eval", "train"):
@@ -363,6 +372,10 @@ class ProjectLinker(Resolver):
         if receiver.kind is Kind.MODEL and method == "forward":
             return None
         args, kwargs = run.arguments(node)
+        if not self.session.may_enter():
+            # past the budget: what an unknown call gives (its graph, if any, only maybe)
+            joined = combine([*args, *kwargs.values()])
+            return attrs.evolve(joined, scaled=None, graph_confidence=Confidence.MEDIUM)
         start = len(run.trace.events)
         with self._entering(owner, info.qualname, node):
             value = self.analyzer.call_function(

@@ -12,6 +12,8 @@ place in the other module as its first piece of evidence (with that module's pat
   it is the module's, not this file's (:func:`_own_findings`); one the caller's values
   make surer (a note alone, a warning with the caller's model) is reported here;
 - a suppression comment on that line of the other module suppresses it here too;
+- when the analysis stopped following calls (its budget, :data:`.linking.MAX_ENTRIES`),
+  none is reported: the other modules' code was seen only in part;
 - it carries no fix: its span is the call, not the code a fixer would edit
   (:func:`is_relocated`, which :func:`torchward.analysis.fixes.fixes_for` honours).
 """
@@ -60,8 +62,8 @@ def linked_findings(
     from ..facts import FileFacts
 
     project = facts.analyzer.project
-    if project is None or not project.session.analyzers:
-        return []
+    if project is None or not project.session.analyzers or project.session.partial:
+        return []  # nothing followed, or not all of it: quiet rather than guessing
     session = project.session
     found: list[Finding] = []
     for owner in list(session.analyzers.values()):

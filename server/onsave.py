@@ -1,9 +1,9 @@
 """Documents too large to analyse as you type: analysed when opened and saved.
 
 The analysis of one keystroke is linear in the document (parsing the edited statements,
-indexing the module, replaying the cached function analyses, running the rules), and
-past about 25,000 lines of training code it no longer fits the 1 s a keystroke may take
-(``bench/bench_lsp_size.py``). Above the ``largeFileLines`` setting (default
+indexing the module, replaying the cached function analyses, running the rules): 0.6 s
+at 50,000 lines of training code on a quiet 2-core machine (``bench/bench_lsp_size.py``),
+so somewhere past 80,000 lines it no longer fits the 1 s a keystroke may take. Above the ``largeFileLines`` setting (default
 :data:`~.configuration.DEFAULT_LARGE_FILE_LINES`; 0: never) a document is therefore
 analysed when it is opened, when it is saved and when the settings change — never
 because of an edit:

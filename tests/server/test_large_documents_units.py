@@ -6,7 +6,7 @@ from __future__ import annotations
 import attrs
 from lsprotocol import types
 from torchward.analysis import Confidence, FileReport, Finding, LintSettings, Severity, Span
-from torchward.server.configuration import settings_from_wire
+from torchward.server.configuration import DEFAULT_LARGE_FILE_LINES, settings_from_wire
 from torchward.server.documents import MAX_LOGGED_EDITS, Document, EditLog
 from torchward.server.encoding import ColumnCodec
 from torchward.server.onsave import ON_SAVE, catch_up, is_large, snapshot_fields
@@ -98,4 +98,4 @@ def test_the_limit_setting_is_validated():
     assert settings.large_file_lines == 100 and not errors
     for bad in (-1, "many", 1.5, True):
         settings, errors = settings_from_wire({"largeFileLines": bad})
-        assert settings.large_file_lines == 25_000 and len(errors) == 1
+        assert settings.large_file_lines == DEFAULT_LARGE_FILE_LINES and len(errors) == 1

@@ -25,7 +25,7 @@ return {
       -- select = { 'TW0' }, ignore = { 'TW011' }, severity = { TW002 = 'error' },
       -- estimator = true, inlayHints = true, codeLens = true,
       -- workspaceScan = 'off',     -- 'index' | 'diagnostics': scan the whole root in the background
-      -- largeFileLines = 25000,    -- longer files are analysed on open and save, not as you type
+      -- largeFileLines = 60000,    -- longer files are analysed on open and save, not as you type
     },
   },
   handlers = {

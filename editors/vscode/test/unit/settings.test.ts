@@ -40,7 +40,7 @@ describe('settings mapping', () => {
       inlayHints: true,
       codeLens: true,
       workspaceScan: 'off',
-      largeFileLines: 25000,
+      largeFileLines: 60000,
     });
   });
 

@@ -125,3 +125,21 @@ def test_a_model_the_counter_cannot_size_is_unknown_not_a_crash():
         assert any("Net" in n or "could not be counted" in n for n in notes), notes
     else:
         assert config.params.confidence == "low"  # a layer it could not size lowers it
+
+
+def test_past_the_evaluation_budget_a_value_is_unknown_not_wrong(monkeypatch):
+    """One question evaluates at most ``_STEPS`` expressions (a BERT modelling file took a
+    minute: parameters followed through same-named methods' call sites); past it the
+    answer is "unknown", never a partial value."""
+    import ast
+
+    from torchward.analysis import runconfig_values
+    from torchward.analysis.runconfig import Values
+
+    source = "a0 = 1\n" + "".join(f"a{i} = a{i - 1} + 1\n" for i in range(1, 15))
+    source += "batch_size = a14\n"  # ~45 expressions, 30 deep (the depth guard is 40)
+    tree = ast.parse(source)
+    use = tree.body[-1].value
+    assert Values(tree, "chain.py", [], source).get(use) == (15, "medium")
+    monkeypatch.setattr(runconfig_values, "_STEPS", 20)
+    assert Values(tree, "chain.py", [], source).get(use) is None

@@ -398,6 +398,7 @@ class ForeignAnalyzer(FileAnalyzer):
         self.summary = summary
         super().__init__(summary.tree, summary.source, summary.path, None)
         self.evidence_path = summary.path
+        self.session = session
         self.project = ProjectLinker(self, summary, session)
 
     def run_globals(self) -> None:
@@ -406,7 +407,7 @@ class ForeignAnalyzer(FileAnalyzer):
         if not self.relevant:
             return
         body = [s for s in self.tree.body if not _is_main_guard(s)]
-        session = self.project.session
+        session = self.session
         outer, session.in_globals = session.in_globals, True
         try:
             self.run_module_body(Trace("<module>"), body)

@@ -16,6 +16,7 @@ import attrs
 
 from .facts import FileFacts, build_facts
 from .finding import Finding, Severity, Span
+from .parsing import parse_module
 from .positions import LineIndex
 from .reparse import reparse
 from .rule import Rule, all_rules
@@ -64,7 +65,7 @@ def parse(
             if previous is not None:
                 tree = reparse(previous[0], previous[1], source, path)
             else:
-                tree = ast.parse(source, filename=path, type_comments=False)
+                tree = parse_module(source, path)
         kept = (source, tree)
         return tree, None
     except SyntaxError as error:
@@ -141,13 +142,6 @@ def analyze_source(
     return FileReport(path, tuple(shown), tuple(problems))
 
 
-def _order(finding: Finding) -> tuple:
-    """By span, then code: Span's fields in their order, as plain ints (attrs' ``__lt__``
-    builds two tuples per comparison: a tenth of an editor keystroke at 140 findings)."""
-    span = finding.span
-    return (span.line, span.column, span.end_line, span.end_column, finding.code)
-
-
 def _linked_findings(facts: FileFacts, rules: tuple[type[Rule], ...]) -> list[Finding]:
     """Findings in other project modules' code as this file calls it (reported at the call)."""
     try:
@@ -155,6 +149,13 @@ def _linked_findings(facts: FileFacts, rules: tuple[type[Rule], ...]) -> list[Fi
     except Exception:  # cross-file findings are extra: never lose the file's own
         log.exception("cross-file findings failed on %s", facts.path)
         return []
+
+
+def _order(finding: Finding) -> tuple:
+    """By span, then code: Span's fields in their order, as plain ints (attrs' ``__lt__``
+    builds two tuples per comparison: a tenth of an editor keystroke at 140 findings)."""
+    span = finding.span
+    return (span.line, span.column, span.end_line, span.end_column, finding.code)
 
 
 def _cap_notes(findings: list[Finding], limit: int | None) -> list[Finding]:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import ast
 import warnings
 
+from .parsing import parse_module
 from .positions import LineIndex
 
 
@@ -51,7 +52,7 @@ def _changed_lines(old: list[str], new: list[str]) -> tuple[int, int, int]:
 def _parse(text: str, path: str) -> ast.Module:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return ast.parse(text, filename=path)
+        return parse_module(text, path)
 
 
 def _parse_from(lines: list[str], start: int, end: int, path: str) -> ast.Module:

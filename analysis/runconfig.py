@@ -29,6 +29,7 @@ import re
 from torchward.estimator.runconfig import RunConfig
 
 from .names import ImportTable, dotted, qualified_name
+from .parsing import parse_module
 from .runconfig_calls import CallReader
 from .runconfig_declarations import Values
 from .runconfig_model import model_by_name, registered_model_call, workspace_model
@@ -84,7 +85,7 @@ def read_source(
     notes: list[str] = []
     if tree is None:
         try:
-            tree = ast.parse(source, filename=path)
+            tree = parse_module(source, path)
         except SyntaxError as error:
             return RunConfig(), [f"{path}: not parsed ({error.msg})"]
     values = Values(tree, path, notes, source, argv)

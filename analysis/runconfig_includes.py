@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from torchward.estimator import dependencies
 
 from .names import dotted
+from .parsing import parse_module
 
 if TYPE_CHECKING:
     from .runconfig import Values
@@ -97,7 +98,7 @@ def _parse(values: Values, filename: str) -> tuple[ast.Module, str, str] | None:
             continue
         try:
             text = dependencies.read_text(full, encoding="utf-8-sig")
-            return ast.parse(text, filename=full), filename, text
+            return parse_module(text, full), filename, text
         except (OSError, SyntaxError, ValueError) as error:
             values.notes.append(f"{filename}: not read ({error})")
             return None

@@ -50,6 +50,7 @@ if TYPE_CHECKING:  # the engine loads after the initialize reply (server start-u
     from .encoding import ColumnCodec
     from .server import TorchwardServer
 
+from ..analysis.parsing import parse_module
 from .results import DocumentResult
 from .workspace import module_index, module_text_changed
 
@@ -169,7 +170,7 @@ class Symbols:
 def _symbols(text: str, path: str) -> Symbols:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        tree = ast.parse(text, filename=path)
+        tree = parse_module(text, path)
     try:
         from torchward.analysis.workspace import ModuleSummary
 

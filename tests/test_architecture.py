@@ -127,6 +127,24 @@ def test_nothing_imports_torch_at_module_level(folder):
     assert violations == []
 
 
+@pytest.mark.parametrize("folder", sorted(PACKAGES))
+def test_every_parse_takes_the_parse_lock(folder):
+    """CPython 3.11 fails two concurrent ``ast.parse`` calls with a SystemError now and
+    then (the server parses in several threads): only ``analysis/parsing.py`` calls it."""
+    violations = [
+        f"{path.relative_to(REPOSITORY)}:{node.lineno}: calls ast.parse directly"
+        for path in source_files(folder)
+        if path != REPOSITORY / "analysis" / "parsing.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "parse"
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "ast"
+    ]
+    assert violations == []
+
+
 def test_the_import_check_resolves_relative_imports_and_knows_module_level():
     source = textwrap.dedent(
         """

@@ -25,7 +25,6 @@ the user's file), and a round count limit ends a chain of fixes that keep enabli
 
 from __future__ import annotations
 
-import ast
 import warnings
 from collections.abc import Sequence
 
@@ -33,6 +32,7 @@ import attrs
 
 from ..engine import Problem, analyze_source
 from ..finding import Applicability, Edit, Finding, Fix, Span
+from ..parsing import parse_module
 from ..settings import LintSettings
 from .edits import Offsets, apply_edits, overlaps
 
@@ -109,7 +109,7 @@ def _parses(text: str) -> bool:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            ast.parse(text)
+            parse_module(text)
         return True
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False

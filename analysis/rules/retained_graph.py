@@ -7,6 +7,7 @@ import functools
 
 from ..events import EventKind
 from ..finding import Applicability, Evidence, Proof, Severity
+from ..parsing import parse_expression
 from ..rule import Fixed, Invalid, Rule
 from ..structure import events, is_iteration_loop, loop_header
 
@@ -26,7 +27,7 @@ def _called(text: str | None, method: str) -> str:
     """``text.method()``, parenthesised when ``text`` is not atomic: ``(a * b).detach()``."""
     text = text or "x"
     try:
-        node = ast.parse(text.strip(), mode="eval").body
+        node = parse_expression(text.strip())
     except SyntaxError:
         return f"({text}).{method}()"
     atomic = isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript))

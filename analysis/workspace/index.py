@@ -16,7 +16,6 @@ Never imports user code: a module is read and parsed, nothing else.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import os
 import threading
@@ -25,6 +24,7 @@ from collections import OrderedDict
 
 from torchward.estimator import dependencies
 
+from ..parsing import parse_module
 from .resolve import MAX_MODULE_BYTES
 from .summary import ModuleSummary
 
@@ -115,7 +115,7 @@ def _parse(path: str, digest: str, data: bytes) -> ModuleSummary | None:
             return None
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            tree = ast.parse(source, filename=path)
+            tree = parse_module(source, path)
     except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError):
         return None
     return ModuleSummary(path, digest, source, tree)

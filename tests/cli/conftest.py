@@ -17,6 +17,7 @@ import torchward.analysis as analysis_package
 from torchward.analysis import all_rules, engine
 from torchward.analysis import rule as rule_module
 
+from torchward import runner
 from torchward.cli import main
 
 from .projects import StandInRetainedGraph
@@ -25,6 +26,20 @@ from .projects import StandInRetainedGraph
 @pytest.fixture(scope="session")
 def real_tw001() -> bool:
     return any(rule.code == "TW001" for rule in all_rules())
+
+
+@pytest.fixture
+def analysed(monkeypatch) -> list[str]:
+    """The paths each run really analysed (not served from the cache)."""
+    calls: list[str] = []
+    original = runner.check_one
+
+    def counted(path, absolute, settings):
+        calls.append(path)
+        return original(path, absolute, settings)
+
+    monkeypatch.setattr(runner, "check_one", counted)
+    return calls
 
 
 @pytest.fixture

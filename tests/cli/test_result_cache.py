@@ -8,26 +8,9 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
-
-from torchward import runner
 from torchward.cache import CACHE_DIR_NAME, engine_fingerprint
 
 from .projects import CLEAN, RETAINED_LINE, TRAIN_LOOP, pyproject, write
-
-
-@pytest.fixture
-def analysed(monkeypatch) -> list[str]:
-    """The paths each run really analysed (not served from the cache)."""
-    calls: list[str] = []
-    original = runner.check_one
-
-    def counted(path, absolute, settings):
-        calls.append(path)
-        return original(path, absolute, settings)
-
-    monkeypatch.setattr(runner, "check_one", counted)
-    return calls
 
 
 def test_a_second_run_analyses_nothing_and_reports_the_same(project, torchward, tw001, analysed):

@@ -17,10 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from torchward import runner
 from torchward.cli import main
 
-FIXTURE = Path(__file__).parent / "fixtures" / "crossfile" / "project"
+FIXTURE = Path(__file__).parents[1] / "analysis" / "fixtures" / "crossfile" / "project"
 LOSSES = """\
 import torch.nn.functional as F
 
@@ -96,16 +95,9 @@ def test_cached_runs_follow_every_module_a_result_read(project: Path):
     assert ("train.py", "TW003") not in codes
 
 
-def test_a_module_nobody_imports_invalidates_nothing(project: Path, monkeypatch):
+def test_a_module_nobody_imports_invalidates_nothing(project: Path, analysed: list[str]):
     _run()
-    analysed: list[str] = []
-    original = runner.check_one
-
-    def counted(path, absolute, lint_settings):
-        analysed.append(path)
-        return original(path, absolute, lint_settings)
-
-    monkeypatch.setattr(runner, "check_one", counted)
+    analysed.clear()
     (project / "notes.py").write_text("print('not imported')\n")
     _run()
     assert analysed == ["notes.py"]

@@ -32,7 +32,7 @@ from . import HookPlan
 def drive_hook(analyzer, info, plan: HookPlan, class_name: str) -> None:
     """Analyse ``info`` as its framework calls it on an instance of ``class_name``: once
     per batch, inside a loop."""
-    self_value = analyzer.instantiate(class_name, None, {}, None, None)
+    self_value = analyzer.entry_instance(class_name, info)  # __init__, then setup(stage)
     own = dict(self_value.attributes)
     missing = {name: value for name, value in plan.self_attributes if name not in own}
     if missing:

@@ -474,3 +474,21 @@ def test_the_same_body_outside_a_lightning_module_has_no_framework_loop():
         "  # expect: TW001", ""
     )
     assert flagged(plain, "TW001") == []
+
+
+# Lightning calls ``setup(stage)`` before the first training_step: what it puts on self
+# is what training_step reads
+OUTPUTS_LIST_BUILT_IN_SETUP = OUTPUTS_KEPT_WITH_THEIR_GRAPH.replace(
+    "            self.training_step_outputs = []\n", ""
+).replace(
+    "        def training_step(self, batch, batch_idx):\n",
+    "        def setup(self, stage):\n"
+    "            self.training_step_outputs = []\n\n"
+    "        def training_step(self, batch, batch_idx):\n",
+)
+
+
+def test_a_list_lightning_setup_builds_is_kept_across_steps():
+    assert "def setup(self, stage)" in OUTPUTS_LIST_BUILT_IN_SETUP
+    assert_exact(OUTPUTS_LIST_BUILT_IN_SETUP, "TW001")
+    assert severities(OUTPUTS_LIST_BUILT_IN_SETUP, "TW001") == [Severity.ERROR]

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from ..events import EventKind
-from ..finding import Applicability, Confidence, Evidence, Severity
+from ..events import Event, EventKind
+from ..finding import Applicability, Confidence, Evidence, Severity, Span
 from ..rule import Fixed, Invalid, Rule
 from ..structure import events, loop_header, runs_backward
+from ..workspace.boundary import constructed_inside, foreign_events, foreign_sources
 
 
 class SamplerSetEpochMissing(Rule):
@@ -56,7 +57,10 @@ class SamplerSetEpochMissing(Rule):
     dataset or through a helper), when the sampler is built with `shuffle=False`, when
     the loader is iterated once (no epoch loop around it), and for loaders prepared by
     Accelerate or built by frameworks. A batch loop in a helper the epoch loop calls
-    (`self.train_epoch(epoch)`) is reported at that call, without a fix.
+    (`self.train_epoch(epoch)`) is reported at that call, without a fix. A loader built in
+    another project module (`make_loader()` in `data.py`) is found through cross-file
+    analysis; then any `set_epoch` in a followed module's text keeps it quiet, and the fix
+    is unsafe (the sampler's other paths are in a file the fixer does not read).
     """
 
     code = "TW021"
@@ -130,18 +134,30 @@ class SamplerSetEpochMissing(Rule):
     def check(self, facts):
         if "set_epoch" in facts.analyzer.source:
             return  # set somewhere, perhaps where the analysis cannot follow
+        # construction events by (module, span): None for this file's own; a loader built
+        # in another module (``make_loader()`` in data.py) is found through the call that
+        # brought it here (cross-file analysis), unless a followed module calls set_epoch
+        built: list[tuple[str | None, Event]] = [
+            (None, event) for _, event in events(facts, EventKind.SAMPLER_BUILT)
+        ]
+        made: list[tuple[str | None, Event]] = [
+            (None, event) for _, event in events(facts, EventKind.LOADER_BUILT)
+        ]
+        if not any("set_epoch" in source for source in foreign_sources(facts)):
+            built += foreign_events(facts, EventKind.SAMPLER_BUILT)
+            made += foreign_events(facts, EventKind.LOADER_BUILT)
         shuffling = {
-            event.span: event
-            for _, event in events(facts, EventKind.SAMPLER_BUILT)
+            (path, event.span): event
+            for path, event in built
             if event.call is not None and event.call.shuffles
         }
         if not shuffling:
             return
         loaders = {
-            event.span: event
-            for _, event in events(facts, EventKind.LOADER_BUILT)
+            (path, event.span): event
+            for path, event in made
             if event.call is not None
-            and any(origin in shuffling for origin in event.call.sampler_origins)
+            and any((path, origin) in shuffling for origin in event.call.sampler_origins)
         }
         reported = set()
         iterations = [
@@ -152,7 +168,7 @@ class SamplerSetEpochMissing(Rule):
             loader = iterate.value
             # the loader may be built on several paths: any with a shuffling sampler counts
             origins = loader.origins() if loader is not None else ()
-            site = next((o.span for o in origins if o.span in loaders), None)
+            site = next((key for o in origins for key in _places(facts, o) if key in loaders), None)
             if (
                 loader is None
                 or site is None
@@ -165,19 +181,34 @@ class SamplerSetEpochMissing(Rule):
             if not runs_backward(trace, iterate.loops[-1]):
                 continue
             reported.add(site)
-            built = loaders[site].call
-            assert built is not None  # filtered above
-            sampler = shuffling[next(o for o in built.sampler_origins if o in shuffling)]
+            call = loaders[site].call
+            assert call is not None  # filtered above
+            module = site[0]
+            sampler = shuffling[
+                next((module, o) for o in call.sampler_origins if (module, o) in shuffling)
+            ]
             # a batch loop in a helper (``self.train_epoch()``) repeats in the caller's loop
             epoch_loop = iterate.loops[-1 if iterate.kind is EventKind.ITERATE_IN_CALL else -2]
+            # built in another module: where it is, and the call of this file that brought it
+            brought: list[Evidence] = (
+                [next(o for o in origins if site in _places(facts, o))] if module else []
+            )
             yield self.finding(
                 iterate.span,
                 "this DataLoader's DistributedSampler shuffles with `seed + epoch`, but `set_epoch` is never "
                 "called: every epoch replays the same order on every rank. Call "
                 "`sampler.set_epoch(epoch)` at the start of each epoch.",
                 evidence=[
-                    Evidence(sampler.span, "the DistributedSampler is built here"),
+                    Evidence(sampler.span, "the DistributedSampler is built here", module),
                     Evidence(loop_header(trace, epoch_loop), "the epoch loop"),
                     *iterate.via,
+                    *brought,
                 ],
             )
+
+
+def _places(facts, origin: Evidence) -> list[tuple[str | None, Span]]:
+    """Where the construction ``origin`` names may be, as keys of construction events:
+    this file's own span, then the places inside other modules a call brought it from."""
+    inside = [(item.path, item.span) for item in constructed_inside(facts, origin) if item.path]
+    return [(None, origin.span), *inside]

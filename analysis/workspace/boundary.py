@@ -13,12 +13,18 @@ the line of this file that the user can act on — and still names the place ins
 from __future__ import annotations
 
 import os
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from ..finding import Evidence, Span
 from ..values import Value, _evidence_key
+
+if TYPE_CHECKING:
+    from ..events import Event, EventKind
+    from ..facts import FileFacts
+    from .linking import ProjectSession
 
 
 def at_call(value: Any, call: Span, here: str | None) -> Any:
@@ -60,3 +66,45 @@ def _rewrite(item: Any, call: Span, here: str | None, memo: dict[int, Any]) -> A
                 )
     memo[key] = result
     return result
+
+
+# --- the way back: what a re-anchored value stood for ------------------------------------
+# A rule that pairs a value with the event that built it (TW021: the loader iterated here
+# with the ``DistributedSampler`` built for it) finds the event in the other module's
+# trace and the value at the call; these two queries join them again.
+
+
+def constructed_inside(facts: FileFacts, origin: Evidence) -> tuple[Evidence, ...]:
+    """The places inside other modules where a value whose ``origin`` is a call of the
+    analysed file was constructed (their evidence names their module); () for a value
+    this file constructs, or when the analysis followed other modules only in part."""
+    session = _session(facts)
+    if session is None or (origin.path and origin.path != facts.analyzer.evidence_path):
+        return ()
+    return tuple(sorted(session.brought.get(origin.span, ()), key=_evidence_key))
+
+
+def foreign_events(facts: FileFacts, kind: EventKind) -> Iterator[tuple[str, Event]]:
+    """``kind`` events of the other modules' functions as this file's analysis called
+    them, with the path of the module whose trace holds each; none when the analysis
+    followed other modules only in part (quiet rather than guessing)."""
+    session = _session(facts)
+    for owner in list(session.analyzers.values()) if session is not None else ():
+        for trace in owner.traces:
+            for event in trace.events:
+                if event.kind is kind:
+                    yield owner.path, event
+
+
+def foreign_sources(facts: FileFacts) -> Iterator[str]:
+    """The texts of the other modules this file's analysis followed calls into."""
+    session = _session(facts)
+    for owner in list(session.analyzers.values()) if session is not None else ():
+        yield owner.source
+
+
+def _session(facts: FileFacts) -> ProjectSession | None:
+    project = facts.analyzer.project
+    if project is None or project.session.partial:
+        return None
+    return project.session

@@ -32,7 +32,7 @@ import attrs
 
 from ..analyzer import FileAnalyzer
 from ..events import Trace
-from ..finding import Confidence, Span
+from ..finding import Confidence, Evidence, Span
 from ..names import dotted
 from ..values import Kind, Value, combine
 from .boundary import at_call
@@ -81,6 +81,9 @@ class ProjectSession:
         self.entries: dict[tuple[str, str], Span] = {}
         self.first_entries: dict[str, Span] = {}
         self.current: Span | None = None  # the analysed file's call being followed
+        # where the values each call of the analysed file brought back were constructed
+        # inside other modules, before :mod:`.boundary` re-anchored them at the call
+        self.brought: dict[Span, set[Evidence]] = {}
         self._roots: dict[str, tuple[str, ...]] = {}
         self._resolved: dict[tuple[str, str, int], str | None] = {}
 
@@ -326,6 +329,7 @@ class ProjectLinker(Resolver):
             return value
         span = self.analyzer.lines.span(node)
         here = self.analyzer.evidence_path
+        self.session.brought.setdefault(span, set()).update(value.origins())
         events = run.trace.events
         for position in range(start, len(events)):
             event = events[position]

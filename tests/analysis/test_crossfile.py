@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from torchward.analysis import LintSettings, analyze_source
+from torchward.analysis.finding import Applicability
 from torchward.analysis.fixes import fixes_for
 from torchward.analysis.workspace import WORKSPACE
 
@@ -65,9 +66,7 @@ def project(workspace: Path) -> Path:
 # (single-file version, split version, rules that do not follow the split yet)
 PAIRS = [
     ("single", "project", set()),
-    # TW021 pairs the DistributedSampler built in data.py with train.py's epoch loop
-    # through construction events, which stay in the module that builds the loader
-    ("single2", "project2", {"TW021"}),
+    ("single2", "project2", set()),
 ]
 
 
@@ -131,3 +130,98 @@ def test_without_the_project_the_script_sees_nothing_of_its_helpers(project: Pat
     source = (project / "train.py").read_text()
     codes = {f.code for f in analyze_source(source, "<untitled>", ALL).findings}
     assert "TW005" not in codes and "TW003" not in codes
+
+
+def test_a_sampler_built_in_a_helper_module_is_paired_with_the_epoch_loop(workspace: Path):
+    """TW021: the DistributedSampler is built in data.py's helper, the epoch loop is
+    train.py's; reported where the single-file version reports it (the iterated loader),
+    the construction named in data.py, the call that brought the loader as evidence."""
+    project = workspace / "project2"
+    train = project / "train.py"
+    source = train.read_text()
+    found = [f for f in analyze_source(source, str(train), ALL).findings if f.code == "TW021"]
+    assert len(found) == 1
+    finding = found[0]
+    assert (
+        source.splitlines()[finding.span.line - 1].strip() == "for inputs, targets in train_loader:"
+    )
+    sampler, epoch_loop = finding.evidence[0], finding.evidence[1]
+    assert sampler.path == str(project / "data.py")
+    data_line = (project / "data.py").read_text().splitlines()[sampler.span.line - 1]
+    assert "DistributedSampler(dataset)" in data_line
+    assert source.splitlines()[epoch_loop.span.line - 1].strip() == "for epoch in range(20):"
+    brought = finding.evidence[-1]
+    assert brought.path is None and "(in data.py:8)" in brought.message
+    assert source.splitlines()[brought.span.line - 1].strip().startswith("train_loader = sharded_")
+    # the fix edits train.py only; that the sampler is distributed on every path is
+    # written in data.py, which the fixer cannot read: unsafe, never safe
+    (fix,) = fixes_for(source, finding)
+    assert fix.applicability is Applicability.UNSAFE
+    assert [edit.text.strip() for edit in fix.edits] == ["train_loader.sampler.set_epoch(epoch)"]
+
+
+@pytest.mark.parametrize(
+    ("where", "old", "new"),
+    [
+        # the script sets the epoch on the loader's sampler
+        (
+            "train.py",
+            "        for inputs, targets in train_loader:\n",
+            "        train_loader.sampler.set_epoch(epoch)\n"
+            "        for inputs, targets in train_loader:\n",
+        ),
+        # the helper module returns the sampler too, and the script sets its epoch
+        (
+            "data.py",
+            "    return DataLoader(dataset, batch_size=batch_size, sampler=DistributedSampler(dataset))\n",
+            "    sampler = DistributedSampler(dataset)\n"
+            "    return DataLoader(dataset, batch_size=batch_size, sampler=sampler), sampler\n",
+        ),
+        # a helper of data.py the script calls every epoch sets it
+        (
+            "data.py",
+            "def sharded_loader(",
+            "def new_epoch(loader, epoch):\n    loader.sampler.set_epoch(epoch)\n\n\n"
+            "def sharded_loader(",
+        ),
+        # the sampler does not shuffle: the order is meant to be fixed
+        ("data.py", "DistributedSampler(dataset)", "DistributedSampler(dataset, shuffle=False)"),
+    ],
+)
+def test_a_sampler_built_in_a_helper_module_with_its_epoch_set_is_quiet(
+    workspace: Path, where: str, old: str, new: str
+):
+    project = workspace / "project2"
+    train = project / "train.py"
+    before = {f.code for f in analyze_source(train.read_text(), str(train), ALL).findings}
+    assert "TW021" in before
+    path = project / where
+    assert old in path.read_text()
+    path.write_text(path.read_text().replace(old, new))
+    if where == "data.py" and "new_epoch" in new:
+        train.write_text(
+            train.read_text()
+            .replace("import sharded_loader", "import new_epoch, sharded_loader")
+            .replace(
+                "        for inputs, targets in train_loader:\n",
+                "        new_epoch(train_loader, epoch)\n        for inputs, targets in train_loader:\n",
+            )
+        )
+    elif "sampler\n" in new:
+        train.write_text(
+            train.read_text()
+            .replace(
+                "    train_loader = sharded_loader(train_set)\n",
+                "    train_loader, sampler = sharded_loader(train_set)\n",
+            )
+            .replace(
+                "    val_loader = sharded_loader(val_set, batch_size=128)\n",
+                "    val_loader, _ = sharded_loader(val_set, batch_size=128)\n",
+            )
+            .replace(
+                "        for inputs, targets in train_loader:\n",
+                "        sampler.set_epoch(epoch)\n        for inputs, targets in train_loader:\n",
+            )
+        )
+    after = {f.code for f in analyze_source(train.read_text(), str(train), ALL).findings}
+    assert after == before - {"TW021"}  # the rest of the program is still seen

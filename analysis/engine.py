@@ -135,8 +135,16 @@ def analyze_source(
     for finding in findings:
         if suppressions.is_suppressed(finding.code, finding.span.line):
             continue
+        evidence = localised(finding.evidence, path)
         severity = settings.severity_for(finding.code, finding.severity)
-        kept.append(attrs.evolve(localised(finding, path), path=path, severity=severity))
+        # attrs.evolve only where something changes: a keystroke re-delivers every finding
+        if (
+            evidence is not finding.evidence
+            or finding.path != path
+            or finding.severity is not severity
+        ):
+            finding = attrs.evolve(finding, evidence=evidence, path=path, severity=severity)
+        kept.append(finding)
     kept.sort(key=_order)
     shown = _cap_notes(_dedupe(kept), settings.notes_per_file)
     return FileReport(path, tuple(shown), tuple(problems))

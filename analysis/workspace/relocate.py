@@ -44,15 +44,15 @@ def is_relocated(finding: Finding) -> bool:
     return bool(finding.evidence) and finding.evidence[0].message.startswith(RELOCATED)
 
 
-def localised(finding: Finding, path: str) -> Finding:
-    """``finding`` with evidence in its own file marked as such (no path): an analysis that
-    links other modules names the path of every piece of evidence."""
-    if not any(item.path == path for item in finding.evidence):
-        return finding
-    evidence = tuple(
-        attrs.evolve(item, path=None) if item.path == path else item for item in finding.evidence
+def localised(evidence: tuple[Evidence, ...], path: str) -> tuple[Evidence, ...]:
+    """``evidence`` with the pieces in its own file marked as such (no path): an analysis
+    that links other modules names the path of every piece. The same tuple when nothing is
+    marked, so the caller can skip rebuilding the finding (a keystroke re-delivers all)."""
+    if not any(item.path == path for item in evidence):
+        return evidence
+    return tuple(
+        Evidence(item.span, item.message) if item.path == path else item for item in evidence
     )
-    return attrs.evolve(finding, evidence=evidence)
 
 
 def linked_findings(

@@ -88,6 +88,9 @@ def serve(options: argparse.Namespace) -> int:
     from .server import create_server
 
     server = create_server()
+    # Everything imported so far (lsprotocol's thousands of classes, converters, the rule
+    # catalogue) lives as long as the process: frozen, full collections no longer walk it.
+    gc.freeze()
     if address is not None:
         server.start_tcp(*address)
     else:

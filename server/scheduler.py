@@ -21,6 +21,7 @@ types, the next keystroke cancels it instead of competing with the next analysis
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import time
 from collections.abc import Callable
@@ -163,6 +164,7 @@ def warm_up() -> None:
         analyze_source(WARM_UP_SOURCE, "<warm-up>", LintSettings())
     except Exception:  # the first real analysis reports what is wrong
         log.exception("warming up the analysis failed")
+    gc.freeze()  # the engine's modules live as long as the process (see launcher.serve)
 
 
 def _after_bom(report: FileReport) -> FileReport:

@@ -219,6 +219,10 @@ class Scheduler:
         self.estimate_quiet_s = ESTIMATE_QUIET_S
         self._tasks: dict[str, asyncio.Task] = {}
         self._analysing: set[str] = set()
+        # documents whose inputs changed while they were being analysed with the same text
+        # (a module they import was edited): the running analysis may have read the old
+        # module, so it runs again when it ends
+        self._inputs_changed: set[str] = set()
         self._waiters: dict[str, list[asyncio.Future]] = {}
 
     def schedule(self, uri: str, delay_s: float) -> None:
@@ -226,7 +230,8 @@ class Scheduler:
         task = self._tasks.get(uri)
         if task is not None and not task.done():
             if uri in self._analysing:
-                return  # the running analysis re-runs on the newest text when it ends
+                self._inputs_changed.add(uri)
+                return  # the running analysis re-runs on the newest inputs when it ends
             task.cancel()
         self._tasks[uri] = asyncio.ensure_future(self._run(uri, delay_s))
 
@@ -245,6 +250,7 @@ class Scheduler:
         return future
 
     def forget(self, uri: str) -> None:
+        self._inputs_changed.discard(uri)
         task = self._tasks.pop(uri, None)
         if task is not None and uri not in self._analysing:
             task.cancel()
@@ -278,12 +284,15 @@ class Scheduler:
                 if snapshot is None:
                     return
                 self._analysing.add(uri)
+                self._inputs_changed.discard(uri)
                 try:
                     outcome = await loop.run_in_executor(self._executor, analyse, snapshot, None)
                 finally:
                     self._analysing.discard(uri)
                 if self._current_key(uri) == snapshot.key:
                     self._deliver(outcome)
+                    if uri in self._inputs_changed:
+                        continue  # current text, but it may have read a module's old text
                     self._wake(uri)
                     await self._estimate(uri, snapshot)
                     return

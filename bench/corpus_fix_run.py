@@ -12,7 +12,9 @@ This script automates what a program can check and lists what a person must read
 3. print the unified diff of the *safe* fixes alone (``--diff``) into
    ``safe-fixes.diff`` next to the copy, for review: that is the list to read when
    checking that no safe fix touches a value reaching ``backward()``;
-4. run ``torchward check COPY --fix --unsafe-fixes --exit-zero --no-cache``;
+4. run ``torchward check COPY --fix --unsafe-fixes --exit-zero --no-cache --all-notes``
+   (every note, not only each file's first: fixing a file's first note must not
+   count the next one, shown now, as a new finding);
 5. check: every file that parsed still parses; re-linting finds no finding with a code
    a file did not have before (per file and code, counts never grow) and none of the
    findings that had a fix remains at its statement; a second ``--fix
@@ -118,7 +120,9 @@ def digest(tree: pathlib.Path) -> dict[str, str]:
 
 
 def lint(tree: pathlib.Path) -> list[dict]:
-    done = torchward("check", str(tree), "--format", "json", "--exit-zero", "--no-cache")
+    done = torchward(
+        "check", str(tree), "--format", "json", "--exit-zero", "--no-cache", "--all-notes"
+    )
     data = json.loads(done.stdout)
     return data["findings"] if isinstance(data, dict) else data
 
@@ -150,18 +154,30 @@ def main(argv: list[str] | None = None) -> int:
     offered = collections.Counter((f["code"], f["fixes"][0]["applicability"]) for f in fixable)
     safe = [f for f in before if any(x["applicability"] == "safe" for x in f["fixes"])]
 
-    diff = torchward("check", str(args.copy), "--diff", "--no-cache")
+    diff = torchward("check", str(args.copy), "--diff", "--no-cache", "--all-notes")
     diff_path = args.copy.with_name(args.copy.name + "-safe-fixes.diff")
     diff_path.write_text(diff.stdout, encoding="utf-8")
 
     started = time.perf_counter()
     first = torchward(
-        "check", str(args.copy), "--fix", "--unsafe-fixes", "--exit-zero", "--no-cache"
+        "check",
+        str(args.copy),
+        "--fix",
+        "--unsafe-fixes",
+        "--exit-zero",
+        "--no-cache",
+        "--all-notes",
     )
     first_seconds = time.perf_counter() - started
     after_first = digest(args.copy)
     second = torchward(
-        "check", str(args.copy), "--fix", "--unsafe-fixes", "--exit-zero", "--no-cache"
+        "check",
+        str(args.copy),
+        "--fix",
+        "--unsafe-fixes",
+        "--exit-zero",
+        "--no-cache",
+        "--all-notes",
     )
     after_second = digest(args.copy)
 

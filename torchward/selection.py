@@ -19,13 +19,20 @@ from .patterns import PatternList
 
 class RuleSelection:
     def __init__(
-        self, config: Config, select: tuple[str, ...] | None = None, ignore: tuple[str, ...] = ()
+        self,
+        config: Config,
+        select: tuple[str, ...] | None = None,
+        ignore: tuple[str, ...] = (),
+        *,
+        all_notes: bool = False,
     ) -> None:
         self.root = os.path.abspath(config.root)
         self.select = select if select else config.select
         self.ignore = tuple(config.ignore) + tuple(ignore)
         self.severity = tuple((code, Severity(level)) for code, level in config.severity)
         self.target_gpu = config.target_gpu
+        # every note of a file (``--all-notes``), not only its first (the default)
+        self.notes_per_file: int | None = None if all_notes else LintSettings().notes_per_file
         self.estimator = config.estimator_settings()
         self.per_file = tuple(
             (PatternList.parse("", [glob]), codes) for glob, codes in config.per_file_ignores
@@ -37,6 +44,7 @@ class RuleSelection:
             "per-file-ignores": [[glob, list(codes)] for glob, codes in config.per_file_ignores],
             "root": self.root if self.per_file else "",
             "target-gpu": self.target_gpu,
+            "notes-per-file": self.notes_per_file,
         }
         if self.estimator is not None:
             self._identity["estimator"] = self.estimator.identity()
@@ -66,6 +74,7 @@ class RuleSelection:
                 severity=self.severity,
                 target_gpu=self.target_gpu,
                 estimator=self.estimator,
+                notes_per_file=self.notes_per_file,
             )
             self._by_extra[extra] = settings
         return settings

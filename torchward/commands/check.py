@@ -48,6 +48,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--exit-zero", action="store_true", help="exit 0 even when there are findings"
     )
     parser.add_argument(
+        "--all-notes",
+        action="store_true",
+        help="show every note of a file (default: only its first; warnings and errors are never capped)",
+    )
+    parser.add_argument(
         "--jobs", "-j", type=positive_int, metavar="N", help="worker processes (default: CPU count)"
     )
     parser.add_argument(
@@ -157,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
     if not files:
         print(f"torchward: warning: no Python files found under {' '.join(paths)}", file=sys.stderr)
         return 0
-    selection = RuleSelection(config, select or None, ignore)
+    selection = RuleSelection(config, select or None, ignore, all_notes=args.all_notes)
     cache = None
     if not args.no_cache:
         from .. import estimator  # TW010's numbers come from the estimator's code and data

@@ -95,7 +95,12 @@ def _estimate_args(args: argparse.Namespace, script: str | None) -> argparse.Nam
 
     values = {name: getattr(args, name, None) for name in _FLAGS}
     values.update(
-        script=script, gpu=args.gpu, config=args.config, checkpointing=None, use_cache=None
+        script=script,
+        script_args="",  # the job a plain `python SCRIPT` runs, as estimate reads by default
+        gpu=args.gpu,
+        config=args.config,
+        checkpointing=None,
+        use_cache=None,
     )
     return argparse.Namespace(**values)
 

@@ -16,23 +16,18 @@
  *
  * Screenshots go to test-results/workbench/experience-*.png.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import * as net from 'node:net';
-import * as os from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { EXTENSION_DIR, vsixPath } from '../packaged/vsix';
+import { EXTENSION_DIR } from '../packaged/vsix';
+import { launchWorkbench, type Workbench } from './launch';
 
 const SHOTS = path.join(EXTENSION_DIR, 'test-results', 'workbench');
-let codeServer: ChildProcess;
-let browser: Browser;
+let workbench: Workbench;
 let page: Page;
-let home: string;
-let log = '';
 
 const SQUIGGLES = `import torch
 import torch.nn as nn
@@ -91,22 +86,13 @@ function notebook(): string {
   });
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 async function shot(name: string): Promise<void> {
   await page.screenshot({ path: path.join(SHOTS, `experience-${name}.png`) });
 }
 
 async function fail(name: string, error: unknown): Promise<never> {
   await shot(`failed-${name}`).catch(() => undefined);
-  throw new Error(`${String(error)}\ncode-server log:\n${log.slice(-4000)}`);
+  throw new Error(`${String(error)}\ncode-server log:\n${workbench.log().slice(-4000)}`);
 }
 
 async function openFile(name: string): Promise<void> {
@@ -130,50 +116,24 @@ function warnings(): Promise<number> {
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
-  const entry = execFileSync('bash', [path.join(EXTENSION_DIR, 'scripts', 'setup_workbench.sh')], { stdio: ['ignore', 'pipe', 'inherit'] })
-    .toString()
-    .trim();
-  home = mkdtempSync(path.join(os.tmpdir(), 'torchward-experience-'));
-  const dirs = ['--user-data-dir', path.join(home, 'data'), '--extensions-dir', path.join(home, 'extensions')];
-  execFileSync('node', [entry, ...dirs, '--install-extension', vsixPath()], { stdio: 'inherit' });
-
-  const workspace = path.join(home, 'workspace');
-  mkdirSync(path.join(workspace, '.vscode'), { recursive: true });
-  writeFileSync(path.join(workspace, 'pyproject.toml'), '[tool.torchward]\ntarget-gpu = "A100 80GB"\n');
-  writeFileSync(path.join(workspace, 'squiggles.py'), SQUIGGLES);
-  writeFileSync(path.join(workspace, 'no_job.py'), NO_JOB);
-  writeFileSync(path.join(workspace, 'helpers.py'), 'import json\n\n\ndef load(path):\n    with open(path) as f:\n        return json.load(f)\n');
-  writeFileSync(path.join(workspace, 'cells.ipynb'), notebook());
-  // only how the server is started: the GPU must come from pyproject
-  writeFileSync(
-    path.join(workspace, '.vscode', 'settings.json'),
-    JSON.stringify({ 'torchward.importStrategy': 'useBundled', 'workbench.startupEditor': 'none', 'editor.codeLens': true }),
-  );
-  mkdirSync(path.join(home, 'data', 'User'), { recursive: true });
-  writeFileSync(
-    path.join(home, 'data', 'User', 'settings.json'),
-    JSON.stringify({ 'security.workspace.trust.enabled': false, 'workbench.tips.enabled': false, 'telemetry.telemetryLevel': 'off' }),
-  );
-
-  const port = await freePort();
-  codeServer = spawn('node', [entry, ...dirs, '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check', workspace], {
-    env: { ...process.env, HOME: home },
+  workbench = await launchWorkbench({
+    name: 'experience',
+    // only how the server is started: the GPU must come from pyproject
+    settings: { 'torchward.importStrategy': 'useBundled', 'workbench.startupEditor': 'none', 'editor.codeLens': true },
+    populate: (workspace) => {
+      writeFileSync(path.join(workspace, 'pyproject.toml'), '[tool.torchward]\ntarget-gpu = "A100 80GB"\n');
+      writeFileSync(path.join(workspace, 'squiggles.py'), SQUIGGLES);
+      writeFileSync(path.join(workspace, 'no_job.py'), NO_JOB);
+      writeFileSync(path.join(workspace, 'helpers.py'), 'import json\n\n\ndef load(path):\n    with open(path) as f:\n        return json.load(f)\n');
+      writeFileSync(path.join(workspace, 'cells.ipynb'), notebook());
+    },
+    viewport: { width: 1400, height: 1000 },
   });
-  codeServer.stdout!.on('data', (data) => (log += data));
-  codeServer.stderr!.on('data', (data) => (log += data));
-  for (let attempt = 0; attempt < 100 && !log.includes('HTTP server listening'); attempt += 1) {
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', headless: true, args: ['--no-sandbox'] });
-  page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
-  await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: 60_000 });
+  page = workbench.page;
 }, 600_000);
 
 afterAll(async () => {
-  await browser?.close();
-  codeServer?.kill();
-  if (home) rmSync(home, { recursive: true, force: true });
+  await workbench?.close();
 });
 
 describe('issue 11 in a real VS Code workbench', () => {

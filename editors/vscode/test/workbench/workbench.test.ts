@@ -7,32 +7,18 @@
  * status-bar GPU fit, the quick-fix menu (Ctrl+.) and the buffer after the fix.
  * Screenshots go to test-results/workbench/.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import * as net from 'node:net';
-import * as os from 'node:os';
+import { copyFileSync, mkdirSync } from 'node:fs';
 import * as path from 'node:path';
 
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { EXTENSION_DIR, vsixPath } from '../packaged/vsix';
+import { EXTENSION_DIR } from '../packaged/vsix';
+import { launchWorkbench, type Workbench } from './launch';
 
 const SHOTS = path.join(EXTENSION_DIR, 'test-results', 'workbench');
-let codeServer: ChildProcess;
-let browser: Browser;
+let workbench: Workbench;
 let page: Page;
-let home: string;
-let log = '';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function shot(name: string): Promise<void> {
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
@@ -40,46 +26,16 @@ async function shot(name: string): Promise<void> {
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
-  const entry = execFileSync('bash', [path.join(EXTENSION_DIR, 'scripts', 'setup_workbench.sh')], { stdio: ['ignore', 'pipe', 'inherit'] })
-    .toString()
-    .trim();
-  home = mkdtempSync(path.join(os.tmpdir(), 'torchward-workbench-'));
-  const dirs = ['--user-data-dir', path.join(home, 'data'), '--extensions-dir', path.join(home, 'extensions')];
-  execFileSync('node', [entry, ...dirs, '--install-extension', vsixPath()], { stdio: 'inherit' });
-
-  const workspace = path.join(home, 'workspace');
-  mkdirSync(path.join(workspace, '.vscode'), { recursive: true });
-  copyFileSync(path.join(__dirname, 'train_llama.py'), path.join(workspace, 'train_llama.py'));
-  writeFileSync(
-    path.join(workspace, '.vscode', 'settings.json'),
-    JSON.stringify({ 'torchward.targetGpu': 'A100 80GB', 'torchward.importStrategy': 'useBundled', 'workbench.startupEditor': 'none' }),
-  );
-  mkdirSync(path.join(home, 'data', 'User'), { recursive: true });
-  writeFileSync(
-    path.join(home, 'data', 'User', 'settings.json'),
-    JSON.stringify({ 'security.workspace.trust.enabled': false, 'workbench.tips.enabled': false, 'telemetry.telemetryLevel': 'off' }),
-  );
-
-  const port = await freePort();
-  codeServer = spawn('node', [entry, ...dirs, '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check', workspace], {
-    env: { ...process.env, HOME: home },
+  workbench = await launchWorkbench({
+    name: 'workbench',
+    settings: { 'torchward.targetGpu': 'A100 80GB', 'torchward.importStrategy': 'useBundled', 'workbench.startupEditor': 'none' },
+    populate: (workspace) => copyFileSync(path.join(__dirname, 'train_llama.py'), path.join(workspace, 'train_llama.py')),
   });
-  codeServer.stdout!.on('data', (data) => (log += data));
-  codeServer.stderr!.on('data', (data) => (log += data));
-  for (let attempt = 0; attempt < 100 && !log.includes('HTTP server listening'); attempt += 1) {
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-
-  browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', headless: true, args: ['--no-sandbox'] });
-  page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
-  await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: 60_000 });
+  page = workbench.page;
 }, 600_000);
 
 afterAll(async () => {
-  await browser?.close();
-  codeServer?.kill();
-  if (home) rmSync(home, { recursive: true, force: true });
+  await workbench?.close();
 });
 
 describe('the extension in a real VS Code workbench', () => {
@@ -94,7 +50,7 @@ describe('the extension in a real VS Code workbench', () => {
 
     await page.waitForSelector('.monaco-editor .squiggly-warning', { timeout: 90_000 }).catch(async (error) => {
       await shot('00-no-squiggle');
-      throw new Error(`${error}\ncode-server log:\n${log}`);
+      throw new Error(`${error}\ncode-server log:\n${workbench.log()}`);
     });
     await shot('01-squiggle');
 

@@ -25,10 +25,12 @@ import attrs
 from . import adapters, catalog
 from .adapters.driver import drive_hook
 from .binding import bind_parameters, class_fields, parameter_names
+from .conditions import PathCondition
 from .events import Event, EventKind, Gate, Trace
 from .finding import Evidence
 from .fingerprints import Fingerprints
 from .interpreter import FunctionRun, backward_targets_of
+from .launch import LaunchFacts, launch_entry_condition, uncalled
 from .names import qualified_name
 from .positions import LineIndex
 from .relevance import (
@@ -82,9 +84,17 @@ class FileAnalyzer:
     evidence_path: str | None = None
 
     def __init__(
-        self, tree: ast.Module, source: str, path: str, cache: SummaryCache | None = None
+        self,
+        tree: ast.Module,
+        source: str,
+        path: str,
+        cache: SummaryCache | None = None,
+        *,
+        launch: bool = False,
     ) -> None:
         self.path = path
+        # launch mode (:mod:`.launch`): constants and path conditions recorded by node
+        self.launch: LaunchFacts | None = LaunchFacts() if launch else None
         self.cache = cache
         self._recorders: list[list[tuple]] = []
         self._module_done = False
@@ -93,13 +103,13 @@ class FileAnalyzer:
         self.source = source
         # Most files of a large tree mention no training word: they are parsed (for syntax
         # errors) and never indexed or interpreted.
-        self.relevant = mentions_training_words(source) and not is_other_framework(
-            self.index.imports
+        self.relevant = launch or (
+            mentions_training_words(source) and not is_other_framework(self.index.imports)
         )
         # calls into the project's other modules (``from helpers import train_step``)
         from .workspace.linking import link  # the workspace package builds on this module
 
-        self.project = link(self)
+        self.project = None if launch else link(self)
         if self.project is not None:
             self.evidence_path = path
         if not self.relevant and self.project is not None:
@@ -205,7 +215,15 @@ class FileAnalyzer:
         self_value = None
         if info.is_method and info.class_name:
             self_value = self.entry_instance(class_name or info.class_name, info)
-        self.invoke(info, [], {}, self_value, grad_enabled=True, record=True)
+        self.invoke(
+            info,
+            [],
+            {},
+            self_value,
+            grad_enabled=True,
+            record=True,
+            condition=uncalled(info) if self.launch is not None else PathCondition.DEFAULT,
+        )
 
     def entry_instance(self, class_name: str, entry: FunctionInfo) -> Value:
         """``self`` as an entry point no caller in the file reaches finds it: built by
@@ -245,7 +263,13 @@ class FileAnalyzer:
         if owner is None:
             self.note_called(info.qualname)
         summary = (owner or self).invoke(
-            info, args, kwargs, self_value, caller.grad_enabled, caller.recording
+            info,
+            args,
+            kwargs,
+            self_value,
+            caller.grad_enabled,
+            caller.recording,
+            condition=caller.condition,
         )
         call_span = self.lines.span(node)
         name = info.qualname.split(".<locals>.")[-1]
@@ -342,10 +366,12 @@ class FileAnalyzer:
         self_value: Value | None,
         grad_enabled: bool,
         record: bool,
+        condition: PathCondition = PathCondition.DEFAULT,
     ) -> Summary:
         """The summary of ``info`` called with these values (memoised, and cached across
-        analyses when a :class:`SummaryCache` is in use)."""
-        summary = self._invoke(info, args, kwargs, self_value, grad_enabled, record)
+        analyses when a :class:`SummaryCache` is in use); ``condition``: the launch path
+        condition of the call (launch mode only; always the default in a lint run)."""
+        summary = self._invoke(info, args, kwargs, self_value, grad_enabled, record, condition)
         call = (
             info.qualname,
             tuple(args),
@@ -365,9 +391,14 @@ class FileAnalyzer:
         self_value: Value | None,
         grad_enabled: bool,
         record: bool,
+        condition: PathCondition,
     ) -> Summary:
         grad = self._grad_mode(info, grad_enabled)
-        key = (info.qualname, self_value, tuple(args), tuple(sorted(kwargs.items())), grad)
+        if self.launch is not None:
+            condition = launch_entry_condition(info, grad, condition)
+        key: tuple = (info.qualname, self_value, tuple(args), tuple(sorted(kwargs.items())), grad)
+        if condition is not PathCondition.DEFAULT:
+            key += (condition,)
         if key in self._memo:
             summary, trace = self._memo[key]
             if record:
@@ -379,7 +410,15 @@ class FileAnalyzer:
         if contexts >= MAX_CONTEXTS and (args or kwargs):
             # Enough precise contexts: further callers share one analysis with unknown
             # arguments, so a helper called from 200 places costs a bounded amount.
-            return self.invoke(info, [], {}, self_value and _bare(self_value), grad_enabled, record)
+            return self.invoke(
+                info,
+                [],
+                {},
+                self_value and _bare(self_value),
+                grad_enabled,
+                record,
+                condition=condition,
+            )
         self._contexts[info.qualname] = contexts + 1
         cache_key = self.fingerprints.key(info, key) if self.cache is not None else None
         if cache_key is not None:
@@ -402,7 +441,10 @@ class FileAnalyzer:
             outer=outer if outer is not None else {},
             grad_enabled=grad,
             params=frozenset(env),
+            condition=condition,
         )
+        if self.launch is not None:
+            run.bind_default_constants(info, len(args), kwargs)
         effects: list[tuple] = []
         self._stack.append(info.qualname)
         self._recorders.append(effects)

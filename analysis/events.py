@@ -17,6 +17,7 @@ import enum
 
 import attrs
 
+from .conditions import PathCondition
 from .finding import Evidence, Span
 from .values import Loc, Mode, Value
 
@@ -62,6 +63,9 @@ class Gate:
     span: Span
     is_modulo: bool
     loop: int | None  # the innermost loop enclosing the ``if`` (None: outside loops)
+    # launch mode: the path condition of the ``if``'s body on a plain launch (None in a lint
+    # run, which does not decide tests by their values)
+    condition: PathCondition | None = None
 
 
 @attrs.frozen

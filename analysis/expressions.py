@@ -40,8 +40,12 @@ class ExpressionsMixin:
             for child in ast.iter_child_nodes(node):
                 if isinstance(child, ast.expr):
                     self.evaluate(child)
-            return UNKNOWN
-        return method(node)
+            value = UNKNOWN
+        else:
+            value = method(node)
+        if self.analyzer.launch is not None:  # type: ignore[attr-defined]
+            return self.with_constant(node, value)  # type: ignore[attr-defined]
+        return value
 
     # --- names and attributes -------------------------------------------------------
     def lookup(self, name: str) -> Value | None:

@@ -25,9 +25,11 @@ import attrs
 
 from . import catalog
 from .calls import CallsMixin, literal
+from .conditions import PathCondition
 from .events import Event, EventKind, Gate, StoreFacts, Trace
 from .expressions import ExpressionsMixin
 from .finding import Confidence, Evidence
+from .launch import LaunchMixin, branch_conditions
 from .loops import LoopsMixin
 from .names import dotted
 from .values import UNKNOWN, Kind, Loc, ModeFact, Value, join, join_env
@@ -162,7 +164,7 @@ def _join_branches(body: dict[str, Value], orelse: dict[str, Value]) -> dict[str
     return merged
 
 
-class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
+class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
     def __init__(
         self,
         analyzer,
@@ -173,8 +175,11 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
         outer: dict[str, Value],
         grad_enabled: bool,
         params: frozenset[str] = frozenset(),
+        condition: PathCondition = PathCondition.DEFAULT,
     ) -> None:
         self.analyzer = analyzer
+        # launch mode: the path condition of the statement being run (:mod:`.launch`)
+        self.condition = condition
         self.trace = trace
         self.body = body
         self.env = dict(env)
@@ -199,7 +204,10 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
         self.execute(self.body)
 
     def execute(self, body: list[ast.stmt]) -> None:
+        launch = self.analyzer.launch
         for statement in body:
+            if launch is not None:
+                launch.note_condition(statement, self.condition)
             handler = getattr(self, "_exec_" + type(statement).__name__, None)
             if handler is not None:
                 handler(statement)
@@ -460,6 +468,8 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
                 path,
                 statement.value if hasattr(statement, "value") else target,
             )
+        if self.analyzer.launch is not None:
+            value = self.bound_constant(value, statement)
         self.env[path] = value
 
     def with_backward_proof(self, path: str, value: Value, statement: ast.AST) -> Value:
@@ -594,6 +604,8 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
         )
         if right.graph:
             self.store(left, right, node, path, node.value)
+        if self.analyzer.launch is not None:
+            new = self.bound_constant(self.augmented_constant(node, left, new), node)
         self.env[path] = new
 
     def _exec_Return(self, node: ast.Return) -> None:
@@ -623,18 +635,28 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
     _exec_AsyncFunctionDef = _exec_FunctionDef
 
     def _exec_If(self, node: ast.If) -> None:
-        self.evaluate(node.test)
+        test = self.evaluate(node.test)
+        entry = self.condition
+        body_condition = else_condition = entry
+        if self.analyzer.launch is not None:
+            body_condition, else_condition = (
+                entry.worst(c) for c in branch_conditions(node.test, test.constant)
+            )
         gate = Gate(
             self.analyzer.lines.head_span(node),
             _is_modulo_test(node.test),
             self.loops[-1] if self.loops else None,
+            body_condition if self.analyzer.launch is not None else None,
         )
         before = dict(self.env)
         self.gates.append(gate)
+        self.condition = body_condition
         self.execute(node.body)
         after_body = self.env
         self.env = dict(before)
+        self.condition = else_condition
         self.execute(node.orelse)
+        self.condition = entry
         self.gates.pop()
         self.env = _join_branches(after_body, self.env)
 
@@ -664,11 +686,14 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
 
     def _exec_With(self, node: ast.With) -> None:
         saved_grad, saved_accumulate = self.grad_enabled, self.in_accumulate
+        saved_condition = self.condition
         for item in node.items:
             context = item.context_expr
             grad_mode = self.grad_mode_of(context)
             if grad_mode is not None:
                 self.grad_enabled = grad_mode
+            if grad_mode is False:  # launch mode: what runs here evaluates
+                self.condition = self.condition.worst(PathCondition.VALIDATION)
             elif (
                 isinstance(context, ast.Call)
                 and isinstance(context.func, ast.Attribute)
@@ -682,6 +707,7 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin):
                 )
         self.execute(node.body)
         self.grad_enabled, self.in_accumulate = saved_grad, saved_accumulate
+        self.condition = saved_condition
 
     _exec_AsyncWith = _exec_With
 

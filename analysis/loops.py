@@ -9,6 +9,7 @@ their body once, which keeps deep nests linear.
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING, Any
 
 from . import catalog
 from .events import EventKind, Loop
@@ -22,6 +23,9 @@ MAX_LOOP_PASSES = 3
 
 class LoopsMixin:
     """Loop statements for :class:`~torchward.analysis.interpreter.FunctionRun`."""
+
+    if TYPE_CHECKING:  # provided by FunctionRun, which mixes this class in
+        analyzer: Any
 
     def _exec_For(self, node: ast.For) -> None:
         iterable = self.evaluate(node.iter)
@@ -56,7 +60,7 @@ class LoopsMixin:
             getattr(node, "end_lineno", node.lineno),
         )
         self.loops.append(loop_id)
-        if not self.recording:
+        if not self.recording or self.analyzer.launch is not None:
             # A quiet pass (an enclosing loop is still looking for its fixpoint): one
             # iteration joined with the entry is enough, and keeps nested loops linear.
             state = dict(self.env)

@@ -28,6 +28,7 @@ from typing import TypeVar
 import attrs
 
 from .finding import Confidence, Evidence
+from .launch import ConstantFact, join_constants
 
 T = TypeVar("T")
 
@@ -195,6 +196,9 @@ class Value:
     # function's result, arithmetic with one), not merely a value with a graph that may be
     # a tuple, dict or ``ModelOutput``; a fix that calls ``.detach()`` on it relies on this
     proven_tensor: bool = False
+    # launch mode only (:mod:`.launch`): the value a plain launch gives it, where it was
+    # set and the path condition it holds under; None in a lint run
+    constant: ConstantFact | None = None
 
     def attribute(self, name: str) -> Value | None:
         return dict(self.attributes).get(name)
@@ -272,6 +276,7 @@ def merge_fields(a: Value, b: Value) -> Value:
         sampler_facts=_join_records(a.sampler_facts, b.sampler_facts, SamplerFacts.join),
         dataset_facts=_join_records(a.dataset_facts, b.dataset_facts, DatasetFacts.join),
         proven_tensor=a.proven_tensor and b.proven_tensor,
+        constant=join_constants(a.constant, b.constant),
     )
 
 

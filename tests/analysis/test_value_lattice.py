@@ -13,7 +13,9 @@ from __future__ import annotations
 import attrs
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from torchward.analysis.conditions import PathCondition
 from torchward.analysis.finding import Confidence, Evidence, Span
+from torchward.analysis.launch import UNDECIDED, ConstantFact
 from torchward.analysis.values import (
     UNKNOWN,
     CriterionFacts,
@@ -85,9 +87,20 @@ DRAWN = {
     "ambiguous_kinds",
     "elements",
     "prepared",
+    "constant",
     *FACT_RECORDS,
 }
 FLAGS = [f.name for f in attrs.fields(Value) if f.name not in DRAWN and f.type in (bool, "bool")]
+
+
+# launch facts: values that agree and disagree, conditions better and worse, and the
+# undecided top, so that the lexicographic join is exercised on every combination
+CONSTANT = st.builds(
+    ConstantFact,
+    st.sampled_from([1, 2, 1.0, "bf16", True, None, UNDECIDED]),
+    EVIDENCE,
+    st.sampled_from(list(PathCondition)),
+)
 
 
 # items and attributes: small values, enough to show that nested values merge by the rules
@@ -130,6 +143,7 @@ def values(draw, depth: int = 1) -> Value:
         ambiguous_kinds=ambiguous,
         elements=draw(st.none() | st.lists(nested, max_size=2).map(tuple)),
         prepared=draw(st.booleans()),
+        constant=draw(st.none() | CONSTANT),
         **records,
         **{flag: draw(st.booleans()) for flag in FLAGS},
     )

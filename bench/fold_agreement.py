@@ -1,0 +1,182 @@
+"""How far the engine's launch facts already answer what the script reader asks.
+
+Issue 12, item 1 folds the estimator's script reader into the analysis engine
+(``docs/design/analysis.md``, "The run configuration and the engine"). Steps 1 and 2 put
+constants and path conditions into the dataflow (launch mode, :mod:`torchward.analysis.launch`);
+the reader switches to them once they answer everything it asks. This bench measures that
+on the development scripts: the reader reads each script as it always does, every value
+(``Values.get``) and path condition (``PathConditions.state``) it computes is recorded,
+and the engine's launch facts for the same nodes of the same tree are compared with them:
+
+- *agree*: the engine has the same value (or condition);
+- *silent*: the engine has no decided value where the reader found one (what the next
+  steps of the fold add: dataclasses, config files, executed configurators, ...);
+- *differ*: both decided, differently — each is listed, because one of them is wrong.
+
+Also the engine's launch-mode cost per script (CPU ms, best of 3), against the 50 ms an
+estimate may take.
+
+    .venv/bin/python bench/fold_agreement.py [--corpus /tmp/dev-corpus] [-v]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import statistics
+import sys
+import time
+from typing import Any
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+from torchward.analysis.facts import build_launch_facts  # noqa: E402
+from torchward.analysis.launch import UNDECIDED  # noqa: E402
+from torchward.analysis.launch_arguments import ArgumentValues  # noqa: E402
+from torchward.analysis.runconfig import read_source  # noqa: E402
+from torchward.analysis.runconfig_declarations import Values  # noqa: E402
+from torchward.analysis.runconfig_paths import PathConditions  # noqa: E402
+
+
+def _comparable(value: Any) -> Any:
+    """The reader's Python values as the engine spells constants (tuples, item tuples)."""
+    if isinstance(value, list | tuple):
+        return tuple(_comparable(v) for v in value)
+    if isinstance(value, dict):
+        return tuple((k, _comparable(v)) for k, v in value.items())
+    return value
+
+
+def _same(reader: Any, engine: Any) -> bool:
+    if isinstance(engine, ArgumentValues):
+        return False  # the reader never returns a whole namespace
+    try:
+        reader = _comparable(reader)
+        return type(reader) is type(engine) and reader == engine
+    except Exception:
+        return False
+
+
+class _Recorder:
+    """Wraps the reader's two questions for one read, keeping their answers by node."""
+
+    def __init__(self) -> None:
+        self.values: dict[int, tuple[ast.AST, Any]] = {}
+        self.states: dict[int, tuple[ast.AST, Any]] = {}
+        self._get = Values.get
+        self._state = PathConditions.state
+
+    def __enter__(self) -> _Recorder:
+        recorder = self
+
+        def get(values: Values, node: ast.AST | None) -> Any:
+            found = recorder._get(values, node)
+            if node is not None and found is not None:
+                recorder.values[id(node)] = (node, found[0])
+            return found
+
+        def state(paths: PathConditions, node: ast.AST, depth: int = 0) -> Any:
+            found = recorder._state(paths, node, depth)
+            statement = node
+            while statement is not None and not isinstance(statement, ast.stmt):
+                statement = paths.parent(statement)
+            if statement is not None and depth == 0:
+                recorder.states[id(statement)] = (statement, found)
+            return found
+
+        Values.get = get  # type: ignore[method-assign]
+        PathConditions.state = state  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        Values.get = self._get  # type: ignore[method-assign]
+        PathConditions.state = self._state  # type: ignore[method-assign]
+
+
+def compare(path: str, verbose: bool) -> dict[str, Any]:
+    with open(path, encoding="utf-8-sig") as handle:
+        source = handle.read()
+    tree = ast.parse(source)
+    with _Recorder() as recorded:
+        read_source(source, path, tree=tree)
+    launch = build_launch_facts(tree, source, path).analyzer.launch
+    assert launch is not None
+    counts = {"agree": 0, "silent": 0, "differ": 0}
+    conditions = {"agree": 0, "silent": 0, "differ": 0}
+    differences: list[str] = []
+    for node, value in recorded.values.values():
+        fact = launch.constant(node)
+        if fact is None or fact.value is UNDECIDED:
+            counts["silent"] += 1
+        elif _same(value, fact.value):
+            counts["agree"] += 1
+        else:
+            counts["differ"] += 1
+            differences.append(
+                f"  value  line {getattr(node, 'lineno', '?')}: reader {value!r:.60} "
+                f"engine {fact.value!r:.60} ({fact.condition.value})"
+            )
+    for statement, state in recorded.states.values():
+        condition = launch.condition(statement)
+        if condition is None:
+            conditions["silent"] += 1
+        elif condition is state:
+            conditions["agree"] += 1
+        else:
+            conditions["differ"] += 1
+            differences.append(
+                f"  state  line {statement.lineno}: reader {state.value} engine {condition.value}"
+            )
+    best = []
+    for _ in range(3):
+        start = time.process_time()
+        build_launch_facts(ast.parse(source), source, path)
+        best.append((time.process_time() - start) * 1000)
+    if verbose:
+        for line in differences:
+            print(line)
+    return {"values": counts, "conditions": conditions, "ms": min(best)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", default="/tmp/dev-corpus")
+    parser.add_argument("-v", "--verbose", action="store_true", help="list every difference")
+    args = parser.parse_args(argv)
+    with open(os.path.join(HERE, "estimator_scripts.json"), encoding="utf-8") as handle:
+        scripts = json.load(handle)
+    scripts = scripts.get("scripts", scripts) if isinstance(scripts, dict) else scripts
+    totals = {"values": dict.fromkeys(("agree", "silent", "differ"), 0)}
+    totals["conditions"] = dict(totals["values"])
+    times = []
+    print(f"{'values a/s/d':>14} {'conditions a/s/d':>17} {'engine ms':>10}  script")
+    for expected in scripts:
+        path = os.path.join(args.corpus, expected["path"])
+        if args.verbose:
+            print(expected["path"])
+        result = compare(path, args.verbose)
+        for part in ("values", "conditions"):
+            for key, count in result[part].items():
+                totals[part][key] += count
+        times.append(result["ms"])
+        v, c = result["values"], result["conditions"]
+        print(
+            f"{v['agree']:>5}/{v['silent']:>3}/{v['differ']:>3}"
+            f" {c['agree']:>8}/{c['silent']:>3}/{c['differ']:>3}"
+            f" {result['ms']:>10.1f}  {expected['path']}"
+        )
+    for part, counts in totals.items():
+        asked = sum(counts.values()) or 1
+        print(
+            f"{part}: {counts['agree']} agree ({100 * counts['agree'] / asked:.0f}%), "
+            f"{counts['silent']} the engine cannot answer yet, {counts['differ']} differ"
+        )
+    print(f"launch-mode engine: median {statistics.median(times):.1f} ms, max {max(times):.1f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,191 @@
+"""Launch mode: constants and path conditions as facts of the dataflow (issue 12, item 1).
+
+The join of :class:`~torchward.analysis.launch.ConstantFact` is proven a lattice join over
+generated facts; the rest drives the real engine in launch mode over small scripts and
+reads the facts it recorded by node, the way the estimator's script reader will.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torchward.analysis.conditions import PathCondition
+from torchward.analysis.facts import build_facts, build_launch_facts
+from torchward.analysis.finding import Evidence, Span
+from torchward.analysis.launch import UNDECIDED, ConstantFact, join_constants
+
+FACTS = st.none() | st.builds(
+    ConstantFact,
+    st.sampled_from([1, 2, 1.0, True, "fp16", None, UNDECIDED]),
+    st.builds(
+        Evidence,
+        st.builds(Span, st.integers(1, 3), st.just(0), st.just(9), st.just(0)),
+        st.sampled_from(["a plain launch", "another line's message"]),
+    ),
+    st.sampled_from(list(PathCondition)),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(FACTS, FACTS)
+def test_constant_join_is_commutative(a, b):
+    assert join_constants(a, b) == join_constants(b, a)
+
+
+@settings(max_examples=300, deadline=None)
+@given(FACTS, FACTS, FACTS)
+def test_constant_join_is_associative(a, b, c):
+    assert join_constants(join_constants(a, b), c) == join_constants(a, join_constants(b, c))
+
+
+@settings(max_examples=100, deadline=None)
+@given(FACTS)
+def test_constant_join_is_idempotent(a):
+    assert join_constants(a, a) == a
+
+
+def test_one_and_one_point_zero_are_different_values():
+    """``1 == 1.0`` in Python, but a batch size of 1 and a learning rate of 1.0 are not one
+    constant: the join compares types too."""
+    where = Evidence(Span(1, 0, 1, 1), "x")
+    joined = join_constants(ConstantFact(1, where), ConstantFact(1.0, where))
+    assert joined is not None and joined.value is UNDECIDED
+
+
+def _launch(source: str):
+    source = textwrap.dedent(source)
+    tree = ast.parse(source)
+    facts = build_launch_facts(tree, source, "/nonexistent/launch_script.py")
+    return tree, facts.analyzer.launch
+
+
+def _value_at(tree, launch, text: str, line: int | None = None):
+    """The launch fact of the expression written ``text`` (on ``line``, if given)."""
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.expr)
+            and ast.unparse(node) == text
+            and (line is None or node.lineno == line)
+        ):
+            fact = launch.constant(node)
+            if fact is not None:
+                return fact
+    raise AssertionError(f"no launch fact for {text!r}")
+
+
+def _statement(tree, line: int):
+    return next(n for n in ast.walk(tree) if isinstance(n, ast.stmt) and n.lineno == line)
+
+
+SCRIPT = """\
+import argparse, os, torch
+BATCH = 12
+DEBUG = False
+world = int(os.environ.get("WORLD_SIZE", 1))
+if DEBUG:
+    BATCH = 2
+def get_args():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--micro-batch", type=int, default="4")
+    parser.add_argument("--amp", action="store_true")
+    parser.add_argument("--distributed", action="store_true")
+    return parser.parse_args()
+def train(model, batch):
+    loader = torch.utils.data.DataLoader(dataset, batch_size=batch)
+    for x in loader:
+        model(x).sum().backward()
+def evaluate(model, batch):
+    loader = torch.utils.data.DataLoader(dataset, batch_size=batch * 4)
+def main():
+    args = get_args()
+    model = torch.nn.Linear(2, 2)
+    if args.distributed:
+        model = torch.nn.parallel.DistributedDataParallel(model)
+    if args.amp:
+        scaler = torch.cuda.amp.GradScaler()
+    train(model, BATCH * args.micro_batch)
+    evaluate(model, BATCH)
+    with torch.no_grad():
+        sample = BATCH + 1
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_module_constants_follow_the_default_path():
+    tree, launch = _launch(SCRIPT)
+    assert _statement(tree, 6).lineno == 6 and launch.condition(_statement(tree, 6)) is (
+        PathCondition.OFF
+    )
+    fact = _value_at(tree, launch, "BATCH * args.micro_batch")
+    assert (fact.value, fact.condition) == (48, PathCondition.DEFAULT)  # 12 x int("4")
+
+
+def test_environment_variables_are_unset_on_a_plain_launch():
+    tree, launch = _launch(SCRIPT)
+    assert _value_at(tree, launch, "int(os.environ.get('WORLD_SIZE', 1))").value == 1
+
+
+def test_parameters_carry_the_callers_constants():
+    tree, launch = _launch(SCRIPT)
+    fact = _value_at(tree, launch, "batch", line=14)
+    assert (fact.value, fact.condition) == (48, PathCondition.DEFAULT)
+
+
+def test_an_evaluation_function_and_a_no_grad_block_are_validation():
+    tree, launch = _launch(SCRIPT)
+    fact = _value_at(tree, launch, "batch * 4")
+    assert (fact.value, fact.condition) == (48, PathCondition.VALIDATION)
+    assert launch.condition(_statement(tree, 29)) is PathCondition.VALIDATION
+
+
+def test_flags_off_by_default_and_distributed_branches():
+    tree, launch = _launch(SCRIPT)
+    assert launch.condition(_statement(tree, 23)) is PathCondition.MULTI_GPU
+    assert launch.condition(_statement(tree, 25)) is PathCondition.OFF
+    assert launch.condition(_statement(tree, 26)) is PathCondition.DEFAULT
+
+
+def test_a_reassignment_the_fold_cannot_follow_is_not_a_stale_constant():
+    tree, launch = _launch(
+        """\
+        import torch
+        steps = 10
+        steps = compute_steps()
+        total = steps * 2
+        for i in range(3):
+            count = 1
+            count = count + i
+        after = count
+        """
+    )
+    assert _value_at(tree, launch, "steps * 2").value is UNDECIDED
+    assert _value_at(tree, launch, "count", line=8).value is UNDECIDED
+
+
+def test_an_undecided_test_makes_both_branches_unsure():
+    tree, launch = _launch(
+        """\
+        import torch
+        if torch.rand(1).item() > 0.5:
+            lr = 1
+        else:
+            lr = 2
+        use = lr
+        """
+    )
+    assert launch.condition(_statement(tree, 3)) is PathCondition.UNSURE
+    assert launch.condition(_statement(tree, 5)) is PathCondition.UNSURE
+    assert _value_at(tree, launch, "lr", line=6).value is UNDECIDED
+
+
+def test_a_lint_run_records_no_launch_facts():
+    """The lint never pays for constants: no facts on its values, no recorder."""
+    source = textwrap.dedent(SCRIPT)
+    facts = build_facts(ast.parse(source), source, "/nonexistent/launch_script.py")
+    assert facts.analyzer.launch is None
+    module = facts.analyzer.module_run
+    assert module is not None and all(v.constant is None for v in module.env.values())

@@ -20,7 +20,7 @@ from .runconfig_fields import ReaderState
 if TYPE_CHECKING:
     pass
 
-__all__ = ["StructureMixin", "loop_module"]
+__all__ = ["StructureMixin", "loop_module", "out_features"]
 
 
 class StructureMixin(ReaderState):
@@ -31,7 +31,7 @@ class StructureMixin(ReaderState):
         ``device_models``: :func:`torchward.estimator.jobparts.structure_facts`); what no
         model owns is named in a note, not guessed."""
         freezes = list(self.freezes)
-        replacements: set[str] = set()  # sub-modules replaced by a new layer
+        replacements: dict[str, int | None] = {}  # sub-modules replaced → a new layer's width
         for node in values.paths.nodes:  # for p in model.parameters(): p.requires_grad = False
             if (
                 isinstance(node, ast.Assign)
@@ -60,7 +60,7 @@ class StructureMixin(ReaderState):
             ):
                 replaced = ast.unparse(node.targets[0])
                 freezes.append((node.lineno, replaced, True))
-                replacements.add(replaced)
+                replacements[replaced] = out_features(node.value, values)
         model = self.fields["model"].value if "model" in self.fields else None
         found = structure_facts(
             self.model_var, self.loads, freezes, self.optimized, self.path, replacements, model
@@ -81,6 +81,25 @@ class StructureMixin(ReaderState):
                 "estimate sizes, so every parameter is counted trainable (an upper bound on "
                 "gradients and optimizer state)"
             )
+
+
+def out_features(call: ast.Call, values) -> int | None:
+    """The width of a new layer: ``nn.Linear(768, num_classes)``'s second argument (or
+    ``out_features=``) followed to an integer; the last ``Linear`` of an ``nn.Sequential``
+    head. ``None`` when it cannot be followed (the estimate then says the width is not read)."""
+    name = ast.unparse(call.func).rsplit(".", 1)[-1]
+    if name == "Sequential":
+        layers = [a for a in call.args if isinstance(a, ast.Call)]
+        return out_features(layers[-1], values) if layers else None
+    if name != "Linear":
+        return None
+    argument = next((k.value for k in call.keywords if k.arg == "out_features"), None)
+    if argument is None and len(call.args) > 1:
+        argument = call.args[1]
+    found = values.get(argument)
+    if found is None or isinstance(found[0], bool) or not isinstance(found[0], int):
+        return None
+    return found[0] if found[0] > 0 else None
 
 
 def _named_exceptions(node: ast.AST, values) -> tuple[str, list[str]] | None:

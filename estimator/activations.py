@@ -40,6 +40,7 @@ __all__ = [
     "live_per_token",
     "math_scores_per_token",
     "matmul_inputs_per_token",
+    "norm_per_token",
     "saved_per_token",
     "scores_per_token",
 ]
@@ -55,6 +56,12 @@ def _norm(stack: Stack, n: Numerics) -> int:
     if stack.norm == "rms":
         return (4 + n.rms_normalized + n.activation) * h
     return (n.residual + n.activation) * h
+
+
+def norm_per_token(stack: Stack, n: Numerics) -> int:
+    """Bytes per token a norm saves with the matmul input after it (the final norm and the
+    head's input, for one)."""
+    return _norm(stack, n)
 
 
 def scores_per_token(stack: Stack, n: Numerics, context: int, *, training: bool) -> float:

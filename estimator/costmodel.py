@@ -44,12 +44,14 @@ from .lora import lora_params
 from .precision import QUANTIZED_WEIGHT_BYTES, numerics, optimizer_cost
 from .resolve import Resolved
 from .shape import ModelShape, Stack
+from .trainedtail import returns_cache, tail_backward
 
 __all__ = [
     "WORKSPACE_BYTES",
     "Phase",
     "attention_path",
     "inference",
+    "returned_cache",
     "stack_tokens",
     "trainable_share",
     "training",
@@ -185,17 +187,27 @@ def _training_activations(
     if not shape.lm_head:
         return saved, 0.0, 0.0
     tokens = stack_tokens(shape.stacks[-1], r)[0] * batch
+    vocab = _logits_width(shape, part)
     # lm_head output, held by the output; BART adds its fp32 final_logits_bias, so under
     # autocast its logits are fp32 and the loss needs no upcast (bart-base-train-amp16-*)
     logit_bytes = 4 if shape.fp32_logits else n.activation
-    logits = logit_bytes * shape.vocab * tokens
+    logits = logit_bytes * vocab * tokens
     if shape.logit_softcap:  # tanh(logits / cap) * cap: tanh's output is saved for backward
-        logits += logit_bytes * shape.vocab * tokens
-    log_softmax = 4 * shape.vocab * tokens  # HF's loss upcasts: fp32 log-softmax
-    upcast = 4 * shape.vocab * tokens if logit_bytes != 4 else 0  # logits.float(), transient
+        logits += logit_bytes * vocab * tokens
+    log_softmax = 4 * vocab * tokens  # HF's loss upcasts: fp32 log-softmax
+    upcast = 4 * vocab * tokens if logit_bytes != 4 else 0  # logits.float(), transient
     # backward of the loss: d(log_softmax) and d(logits fp32), then the cast back
-    backward = 8 * shape.vocab * tokens
+    backward = 8 * vocab * tokens
     return saved + logits + log_softmax, upcast, backward
+
+
+def _logits_width(shape: ModelShape, part: Trainable | None) -> int:
+    """The logits' last dimension: a new head's outputs when one replaced the LM head
+    (:class:`.jobparts.NewHead`; every position is projected, as the head runs on the whole
+    hidden state), else the vocabulary."""
+    if part is not None and part.head_outputs is not None:
+        return part.head_outputs
+    return shape.vocab
 
 
 def _weights(r: Resolved, n) -> tuple[float, float]:
@@ -240,6 +252,7 @@ def training(
     part = trainable_share(r)
     if part is not None:
         trainable = part.params
+        weights -= part.dropped_params * n.weight  # an untied LM head replaced: not held
     lora = bool(cfg.value("lora_rank"))
     grad_bytes = 4 if lora else n.grad
     deepspeed = sharding.startswith("zero")
@@ -284,6 +297,9 @@ def training(
     base = dict(weights=weights + gathered, optimizer_state=state, master_weights=master)
     # the LM head's weight gradient is the first to appear (and its 16-bit matmul result)
     head = 0.0 if lora or (part is not None and not part.head) else shape.lm_head_params
+    vocab = _logits_width(shape, part)
+    if vocab != shape.vocab and shape.stacks:  # a new head: hidden × outputs (+ bias)
+        head = (shape.stacks[-1].hidden + 1) * vocab
     first_grads = 0.0 if persist else min(grads, head * grad_bytes)
     head_temp = head * n.activation if n.weight != n.activation else 0.0
     # Two moments of the loss / head backward, never at once: first the log-softmax's grads
@@ -293,13 +309,18 @@ def training(
     # by 9% (tests/calibration/fixtures).
     if shape.lm_head and not lora and (part is None or part.head):
         tokens = stack_tokens(shape.stacks[-1], r)[0] * batch
-        later = first_grads + head_temp + (n.activation - 4) * shape.vocab * tokens
+        later = first_grads + head_temp + (n.activation - 4) * vocab * tokens
         if later <= bwd_temp:
             first_grads = 0.0
         else:
             bwd_temp = later - first_grads
     else:
         bwd_temp += head_temp
+    cache = 0.0
+    if part is not None:  # what the vocabulary's logits hide in a fully trained LM
+        seq = stack_tokens(shape.stacks[-1], r)[0] if shape.stacks else 0
+        bwd_temp = max(bwd_temp, tail_backward(r, part, n, batch, seq))
+        cache = returned_cache(r, n, batch) if returns_cache(r) else 0.0
     return [
         _phase("step start", **base, gradients=live_grads, temporaries=temporaries),
         _phase(
@@ -307,6 +328,7 @@ def training(
             **base,
             gradients=live_grads,
             activations=forward_acts,
+            kv_cache=cache,
             temporaries=temporaries + copies + fwd_temp,
         ),
         _phase(
@@ -314,6 +336,7 @@ def training(
             **base,
             gradients=live_grads + first_grads,
             activations=acts,
+            kv_cache=cache,
             temporaries=temporaries + copies + bwd_temp,
         ),
         _phase("optimizer step", **base, gradients=grads, temporaries=temporaries + temp_opt),
@@ -341,11 +364,12 @@ def kv_bytes_per_token(shape: ModelShape, activation: int) -> float:
     return total
 
 
-def _returned_cache(r: Resolved, n, batch: int) -> float:
+def returned_cache(r: Resolved, n, batch: int) -> float:
     """The cache a no_grad forward of an LM returns: self-attention K/V of every decoder layer
-    for the whole sequence, plus a seq2seq decoder's cross-attention K/V of the source."""
+    for the whole sequence, plus a seq2seq decoder's cross-attention K/V of the source. A
+    model the script defines returns its logits only (:func:`.trainedtail.returns_cache`)."""
     shape = r.shape
-    if not shape.lm_head:
+    if not shape.lm_head or isinstance(r.config.value("structure"), dict):
         return 0.0
     total = 0.0
     for stack in shape.stacks:
@@ -405,7 +429,7 @@ def inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None) 
         logits = n.activation * shape.vocab * seq * batch if shape.lm_head else 0.0
         # a plain forward of a decoder (or seq2seq) returns its KV cache (use_cache=True is
         # every HF LM config's default): fixtures *-infer-* of llama-2-7b, pythia-1b, phi-2
-        cache = _returned_cache(r, n, batch)
+        cache = returned_cache(r, n, batch)
         # the layers' intermediates are gone when the head runs: the peak is the larger of the
         # widest layer and the logits beside the final hidden state (fixtures *-infer-*)
         if logits:

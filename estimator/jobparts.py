@@ -42,6 +42,7 @@ from .shape import ModelShape, shape_of
 __all__ = [
     "DeviceModel",
     "Freezing",
+    "NewHead",
     "Structure",
     "Trainable",
     "device_model_shapes",
@@ -53,6 +54,17 @@ __all__ = [
 
 
 @attrs.frozen
+class NewHead:
+    """A new layer the script assigns in place of the model's output head
+    (``model.out_head = nn.Linear(emb_dim, num_classes)``): the logits are its outputs'."""
+
+    module: str
+    """The head's name relative to the model (``lm_head``, ``out_head``)."""
+    outputs: int | None
+    """Its ``out_features`` read from the script (``num_classes = 2``); ``None``: not read."""
+
+
+@attrs.frozen
 class Freezing:
     """Sub-modules of the estimated model that the script freezes, relative to the model
     (``""`` is the model itself, ``"bert"``, ``"trf_blocks[-1]"``), in the order it does so."""
@@ -61,10 +73,19 @@ class Freezing:
     trainable: tuple[str, ...] = ()
     """Set trainable again after the freezing (``model.fc.requires_grad_(True)``); ``=fc``:
     replaced by a new layer (``model.fc = nn.Linear(2048, 10)``), trainable by default."""
+    new_head: NewHead | None = None
+    """The output width of the layer replacing the head, when the script gives one."""
 
     def __str__(self) -> str:
         text = "frozen: " + ", ".join(p or "the whole model" for p in self.frozen)
         again = [p[1:] + " (a new layer)" if p.startswith("=") else p for p in self.trainable]
+        if self.new_head is not None and self.new_head.outputs is not None:
+            again = [
+                f"{a[:-1]}, {self.new_head.outputs} outputs)"
+                if a.startswith(self.new_head.module + " (")
+                else a
+                for a in again
+            ]
         return text + ("; trainable again: " + ", ".join(again) if again else "")
 
 
@@ -109,6 +130,12 @@ class Trainable:
     them): they save what the gradient of their input needs, but not their matmuls' inputs,
     which only a weight's gradient needs (autograd saves an operand only when the other
     requires grad)."""
+    head_outputs: int | None = None
+    """A new head replaced the LM head: the logits are batch × seq × this (a classifier's
+    classes), not the vocabulary's; ``None``: the model's own head."""
+    dropped_params: float = 0.0
+    """Parameters no longer held: the replaced head's, when it was not tied to the input
+    embedding (a tied one stays, as the embedding)."""
 
 
 # The vocabulary of sub-module names (torchvision, transformers and the common from-scratch
@@ -170,6 +197,38 @@ def _head_params(shape: ModelShape, arch: Architecture) -> float | None:
     return None
 
 
+def _new_head(freezing: Freezing, part: str, shape: ModelShape) -> tuple[float, int, float] | None:
+    """(trainable parameters, logits width, parameters dropped) of a new layer replacing the
+    LM head ``part``; ``None`` when ``part`` is no head. Without the width the script gives,
+    the logits are taken as wide as the hidden state (a classifier is narrower): an upper
+    bound, and the estimate's confidence stays low (:func:`head_width_unknown`)."""
+    if _last(part) not in _HEADS or not shape.stacks:
+        return None
+    h = shape.stacks[-1].hidden
+    head = freezing.new_head
+    outputs = head.outputs if head is not None and head.outputs else h
+    dropped = float(shape.lm_head_params) if _untied_head(shape) else 0.0
+    return float(h * outputs + outputs), outputs, dropped
+
+
+def _untied_head(shape: ModelShape) -> bool:
+    """The LM head has weights of its own (replacing it frees them). A model the script
+    defines is counted from its constructors, with the family's tying convention in its
+    shape: a separate head shows as a vocabulary × hidden surplus over the tied layout
+    (rasbt's ``GPTModel``: 163.0 M counted, 124.4 M tied, its ``out_head`` 38.6 M)."""
+    if not shape.tied_head:
+        return True
+    surplus = shape.params - shape.linear_params - shape.embedding_params
+    return surplus >= 0.9 * shape.lm_head_params
+
+
+def head_width_unknown(freezing: Freezing | None) -> bool:
+    """A new layer replaces a head but the script's width for it was not read."""
+    if freezing is None or not any(p.startswith("=") for p in freezing.trainable):
+        return False
+    return freezing.new_head is None or freezing.new_head.outputs is None
+
+
 def _blocks(part: str, layers: int) -> int | None:
     """How many trailing layers ``trf_blocks[-1]`` / ``layers[-2:]`` names (``None``: not a
     trailing selection of blocks)."""
@@ -212,10 +271,17 @@ def trainable_parts(
         trainable = 0.0 if whole else head
         saved = 0
         head_on = not whole
+        replaced: tuple[float, int, float] | None = None
         for part in freezing.trainable:
             k = _blocks(part, layers)
             if part.startswith("=") and shape.lm_head:
-                return None  # a new head instead of the LM head: its logits are not known
+                replaced = _new_head(freezing, part[1:], shape)
+                if replaced is None:
+                    return None  # a new layer elsewhere: not interpreted
+                # the model's own head (counted when only a backbone is frozen) is gone
+                trainable += replaced[0] - (head if not whole else 0.0)
+                head_on = True
+                continue
             part = part.lstrip("=")
             if _last(part) in _HEADS:
                 trainable += head
@@ -227,6 +293,10 @@ def trainable_parts(
                 saved = max(saved, k)
             else:
                 return None
+        if replaced is not None:
+            # the new head is no embedding: only the trailing layers save (the gradient
+            # stops at the first trainable layer)
+            return Trainable(min(trainable, params), saved, True, 0, replaced[1], replaced[2])
         if shape.tied_head and head_on and shape.lm_head:
             # the head is the input embedding: the gradient flows through every layer
             on_path = layers - min(saved, layers)
@@ -272,18 +342,23 @@ def device_model_shapes(
 
 def freezing_setting(value: object) -> Freezing:
     """``frozen = ["bert"]`` or ``frozen = {frozen = [""], trainable = ["fc"]}`` in
-    ``[tool.torchward.estimate]`` (``""``: the whole model)."""
+    ``[tool.torchward.estimate]`` (``""``: the whole model); a new head's width as
+    ``{frozen = [""], trainable = ["=lm_head"], head-outputs = 2}``."""
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return Freezing(tuple(value))
-    if isinstance(value, dict) and set(value) <= {"frozen", "trainable"}:
+    if isinstance(value, dict) and set(value) <= {"frozen", "trainable", "head-outputs"}:
         frozen, trainable = value.get("frozen", []), value.get("trainable", [])
+        outputs = value.get("head-outputs")
         if all(
             isinstance(v, list) and all(isinstance(x, str) for x in v) for v in (frozen, trainable)
-        ):
-            return Freezing(tuple(frozen), tuple(trainable))
+        ) and (outputs is None or (isinstance(outputs, int) and outputs > 0)):
+            new = [t[1:] for t in trainable if t.startswith("=") and _last(t[1:]) in _HEADS]
+            head = NewHead(new[0], outputs) if new else None
+            return Freezing(tuple(frozen), tuple(trainable), head)
     raise ValueError(
         'expected a list of sub-module names like ["bert"] or a table '
-        '{frozen = [""], trainable = ["fc"]}'
+        '{frozen = [""], trainable = ["fc"]} (a new head: trainable = ["=lm_head"], '
+        "head-outputs = 2)"
     )
 
 
@@ -311,7 +386,7 @@ def structure_facts(
     freezes: list[tuple[int, str, bool]],
     optimized: set[str],
     path: str,
-    replaced: set[str] | frozenset[str] = frozenset(),
+    replaced: set[str] | frozenset[str] | dict[str, int | None] = frozenset(),
     model_name: str | None = None,
 ) -> Structure:
     """The typed facts from what a script reader saw, in source order.
@@ -321,7 +396,8 @@ def structure_facts(
     path; ``freezes``: ``(line, module expression, requires_grad)`` of every
     ``requires_grad_(...)`` / ``p.requires_grad = ...`` whose module is known; ``optimized``:
     variables whose parameters an optimizer is given; ``replaced``: module expressions
-    assigned a new layer (``model.fc = nn.Linear(...)``), trainable as ``=fc``; ``model_name``:
+    assigned a new layer (``model.fc = nn.Linear(...)``), trainable as ``=fc`` — a mapping
+    also gives each one's ``out_features`` when read (a new head's width); ``model_name``:
     the checkpoint the estimate sizes — another load of it (a class method converting its
     weights, as llm.c's ``GPT.from_pretrained`` does) is the same model, not another one."""
     main = model_var.split(",")[0].strip() or "model"
@@ -345,10 +421,14 @@ def structure_facts(
     frozen: list[str] = []
     trainable: list[str] = []
     unowned: list[str] = []
+    new_head = None
     for line, expr, requires_grad in sorted(freezes):
         split = _split(expr, {main})
         if split is not None:
             new = "=" if expr in replaced else ""
+            if new and _last(split[1]) in _HEADS:
+                outputs = replaced.get(expr) if isinstance(replaced, dict) else None
+                new_head = NewHead(split[1], outputs)
             (trainable if requires_grad else frozen).append(new + split[1])
             if split[1] == "":  # the whole model: undoes what came before
                 trainable.clear()
@@ -364,5 +444,7 @@ def structure_facts(
             owner = _split(expr, set(others))
             assert owner is not None
             others[owner[0]] = attrs.evolve(others[owner[0]], trained=False)
-    freezing = Freezing(tuple(frozen), tuple(trainable)) if frozen else None
+    if new_head is not None and "=" + new_head.module not in trainable:
+        new_head = None  # frozen again afterwards
+    freezing = Freezing(tuple(frozen), tuple(trainable), new_head) if frozen else None
     return Structure(freezing, tuple(others.values()), tuple(unowned), model)

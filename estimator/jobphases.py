@@ -13,12 +13,21 @@ from __future__ import annotations
 import attrs
 
 from .cnn import is_modelled
-from .costmodel import Phase, inference, stack_tokens, trainable_share, training, workspace_bytes
+from .costmodel import (
+    Phase,
+    inference,
+    returned_cache,
+    stack_tokens,
+    trainable_share,
+    training,
+    workspace_bytes,
+)
 from .hardware import Gpu
-from .jobparts import device_model_shapes
+from .jobparts import Trainable, device_model_shapes, head_width_unknown
 from .precision import numerics
 from .resolve import Resolved
 from .runconfig import Field
+from .trainedtail import returns_cache
 
 __all__ = ["freezing_not_interpreted", "other_models", "phases", "structure_notes"]
 
@@ -31,11 +40,16 @@ def phases(r: Resolved, gpu: Gpu | None = None) -> list[Phase]:
         part = trainable_share(r)
         frozen_forward = 0.0
         if part is not None and part.saved_layers is not None:
-            frozen_forward = inference(_as_inference(r), False, work, gpu)[0].parts["activations"]
+            # the frozen layers' live set; a new head instead of the LM head: no vocabulary
+            # logits (the cache they return is a term of the training phases)
+            shape = r.shape if part.head_outputs is None else attrs.evolve(r.shape, lm_head=False)
+            frozen_forward = inference(_as_inference(r, shape=shape), False, work, gpu)[0].parts[
+                "activations"
+            ]
         found = training(r, work, gpu, frozen_forward)
         modelled = r.shape.stacks or (r.shape.cnn is not None and is_modelled(r.shape.cnn))
         if r.config.eval_batch_size is not None and modelled:
-            found.append(_evaluation(r, found[-1], work, gpu))
+            found.append(_evaluation(r, found[-1], work, gpu, part))
     else:
         found = inference(r, mode == "generate", work, gpu)
     return _with_other_models(r, found, work, gpu)
@@ -54,16 +68,26 @@ def _as_inference(r: Resolved, **changes) -> Resolved:
     return attrs.evolve(r, config=config, **changes)
 
 
-def _evaluation(r: Resolved, step: Phase, work: float, gpu: Gpu | None) -> Phase:
+def _evaluation(
+    r: Resolved, step: Phase, work: float, gpu: Gpu | None, part: Trainable | None
+) -> Phase:
     """The evaluation pass between training steps, at its own batch: a ``no_grad`` forward
     beside everything training keeps (weights, optimizer state, and the gradients of the
     last step, which live until the next ``zero_grad``) — the peak of a script that
-    evaluates at a larger batch than it trains (MNIST-style ``test_batch_size=1000``)."""
+    evaluates at a larger batch than it trains (MNIST-style ``test_batch_size=1000``). A new
+    head in place of the LM head computes no vocabulary logits there either."""
     at_eval_batch = attrs.evolve(r.config, batch_size=r.config.eval_batch_size)
-    forward = inference(_as_inference(attrs.evolve(r, config=at_eval_batch)), False, work, gpu)
+    evaluated = _as_inference(attrs.evolve(r, config=at_eval_batch))
+    cache = 0.0
+    if part is not None and part.head_outputs is not None:
+        n = numerics(r.config.value("dtype"))
+        cache = returned_cache(evaluated, n, int(evaluated.config.value("batch_size")))
+        evaluated = attrs.evolve(evaluated, shape=attrs.evolve(r.shape, lm_head=False))
+    forward = inference(evaluated, False, work, gpu)
     parts = dict(step.parts)
     for term in ("kv_cache", "activations", "temporaries"):
         parts[term] = forward[0].parts[term]
+    parts["kv_cache"] += cache
     return Phase("evaluation", parts)
 
 
@@ -127,7 +151,10 @@ def freezing_not_interpreted(r: Resolved) -> bool:
     the estimate's confidence is low (TW010 stays silent)."""
     if r.config.value("frozen") is None or r.config.value("mode") != "train":
         return False
-    return not r.config.value("lora_rank") and trainable_share(r) is None
+    if r.config.value("lora_rank"):
+        return False
+    # a new head whose width the script does not give: its logits are an upper bound
+    return trainable_share(r) is None or head_width_unknown(r.config.value("frozen"))
 
 
 def structure_notes(r: Resolved) -> tuple[list[str], list[str]]:
@@ -158,6 +185,15 @@ def structure_notes(r: Resolved) -> tuple[list[str], list[str]]:
                 saved = (
                     f"the last {part.saved_layers} layer(s) save activations, the frozen ones "
                     "run as an inference forward"
+                )
+            if part.head_outputs is not None:
+                width = (
+                    f"{part.head_outputs} outputs"
+                    if not head_width_unknown(freezing)
+                    else f"width not read, taken as the hidden size ({part.head_outputs})"
+                )
+                saved += f"; a new head replaces the LM head ({width}): no vocabulary logits" + (
+                    "; the KV cache the forward returns is counted" if returns_cache(r) else ""
                 )
             notes.append(
                 f"{freezing} ({where}): gradients and optimizer state for "

@@ -15,6 +15,7 @@ time without its structure (``plain_allocated_bytes``). Writes
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import sys
@@ -33,10 +34,24 @@ import harness  # noqa: E402
 import torch  # noqa: E402
 from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
 
+# The CPU wheel registers no CUDA kernel for ``silu_backward``, so on the fake CUDA device
+# autograd falls back to its CompositeImplicitAutograd body (``math_silu_backward``: a
+# sigmoid, an add and four products, each a full-size temporary) where a real GPU runs one
+# fused kernel that allocates only its output. That inflates the backward of a SiLU MLP by
+# 3.5 × its intermediate (+174 MiB on the qwen2.5-0.5b classifier job) — invisible while a
+# vocabulary's logits gradients make the backward's peak, the peak once a classifier
+# replaces the LM head. Registering a CUDA kernel (never called: fake tensors run the meta
+# kernel) makes the dispatch reach the fake mode as one op, as on a GPU. The only other op
+# the wheel leaves composite on CUDA is mish_backward (torch._C._dispatch_has_kernel_for_
+# dispatch_key over all aten ops).
+_NATIVE = torch.library.Library("aten", "IMPL")
+_NATIVE.impl("silu_backward", lambda grad, x: torch.empty_like(grad), "CUDA")
+
 OUT = HERE / "fixtures" / "phase_peaks.json"
 
 # name, model, dtype, batch, seq (image side for resnet), frozen, trainable again ("=x": x
-# replaced by a new 2-class Linear), teacher
+# replaced by a new Linear of HEAD_OUTPUTS outputs, the loss the model's own over them),
+# teacher
 JOBS = [
     ("bert-frozen-backbone-amp16-b32-s512", "bert-base-uncased", "amp-fp16", 32, 512,
      ["bert"], [], None),
@@ -52,7 +67,13 @@ JOBS = [
     ("distilbert-bert-teacher-amp16-b32-s512", "distilbert-base-uncased", "amp-fp16", 32, 512,
      [], [], "bert-base-uncased"),
     ("gpt2-gpt2-medium-teacher-bf16-b8-s1024", "gpt2", "bf16", 8, 1024, [], [], "gpt2-medium"),
+    ("qwen2.5-0.5b-classifier-head-last-layer-bf16-b4-s2048", "qwen2.5-0.5b", "bf16", 4, 2048,
+     [""], ["model.layers[-1]", "model.norm", "=lm_head"], None),
+    ("script-gpt-classifier-head-last-block-fp32-b8-s1024", "script:gpt_classifier_head.py",
+     "fp32", 8, 1024, [""], ["=out_head", "trf_blocks[-1]", "final_norm"], None),
 ]  # fmt: skip
+SCRIPTS = HERE.parent / "estimator" / "scripts"  # scripts the estimator reads
+HEAD_OUTPUTS = 2  # a new head's classes (a binary classifier, as rasbt's ch06)
 _ITEM = re.compile(r"^(\w+)\[(-?\d*)(:?)(-?\d*)\]$")
 
 
@@ -71,6 +92,27 @@ def _modules(model, path: str) -> list:
             else:
                 found = [m[int(start)] for m in found]
     return found
+
+
+def _script_job(name: str, batch: int, seq: int):
+    """(model, make_batch, loss_of) of a script the estimator reads (``script:NAME`` in
+    ``tests/estimator/scripts/``): its classes and its ``loss_of``, its ``main()`` not run."""
+    spec = importlib.util.spec_from_file_location(Path(name).stem, SCRIPTS / name)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # classes and constants only: main() is guarded
+    cfg = module.BASE_CONFIG
+    model = module.GPTModel(cfg)
+
+    def make_batch():
+        return {
+            "x": torch.randint(0, cfg["vocab_size"], (batch, seq), device="cuda"),
+            "y": torch.randint(0, module.num_classes, (batch,), device="cuda"),
+        }
+
+    def loss_of(model, b):
+        return module.loss_of(model, b["x"], b["y"]), None
+
+    return model, make_batch, loss_of
 
 
 def _loss(kind: str, teacher):
@@ -93,16 +135,29 @@ def _loss(kind: str, teacher):
     return distilled
 
 
-def run(job, structure: bool = True) -> dict:
+class _Counter(harness.LiveStorageCounter):
+    """The harness's counter, also noting what is live when the backward starts (the saved
+    activations, the outputs and the cache the forward returned)."""
+
+    end_of_forward = 0
+
+    def set_phase(self, name: str) -> None:
+        if name == "backward":
+            self.end_of_forward = self.current
+        super().set_phase(name)
+
+
+def run(job, structure: bool = True, use_cache: bool | None = None) -> dict:
     """Measure ``job``; ``structure=False``: the same model and batch, nothing frozen, no
-    teacher (the plain job the structure is compared with)."""
+    teacher (the plain job the structure is compared with); ``use_cache=False``: the
+    model's config with the cache off (the share of the KV cache its forward returns)."""
     name, model_name, dtype, batch, seq, frozen, trainable, teacher_name = job
     if not structure:
         frozen, trainable, teacher_name = [], [], None
     harness.patch_transformers()
     harness.emulate_device_capability()
     harness.set_sdpa_sm(80)
-    counter = harness.LiveStorageCounter("cuda")
+    counter = _Counter("cuda")
     started = time.time()
     torch.manual_seed(0)
     with FakeTensorMode(), counter:
@@ -111,7 +166,12 @@ def run(job, structure: bool = True) -> dict:
             torch.set_default_dtype(harness.DTYPES[dtype])
         try:
             with torch.device("cuda"):
-                model, kind = models.build(model_name, "train", seq)
+                script = None
+                if model_name.startswith("script:"):
+                    model, *script = _script_job(model_name[7:], batch, seq)
+                    kind = "script"
+                else:
+                    model, kind = models.build(model_name, "train", seq)
                 teacher = None
                 if teacher_name:
                     teacher, _ = models.build(teacher_name, "train", seq)
@@ -119,6 +179,8 @@ def run(job, structure: bool = True) -> dict:
                     teacher.eval()
         finally:
             torch.set_default_dtype(default)
+        if use_cache is not None and hasattr(model, "config"):
+            model.config.use_cache = use_cache
         for path in frozen:
             for module in _modules(model, path):
                 module.requires_grad_(False)
@@ -127,21 +189,20 @@ def run(job, structure: bool = True) -> dict:
                 parent, _, attribute = path[1:].rpartition(".")
                 owner = _modules(model, parent)[0]
                 width = getattr(owner, attribute).in_features
-                setattr(owner, attribute, torch.nn.Linear(width, 2, device="cuda"))
-                model.config.vocab_size = 2  # the loss reads the logits' width from it
+                new = torch.nn.Linear(width, HEAD_OUTPUTS, device="cuda")
+                setattr(owner, attribute, new)
+                if hasattr(model, "config"):
+                    model.config.vocab_size = HEAD_OUTPUTS  # the loss reads the logits' width
                 continue
             for module in _modules(model, path):
                 module.requires_grad_(True)
         model.train()
         image = seq if kind == "image" else 224
-        harness.train_step(
-            counter,
-            model,
+        make_batch, loss_of = script or (
             models.batch_maker(kind, model, batch, seq, image, "cuda"),
             _loss(kind, teacher),
-            dtype,
-            "cuda",
         )
+        harness.train_step(counter, model, make_batch, loss_of, dtype, "cuda")
         trainable_params = sum(p.numel() for p in model.parameters() if p.requires_grad)
     return dict(
         name=name,
@@ -151,9 +212,11 @@ def run(job, structure: bool = True) -> dict:
         seq=seq,
         frozen=frozen,
         trainable=trainable,
+        head_outputs=HEAD_OUTPUTS if any(t.startswith("=") for t in trainable) else None,
         teacher=teacher_name,
         trainable_params=trainable_params,
         measured_allocated_bytes=counter.peak,
+        end_of_forward_bytes=counter.end_of_forward,
         peak_phase=max(counter.phase_peaks, key=counter.phase_peaks.get),
         phase_peaks=dict(counter.phase_peaks),
         seconds=round(time.time() - started, 1),
@@ -170,6 +233,11 @@ def main(argv: list[str]) -> int:
             continue
         result = run(job)
         result["plain_allocated_bytes"] = run(job, structure=False)["measured_allocated_bytes"]
+        if result["head_outputs"] and not job[1].startswith("script:"):
+            # the job's parts: without the KV cache a transformers decoder's forward returns
+            no_cache = run(job, use_cache=False)
+            result["no_cache_allocated_bytes"] = no_cache["measured_allocated_bytes"]
+            result["no_cache_end_of_forward_bytes"] = no_cache["end_of_forward_bytes"]
         print(f"{result['name']:48s} {result['measured_allocated_bytes'] / 2**30:8.3f} GiB "
               f"{result['peak_phase']}", flush=True)  # fmt: skip
         runs.append(result)

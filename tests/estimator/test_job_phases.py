@@ -286,6 +286,34 @@ if __name__ == "__main__":  # the table of docs/estimator-accuracy.md
             f"| {plain / m - 1:+.1%} | {(m - run['plain_allocated_bytes']) / 2**30:+.3f} "
             f"| {(est - plain) / 2**30:+.3f} |"
         )
+    for run in [r for r in REPLACED if r not in RUNS]:  # a script the estimator reads
+        m = run["measured_allocated_bytes"]
+        config = _script(run["model"].removeprefix("script:"))[0]
+        est = estimate(config).allocated - 2 * WORKSPACE_BYTES["pre-hopper"]
+        plain = estimate(attrs.evolve(config, frozen=None)).allocated
+        plain -= 2 * WORKSPACE_BYTES["pre-hopper"]
+        print(
+            f"| {run['name']} (read from the script) | {m / 2**30:.3f} | {est / 2**30:.3f} "
+            f"| {est / m - 1:+.1%} | {plain / m - 1:+.1%} "
+            f"| {(m - run['plain_allocated_bytes']) / 2**30:+.3f} | {(est - plain) / 2**30:+.3f} |"
+        )
+    print("\n| replaced-head job | part | measured MiB | estimated MiB |\n|---|---|---|---|")
+    for run in REPLACED:
+        if run in RUNS:
+            e = estimate(_job(run))
+        else:  # a script the estimator reads
+            e = estimate(_script(run["model"].removeprefix("script:"))[0])
+        phase = {p.name: p for p in e.phases}
+        parts = [
+            ("KV cache the forward returns", "no_cache_allocated_bytes", phase["forward"].parts["kv_cache"]),
+            ("backward of the last trained layer", "end_of_forward_bytes", phase["backward start"].total - phase["forward"].total),
+        ]  # fmt: skip
+        for label, key, estimated in parts:
+            if key in run:
+                measured = run["measured_allocated_bytes"] - run[key]
+                print(
+                    f"| {run['name']} | {label} | {measured / 2**20:.1f} | {estimated / 2**20:.1f} |"
+                )
 
 
 def test_a_linear_probe_freezing_every_parameter_but_the_named_ones(tmp_path):

@@ -373,3 +373,18 @@ def test_structure_facts_tell_the_same_model_from_another_one():
         "t.py",
     )
     assert [(m.variable, m.trained) for m in gan.others] == [("disc", True)]
+
+
+def test_a_new_head_width_can_be_given_in_the_settings():
+    from torchward.estimator.jobparts import freezing_setting
+
+    given = freezing_setting(
+        {"frozen": [""], "trainable": ["=lm_head", "transformer.h[-1]"], "head-outputs": 4}
+    )
+    assert given.new_head == NewHead("lm_head", 4)
+    assert freezing_setting({"frozen": [""], "trainable": ["=lm_head"]}).new_head == NewHead(
+        "lm_head", None
+    )
+    for bad in (0, "2", True):
+        with pytest.raises(ValueError, match="head-outputs"):
+            freezing_setting({"frozen": [""], "trainable": ["=lm_head"], "head-outputs": bad})

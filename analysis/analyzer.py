@@ -126,6 +126,8 @@ class FileAnalyzer:
         self._backward_cache: dict[int, dict[str, tuple[ast.Call, ...]]] = {}
         self._instances: dict[tuple, Value] = {}
         self.module_run: FunctionRun | None = None
+        # launch mode: the best condition each memoised call was analysed under
+        self._launch_best: dict[tuple, PathCondition] = {}
 
     @functools.cached_property
     def index(self) -> ModuleIndex:
@@ -396,10 +398,8 @@ class FileAnalyzer:
         grad = self._grad_mode(info, grad_enabled)
         if self.launch is not None:
             condition = launch_entry_condition(info, grad, condition)
-        key: tuple = (info.qualname, self_value, tuple(args), tuple(sorted(kwargs.items())), grad)
-        if condition is not PathCondition.DEFAULT:
-            key += (condition,)
-        if key in self._memo:
+        key = (info.qualname, self_value, tuple(args), tuple(sorted(kwargs.items())), grad)
+        if key in self._memo and self._launch_condition_known(key, condition):
             summary, trace = self._memo[key]
             if record:
                 self._register(info, trace)
@@ -455,11 +455,25 @@ class FileAnalyzer:
             self._stack.pop()
         summary = self._summarise(run, env, self_value)
         self._memo[key] = (summary, trace)
+        if self.launch is not None:
+            self._launch_best.setdefault(key, condition)
         if cache_key is not None:
             self.cache.put(cache_key, Entry(summary, trace, effects))
         if record:
             self._register(info, trace)
         return summary
+
+    def _launch_condition_known(self, key: tuple, condition: PathCondition) -> bool:
+        """Whether a memoised analysis already recorded what a call under ``condition``
+        would: launch mode keeps each node's best condition, so only a call on a better
+        path than every earlier one runs the body again (at most once per condition)."""
+        if self.launch is None:
+            return True
+        best = self._launch_best.get(key)
+        if best is not None and best.worst(condition) is condition:
+            return True
+        self._launch_best[key] = condition
+        return False
 
     @property
     def call_depth(self) -> int:

@@ -44,7 +44,7 @@ class ExpressionsMixin:
         else:
             value = method(node)
         if self.analyzer.launch is not None:  # type: ignore[attr-defined]
-            return self.with_constant(node, value)  # type: ignore[attr-defined]
+            return self.attach_constant(node, value)  # type: ignore[attr-defined]
         return value
 
     # --- names and attributes -------------------------------------------------------

@@ -178,8 +178,10 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
         condition: PathCondition = PathCondition.DEFAULT,
     ) -> None:
         self.analyzer = analyzer
-        # launch mode: the path condition of the statement being run (:mod:`.launch`)
+        # launch mode: the path condition of the statement being run (:mod:`.launch`), and
+        # the facts of the expressions this run evaluated (each at most once: one pass)
         self.condition = condition
+        self.folded: dict[int, tuple] = {}
         self.trace = trace
         self.body = body
         self.env = dict(env)
@@ -658,6 +660,8 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
         self.execute(node.orelse)
         self.condition = entry
         self.gates.pop()
+        if self.analyzer.launch is not None:
+            self.complete_attribute_bindings(before, after_body, self.env)
         self.env = _join_branches(after_body, self.env)
 
     def _exec_Try(self, node: ast.Try) -> None:

@@ -25,7 +25,6 @@ constant is never kept past a reassignment the fold cannot follow.
 from __future__ import annotations
 
 import ast
-import math
 import re
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
@@ -33,103 +32,16 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from .conditions import PathCondition
+from .constants import UNDECIDED, ConstantFact, join_constants
 from .finding import Evidence
 from .launch_arguments import ArgumentDefaults, ArgumentValues, declare, parser_call
 from .names import dotted
+from .values import Value, with_constant
 
 if TYPE_CHECKING:
     from .semantic import FunctionInfo
-    from .values import Value
 
-__all__ = [
-    "UNDECIDED",
-    "ConstantFact",
-    "LaunchFacts",
-    "LaunchMixin",
-    "branch_conditions",
-    "join_constants",
-]
-
-
-class _Undecided:
-    """The value of an expression a plain launch computes but the analysis cannot."""
-
-    _instance: _Undecided | None = None
-
-    def __new__(cls) -> _Undecided:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "UNDECIDED"
-
-    def __reduce__(self) -> str:
-        return "UNDECIDED"  # one object, also across pickling (the summary cache)
-
-
-UNDECIDED: Any = _Undecided()
-"""The top of the flat value lattice: some value, not known statically."""
-
-
-@attrs.frozen(cache_hash=True)
-class ConstantFact:
-    """The value an expression holds on a plain launch, where it was set, and under which
-    path condition. ``value`` is hashable (tuples for lists, sorted item tuples for dicts)."""
-
-    value: Hashable = attrs.field(eq=lambda value: (type(value), value))  # 1 is not 1.0
-    evidence: Evidence
-    condition: PathCondition = PathCondition.DEFAULT
-
-    @property
-    def decided(self) -> bool:
-        return self.value is not UNDECIDED
-
-    def under(self, condition: PathCondition) -> ConstantFact:
-        """The same value seen from a path that also needs ``condition``."""
-        worse = self.condition.worst(condition)
-        return self if worse is self.condition else attrs.evolve(self, condition=worse)
-
-
-_RANK = {condition: rank for rank, condition in enumerate(PathCondition)}
-
-
-def _evidence_key(evidence: Evidence) -> tuple[object, ...]:
-    span = evidence.span
-    return (
-        evidence.path or "",
-        span.line,
-        span.column,
-        span.end_line,
-        span.end_column,
-        evidence.message,
-    )
-
-
-def join_constants(a: ConstantFact | None, b: ConstantFact | None) -> ConstantFact | None:
-    """The fact after two paths merge (None: no launch fact, as in a lint run).
-
-    Lexicographic: the better condition wins; at equal conditions equal values keep the
-    evidence that comes first in the file, different values are :data:`UNDECIDED` (with
-    that evidence). Commutative, associative and idempotent
-    (``tests/analysis/test_launch_constants.py`` proves it over generated facts).
-    """
-    if a is None or a == b:
-        return b
-    if b is None:
-        return a
-    rank_a, rank_b = _RANK[a.condition], _RANK[b.condition]
-    if rank_a != rank_b:
-        return a if rank_a < rank_b else b
-    evidence = min(a.evidence, b.evidence, key=_evidence_key)
-    same = a.value is b.value or (
-        type(a.value) is type(b.value) and a.value == b.value and _not_nan(a.value)
-    )
-    return ConstantFact(a.value if same else UNDECIDED, evidence, a.condition)
-
-
-def _not_nan(value: object) -> bool:
-    return not (isinstance(value, float) and math.isnan(value))
+__all__ = ["LaunchFacts", "LaunchMixin", "branch_conditions", "launch_entry_condition", "uncalled"]
 
 
 # --- folding ------------------------------------------------------------------------
@@ -281,20 +193,21 @@ class LaunchMixin:
         analyzer: Any
         condition: PathCondition
         env: dict[str, Value]
+        folded: dict[int, tuple[Hashable, PathCondition]]
 
         def qualified(self, node: ast.AST) -> str | None: ...
 
         def lookup(self, name: str) -> Value | None: ...
 
-    def with_constant(self, node: ast.expr, value: Value) -> Value:
+    def attach_constant(self, node: ast.expr, value: Value) -> Value:
         """``value`` (what ``node`` evaluated to) with the fact a plain launch gives it."""
         fact = self.fold(node, value)
+        # an enclosing expression folds from this instead of folding ``node`` again
+        self.folded[id(node)] = (fact.value, fact.condition)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             self._declare_argument(node)
         self.analyzer.launch.note_constant(node, fact)
-        if value.constant == fact:
-            return value
-        return attrs.evolve(value, constant=fact)
+        return value if value.constant is fact else with_constant(value, fact)
 
     def _declare_argument(self, node: ast.Call) -> None:
         """``parser.add_argument(...)`` / ``parser.set_defaults(...)``: the parser bound to
@@ -310,7 +223,31 @@ class LaunchMixin:
         if not isinstance(fact.value, ArgumentDefaults):
             return
         grown = declare(fact.value, node, lambda e: self._fold(e)[0], UNDECIDED)
-        self.env[path] = attrs.evolve(bound, constant=attrs.evolve(fact, value=grown))
+        self.env[path] = with_constant(bound, attrs.evolve(fact, value=grown))
+
+    def complete_attribute_bindings(
+        self, before: dict[str, Value], body: dict[str, Value], orelse: dict[str, Value]
+    ) -> None:
+        """An attribute rebound on one branch only (``if args.distributed:
+        args.batch_size //= world``) keeps, on the other, what it held before the ``if``:
+        the environment has no entry for ``args.batch_size`` until it is assigned, so
+        without this the join would see only the branch's value."""
+        for side, other in ((body, orelse), (orelse, body)):
+            for key in side.keys() - other.keys():
+                if "." in key and key not in before:
+                    previous = self._attribute_value(key, before)
+                    if previous is not None:
+                        other[key] = previous
+
+    def _attribute_value(self, path: str, env: dict[str, Value]) -> Value | None:
+        """``args.batch_size`` read from a parsed namespace in ``env`` (None: not one)."""
+        head, _, attribute = path.partition(".")
+        base = env.get(head) or self.lookup(head)
+        fact = base.constant if base is not None else None
+        if fact is None or "." in attribute or not isinstance(fact.value, ArgumentValues):
+            return None
+        found = fact.value.get(attribute, UNDECIDED)
+        return Value(constant=ConstantFact(found, fact.evidence, fact.condition))
 
     def bind_default_constants(
         self, info: FunctionInfo, supplied: int, keywords: dict[str, Value]
@@ -331,7 +268,7 @@ class LaunchMixin:
                 continue
             found, _ = self._fold(default)
             fact = ConstantFact(found, self._evidence(default), self.condition)
-            self.env[param.arg] = attrs.evolve(bound, constant=fact)
+            self.env[param.arg] = with_constant(bound, fact)
 
     def bound_constant(self, value: Value, statement: ast.AST) -> Value:
         """``value`` as a binding stores it: its fact seen under the binding's condition,
@@ -341,7 +278,7 @@ class LaunchMixin:
             fact = ConstantFact(UNDECIDED, self._evidence(statement), self.condition)
         else:
             fact = fact.under(self.condition)
-        return value if fact is value.constant else attrs.evolve(value, constant=fact)
+        return value if fact is value.constant else with_constant(value, fact)
 
     def augmented_constant(self, node: ast.AugAssign, before: Value, after: Value) -> Value:
         """``after`` (the value ``x += y`` binds) with ``x``'s fact combined with ``y``'s."""
@@ -349,7 +286,7 @@ class LaunchMixin:
         fact = before.constant
         left = (fact.value, fact.condition) if fact is not None else (UNDECIDED, self.condition)
         found, condition = _apply(operator, (left, self._fold(node.value)), self.condition)
-        return attrs.evolve(after, constant=ConstantFact(found, self._evidence(node), condition))
+        return with_constant(after, ConstantFact(found, self._evidence(node), condition))
 
     def fold(self, node: ast.expr, value: Value | None = None) -> ConstantFact:
         """The fact of ``node`` from its operands' facts (``value``: what the dataflow
@@ -367,6 +304,9 @@ class LaunchMixin:
 
     def _fold(self, node: ast.expr) -> tuple[Hashable, PathCondition]:
         """(value, the worst condition of what it was computed from)."""
+        known = self.folded.get(id(node))
+        if known is not None:
+            return known  # evaluated just now, as an operand of what is folded
         here = self.condition
         if isinstance(node, ast.Constant):
             return node.value, here

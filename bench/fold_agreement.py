@@ -33,8 +33,8 @@ from typing import Any
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
+from torchward.analysis.constants import UNDECIDED  # noqa: E402
 from torchward.analysis.facts import build_launch_facts  # noqa: E402
-from torchward.analysis.launch import UNDECIDED  # noqa: E402
 from torchward.analysis.launch_arguments import ArgumentValues  # noqa: E402
 from torchward.analysis.runconfig import read_source  # noqa: E402
 from torchward.analysis.runconfig_declarations import Values  # noqa: E402

@@ -13,9 +13,9 @@ import textwrap
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from torchward.analysis.conditions import PathCondition
+from torchward.analysis.constants import UNDECIDED, ConstantFact, join_constants
 from torchward.analysis.facts import build_facts, build_launch_facts
 from torchward.analysis.finding import Evidence, Span
-from torchward.analysis.launch import UNDECIDED, ConstantFact, join_constants
 
 FACTS = st.none() | st.builds(
     ConstantFact,
@@ -39,6 +39,18 @@ def test_constant_join_is_commutative(a, b):
 @given(FACTS, FACTS, FACTS)
 def test_constant_join_is_associative(a, b, c):
     assert join_constants(join_constants(a, b), c) == join_constants(a, join_constants(b, c))
+
+
+@settings(max_examples=300, deadline=None)
+@given(FACTS, FACTS)
+def test_constant_join_keeps_the_first_evidence_whichever_side_it_is_on(a, b):
+    """Evidence is not part of a fact's identity (``==`` ignores it), so the properties
+    above cannot see it: the line a value is reported at must not depend on the order
+    branches merge in either."""
+    left, right = join_constants(a, b), join_constants(b, a)
+    assert (left is None) == (right is None)
+    if left is not None and right is not None:
+        assert left.evidence == right.evidence
 
 
 @settings(max_examples=100, deadline=None)
@@ -189,3 +201,21 @@ def test_a_lint_run_records_no_launch_facts():
     assert facts.analyzer.launch is None
     module = facts.analyzer.module_run
     assert module is not None and all(v.constant is None for v in module.env.values())
+
+
+def test_an_attribute_rebound_on_a_skipped_branch_keeps_its_default():
+    tree, launch = _launch(
+        """\
+        import argparse, torch
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--batch-size", type=int, default=256)
+        parser.add_argument("--world-size", type=int, default=-1)
+        parser.add_argument("--distributed", action="store_true")
+        args = parser.parse_args()
+        if args.distributed:
+            args.batch_size = int(args.batch_size / args.world_size)
+        loader = torch.utils.data.DataLoader(data, batch_size=args.batch_size)
+        """
+    )
+    fact = _value_at(tree, launch, "args.batch_size", line=9)
+    assert (fact.value, fact.condition) == (256, PathCondition.DEFAULT)

@@ -14,8 +14,8 @@ import attrs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from torchward.analysis.conditions import PathCondition
+from torchward.analysis.constants import UNDECIDED, ConstantFact
 from torchward.analysis.finding import Confidence, Evidence, Span
-from torchward.analysis.launch import UNDECIDED, ConstantFact
 from torchward.analysis.values import (
     UNKNOWN,
     CriterionFacts,

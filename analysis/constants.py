@@ -1,0 +1,106 @@
+"""Launch constants: the value a plain launch gives an expression, as a lattice fact.
+
+:class:`ConstantFact` is what :attr:`~torchward.analysis.values.Value.constant` holds in
+launch mode (:mod:`.launch`): the Python value, the evidence of where it was set, and the
+:class:`~torchward.analysis.conditions.PathCondition` it holds under. Its own module
+because :mod:`.values` joins it and :mod:`.launch` computes it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable
+from typing import Any
+
+import attrs
+
+from .conditions import PathCondition
+from .finding import Evidence
+
+__all__ = ["UNDECIDED", "ConstantFact", "join_constants"]
+
+
+class _Undecided:
+    """The value of an expression a plain launch computes but the analysis cannot."""
+
+    _instance: _Undecided | None = None
+
+    def __new__(cls) -> _Undecided:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "UNDECIDED"
+
+    def __reduce__(self) -> str:
+        return "UNDECIDED"  # one object, also across pickling (the summary cache)
+
+
+UNDECIDED: Any = _Undecided()
+"""The top of the flat value lattice: some value, not known statically."""
+
+
+@attrs.frozen(cache_hash=True)
+class ConstantFact:
+    """The value an expression holds on a plain launch, where it was set, and under which
+    path condition. ``value`` is hashable (tuples for lists, sorted item tuples for dicts)."""
+
+    value: Hashable = attrs.field(eq=lambda value: (type(value), value))  # 1 is not 1.0
+    # not part of the fact's identity: the same value on the same path, bound in two
+    # places, is one fact (so calls passing it share one analysis); the join keeps the
+    # evidence that comes first in the file
+    evidence: Evidence = attrs.field(eq=False)
+    condition: PathCondition = PathCondition.DEFAULT
+
+    @property
+    def decided(self) -> bool:
+        return self.value is not UNDECIDED
+
+    def under(self, condition: PathCondition) -> ConstantFact:
+        """The same value seen from a path that also needs ``condition``."""
+        worse = self.condition.worst(condition)
+        return self if worse is self.condition else attrs.evolve(self, condition=worse)
+
+
+_RANK = {condition: rank for rank, condition in enumerate(PathCondition)}
+
+
+def _evidence_key(evidence: Evidence) -> tuple[object, ...]:
+    span = evidence.span
+    return (
+        evidence.path or "",
+        span.line,
+        span.column,
+        span.end_line,
+        span.end_column,
+        evidence.message,
+    )
+
+
+def join_constants(a: ConstantFact | None, b: ConstantFact | None) -> ConstantFact | None:
+    """The fact after two paths merge (None: no launch fact, as in a lint run).
+
+    Lexicographic: the better condition wins; at equal conditions equal values keep the
+    evidence that comes first in the file, different values are :data:`UNDECIDED` (with
+    that evidence). Commutative, associative and idempotent
+    (``tests/analysis/test_launch_constants.py`` proves it over generated facts).
+    """
+    if a is None or a is b:
+        return b
+    if b is None:
+        return a
+    rank_a, rank_b = _RANK[a.condition], _RANK[b.condition]
+    if rank_a != rank_b:
+        return a if rank_a < rank_b else b
+    first = a if _evidence_key(a.evidence) <= _evidence_key(b.evidence) else b
+    same = a.value is b.value or (
+        type(a.value) is type(b.value) and a.value == b.value and _not_nan(a.value)
+    )
+    if same:
+        return first
+    return ConstantFact(UNDECIDED, first.evidence, a.condition)
+
+
+def _not_nan(value: object) -> bool:
+    return not (isinstance(value, float) and math.isnan(value))

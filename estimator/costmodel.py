@@ -39,11 +39,11 @@ from .activations import (
 )
 from .cnn import cnn_activation_elements, is_modelled
 from .hardware import Gpu
-from .jobparts import Trainable, trainable_parts
 from .lora import lora_params
 from .precision import QUANTIZED_WEIGHT_BYTES, numerics, optimizer_cost
 from .resolve import Resolved
 from .shape import ModelShape, Stack
+from .trainable import Trainable, trainable_parts
 from .trainedtail import returns_cache, tail_backward
 
 __all__ = [

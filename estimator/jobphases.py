@@ -23,10 +23,11 @@ from .costmodel import (
     workspace_bytes,
 )
 from .hardware import Gpu
-from .jobparts import Trainable, device_model_shapes, head_width_unknown
+from .jobparts import device_model_shapes
 from .precision import numerics
 from .resolve import Resolved
 from .runconfig import Field
+from .trainable import Trainable, head_width_unknown
 from .trainedtail import returns_cache
 
 __all__ = ["freezing_not_interpreted", "other_models", "phases", "structure_notes"]

@@ -28,10 +28,10 @@ the end of the forward (this count: 279), Qwen2.5-0.5B's gated SiLU 118.2 MiB (1
 from __future__ import annotations
 
 from .activations import norm_per_token
-from .jobparts import Trainable
 from .precision import Numerics
 from .resolve import Resolved
 from .shape import Stack
+from .trainable import Trainable
 
 __all__ = ["mlp_backward_per_token", "returns_cache", "tail_backward"]
 

@@ -8,10 +8,12 @@ logits no longer hide two terms of the step that a fully trained LM never shows:
   ``DynamicCache`` whenever ``use_cache`` is on — every LM config's default, also in training
   (only gradient checkpointing turns it off) — and ``torch.cat`` copies each layer's keys
   and values into it; the outputs hold it until the step drops them. The frozen layers save
-  nothing for backward, but their cache stays: 2 × kv width × tokens per layer. Measured:
-  gpt2-classifier-head-last-block-amp16-b8-s1024 is 288 MiB lower with ``use_cache=False``
-  (12 layers × 24 MiB), qwen2.5-0.5b's 96 MiB (24 layers × 2 KV heads). A model the script
-  defines (a from-scratch ``GPTModel``) returns only its logits: no cache.
+  nothing for backward, but their cache stays: 2 × kv width × tokens per layer, counted
+  here for every layer. Measured: gpt2-classifier-head-last-block-amp16-b8-s1024 is 288 MiB
+  lower with ``use_cache=False`` (12 layers × 24 MiB), the qwen2.5-0.5b job 92 MiB (23 of
+  its 24 layers × 4 MiB: its trained layer's attention saves the cached K/V themselves,
+  so 4 MiB over). A model the script defines (a from-scratch ``GPTModel``) returns only its
+  logits: no cache.
 - **the backward of the first trained layer.** Autograd runs the last layer's MLP backward
   while everything the trained layers saved is still referenced: the incoming gradient of
   the down projection's input and the gradients of the activation's operands are live at
@@ -22,7 +24,8 @@ logits no longer hide two terms of the step that a fully trained LM never shows:
 
 Measured with the harness (``tests/calibration/measure_phases.py``, the ``*-classifier-*``
 rows of ``fixtures/phase_peaks.json``): GPT-2's composite GELU backward adds 274.3 MiB over
-the end of the forward (this count: 279), Qwen2.5-0.5B's gated SiLU 118.2 MiB (118.3).
+the end of the forward (this count: 278.9), Qwen2.5-0.5B's gated SiLU 118.2 MiB (118.2),
+the script-defined GPT in fp32 177.0 MiB (177.0).
 """
 
 from __future__ import annotations

@@ -128,6 +128,9 @@ class FileAnalyzer:
         self.module_run: FunctionRun | None = None
         # launch mode: the best condition each memoised call was analysed under
         self._launch_best: dict[tuple, PathCondition] = {}
+        self._launch_tried: set[str] = set()  # functions analysed on demand
+        # the best condition each function was analysed under, and that analysis' summary
+        self._launch_runs: dict[str, tuple[PathCondition, Summary]] = {}
 
     @functools.cached_property
     def index(self) -> ModuleIndex:
@@ -148,6 +151,11 @@ class FileAnalyzer:
         kinded |= training_import_aliases(self.index)
         if self.project is not None:
             kinded |= self.project.training_names()
+        if self.launch is not None:
+            # launch mode: a function the flow did not reach is analysed when a fact
+            # inside it is asked for (:meth:`LaunchFacts.condition`), not up front
+            self.launch.on_demand = self._analyse_around
+            return
         worth = functions_worth_analysing(self.index, kinded)
         for info in callers_first(self.index, worth):
             if info.qualname not in self.analyzed:
@@ -155,6 +163,25 @@ class FileAnalyzer:
         self._analyze_inherited_entries()
         if self.project is not None:
             self.project.finish()
+
+    def _analyse_around(self, node: ast.AST) -> None:
+        """Launch mode: analyse, as an entry point, the functions enclosing ``node`` that
+        nothing analysed yet (innermost first, until one records a fact for it)."""
+        line = getattr(node, "lineno", None)
+        if line is None or self.launch is None:
+            return
+        enclosing = [
+            info
+            for info in self.index.functions_in_order()
+            if info.node.lineno <= line <= (info.node.end_lineno or info.node.lineno)
+            and info.qualname not in self.analyzed
+            and info.qualname not in self._launch_tried
+        ]
+        for info in sorted(enclosing, key=lambda i: -i.node.lineno):
+            self._launch_tried.add(info.qualname)
+            self._analyze_entry(info, info.class_name)
+            if self.launch.recorded(node):
+                return
 
     def run_module_body(self, trace: Trace, body: list[ast.stmt]) -> dict[str, Value]:
         """Run the module's top-level statements: the globals its functions see."""
@@ -216,7 +243,12 @@ class FileAnalyzer:
         file, and ``self`` built by ``__init__`` of ``class_name`` (its own class by default)."""
         self_value = None
         if info.is_method and info.class_name:
-            self_value = self.entry_instance(class_name or info.class_name, info)
+            if self.launch is not None:
+                # launch mode asks a method's conditions, not what ``__init__`` built: an
+                # instance without attributes (running ``__init__`` per method doubled it)
+                self_value = Value(kind=Kind.INSTANCE, class_name=class_name or info.class_name)
+            else:
+                self_value = self.entry_instance(class_name or info.class_name, info)
         self.invoke(
             info,
             [],
@@ -399,6 +431,9 @@ class FileAnalyzer:
         if self.launch is not None:
             condition = launch_entry_condition(info, grad, condition)
         key = (info.qualname, self_value, tuple(args), tuple(sorted(kwargs.items())), grad)
+        dominated = self._launch_dominated(info, condition)
+        if dominated is not None:
+            return dominated
         if key in self._memo and self._launch_condition_known(key, condition):
             summary, trace = self._memo[key]
             if record:
@@ -457,11 +492,25 @@ class FileAnalyzer:
         self._memo[key] = (summary, trace)
         if self.launch is not None:
             self._launch_best.setdefault(key, condition)
+            known = self._launch_runs.get(info.qualname)
+            if known is None or known[0].worst(condition) is known[0]:
+                self._launch_runs[info.qualname] = (condition, summary)
         if cache_key is not None:
             self.cache.put(cache_key, Entry(summary, trace, effects))
         if record:
             self._register(info, trace)
         return summary
+
+    def _launch_dominated(self, info: FunctionInfo, condition: PathCondition) -> Summary | None:
+        """Launch mode: a call on a strictly worse path than an analysis ``info`` already
+        had (``train()`` again from the ``--evolve`` branch, off by default) records
+        nothing that survives the join — every fact it would note loses to the better
+        path's — so that analysis's summary stands in for it (its caller is on that worse
+        path too, and so is whatever it binds)."""
+        known = self._launch_runs.get(info.qualname) if self.launch is not None else None
+        if known is None or known[0] is condition or known[0].worst(condition) is known[0]:
+            return None
+        return known[1]
 
     def _launch_condition_known(self, key: tuple, condition: PathCondition) -> bool:
         """Whether a memoised analysis already recorded what a call under ``condition``

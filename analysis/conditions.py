@@ -4,7 +4,8 @@ The dataflow joins every path (a rule must see what *may* happen); the estimator
 path a job *does* take on a default launch (``python SCRIPT``, no flags, one GPU). A
 :class:`PathCondition` names that relation for a statement, from its enclosing ``if``
 gates decided by the defaults, its grad mode and the function it is in
-(:mod:`torchward.analysis.runconfig_paths` computes it for the script reader):
+(:mod:`torchward.analysis.runconfig_paths` computes it for the script reader, and the
+dataflow in launch mode, :mod:`torchward.analysis.launch`, for the engine's facts):
 
 - ``default``: every enclosing gate is decided by the defaults and holds;
 - ``unsure``: some gate cannot be decided statically;

@@ -199,7 +199,9 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
         self._loops_of_body: list[tuple[int, int]] | None = None
         # variables bound to a grad-mode context manager: False disables, True enables
         self.grad_guards: dict[str, bool] = {}
-        self.backward_targets = analyzer.backward_targets(body)
+        # which names backward() is called on: proof of a graph, which launch mode (the
+        # constants of a plain launch) does not need
+        self.backward_targets = analyzer.backward_targets(body) if analyzer.launch is None else {}
 
     # --- running --------------------------------------------------------------------
     def run(self) -> None:

@@ -26,14 +26,14 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from .conditions import PathCondition
 from .constants import UNDECIDED, ConstantFact, join_constants
-from .finding import Evidence
+from .finding import Evidence, Span
 from .launch_arguments import ArgumentDefaults, ArgumentValues, declare, parser_call
 from .names import dotted
 from .values import Value, with_constant
@@ -164,6 +164,8 @@ class LaunchFacts:
 
     constants: dict[int, ConstantFact] = attrs.field(factory=dict)
     conditions: dict[int, PathCondition] = attrs.field(factory=dict)
+    # analyses the functions around a node nothing has reached yet (set by the analyzer)
+    on_demand: Callable[[ast.AST], None] | None = None
 
     def note_constant(self, node: ast.AST, fact: ConstantFact) -> None:
         key = id(node)
@@ -178,10 +180,17 @@ class LaunchFacts:
             condition if known is None else PathCondition.best((known, condition))
         )
 
+    def recorded(self, node: ast.AST) -> bool:
+        return id(node) in self.constants or id(node) in self.conditions
+
     def constant(self, node: ast.AST) -> ConstantFact | None:
+        if id(node) not in self.constants and self.on_demand is not None:
+            self.on_demand(node)
         return self.constants.get(id(node))
 
     def condition(self, node: ast.AST) -> PathCondition | None:
+        if id(node) not in self.conditions and self.on_demand is not None:
+            self.on_demand(node)
         return self.conditions.get(id(node))
 
 
@@ -435,9 +444,17 @@ class LaunchMixin:
         return _apply(function, tuple(parts), here)
 
     def _evidence(self, node: ast.AST) -> Evidence:
-        return Evidence(
-            self.analyzer.lines.span(node), "a plain launch", self.analyzer.evidence_path
+        """Where a fact was set: the node's own position (columns as the parser counts
+        them, in UTF-8 bytes — a fact names its line; converting columns for every
+        evaluated expression cost a tenth of launch mode)."""
+        line = getattr(node, "lineno", 0)
+        span = Span(
+            line,
+            getattr(node, "col_offset", 0),
+            getattr(node, "end_lineno", None) or line,
+            getattr(node, "end_col_offset", None) or 0,
         )
+        return Evidence(span, "a plain launch", self.analyzer.evidence_path)
 
 
 def _is_items(container: tuple) -> bool:

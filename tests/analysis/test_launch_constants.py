@@ -219,3 +219,21 @@ def test_an_attribute_rebound_on_a_skipped_branch_keeps_its_default():
     )
     fact = _value_at(tree, launch, "args.batch_size", line=9)
     assert (fact.value, fact.condition) == (256, PathCondition.DEFAULT)
+
+
+def test_a_function_the_flow_does_not_reach_is_analysed_when_asked_about():
+    """Launch mode runs the module and what it calls; a callback nothing in the file
+    calls gets its facts when one inside it is asked for (and is a default entry)."""
+    tree, launch = _launch(
+        """\
+        import torch
+        LR = 3e-4
+        def on_step(model):
+            if model.training:
+                scale = LR * 2
+        """
+    )
+    assert launch.conditions.get(id(_statement(tree, 4))) is None  # not analysed up front
+    assert launch.condition(_statement(tree, 4)) is PathCondition.DEFAULT
+    assert launch.condition(_statement(tree, 5)) is PathCondition.UNSURE
+    assert _value_at(tree, launch, "LR * 2").value == 6e-4

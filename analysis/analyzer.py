@@ -30,7 +30,7 @@ from .events import Event, EventKind, Gate, Trace
 from .finding import Evidence
 from .fingerprints import Fingerprints
 from .interpreter import FunctionRun, backward_targets_of
-from .launch import LaunchFacts, launch_entry_condition, uncalled
+from .launch_paths import LaunchFacts, launch_entry_condition, launch_entry_points, uncalled
 from .names import qualified_name
 from .positions import LineIndex
 from .relevance import (
@@ -129,6 +129,7 @@ class FileAnalyzer:
         # launch mode: the best condition each memoised call was analysed under
         self._launch_best: dict[tuple, PathCondition] = {}
         self._launch_tried: set[str] = set()  # functions analysed on demand
+        self._launch_shallow = False  # analysing on demand: calls are not followed
         # the best condition each function was analysed under, and that analysis' summary
         self._launch_runs: dict[str, tuple[PathCondition, Summary]] = {}
 
@@ -152,8 +153,14 @@ class FileAnalyzer:
         if self.project is not None:
             kinded |= self.project.training_names()
         if self.launch is not None:
-            # launch mode: a function the flow did not reach is analysed when a fact
-            # inside it is asked for (:meth:`LaunchFacts.condition`), not up front
+            # launch mode: the script's entry points (top-level functions nothing in the
+            # file calls: ``@call_parse def main``, a ``fire.Fire`` target) run as a
+            # launch runs them; any other function the flow did not reach is analysed
+            # when a fact inside it is asked for (:meth:`LaunchFacts.condition`)
+            for info in launch_entry_points(self.index, self.source):
+                if info.qualname not in self.analyzed:
+                    self._launch_tried.add(info.qualname)
+                    self._analyze_entry(info, None)
             self.launch.on_demand = self._analyse_around
             return
         worth = functions_worth_analysing(self.index, kinded)
@@ -177,11 +184,15 @@ class FileAnalyzer:
             and info.qualname not in self.analyzed
             and info.qualname not in self._launch_tried
         ]
-        for info in sorted(enclosing, key=lambda i: -i.node.lineno):
-            self._launch_tried.add(info.qualname)
-            self._analyze_entry(info, info.class_name)
-            if self.launch.recorded(node):
-                return
+        self._launch_shallow = True  # its callees answer for themselves, when asked
+        try:
+            for info in sorted(enclosing, key=lambda i: -i.node.lineno):
+                self._launch_tried.add(info.qualname)
+                self._analyze_entry(info, info.class_name)
+                if self.launch.recorded(node):
+                    return
+        finally:
+            self._launch_shallow = False
 
     def run_module_body(self, trace: Trace, body: list[ast.stmt]) -> dict[str, Value]:
         """Run the module's top-level statements: the globals its functions see."""
@@ -296,6 +307,8 @@ class FileAnalyzer:
         module that defines it (:mod:`.workspace.linking`), None for this file's own."""
         if owner is None:
             self.note_called(info.qualname)
+        if self._launch_shallow:
+            return UNKNOWN
         summary = (owner or self).invoke(
             info,
             args,

@@ -142,6 +142,8 @@ class CallsMixin:
     def arguments(self, node: ast.Call) -> tuple[list[Value], dict[str, Value]]:
         positional = [self.evaluate(a) for a in node.args]
         named = {kw.arg or "**": self.evaluate(kw.value) for kw in node.keywords}
+        if "**" in named and self.analyzer.launch is not None:  # type: ignore[attr-defined]
+            named = self.expand_keywords(named)  # type: ignore[attr-defined]
         return positional, named
 
     # --- calling a value ----------------------------------------------------------

@@ -17,7 +17,7 @@ import attrs
 from .conditions import PathCondition
 from .finding import Evidence
 
-__all__ = ["UNDECIDED", "ConstantFact", "join_constants"]
+__all__ = ["UNDECIDED", "ConstantFact", "is_items", "join_constants"]
 
 
 class _Undecided:
@@ -104,3 +104,11 @@ def join_constants(a: ConstantFact | None, b: ConstantFact | None) -> ConstantFa
 
 def _not_nan(value: object) -> bool:
     return not (isinstance(value, float) and math.isnan(value))
+
+
+def is_items(value: object) -> bool:
+    """Whether a constant is a dict as launch mode spells one: a tuple of (key, value)
+    pairs (dicts are not hashable, and constants must be)."""
+    return isinstance(value, tuple) and all(
+        isinstance(item, tuple) and len(item) == 2 for item in value
+    )

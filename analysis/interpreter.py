@@ -29,7 +29,8 @@ from .conditions import PathCondition
 from .events import Event, EventKind, Gate, StoreFacts, Trace
 from .expressions import ExpressionsMixin
 from .finding import Confidence, Evidence
-from .launch import LaunchMixin, branch_conditions
+from .launch import LaunchMixin
+from .launch_paths import branch_conditions
 from .loops import LoopsMixin
 from .names import dotted
 from .values import UNKNOWN, Kind, Loc, ModeFact, Value, join, join_env

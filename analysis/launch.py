@@ -25,23 +25,21 @@ constant is never kept past a reassignment the fold cannot follow.
 from __future__ import annotations
 
 import ast
-import re
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
 from .conditions import PathCondition
-from .constants import UNDECIDED, ConstantFact, join_constants
+from .constants import UNDECIDED, ConstantFact, is_items
 from .finding import Evidence, Span
-from .launch_arguments import ArgumentDefaults, ArgumentValues, declare, parser_call
+from .launch_arguments import ArgumentDefaults, ArgumentValues, parser_call
+from .launch_bindings import LaunchBindingsMixin
 from .names import dotted
 from .values import Value, with_constant
 
 if TYPE_CHECKING:
-    from .semantic import FunctionInfo
+    pass
 
-__all__ = ["LaunchFacts", "LaunchMixin", "branch_conditions", "launch_entry_condition", "uncalled"]
+__all__ = ["LaunchMixin"]
 
 
 # --- folding ------------------------------------------------------------------------
@@ -89,112 +87,9 @@ _HARDWARE: dict[str, Hashable] = {
 }
 _ENVIRONMENT_GETTERS = ("os.environ.get", "os.getenv")
 _LARGEST_FOLDED = 10**12  # ``2 ** 1000`` is not a batch size; fold no further
-_EVALUATION = re.compile(
-    r"(^|_)(eval|evaluate|evaluation|valid|validate|validation|test|sample|sampling|generate|inference|predict)",
-    re.I,
-)
-_DISTRIBUTED = re.compile(r"ddp|distributed|world_size|local_rank|multiprocessing|\bRANK\b|nproc")
 
 
-def evaluates(function_name: str) -> bool:
-    """A function named for evaluation, sampling or inference: its job is not training."""
-    return bool(_EVALUATION.search(function_name))
-
-
-def branch_conditions(
-    test: ast.expr, decided: ConstantFact | None
-) -> tuple[PathCondition, PathCondition]:
-    """The conditions of an ``if``'s body and ``else`` given its test's fact.
-
-    A test the defaults decide makes one branch default and the other off; an undecided
-    test makes both unsure — except that a test naming a distributed set-up puts its body
-    on the multi-GPU path (and an ``else`` of a decided distributed test too).
-    """
-    distributed = bool(_DISTRIBUTED.search(_words(test)))
-    if decided is None or not decided.decided or decided.condition is not PathCondition.DEFAULT:
-        return (
-            PathCondition.MULTI_GPU if distributed else PathCondition.UNSURE,
-            PathCondition.UNSURE,
-        )
-    try:
-        holds = bool(decided.value)
-    except Exception:  # a value whose truth cannot be taken
-        return PathCondition.UNSURE, PathCondition.UNSURE
-    skipped = PathCondition.MULTI_GPU if distributed else PathCondition.OFF
-    return (PathCondition.DEFAULT, skipped) if holds else (skipped, PathCondition.DEFAULT)
-
-
-def _words(test: ast.expr) -> str:
-    words = []
-    for node in ast.walk(test):
-        if isinstance(node, ast.Name):
-            words.append(node.id)
-        elif isinstance(node, ast.Attribute):
-            words.append(node.attr)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            words.append(node.value)
-    return " ".join(words)
-
-
-def launch_entry_condition(
-    info: FunctionInfo, grad_enabled: bool, condition: PathCondition
-) -> PathCondition:
-    """The condition a function's body starts under: its call's, made ``validation`` by a
-    grad-disabled call or a name that evaluates (``@torch.no_grad() def evaluate()``)."""
-    if not grad_enabled or evaluates(info.node.name):
-        return condition.worst(PathCondition.VALIDATION)
-    return condition
-
-
-def uncalled(info: FunctionInfo) -> PathCondition:
-    """The condition of a function the flow did not reach through a call: an entry point
-    or callback runs (default); a method other than ``forward`` and the dunders may never
-    run (unsure)."""
-    name = info.node.name
-    if info.is_method and not name.startswith("__") and name != "forward":
-        return PathCondition.UNSURE
-    return PathCondition.DEFAULT
-
-
-@attrs.define
-class LaunchFacts:
-    """What launch mode recorded, by node: the fact of every expression it evaluated and
-    the condition of every statement it ran (joined over every visit: a function called
-    from two places holds the better of the two)."""
-
-    constants: dict[int, ConstantFact] = attrs.field(factory=dict)
-    conditions: dict[int, PathCondition] = attrs.field(factory=dict)
-    # analyses the functions around a node nothing has reached yet (set by the analyzer)
-    on_demand: Callable[[ast.AST], None] | None = None
-
-    def note_constant(self, node: ast.AST, fact: ConstantFact) -> None:
-        key = id(node)
-        joined = join_constants(self.constants.get(key), fact)
-        if joined is not None:
-            self.constants[key] = joined
-
-    def note_condition(self, node: ast.AST, condition: PathCondition) -> None:
-        key = id(node)
-        known = self.conditions.get(key)
-        self.conditions[key] = (
-            condition if known is None else PathCondition.best((known, condition))
-        )
-
-    def recorded(self, node: ast.AST) -> bool:
-        return id(node) in self.constants or id(node) in self.conditions
-
-    def constant(self, node: ast.AST) -> ConstantFact | None:
-        if id(node) not in self.constants and self.on_demand is not None:
-            self.on_demand(node)
-        return self.constants.get(id(node))
-
-    def condition(self, node: ast.AST) -> PathCondition | None:
-        if id(node) not in self.conditions and self.on_demand is not None:
-            self.on_demand(node)
-        return self.conditions.get(id(node))
-
-
-class LaunchMixin:
+class LaunchMixin(LaunchBindingsMixin):
     """Constant folding and path conditions for
     :class:`~torchward.analysis.interpreter.FunctionRun` in launch mode."""
 
@@ -213,71 +108,12 @@ class LaunchMixin:
         fact = self.fold(node, value)
         # an enclosing expression folds from this instead of folding ``node`` again
         self.folded[id(node)] = (fact.value, fact.condition)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            self._declare_argument(node)
+        if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Attribute):
+                self._declare_argument(node)
+            self.spawned(node)
         self.analyzer.launch.note_constant(node, fact)
         return value if value.constant is fact else with_constant(value, fact)
-
-    def _declare_argument(self, node: ast.Call) -> None:
-        """``parser.add_argument(...)`` / ``parser.set_defaults(...)``: the parser bound to
-        ``parser`` grows by the flag (a parser is a launch constant, see
-        :mod:`.launch_arguments`)."""
-        if node.func.attr not in ("add_argument", "set_defaults"):  # type: ignore[attr-defined]
-            return
-        path = dotted(node.func.value)  # type: ignore[attr-defined]
-        bound = self.env.get(path) if path else None
-        fact = bound.constant if bound is not None else None
-        if path is None or bound is None or fact is None:
-            return
-        if not isinstance(fact.value, ArgumentDefaults):
-            return
-        grown = declare(fact.value, node, lambda e: self._fold(e)[0], UNDECIDED)
-        self.env[path] = with_constant(bound, attrs.evolve(fact, value=grown))
-
-    def complete_attribute_bindings(
-        self, before: dict[str, Value], body: dict[str, Value], orelse: dict[str, Value]
-    ) -> None:
-        """An attribute rebound on one branch only (``if args.distributed:
-        args.batch_size //= world``) keeps, on the other, what it held before the ``if``:
-        the environment has no entry for ``args.batch_size`` until it is assigned, so
-        without this the join would see only the branch's value."""
-        for side, other in ((body, orelse), (orelse, body)):
-            for key in side.keys() - other.keys():
-                if "." in key and key not in before:
-                    previous = self._attribute_value(key, before)
-                    if previous is not None:
-                        other[key] = previous
-
-    def _attribute_value(self, path: str, env: dict[str, Value]) -> Value | None:
-        """``args.batch_size`` read from a parsed namespace in ``env`` (None: not one)."""
-        head, _, attribute = path.partition(".")
-        base = env.get(head) or self.lookup(head)
-        fact = base.constant if base is not None else None
-        if fact is None or "." in attribute or not isinstance(fact.value, ArgumentValues):
-            return None
-        found = fact.value.get(attribute, UNDECIDED)
-        return Value(constant=ConstantFact(found, fact.evidence, fact.condition))
-
-    def bind_default_constants(
-        self, info: FunctionInfo, supplied: int, keywords: dict[str, Value]
-    ) -> None:
-        """Parameters the call leaves to their defaults hold the defaults' constants
-        (``def parse_opt(known=False)``): folded where the ``def`` stands, in the module."""
-        spec = info.node.args
-        positional = [*spec.posonlyargs, *spec.args]
-        taken = supplied + (1 if info.is_method else 0)  # ``self`` is not in ``supplied``
-        pairs = [
-            *zip(positional[len(positional) - len(spec.defaults) :], spec.defaults),
-            *((p, d) for p, d in zip(spec.kwonlyargs, spec.kw_defaults) if d is not None),
-        ]
-        for param, default in pairs:
-            index = positional.index(param) if param in positional else len(positional)
-            bound = self.env.get(param.arg)
-            if param.arg in keywords or index < taken or bound is None:
-                continue
-            found, _ = self._fold(default)
-            fact = ConstantFact(found, self._evidence(default), self.condition)
-            self.env[param.arg] = with_constant(bound, fact)
 
     def bound_constant(self, value: Value, statement: ast.AST) -> Value:
         """``value`` as a binding stores it: its fact seen under the binding's condition,
@@ -403,7 +239,7 @@ class LaunchMixin:
             return UNDECIDED, self.condition
         container = base[0]
         try:
-            if isinstance(container, tuple) and container and _is_items(container):
+            if isinstance(container, tuple) and container and is_items(container):
                 found = dict(container)[key[0]]  # a dict literal, kept as sorted items
             else:
                 found = container[key[0]]  # type: ignore[index]
@@ -437,11 +273,33 @@ class LaunchMixin:
                 return self._fold(node.args[1])
             default = next((k.value for k in node.keywords if k.arg == "default"), None)
             return self._fold(default) if default is not None else (None, here)
+        if name == "locals" and not node.args:
+            return self._locals(), here
+        if name == "dict" and not node.args and node.keywords:
+            keywords = [(k.arg, self._fold(k.value)) for k in node.keywords]
+            if any(key is None or part[0] is UNDECIDED for key, part in keywords):
+                return UNDECIDED, here
+            items = tuple((key, part[0]) for key, part in keywords)
+            return items, _worst(here, [part for _, part in keywords])
+        if name == "dict" and len(node.args) == 1 and not node.keywords:
+            found = self._fold(node.args[0])
+            return (
+                found if isinstance(found[0], tuple) and is_items(found[0]) else (UNDECIDED, here)
+            )
         function = _PURE_CALLS.get(name)
         if function is None or node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
             return UNDECIDED, here
         parts = [self._fold(a) for a in node.args]
         return _apply(function, tuple(parts), here)
+
+    def _locals(self) -> tuple[tuple[str, Hashable], ...]:
+        """``locals()``: the function's variables as a dict of their launch values
+        (``dict(locals())`` packages an entry point's parameters for its workers)."""
+        return tuple(
+            (name, value.constant.value if value.constant is not None else UNDECIDED)
+            for name, value in self.env.items()
+            if "." not in name
+        )
 
     def _evidence(self, node: ast.AST) -> Evidence:
         """Where a fact was set: the node's own position (columns as the parser counts
@@ -455,10 +313,6 @@ class LaunchMixin:
             getattr(node, "end_col_offset", None) or 0,
         )
         return Evidence(span, "a plain launch", self.analyzer.evidence_path)
-
-
-def _is_items(container: tuple) -> bool:
-    return all(isinstance(item, tuple) and len(item) == 2 for item in container)
 
 
 def _worst(condition: PathCondition, parts: list[tuple[Hashable, PathCondition]]) -> PathCondition:

@@ -222,18 +222,59 @@ def test_an_attribute_rebound_on_a_skipped_branch_keeps_its_default():
 
 
 def test_a_function_the_flow_does_not_reach_is_analysed_when_asked_about():
-    """Launch mode runs the module and what it calls; a callback nothing in the file
-    calls gets its facts when one inside it is asked for (and is a default entry)."""
+    """Launch mode runs the module, what it calls and its entry points; a method nothing
+    calls (a framework's hook) gets its facts when one inside it is asked for — as a
+    method nothing in the file calls, unsure to run at all."""
     tree, launch = _launch(
         """\
         import torch
         LR = 3e-4
-        def on_step(model):
-            if model.training:
-                scale = LR * 2
+        class Hooks:
+            def on_step(self, model):
+                if model.training:
+                    scale = LR * 2
         """
     )
-    assert launch.conditions.get(id(_statement(tree, 4))) is None  # not analysed up front
-    assert launch.condition(_statement(tree, 4)) is PathCondition.DEFAULT
+    assert launch.conditions.get(id(_statement(tree, 5))) is None  # not analysed up front
     assert launch.condition(_statement(tree, 5)) is PathCondition.UNSURE
     assert _value_at(tree, launch, "LR * 2").value == 6e-4
+
+
+def test_an_entry_points_parameters_reach_a_spawned_worker_through_locals():
+    """An entry point with its flags as parameters packages them with ``dict(locals())``
+    and hands them to ``mp.spawn``: the worker, run as rank 0, reads their defaults."""
+    tree, launch = _launch(
+        """\
+        import torch
+        import torch.multiprocessing as mp
+        def worker(rank, world_size, args):
+            if args["optimizer"] == "adamw":
+                optimizer = torch.optim.AdamW(params, lr=args["lr"])
+            else:
+                optimizer = torch.optim.Adam(params)
+        def run(world_size=1, optimizer="adamw", lr=1e-4):
+            args = dict(locals())
+            mp.spawn(worker, args=(world_size, args), nprocs=world_size)
+        def main(**kwargs):
+            run(**kwargs)
+        main(**dict(lr=2e-5))
+        """
+    )
+    assert launch.condition(_statement(tree, 5)) is PathCondition.DEFAULT
+    assert launch.condition(_statement(tree, 7)) is PathCondition.OFF
+    assert _value_at(tree, launch, "args['lr']").value == 2e-5
+
+
+def test_a_worker_passed_to_a_launcher_is_not_analysed_first_as_an_entry():
+    """``spawn(worker, ...)`` names the worker: it runs with the arguments the spawn
+    gives it, not first on its own with unknown ones (whose join would undo them)."""
+    tree, launch = _launch(
+        """\
+        import torch.multiprocessing as mp
+        def worker(rank, config):
+            steps = config["steps"] * 2
+        def main(steps=10):
+            mp.spawn(worker, args=(dict(locals()),))
+        """
+    )
+    assert _value_at(tree, launch, "config['steps'] * 2").value == 20

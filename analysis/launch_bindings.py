@@ -1,0 +1,159 @@
+"""How launch constants reach bindings the plain flow of values does not make.
+
+A parser grows by the flags ``add_argument`` declares (the parser is bound to a name; the
+call's own value is not); an attribute rebound on one branch keeps its default on the
+other; parameters left to their defaults hold the defaults' facts. A mixin of
+:class:`~torchward.analysis.launch.LaunchMixin`, which folds the values these bind.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Hashable
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from .conditions import PathCondition
+from .constants import UNDECIDED, ConstantFact, is_items
+from .finding import Evidence
+from .launch_arguments import ArgumentDefaults, ArgumentValues, declare
+from .names import dotted
+from .values import Value, with_constant
+
+if TYPE_CHECKING:
+    from .semantic import FunctionInfo
+
+__all__ = ["LaunchBindingsMixin"]
+
+_SPAWNERS = ("multiprocessing.spawn", "mp.spawn", "multiprocessing.start_processes")
+
+
+class LaunchBindingsMixin:
+    """Bindings of launch constants for :class:`~torchward.analysis.launch.LaunchMixin`."""
+
+    if TYPE_CHECKING:
+        analyzer: Any
+        condition: PathCondition
+        env: dict[str, Value]
+
+        def lookup(self, name: str) -> Value | None: ...
+
+        def _fold(self, node: ast.expr) -> tuple[Hashable, PathCondition]: ...
+
+        def _evidence(self, node: ast.AST) -> Evidence: ...
+
+        def qualified(self, node: ast.AST) -> str | None: ...
+
+        def evaluate(self, node: ast.expr | None) -> Value: ...
+
+        def call_local(
+            self, info: Any, args: list[Value], kwargs: dict[str, Value], node: ast.Call
+        ) -> Value: ...
+
+    def _declare_argument(self, node: ast.Call) -> None:
+        """``parser.add_argument(...)`` / ``parser.set_defaults(...)``: the parser bound to
+        ``parser`` grows by the flag (a parser is a launch constant, see
+        :mod:`.launch_arguments`)."""
+        if node.func.attr not in ("add_argument", "set_defaults"):  # type: ignore[attr-defined]
+            return
+        path = dotted(node.func.value)  # type: ignore[attr-defined]
+        bound = self.env.get(path) if path else None
+        fact = bound.constant if bound is not None else None
+        if path is None or bound is None or fact is None:
+            return
+        if not isinstance(fact.value, ArgumentDefaults):
+            return
+        grown = declare(fact.value, node, lambda e: self._fold(e)[0], UNDECIDED)
+        self.env[path] = with_constant(bound, attrs.evolve(fact, value=grown))
+
+    def expand_keywords(self, named: dict[str, Value]) -> dict[str, Value]:
+        """``f(**config)`` with ``config`` a dict the launch knows: its items become the
+        call's keywords (the other keywords as written)."""
+        spread = named.get("**")
+        fact = spread.constant if spread is not None else None
+        if fact is None or not isinstance(fact.value, tuple) or not is_items(fact.value):
+            return named
+        expanded = {k: v for k, v in named.items() if k != "**"}
+        for key, value in fact.value:  # type: ignore[misc]
+            if isinstance(key, str) and key not in expanded:
+                expanded[key] = Value(constant=ConstantFact(value, fact.evidence, fact.condition))
+        return expanded
+
+    def spawned(self, node: ast.Call) -> None:
+        """``mp.spawn(worker, args=(...))``: the worker runs as ``worker(0, *args)`` on a
+        plain launch's one process (rank 0): called here, so its body sees the
+        arguments' launch values, as the reader follows a callback to its call site."""
+        name = self.qualified(node.func) or dotted(node.func) or ""
+        if not name.endswith(_SPAWNERS) or not node.args:
+            return
+        worker = node.args[0]
+        info = (
+            self.analyzer.index.top_functions.get(worker.id)
+            if isinstance(worker, ast.Name)
+            else None
+        )
+        if info is None:
+            return
+        passed = next((k.value for k in node.keywords if k.arg == "args"), None)
+        arguments = self.evaluate(passed) if passed is not None else None
+        elements = list(arguments.elements or ()) if arguments is not None else []
+        rank = Value(constant=ConstantFact(0, self._evidence(node), self.condition))
+        self.call_local(info, [rank, *elements], {}, node)
+
+    def complete_attribute_bindings(
+        self, before: dict[str, Value], body: dict[str, Value], orelse: dict[str, Value]
+    ) -> None:
+        """An attribute rebound on one branch only (``if args.distributed:
+        args.batch_size //= world``) keeps, on the other, what it held before the ``if``:
+        the environment has no entry for ``args.batch_size`` until it is assigned, so
+        without this the join would see only the branch's value."""
+        for side, other in ((body, orelse), (orelse, body)):
+            for key in side.keys() - other.keys():
+                if "." in key and key not in before:
+                    previous = self._attribute_value(key, before)
+                    if previous is not None:
+                        other[key] = previous
+
+    def _attribute_value(self, path: str, env: dict[str, Value]) -> Value | None:
+        """``args.batch_size`` read from a parsed namespace in ``env`` (None: not one)."""
+        head, _, attribute = path.partition(".")
+        base = env.get(head) or self.lookup(head)
+        fact = base.constant if base is not None else None
+        if fact is None or "." in attribute or not isinstance(fact.value, ArgumentValues):
+            return None
+        found = fact.value.get(attribute, UNDECIDED)
+        return Value(constant=ConstantFact(found, fact.evidence, fact.condition))
+
+    def bind_default_constants(
+        self, info: FunctionInfo, supplied: int, keywords: dict[str, Value]
+    ) -> None:
+        """Parameters the call leaves to their defaults hold the defaults' constants
+        (``def parse_opt(known=False)``): folded where the ``def`` stands, in the module."""
+        spec = info.node.args
+        positional = [*spec.posonlyargs, *spec.args]
+        taken = supplied + (1 if info.is_method else 0)  # ``self`` is not in ``supplied``
+        pairs = [
+            *zip(positional[len(positional) - len(spec.defaults) :], spec.defaults),
+            *((p, d) for p, d in zip(spec.kwonlyargs, spec.kw_defaults) if d is not None),
+        ]
+        for param, default in pairs:
+            index = positional.index(param) if param in positional else len(positional)
+            bound = self.env.get(param.arg)
+            if param.arg in keywords or index < taken or bound is None:
+                continue
+            found, _ = self._fold(default)
+            fact = ConstantFact(found, self._evidence(default), self.condition)
+            self.env[param.arg] = with_constant(bound, fact)
+        if spec.kwarg is not None and spec.kwarg.arg in self.env:
+            # ``**kwargs``: the keywords no parameter took, as a dict of their values
+            named = {p.arg for p in (*positional, *spec.kwonlyargs)}
+            extra = tuple(
+                (key, value.constant.value if value.constant is not None else UNDECIDED)
+                for key, value in keywords.items()
+                if key not in named and key != "**"
+            )
+            self.env[spec.kwarg.arg] = with_constant(
+                self.env[spec.kwarg.arg],
+                ConstantFact(extra, self._evidence(info.node), self.condition),
+            )

@@ -1,0 +1,155 @@
+"""Path conditions of a plain launch, and the facts launch mode records by node.
+
+How an ``if`` test's launch fact turns into the conditions of its branches, what a
+function's body starts under (its call's condition; validation when grad is off or its
+name evaluates; an entry nothing calls), and :class:`LaunchFacts`, the record the script
+reader queries: the fact of every evaluated expression and the condition of every
+statement, joined over every visit. Used by :mod:`.launch` and the analyzer.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import Counter
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import attrs
+
+from .conditions import PathCondition
+from .constants import ConstantFact, join_constants
+
+if TYPE_CHECKING:
+    from .semantic import FunctionInfo, ModuleIndex
+
+__all__ = [
+    "LaunchFacts",
+    "branch_conditions",
+    "evaluates",
+    "launch_entry_condition",
+    "launch_entry_points",
+    "uncalled",
+]
+
+_EVALUATION = re.compile(
+    r"(^|_)(eval|evaluate|evaluation|valid|validate|validation|test|sample|sampling|generate|inference|predict)",
+    re.I,
+)
+_DISTRIBUTED = re.compile(r"ddp|distributed|world_size|local_rank|multiprocessing|\bRANK\b|nproc")
+
+
+def evaluates(function_name: str) -> bool:
+    """A function named for evaluation, sampling or inference: its job is not training."""
+    return bool(_EVALUATION.search(function_name))
+
+
+def branch_conditions(
+    test: ast.expr, decided: ConstantFact | None
+) -> tuple[PathCondition, PathCondition]:
+    """The conditions of an ``if``'s body and ``else`` given its test's fact.
+
+    A test the defaults decide makes one branch default and the other off; an undecided
+    test makes both unsure — except that a test naming a distributed set-up puts its body
+    on the multi-GPU path (and an ``else`` of a decided distributed test too).
+    """
+    distributed = bool(_DISTRIBUTED.search(_words(test)))
+    if decided is None or not decided.decided or decided.condition is not PathCondition.DEFAULT:
+        return (
+            PathCondition.MULTI_GPU if distributed else PathCondition.UNSURE,
+            PathCondition.UNSURE,
+        )
+    try:
+        holds = bool(decided.value)
+    except Exception:  # a value whose truth cannot be taken
+        return PathCondition.UNSURE, PathCondition.UNSURE
+    skipped = PathCondition.MULTI_GPU if distributed else PathCondition.OFF
+    return (PathCondition.DEFAULT, skipped) if holds else (skipped, PathCondition.DEFAULT)
+
+
+def _words(test: ast.expr) -> str:
+    words = []
+    for node in ast.walk(test):
+        if isinstance(node, ast.Name):
+            words.append(node.id)
+        elif isinstance(node, ast.Attribute):
+            words.append(node.attr)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            words.append(node.value)
+    return " ".join(words)
+
+
+def launch_entry_condition(
+    info: FunctionInfo, grad_enabled: bool, condition: PathCondition
+) -> PathCondition:
+    """The condition a function's body starts under: its call's, made ``validation`` by a
+    grad-disabled call or a name that evaluates (``@torch.no_grad() def evaluate()``)."""
+    if not grad_enabled or evaluates(info.node.name):
+        return condition.worst(PathCondition.VALIDATION)
+    return condition
+
+
+def launch_entry_points(index: ModuleIndex, source: str) -> list[FunctionInfo]:
+    """Top-level functions the module's code neither calls nor passes: what a launch runs
+    through a decorator (``@call_parse def main``), in file order. Uses are counted in the
+    source without its comments, one regular-expression pass (a walk of the tree cost a
+    fifth of launch mode): ``name(`` (its ``def`` is one) and ``name`` after ``(``, ``,``
+    or ``=`` (a callback). A name a docstring calls is not taken for an entry; it is then
+    analysed when asked about, as a default entry all the same."""
+    code = _COMMENT.sub("", source)
+    uses = Counter(_CALLED.findall(code)) + Counter(_PASSED.findall(code))
+    entries = [info for name, info in index.top_functions.items() if uses[name] <= 1]
+    return sorted(entries, key=lambda info: info.node.lineno)
+
+
+_CALLED = re.compile(r"\b(\w+)\s*\(")
+_PASSED = re.compile(r"[(,=]\s*(\w+)\b")  # its own pass: ``spawn(worker`` is both
+_COMMENT = re.compile(r"#[^\n]*")
+
+
+def uncalled(info: FunctionInfo) -> PathCondition:
+    """The condition of a function the flow did not reach through a call: an entry point
+    or callback runs (default); a method other than ``forward`` and the dunders may never
+    run (unsure)."""
+    name = info.node.name
+    if info.is_method and not name.startswith("__") and name != "forward":
+        return PathCondition.UNSURE
+    return PathCondition.DEFAULT
+
+
+@attrs.define
+class LaunchFacts:
+    """What launch mode recorded, by node: the fact of every expression it evaluated and
+    the condition of every statement it ran (joined over every visit: a function called
+    from two places holds the better of the two)."""
+
+    constants: dict[int, ConstantFact] = attrs.field(factory=dict)
+    conditions: dict[int, PathCondition] = attrs.field(factory=dict)
+    # analyses the functions around a node nothing has reached yet (set by the analyzer)
+    on_demand: Callable[[ast.AST], None] | None = None
+
+    def note_constant(self, node: ast.AST, fact: ConstantFact) -> None:
+        key = id(node)
+        joined = join_constants(self.constants.get(key), fact)
+        if joined is not None:
+            self.constants[key] = joined
+
+    def note_condition(self, node: ast.AST, condition: PathCondition) -> None:
+        key = id(node)
+        known = self.conditions.get(key)
+        self.conditions[key] = (
+            condition if known is None else PathCondition.best((known, condition))
+        )
+
+    def recorded(self, node: ast.AST) -> bool:
+        return id(node) in self.constants or id(node) in self.conditions
+
+    def constant(self, node: ast.AST) -> ConstantFact | None:
+        if id(node) not in self.constants and self.on_demand is not None:
+            self.on_demand(node)
+        return self.constants.get(id(node))
+
+    def condition(self, node: ast.AST) -> PathCondition | None:
+        if id(node) not in self.conditions and self.on_demand is not None:
+            self.on_demand(node)
+        return self.conditions.get(id(node))

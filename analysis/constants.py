@@ -8,16 +8,24 @@ because :mod:`.values` joins it and :mod:`.launch` computes it.
 
 from __future__ import annotations
 
+import ast
 import math
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import attrs
 
 from .conditions import PathCondition
-from .finding import Evidence
+from .finding import Evidence, evidence_order
 
-__all__ = ["UNDECIDED", "ConstantFact", "is_items", "join_constants"]
+__all__ = [
+    "BINARY_OPERATORS",
+    "COMPARISONS",
+    "UNDECIDED",
+    "ConstantFact",
+    "is_items",
+    "join_constants",
+]
 
 
 class _Undecided:
@@ -66,18 +74,6 @@ class ConstantFact:
 _RANK = {condition: rank for rank, condition in enumerate(PathCondition)}
 
 
-def _evidence_key(evidence: Evidence) -> tuple[object, ...]:
-    span = evidence.span
-    return (
-        evidence.path or "",
-        span.line,
-        span.column,
-        span.end_line,
-        span.end_column,
-        evidence.message,
-    )
-
-
 def join_constants(a: ConstantFact | None, b: ConstantFact | None) -> ConstantFact | None:
     """The fact after two paths merge (None: no launch fact, as in a lint run).
 
@@ -93,7 +89,7 @@ def join_constants(a: ConstantFact | None, b: ConstantFact | None) -> ConstantFa
     rank_a, rank_b = _RANK[a.condition], _RANK[b.condition]
     if rank_a != rank_b:
         return a if rank_a < rank_b else b
-    first = a if _evidence_key(a.evidence) <= _evidence_key(b.evidence) else b
+    first = a if evidence_order(a.evidence) <= evidence_order(b.evidence) else b
     same = a.value is b.value or (
         type(a.value) is type(b.value) and a.value == b.value and _not_nan(a.value)
     )
@@ -112,3 +108,27 @@ def is_items(value: object) -> bool:
     return isinstance(value, tuple) and all(
         isinstance(item, tuple) and len(item) == 2 for item in value
     )
+
+
+# how Python computes the operators a fold meets (the script reader folds with them too)
+BINARY_OPERATORS: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.FloorDiv: lambda a, b: a // b,
+    ast.Div: lambda a, b: a / b,
+    ast.Mod: lambda a, b: a % b,
+    ast.Pow: lambda a, b: a**b,
+}
+COMPARISONS: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+    ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b,
+    ast.Gt: lambda a, b: a > b,
+    ast.GtE: lambda a, b: a >= b,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+    ast.Is: lambda a, b: a is b,
+    ast.IsNot: lambda a, b: a is not b,
+}

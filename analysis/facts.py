@@ -45,24 +45,19 @@ def build_launch_facts(tree: ast.Module, source: str, path: str) -> FileFacts:
     """The dataflow in launch mode (:mod:`.launch`): constants and path conditions of a
     plain launch recorded by node on ``facts.analyzer.launch``; the file alone, one pass
     per loop — what the estimator's script reader asks, at a lint's fraction of the cost."""
-    analyzer = FileAnalyzer(tree, source, path, launch=True)
-    analyzer.run()
-    return FileFacts(
-        path=path,
-        traces=analyzer.traces,
-        backwarded_locs=frozenset(analyzer.backwarded_locs),
-        called_functions=frozenset(analyzer.called),
-        analyzer=analyzer,
-    )
+    return _facts_of(FileAnalyzer(tree, source, path, launch=True))
 
 
 def build_facts(
     tree: ast.Module, source: str, path: str, cache: SummaryCache | None = None
 ) -> FileFacts:
-    analyzer = FileAnalyzer(tree, source, path, cache)
+    return _facts_of(FileAnalyzer(tree, source, path, cache))
+
+
+def _facts_of(analyzer: FileAnalyzer) -> FileFacts:
     analyzer.run()
     return FileFacts(
-        path=path,
+        path=analyzer.path,
         traces=analyzer.traces,
         backwarded_locs=frozenset(analyzer.backwarded_locs),
         called_functions=frozenset(analyzer.called),

@@ -100,6 +100,20 @@ class Evidence:
     path: str | None = None  # None: the finding's own file
 
 
+def evidence_order(evidence: Evidence) -> tuple[object, ...]:
+    """A total order of evidence, by place then message: joins keep the evidence that
+    comes first in the file, whichever side of the join it is on."""
+    span = evidence.span
+    return (
+        evidence.path or "",
+        span.line,
+        span.column,
+        span.end_line,
+        span.end_column,
+        evidence.message,
+    )
+
+
 @attrs.frozen
 class Edit:
     """Replace the text of ``span`` with ``text``."""

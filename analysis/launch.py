@@ -29,7 +29,7 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
 from .conditions import PathCondition
-from .constants import UNDECIDED, ConstantFact, is_items
+from .constants import BINARY_OPERATORS, COMPARISONS, UNDECIDED, ConstantFact, is_items
 from .finding import Evidence, Span
 from .launch_arguments import ArgumentDefaults, ArgumentValues, parser_call
 from .launch_bindings import LaunchBindingsMixin
@@ -44,27 +44,6 @@ __all__ = ["LaunchMixin"]
 
 # --- folding ------------------------------------------------------------------------
 
-_BINARY = {
-    ast.Add: lambda a, b: a + b,
-    ast.Sub: lambda a, b: a - b,
-    ast.Mult: lambda a, b: a * b,
-    ast.FloorDiv: lambda a, b: a // b,
-    ast.Div: lambda a, b: a / b,
-    ast.Mod: lambda a, b: a % b,
-    ast.Pow: lambda a, b: a**b,
-}
-_COMPARE = {
-    ast.Eq: lambda a, b: a == b,
-    ast.NotEq: lambda a, b: a != b,
-    ast.Lt: lambda a, b: a < b,
-    ast.LtE: lambda a, b: a <= b,
-    ast.Gt: lambda a, b: a > b,
-    ast.GtE: lambda a, b: a >= b,
-    ast.In: lambda a, b: a in b,
-    ast.NotIn: lambda a, b: a not in b,
-    ast.Is: lambda a, b: a is b,
-    ast.IsNot: lambda a, b: a is not b,
-}
 _PURE_CALLS = {
     "int": int,
     "float": float,
@@ -127,7 +106,7 @@ class LaunchMixin(LaunchBindingsMixin):
 
     def augmented_constant(self, node: ast.AugAssign, before: Value, after: Value) -> Value:
         """``after`` (the value ``x += y`` binds) with ``x``'s fact combined with ``y``'s."""
-        operator = _BINARY.get(type(node.op))
+        operator = BINARY_OPERATORS.get(type(node.op))
         fact = before.constant
         left = (fact.value, fact.condition) if fact is not None else (UNDECIDED, self.condition)
         found, condition = _apply(operator, (left, self._fold(node.value)), self.condition)
@@ -181,7 +160,7 @@ class LaunchMixin(LaunchBindingsMixin):
             )
         if isinstance(node, ast.BinOp):
             left, right = self._fold(node.left), self._fold(node.right)
-            operator = _BINARY.get(type(node.op))
+            operator = BINARY_OPERATORS.get(type(node.op))
             return _apply(operator, (left, right), here)
         if isinstance(node, ast.UnaryOp):
             operand = self._fold(node.operand)
@@ -225,7 +204,7 @@ class LaunchMixin(LaunchBindingsMixin):
         for op, comparator in zip(node.ops, node.comparators):
             right = self._fold(comparator)
             used.append(right)
-            holds = _apply(_COMPARE.get(type(op)), (left, right), self.condition)[0]
+            holds = _apply(COMPARISONS.get(type(op)), (left, right), self.condition)[0]
             if holds is UNDECIDED:
                 return UNDECIDED, self.condition
             if not holds:

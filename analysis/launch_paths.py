@@ -29,6 +29,7 @@ __all__ = [
     "evaluates",
     "launch_entry_condition",
     "launch_entry_points",
+    "names_distributed_launch",
     "uncalled",
 ]
 
@@ -53,7 +54,7 @@ def branch_conditions(
     test makes both unsure — except that a test naming a distributed set-up puts its body
     on the multi-GPU path (and an ``else`` of a decided distributed test too).
     """
-    distributed = bool(_DISTRIBUTED.search(_words(test)))
+    distributed = names_distributed_launch(test)
     if decided is None or not decided.decided or decided.condition is not PathCondition.DEFAULT:
         return (
             PathCondition.MULTI_GPU if distributed else PathCondition.UNSURE,
@@ -65,6 +66,12 @@ def branch_conditions(
         return PathCondition.UNSURE, PathCondition.UNSURE
     skipped = PathCondition.MULTI_GPU if distributed else PathCondition.OFF
     return (PathCondition.DEFAULT, skipped) if holds else (skipped, PathCondition.DEFAULT)
+
+
+def names_distributed_launch(test: ast.expr) -> bool:
+    """Whether an ``if`` test names a distributed set-up (``if ddp:``, ``args.world_size
+    > 1``): its body runs only under a distributed launch."""
+    return bool(_DISTRIBUTED.search(_words(test)))
 
 
 def _words(test: ast.expr) -> str:

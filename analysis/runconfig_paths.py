@@ -18,11 +18,11 @@ deep.
 from __future__ import annotations
 
 import ast
-import re
 from typing import TYPE_CHECKING
 
 from . import catalog
 from .conditions import PathCondition
+from .launch_paths import evaluates, names_distributed_launch
 from .names import dotted
 
 if TYPE_CHECKING:
@@ -32,13 +32,6 @@ __all__ = ["UNDECIDED", "PathConditions"]
 
 UNDECIDED = object()
 """A condition whose value cannot be decided from the defaults."""
-
-_DISTRIBUTED = re.compile(r"ddp|distributed|world_size|local_rank|multiprocessing|\bRANK\b|nproc")
-_EVALUATION = re.compile(
-    r"(^|_)(eval|evaluate|evaluation|valid|validate|validation|test|sample|sampling|generate|inference|predict)",
-    re.I,
-)
-
 
 # shared singletons (``ast.Load()``...) and operators: no parent, nothing below them
 _SKIPPED = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
@@ -146,7 +139,7 @@ class PathConditions:
                     state = state.worst(PathCondition.VALIDATION)
             elif isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 # by name, not ``@torch.no_grad()``: in an inference script that is the job
-                if _EVALUATION.search(current.name):
+                if evaluates(current.name):
                     state = state.worst(PathCondition.VALIDATION)
                 return state.worst(self._function_state(current, depth))
             elif isinstance(current, ast.ClassDef):
@@ -201,22 +194,8 @@ class PathConditions:
             return PathCondition.DEFAULT
         key = id(test)
         if key not in self._distributed:  # a pure function of the test: asked per node below
-            self._distributed[key] = bool(_DISTRIBUTED.search(_words(test)))
+            self._distributed[key] = names_distributed_launch(test)
         distributed = self._distributed[key]
         if value is UNDECIDED:
             return PathCondition.MULTI_GPU if distributed and in_body else PathCondition.UNSURE
         return PathCondition.MULTI_GPU if distributed else PathCondition.OFF
-
-
-def _words(test: ast.expr) -> str:
-    """The names, attributes and strings a condition mentions (what ``_DISTRIBUTED`` is
-    matched against: cheaper than unparsing it, and blind to nothing it looks for)."""
-    words = []
-    for node in ast.walk(test):
-        if isinstance(node, ast.Name):
-            words.append(node.id)
-        elif isinstance(node, ast.Attribute):
-            words.append(node.attr)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            words.append(node.value)
-    return " ".join(words)

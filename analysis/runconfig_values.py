@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any
 
+from .constants import BINARY_OPERATORS, COMPARISONS
 from .names import dotted
 from .runconfig_paths import UNDECIDED
 
@@ -58,31 +59,6 @@ _HARDWARE = {
     "cuda.is_available": True,
     "torch.cuda.is_bf16_supported": True,
     "torch.backends.mps.is_available": False,
-}
-
-
-_BINOPS = {
-    ast.Add: lambda a, b: a + b,
-    ast.Sub: lambda a, b: a - b,
-    ast.Mult: lambda a, b: a * b,
-    ast.FloorDiv: lambda a, b: a // b,
-    ast.Div: lambda a, b: a / b,
-    ast.Mod: lambda a, b: a % b,
-    ast.Pow: lambda a, b: a**b,
-}
-
-
-_COMPARE = {
-    ast.Eq: lambda a, b: a == b,
-    ast.NotEq: lambda a, b: a != b,
-    ast.Lt: lambda a, b: a < b,
-    ast.LtE: lambda a, b: a <= b,
-    ast.Gt: lambda a, b: a > b,
-    ast.GtE: lambda a, b: a >= b,
-    ast.In: lambda a, b: a in b,
-    ast.NotIn: lambda a, b: a not in b,
-    ast.Is: lambda a, b: a is b,
-    ast.IsNot: lambda a, b: a is not b,
 }
 
 
@@ -237,8 +213,8 @@ class Evaluator:
                 else:
                     result[self._value(key_node)] = self._value(value_node)
             return result
-        if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-            return _BINOPS[type(node.op)](self._value(node.left), self._value(node.right))
+        if isinstance(node, ast.BinOp) and type(node.op) in BINARY_OPERATORS:
+            return BINARY_OPERATORS[type(node.op)](self._value(node.left), self._value(node.right))
         if isinstance(node, ast.UnaryOp):
             inner = self._value(node.operand)
             if isinstance(node.op, ast.Not):
@@ -260,7 +236,7 @@ class Evaluator:
             left = self._value(node.left)
             for op, right_node in zip(node.ops, node.comparators):
                 right = self._value(right_node)
-                if type(op) not in _COMPARE or not _COMPARE[type(op)](left, right):
+                if type(op) not in COMPARISONS or not COMPARISONS[type(op)](left, right):
                     return False
                 left = right
             return True

@@ -29,7 +29,7 @@ from typing import TypeVar
 import attrs
 
 from .constants import ConstantFact, join_constants
-from .finding import Confidence, Evidence
+from .finding import Confidence, Evidence, evidence_order
 
 T = TypeVar("T")
 
@@ -207,7 +207,7 @@ class Value:
     def origins(self) -> tuple[Evidence, ...]:
         """Every place that may have constructed it, first in the file first: a finding
         about the construction belongs at each of them, whichever branch comes first."""
-        return tuple(sorted(_origins(self), key=_evidence_key))
+        return tuple(sorted(_origins(self), key=evidence_order))
 
 
 _FIELDS_BEFORE_CONSTANT = operator.attrgetter(
@@ -264,15 +264,15 @@ def merge_fields(a: Value, b: Value) -> Value:
     else:
         scaled = a.scaled and b.scaled
     origins = _origins(a) | _origins(b)
-    origin = min(origins, key=_evidence_key) if origins else None
+    origin = min(origins, key=evidence_order) if origins else None
     return Value(
         kind=kind,
         confidence=confidence,
-        graph=_least(a.graph, b.graph, _evidence_key),
+        graph=_least(a.graph, b.graph, evidence_order),
         graph_confidence=graph_confidence,
         # "every graph it may carry was backpropagated": vacuous on a side with no graph
         # (an empty list before the loop), so only a side with an unfreed graph clears it
-        backwarded=_least(a.backwarded, b.backwarded, _evidence_key)
+        backwarded=_least(a.backwarded, b.backwarded, evidence_order)
         if (a.backwarded or a.graph is None) and (b.backwarded or b.graph is None)
         else None,
         activation=_same_or_none(a.activation, b.activation),
@@ -354,20 +354,8 @@ def _join_elements(
     return tuple(join(x, y) for x, y in zip(a, b))
 
 
-def _evidence_key(evidence: Evidence) -> tuple[object, ...]:
-    span = evidence.span
-    return (
-        evidence.path or "",
-        span.line,
-        span.column,
-        span.end_line,
-        span.end_column,
-        evidence.message,
-    )
-
-
 def _mode_key(fact: ModeFact) -> tuple[object, ...]:
-    return (fact.mode.value, _evidence_key(fact.evidence), fact.loops, fact.owner)
+    return (fact.mode.value, evidence_order(fact.evidence), fact.loops, fact.owner)
 
 
 def _join_modes(a: ModeFact | None, b: ModeFact | None) -> ModeFact | None:

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ..finding import Evidence, Span
-from ..values import Value, _evidence_key
+from ..finding import Evidence, Span, evidence_order
+from ..values import Value
 
 if TYPE_CHECKING:
     from ..events import Event, EventKind
@@ -60,7 +60,7 @@ def _rewrite(item: Any, call: Span, here: str | None, memo: dict[int, Any]) -> A
         if changes:
             result = attrs.evolve(item, **changes)
             if isinstance(result, Value) and result.other_origins and result.origin is not None:
-                ordered = sorted({result.origin, *result.other_origins}, key=_evidence_key)
+                ordered = sorted({result.origin, *result.other_origins}, key=evidence_order)
                 result = attrs.evolve(
                     result, origin=ordered[0], other_origins=frozenset(ordered[1:])
                 )
@@ -81,7 +81,7 @@ def constructed_inside(facts: FileFacts, origin: Evidence) -> tuple[Evidence, ..
     session = _session(facts)
     if session is None or (origin.path and origin.path != facts.analyzer.evidence_path):
         return ()
-    return tuple(sorted(session.brought.get(origin.span, ()), key=_evidence_key))
+    return tuple(sorted(session.brought.get(origin.span, ()), key=evidence_order))
 
 
 def foreign_events(facts: FileFacts, kind: EventKind) -> Iterator[tuple[str, Event]]:

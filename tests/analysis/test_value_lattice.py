@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torchward.analysis.conditions import PathCondition
 from torchward.analysis.constants import UNDECIDED, ConstantFact
-from torchward.analysis.finding import Confidence, Evidence, Span
+from torchward.analysis.finding import Confidence, Evidence, Span, evidence_order
 from torchward.analysis.values import (
     UNKNOWN,
     CriterionFacts,
@@ -28,7 +28,6 @@ from torchward.analysis.values import (
     ModelFacts,
     SamplerFacts,
     Value,
-    _evidence_key,
     join,
     join_env,
     merge_fields,
@@ -121,7 +120,7 @@ def values(draw, depth: int = 1) -> Value:
     if kind is None and draw(st.booleans()):
         ambiguous = frozenset(draw(st.sets(KINDS, min_size=2, max_size=3)))
     graph = draw(MAYBE_EVIDENCE)
-    origins = sorted(draw(st.sets(EVIDENCE, max_size=3)), key=_evidence_key)
+    origins = sorted(draw(st.sets(EVIDENCE, max_size=3)), key=evidence_order)
     nested = NESTED if depth > 0 else st.just(UNKNOWN)
     names = draw(st.sets(st.sampled_from(["model", "opt", "losses"]), max_size=2))
     records = {name: draw(st.none() | strategy) for name, strategy in FACT_RECORDS.items()}

@@ -34,18 +34,8 @@ import harness  # noqa: E402
 import torch  # noqa: E402
 from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
 
-# The CPU wheel registers no CUDA kernel for ``silu_backward``, so on the fake CUDA device
-# autograd falls back to its CompositeImplicitAutograd body (``math_silu_backward``: a
-# sigmoid, an add and four products, each a full-size temporary) where a real GPU runs one
-# fused kernel that allocates only its output. That inflates the backward of a SiLU MLP by
-# 3.5 × its intermediate (+174 MiB on the qwen2.5-0.5b classifier job) — invisible while a
-# vocabulary's logits gradients make the backward's peak, the peak once a classifier
-# replaces the LM head. Registering a CUDA kernel (never called: fake tensors run the meta
-# kernel) makes the dispatch reach the fake mode as one op, as on a GPU. The only other op
-# the wheel leaves composite on CUDA is mish_backward (torch._C._dispatch_has_kernel_for_
-# dispatch_key over all aten ops).
-_NATIVE = torch.library.Library("aten", "IMPL")
-_NATIVE.impl("silu_backward", lambda grad, x: torch.empty_like(grad), "CUDA")
+# silu_backward / mish_backward as one fused op, as on a GPU: harness.patch_transformers()
+# registers them (torchward.profile.emulation.register_fused_backwards).
 
 OUT = HERE / "fixtures" / "phase_peaks.json"
 

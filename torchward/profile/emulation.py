@@ -12,6 +12,12 @@
   ``trunc_normal_`` initialisation (ViT), which reads values, becomes an in-place
   ``normal_``.
 
+- a CPU wheel registers no CUDA kernel for ``silu_backward`` and ``mish_backward``, so on
+  the fake device autograd runs their composite bodies (a sigmoid, an add and four
+  products: four full-size temporaries a GPU's fused kernel never allocates; +174 MiB on
+  a Qwen2.5-0.5B job whose peak is an MLP's backward): :func:`register_fused_backwards`
+  gives them a CUDA kernel, so the dispatch reaches the fake mode as one op, as on a GPU.
+
 Optimizers get ``foreach=True`` explicitly in the step runner (the CUDA default; the device
 check in ``torch.optim`` would pick the per-tensor loop on a fake device).
 """
@@ -30,6 +36,7 @@ __all__ = [
     "cuda_autocast",
     "install_sdpa_rule",
     "patch_transformers",
+    "register_fused_backwards",
     "sdpa_by_rule",
     "set_sdpa_sm",
 ]
@@ -148,8 +155,29 @@ def sdpa_by_rule(
         )[0]
 
 
+_FUSED_ON_A_GPU = ("silu_backward", "mish_backward")
+_REGISTERED: list[Any] = []  # the library registering them, kept alive (and only once)
+
+
+def register_fused_backwards() -> None:
+    """Give the activation backwards a GPU runs as one fused kernel a CUDA kernel where the
+    wheel has none (a CPU wheel: never on a CUDA build, whose kernels stay). Never called
+    on fake tensors — they run the meta kernel — it only stops autograd from decomposing
+    them (found with ``torch._C._dispatch_has_kernel_for_dispatch_key`` over every aten op:
+    these two are the ones a CPU wheel leaves composite on CUDA)."""
+    if _REGISTERED:
+        return
+    library = torch.library.Library("aten", "IMPL")
+    for name in _FUSED_ON_A_GPU:
+        if not torch._C._dispatch_has_kernel_for_dispatch_key(f"aten::{name}", "CUDA"):
+            library.impl(name, lambda grad, x: torch.empty_like(grad), "CUDA")
+    _REGISTERED.append(library)
+
+
 def patch_transformers() -> None:
-    """Answer transformers' tracing checks as a real, unpadded, unpacked run would."""
+    """Answer transformers' tracing checks as a real, unpadded, unpacked run would (and
+    give the fused activation backwards their kernel: :func:`register_fused_backwards`)."""
+    register_fused_backwards()
     import transformers.initialization as init
     import transformers.masking_utils as masking
     import transformers.utils.import_utils as imports
@@ -170,6 +198,8 @@ def patch_transformers() -> None:
 
 
 def install_sdpa_rule() -> None:
-    """Route ``F.scaled_dot_product_attention`` through :func:`sdpa_by_rule` (cuda only)."""
+    """Route ``F.scaled_dot_product_attention`` through :func:`sdpa_by_rule` (cuda only),
+    and give the fused activation backwards their kernel."""
+    register_fused_backwards()
     F.scaled_dot_product_attention = sdpa_by_rule
     torch.nn.functional.scaled_dot_product_attention = sdpa_by_rule

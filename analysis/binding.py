@@ -106,6 +106,13 @@ def class_fields(
     return fields
 
 
+def field_default(value: ast.expr) -> ast.expr | None:
+    """``x: int = 3`` → ``3``; ``x: int = field(default=3)`` → ``3``; a factory → ``None``."""
+    if isinstance(value, ast.Call) and (dotted(value.func) or "").endswith("field"):
+        return next((k.value for k in value.keywords if k.arg == "default"), None)
+    return value
+
+
 def _field_parts(
     statement: ast.stmt,
 ) -> tuple[str | None, ast.expr | None, ast.expr | None]:

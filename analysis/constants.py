@@ -21,6 +21,7 @@ from .finding import Evidence, evidence_order
 __all__ = [
     "BINARY_OPERATORS",
     "COMPARISONS",
+    "TORCH_DTYPES",
     "UNDECIDED",
     "ConstantFact",
     "is_items",
@@ -132,3 +133,7 @@ COMPARISONS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Is: lambda a, b: a is b,
     ast.IsNot: lambda a, b: a is not b,
 }
+
+#: the dtype attributes of ``torch`` a configuration names (``torch.bfloat16``), folded to
+#: their written name, as a run configuration spells a dtype
+TORCH_DTYPES = ("bfloat16", "float16", "half", "float32", "float", "float64")

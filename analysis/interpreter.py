@@ -407,6 +407,8 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
     # --- assignment -----------------------------------------------------------------
     def assign(self, target: ast.AST, value: Value, statement: ast.AST) -> None:
         if isinstance(target, (ast.Tuple, ast.List)):
+            if self.analyzer.launch is not None:
+                value = self.with_constant_elements(value, len(target.elts))
             elements = value.elements
             for i, element in enumerate(target.elts):
                 if isinstance(elements, tuple) and len(elements) == len(target.elts):
@@ -665,6 +667,12 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
         self.gates.pop()
         if self.analyzer.launch is not None:
             self.complete_attribute_bindings(before, after_body, self.env)
+            # what flows through a branch holds only when the branch runs: a value set
+            # before ``if use_cuda: device = "cuda"`` reaches the join through the ``else``
+            after_body, self.env = (
+                self.seen_through(after_body, body_condition, self.env),
+                self.seen_through(self.env, else_condition, after_body),
+            )
         self.env = _join_branches(after_body, self.env)
 
     def _exec_Try(self, node: ast.Try) -> None:

@@ -28,10 +28,18 @@ import ast
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
+from .binding import field_default
 from .conditions import PathCondition
-from .constants import BINARY_OPERATORS, COMPARISONS, UNDECIDED, ConstantFact, is_items
+from .constants import (
+    BINARY_OPERATORS,
+    COMPARISONS,
+    TORCH_DTYPES,
+    UNDECIDED,
+    ConstantFact,
+    is_items,
+)
 from .finding import Evidence, Span
-from .launch_arguments import ArgumentDefaults, ArgumentValues, parser_call
+from .launch_arguments import ArgumentDefaults, DataclassParser, Namespace, parser_call
 from .launch_bindings import LaunchBindingsMixin
 from .names import dotted
 from .values import Value, with_constant
@@ -230,8 +238,10 @@ class LaunchMixin(LaunchBindingsMixin):
         name = self.qualified(node) or dotted(node)
         if name == "sys.argv":
             return ("SCRIPT",), self.condition  # a plain launch passes no arguments
+        if name and name.startswith("torch.") and name.rsplit(".", 1)[-1] in TORCH_DTYPES:
+            return "torch." + name.rsplit(".", 1)[-1], self.condition
         base, condition = self._fold(node.value)
-        if isinstance(base, ArgumentValues):
+        if isinstance(base, Namespace):
             return base.get(node.attr, UNDECIDED), condition
         return UNDECIDED, self.condition
 
@@ -240,8 +250,17 @@ class LaunchMixin(LaunchBindingsMixin):
         here = self.condition
         if name.endswith("argparse.ArgumentParser") or name == "ArgumentParser":
             return ArgumentDefaults(), here
+        if name.endswith("HfArgumentParser") and node.args:
+            listed = node.args[0]
+            classes = listed.elts if isinstance(listed, (ast.Tuple, ast.List)) else [listed]
+            names = tuple(dotted(c) or "" for c in classes)
+            return DataclassParser(names), here
         if isinstance(node.func, ast.Attribute) and node.func.attr.startswith("parse_"):
             receiver, condition = self._fold(node.func.value)
+            if isinstance(receiver, DataclassParser):
+                if node.func.attr != "parse_args_into_dataclasses":
+                    return UNDECIDED, here
+                return tuple(self._dataclass_defaults(n) for n in receiver.classes), condition
             parsed = parser_call(node.func.attr, receiver)
             return (parsed, condition) if parsed is not None else (UNDECIDED, here)
         if name in _HARDWARE and not node.args:
@@ -252,6 +271,12 @@ class LaunchMixin(LaunchBindingsMixin):
                 return self._fold(node.args[1])
             default = next((k.value for k in node.keywords if k.arg == "default"), None)
             return self._fold(default) if default is not None else (None, here)
+        handed = self._parser_handed_over(node, name)
+        if handed is not None:
+            return handed
+        config_class = self.analyzer.index.classes.get(name)
+        if config_class is not None and is_dataclass(config_class.node):
+            return self._dataclass_instance(config_class.node, node), here
         if name == "locals" and not node.args:
             return self._locals(), here
         if name == "dict" and not node.args and node.keywords:
@@ -270,6 +295,44 @@ class LaunchMixin(LaunchBindingsMixin):
             return UNDECIDED, here
         parts = [self._fold(a) for a in node.args]
         return _apply(function, tuple(parts), here)
+
+    def _parser_handed_over(
+        self, node: ast.Call, name: str
+    ) -> tuple[Hashable, PathCondition] | None:
+        """``parser = deepspeed.add_config_arguments(parser)``: a library function handed
+        the parser returns it with flags of its own added — the flags declared so far
+        keep their defaults; what it adds is not known (undecided when read)."""
+        if name in self.analyzer.index.top_functions or len(node.args) != 1 or node.keywords:
+            return None
+        handed = self._fold(node.args[0])
+        return handed if isinstance(handed[0], ArgumentDefaults) else None
+
+    def _dataclass_defaults(self, name: str) -> Namespace:
+        """A dataclass as a plain launch fills it: the script's own, its fields' defaults
+        (fields it inherits from a library class are not known: undecided on reading)."""
+        config_class = self.analyzer.index.classes.get(name)
+        if config_class is None or not is_dataclass(config_class.node):
+            return Namespace(())
+        instance = self._dataclass_instance(config_class.node, ast.Call(ast.Name(name), [], []))
+        return instance if isinstance(instance, Namespace) else Namespace(())
+
+    def _dataclass_instance(self, cls: ast.ClassDef, call: ast.Call) -> Hashable:
+        """``GPTConfig(n_layer=12)``: the fields' defaults, the call's arguments bound to
+        them in order and by name, as the generated ``__init__`` binds them (a factory's
+        field, an unknown ``**``: undecided)."""
+        fields: dict[str, Hashable] = {}
+        for statement in cls.body:
+            if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+                default = field_default(statement.value) if statement.value else None
+                found = self._fold(default)[0] if default is not None else UNDECIDED
+                fields[statement.target.id] = found
+        for name, argument in zip(list(fields), call.args):
+            fields[name] = self._fold(argument)[0]
+        for keyword in call.keywords:
+            if keyword.arg is None:
+                return UNDECIDED
+            fields[keyword.arg] = self._fold(keyword.value)[0]
+        return Namespace(tuple(fields.items()))
 
     def _locals(self) -> tuple[tuple[str, Hashable], ...]:
         """``locals()``: the function's variables as a dict of their launch values
@@ -319,3 +382,12 @@ def _apply(
     except TypeError:
         return UNDECIDED, here
     return result, _worst(here, list(parts))
+
+
+def is_dataclass(cls: ast.ClassDef) -> bool:
+    """``@dataclass`` / ``@dataclasses.dataclass(...)`` on a class the script defines."""
+    for decorator in cls.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if (dotted(target) or "").endswith("dataclass"):
+            return True
+    return False

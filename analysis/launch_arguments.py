@@ -3,7 +3,7 @@
 Step 2 of the fold (``docs/design/analysis.md``): in launch mode a parser is a constant
 of the dataflow like any other — an :class:`ArgumentDefaults` (flag → the default a plain
 launch gets) built by ``ArgumentParser()`` and grown by each ``add_argument`` the flow
-reaches, and ``parse_args()`` turns it into an :class:`ArgumentValues` whose attributes
+reaches, and ``parse_args()`` turns it into an :class:`Namespace` whose attributes
 are the defaults (``args.batch_size``). Being constants, they follow assignments, returns
 (``args = get_args()``) and parameters (``train(args)``) with their path conditions, and
 join like every other fact (two parsers built on different paths: undecided).
@@ -22,7 +22,7 @@ from collections.abc import Callable, Hashable
 
 import attrs
 
-__all__ = ["ArgumentDefaults", "ArgumentValues", "declare", "parser_call"]
+__all__ = ["ArgumentDefaults", "DataclassParser", "Namespace", "declare", "parser_call"]
 
 _UNSET = object()
 
@@ -45,8 +45,9 @@ class ArgumentDefaults:
 
 
 @attrs.frozen
-class ArgumentValues:
-    """What ``parse_args()`` returns on a plain launch: attributes are the defaults."""
+class Namespace:
+    """An object whose attributes a plain launch knows: what ``parse_args()`` returns (the
+    defaults), an instance of a config dataclass the script defines (its fields)."""
 
     values: tuple[tuple[str, Hashable], ...] = ()
 
@@ -54,12 +55,20 @@ class ArgumentValues:
         return next((value for key, value in self.values if key == name), missing)
 
 
+@attrs.frozen
+class DataclassParser:
+    """``HfArgumentParser((ModelArguments, TrainingArguments))``: the dataclasses it fills,
+    by the names the script gives them."""
+
+    classes: tuple[str, ...] = ()
+
+
 def parser_call(method: str, receiver: Hashable) -> Hashable | None:
     """The constant ``receiver.method()`` gives without arguments that matter: the parsed
     values of a parser (``parse_args``; ``parse_known_args`` also returns the leftovers)."""
     if not isinstance(receiver, ArgumentDefaults):
         return None
-    values = ArgumentValues(receiver.defaults)
+    values = Namespace(receiver.defaults)
     if method == "parse_args":
         return values
     if method == "parse_known_args":

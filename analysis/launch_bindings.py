@@ -17,7 +17,7 @@ import attrs
 from .conditions import PathCondition
 from .constants import UNDECIDED, ConstantFact, is_items
 from .finding import Evidence
-from .launch_arguments import ArgumentDefaults, ArgumentValues, declare
+from .launch_arguments import ArgumentDefaults, Namespace, declare
 from .names import dotted
 from .values import Value, with_constant
 
@@ -101,6 +101,44 @@ class LaunchBindingsMixin:
         rank = Value(constant=ConstantFact(0, self._evidence(node), self.condition))
         self.call_local(info, [rank, *elements], {}, node)
 
+    def seen_through(
+        self, env: dict[str, Value], condition: PathCondition, other: dict[str, Value]
+    ) -> dict[str, Value]:
+        """``env`` as it leaves a branch that runs under ``condition``, where it differs
+        from the ``other`` branch's: those facts hold only when this branch runs (a skipped
+        branch's are off), so the join keeps the branch that runs — the value set before
+        ``if cuda: device = "cuda"`` does not undecide the one the branch sets. A value
+        both branches leave alone holds either way, and keeps its condition."""
+        if condition is PathCondition.DEFAULT:
+            return env
+        seen = {}
+        for name, value in env.items():
+            fact = value.constant
+            if fact is None or other.get(name) is value:
+                seen[name] = value
+                continue
+            worse = fact.under(condition)
+            seen[name] = value if worse is fact else with_constant(value, worse)
+        return seen
+
+    def with_constant_elements(self, value: Value, count: int) -> Value:
+        """``a, b = parser.parse_args_into_dataclasses()``: a tuple constant of ``count``
+        items gives each target its item (the dataflow's own elements, where it has them,
+        with the item's fact)."""
+        fact = value.constant
+        items = fact.value if fact is not None else None
+        if not isinstance(items, tuple) or len(items) != count or fact is None:
+            return value
+        elements = value.elements if value.elements and len(value.elements) == count else None
+        parts = tuple(
+            with_constant(
+                elements[i] if elements else Value(),
+                ConstantFact(item, fact.evidence, fact.condition),
+            )
+            for i, item in enumerate(items)
+        )
+        return attrs.evolve(value, elements=parts)
+
     def complete_attribute_bindings(
         self, before: dict[str, Value], body: dict[str, Value], orelse: dict[str, Value]
     ) -> None:
@@ -120,7 +158,7 @@ class LaunchBindingsMixin:
         head, _, attribute = path.partition(".")
         base = env.get(head) or self.lookup(head)
         fact = base.constant if base is not None else None
-        if fact is None or "." in attribute or not isinstance(fact.value, ArgumentValues):
+        if fact is None or "." in attribute or not isinstance(fact.value, Namespace):
             return None
         found = fact.value.get(attribute, UNDECIDED)
         return Value(constant=ConstantFact(found, fact.evidence, fact.condition))

@@ -19,10 +19,11 @@ from typing import Any
 
 from torchward.estimator import dependencies
 
+from .binding import field_default
 from .names import dotted
 from .runconfig_includes import exec_target, include
 from .runconfig_paths import PathConditions
-from .runconfig_values import Evaluator, field_default, literal
+from .runconfig_values import Evaluator, literal
 
 __all__ = ["Values"]
 

@@ -23,14 +23,15 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any
 
-from .constants import BINARY_OPERATORS, COMPARISONS
+from .binding import field_default
+from .constants import BINARY_OPERATORS, COMPARISONS, TORCH_DTYPES
 from .names import dotted
 from .runconfig_paths import UNDECIDED
 
 if TYPE_CHECKING:
     from .runconfig_paths import PathConditions
 
-__all__ = ["ConfigObject", "Evaluator", "field_default", "literal"]
+__all__ = ["ConfigObject", "Evaluator", "literal"]
 
 
 class ConfigObject(dict):
@@ -71,9 +72,6 @@ _LITERAL_NODES = (ast.Tuple, ast.List, ast.Set, ast.Dict, ast.UnaryOp, ast.BinOp
 _STEPS = 2000
 
 
-_TORCH_DTYPES = ("bfloat16", "float16", "half", "float32", "float", "float64")
-
-
 class _Unknown(Exception):
     """An expression the reader cannot follow."""
 
@@ -92,13 +90,6 @@ def literal(node: ast.AST) -> Any:
 
 def _all_args(args: ast.arguments) -> list[ast.arg]:
     return [*args.posonlyargs, *args.args, *args.kwonlyargs]
-
-
-def field_default(value: ast.expr) -> ast.expr | None:
-    """``x: int = 3`` → ``3``; ``x: int = field(default=3)`` → ``3``; a factory → ``None``."""
-    if isinstance(value, ast.Call) and (dotted(value.func) or "").endswith("field"):
-        return next((k.value for k in value.keywords if k.arg == "default"), None)
-    return value
 
 
 class Evaluator:
@@ -140,7 +131,7 @@ class Evaluator:
             return written, "high"
         if isinstance(node, ast.Attribute):
             text = dotted(node) or ""
-            if text.startswith("torch.") and text.rsplit(".", 1)[-1] in _TORCH_DTYPES:
+            if text.startswith("torch.") and text.rsplit(".", 1)[-1] in TORCH_DTYPES:
                 return "torch." + text.rsplit(".", 1)[-1], "high"  # written in place
         key = id(node)
         if key in self._memo:
@@ -341,7 +332,7 @@ class Evaluator:
         text = dotted(node) or ""
         if text == "sys.argv":
             return (self.path, *self.argv)  # what the launch passes (plain: nothing)
-        if text.startswith("torch.") and text.rsplit(".", 1)[-1] in _TORCH_DTYPES:
+        if text.startswith("torch.") and text.rsplit(".", 1)[-1] in TORCH_DTYPES:
             return "torch." + text.rsplit(".", 1)[-1]
         base = self._try(node.value)
         if base is not None and isinstance(base[0], dict):

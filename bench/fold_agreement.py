@@ -36,7 +36,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 from torchward.analysis.constants import UNDECIDED  # noqa: E402
 from torchward.analysis.facts import build_launch_facts  # noqa: E402
-from torchward.analysis.launch_arguments import ArgumentValues  # noqa: E402
+from torchward.analysis.launch_arguments import Namespace  # noqa: E402
 from torchward.analysis.runconfig import read_source  # noqa: E402
 from torchward.analysis.runconfig_declarations import Values  # noqa: E402
 from torchward.analysis.runconfig_paths import PathConditions  # noqa: E402
@@ -52,8 +52,8 @@ def _comparable(value: Any) -> Any:
 
 
 def _same(reader: Any, engine: Any) -> bool:
-    if isinstance(engine, ArgumentValues):
-        return False  # the reader never returns a whole namespace
+    if isinstance(engine, Namespace):  # the reader's config object is a dict
+        engine = engine.values
     try:
         reader = _comparable(reader)
         return type(reader) is type(engine) and reader == engine

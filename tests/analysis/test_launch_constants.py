@@ -278,3 +278,100 @@ def test_a_worker_passed_to_a_launcher_is_not_analysed_first_as_an_entry():
         """
     )
     assert _value_at(tree, launch, "config['steps'] * 2").value == 20
+
+
+def test_a_value_set_before_a_decided_branch_gives_way_to_the_branch_that_runs():
+    tree, launch = _launch(
+        """\
+        import torch
+        device = "cpu"
+        if torch.cuda.is_available():
+            device = "cuda"
+        dtype = torch.bfloat16
+        if dtype == torch.float16:
+            scaler = torch.cuda.amp.GradScaler()
+        model = build().to(device)
+        """
+    )
+    fact = _value_at(tree, launch, "device", line=8)
+    assert (fact.value, fact.condition) == ("cuda", PathCondition.DEFAULT)
+    assert _value_at(tree, launch, "dtype", line=6).value == "torch.bfloat16"
+    assert launch.condition(_statement(tree, 7)) is PathCondition.OFF
+
+
+def test_a_value_only_an_unsure_branch_changes_is_unsure_after_it():
+    """The value set before an undecided ``if`` and the one its body sets are both
+    possible after it: undecided, and not believed at the default path's confidence."""
+    tree, launch = _launch(
+        """\
+        import torch, random
+        batch = 8
+        if random.random() > 0.5:
+            batch = 16
+        loader = torch.utils.data.DataLoader(data, batch_size=batch)
+        """
+    )
+    fact = _value_at(tree, launch, "batch", line=5)
+    assert fact.value is UNDECIDED and fact.condition is PathCondition.UNSURE
+
+
+def test_a_config_dataclass_instance_holds_its_fields():
+    tree, launch = _launch(
+        """\
+        from dataclasses import dataclass, field
+        import torch
+        @dataclass
+        class GPTConfig:
+            block_size: int = 1024
+            n_layer: int = 12
+            n_embd: int = field(default=768)
+            layers: list = field(default_factory=list)
+        config = GPTConfig(2048, n_layer=24)
+        width = config.n_embd * config.n_layer
+        context = config.block_size
+        """
+    )
+    assert _value_at(tree, launch, "config.n_embd * config.n_layer").value == 768 * 24
+    assert _value_at(tree, launch, "config.block_size").value == 2048
+
+
+def test_dataclasses_an_hf_argument_parser_fills_hold_their_defaults():
+    tree, launch = _launch(
+        """\
+        from dataclasses import dataclass, field
+        import transformers
+        @dataclass
+        class ModelArguments:
+            model_name_or_path: str = field(default="facebook/opt-125m")
+        @dataclass
+        class TrainingArguments(transformers.TrainingArguments):
+            model_max_length: int = field(default=512)
+        def train():
+            parser = transformers.HfArgumentParser((ModelArguments, TrainingArguments))
+            model_args, training_args = parser.parse_args_into_dataclasses()
+            name = model_args.model_name_or_path
+            length = training_args.model_max_length
+            steps = training_args.max_steps
+        train()
+        """
+    )
+    assert _value_at(tree, launch, "model_args.model_name_or_path").value == "facebook/opt-125m"
+    assert _value_at(tree, launch, "training_args.model_max_length").value == 512
+    # a field the library base class declares is not known
+    assert _value_at(tree, launch, "training_args.max_steps").value is UNDECIDED
+
+
+def test_a_parser_handed_to_a_library_keeps_the_flags_declared_before():
+    tree, launch = _launch(
+        """\
+        import argparse, deepspeed
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--arch", default="resnet18")
+        parser = deepspeed.add_config_arguments(parser)
+        args = parser.parse_args()
+        name = args.arch
+        config = args.deepspeed_config
+        """
+    )
+    assert _value_at(tree, launch, "args.arch").value == "resnet18"
+    assert _value_at(tree, launch, "args.deepspeed_config").value is UNDECIDED

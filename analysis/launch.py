@@ -2,16 +2,19 @@
 
 The estimator needs the job a default launch (``python SCRIPT``, no flags, one GPU) runs:
 ``batch_size = 12``, ``int(os.environ.get("WORLD_SIZE", 1))``, whether an ``if`` runs.
-Issue 12 asks that these be facts of the engine, not of a second interpreter. This module
-is step 1 of that fold (``docs/design/analysis.md``, "The run configuration and the
-engine"): the dataflow's :class:`~torchward.analysis.values.Value` carries a
-:class:`ConstantFact` — the Python value, where it was set, and the
-:class:`~torchward.analysis.conditions.PathCondition` it holds under — and
+Issue 12 asks that these be facts of the engine, not of a second interpreter
+(``docs/design/analysis.md``, "The run configuration and the engine"): the dataflow's
+:class:`~torchward.analysis.values.Value` carries a
+:class:`~torchward.analysis.constants.ConstantFact` — the Python value, where it was set,
+and the :class:`~torchward.analysis.conditions.PathCondition` it holds under — and
 :class:`LaunchMixin` teaches :class:`~torchward.analysis.interpreter.FunctionRun` to fold
-them, to decide ``if`` tests by them and to carry the condition into branches, ``with
-torch.no_grad()`` blocks and called functions.
+them. This module folds; :mod:`.launch_paths` turns facts into the conditions of branches,
+``with torch.no_grad()`` blocks and called functions and records them;
+:mod:`.launch_bindings` binds what the plain flow of values does not (a parser's flags,
+spawned workers, ``**`` keywords, parameters' defaults); :mod:`.launch_arguments` models
+``argparse``.
 
-Constant tracking runs only in *launch mode* (:func:`build_launch_facts`): the lint never
+Constant tracking runs only in *launch mode* (:func:`~torchward.analysis.facts.build_launch_facts`): the lint never
 pays for it, and launch mode reads a file alone, with one pass per loop (a constant is not
 a loop fixpoint: a value reassigned in a loop joins to "undecided" after one pass).
 
@@ -43,9 +46,6 @@ from .launch_arguments import ArgumentDefaults, DataclassParser, Namespace, pars
 from .launch_bindings import LaunchBindingsMixin
 from .names import dotted
 from .values import Value, with_constant
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["LaunchMixin"]
 

@@ -375,3 +375,26 @@ def test_a_parser_handed_to_a_library_keeps_the_flags_declared_before():
     )
     assert _value_at(tree, launch, "args.arch").value == "resnet18"
     assert _value_at(tree, launch, "args.deepspeed_config").value is UNDECIDED
+
+
+def test_a_call_on_a_skipped_path_does_not_undo_the_call_that_runs():
+    """``train(...)`` runs by default; the ``--evolve`` branch (off) calls it again with
+    other arguments: the default path's constants stand (the second call's facts lose
+    every join, which is also why the analyzer does not run the body for it again)."""
+    tree, launch = _launch(
+        """\
+        import argparse, torch
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--evolve", action="store_true")
+        args = parser.parse_args()
+        def train(batch):
+            loader = torch.utils.data.DataLoader(data, batch_size=batch * 2)
+        train(16)
+        if args.evolve:
+            for generation in range(300):
+                train(64)
+        """
+    )
+    fact = _value_at(tree, launch, "batch * 2")
+    assert (fact.value, fact.condition) == (32, PathCondition.DEFAULT)
+    assert launch.condition(_statement(tree, 10)) is PathCondition.OFF

@@ -14,7 +14,7 @@ from .fallback import kind_from_name
 from .finding import Confidence
 from .names import ImportTable, dotted, qualified_name
 from .semantic import FunctionInfo, ModuleIndex
-from .values import SCALAR, UNKNOWN, Kind, Loc, Value
+from .values import SCALAR, UNKNOWN, Kind, Loc, Value, with_constant
 
 _ANNOTATION_KINDS = {
     "torch.nn.Module": Kind.MODEL,
@@ -54,8 +54,11 @@ def bind_parameters(
             )
         else:
             value = UNKNOWN
-        if value is UNKNOWN or value == UNKNOWN:
-            value = guess_parameter(param, imports)
+        bare = value if value.constant is None else with_constant(value, None)
+        if bare is UNKNOWN or bare == UNKNOWN:
+            # nothing known but, in launch mode, perhaps its constant: typed by its name
+            # or annotation, keeping the constant
+            value = with_constant(guess_parameter(param, imports), value.constant)
         env[param.arg] = value
     for extra in (spec.vararg, spec.kwarg):
         if extra is not None:

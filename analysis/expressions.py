@@ -172,8 +172,10 @@ class ExpressionsMixin:
     def _eval_IfExp(self, node: ast.IfExp) -> Value:
         from .values import join
 
-        self.evaluate(node.test)
-        return join(self.evaluate(node.body), self.evaluate(node.orelse))
+        test = self.evaluate(node.test)
+        body, orelse = self.evaluate(node.body), self.evaluate(node.orelse)
+        taken = self.taken_arm(test, body, orelse)  # type: ignore[attr-defined]
+        return taken if taken is not None else join(body, orelse)
 
     def _eval_Constant(self, node: ast.Constant) -> Value:
         return SCALAR if isinstance(node.value, (int, float, complex, bool)) else UNKNOWN

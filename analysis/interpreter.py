@@ -666,6 +666,12 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
         self.condition = entry
         self.gates.pop()
         if self.analyzer.launch is not None:
+            taken = self.taken_branch(
+                entry, (body_condition, after_body), (else_condition, self.env)
+            )
+            if taken is not None:
+                self.env = taken
+                return
             self.complete_attribute_bindings(before, after_body, self.env)
             # what flows through a branch holds only when the branch runs: a value set
             # before ``if use_cuda: device = "cuda"`` reaches the join through the ``else``

@@ -100,7 +100,12 @@ class LaunchMixin(LaunchBindingsMixin):
                 self._declare_argument(node)
             self.spawned(node)
         self.analyzer.launch.note_constant(node, fact)
-        return value if value.constant is fact else with_constant(value, fact)
+        if value.constant is fact or (value.constant is None and not fact.decided):
+            # nothing to carry: the value stays the object the dataflow made (``UNKNOWN``
+            # itself — the dataflow tells an unresolved name by identity), and a binding
+            # gives it its undecided fact (:meth:`bound_constant`)
+            return value
+        return with_constant(value, fact)
 
     def bound_constant(self, value: Value, statement: ast.AST) -> Value:
         """``value`` as a binding stores it: its fact seen under the binding's condition,

@@ -101,6 +101,35 @@ class LaunchBindingsMixin:
         rank = Value(constant=ConstantFact(0, self._evidence(node), self.condition))
         self.call_local(info, [rank, *elements], {}, node)
 
+    def taken_branch(
+        self,
+        entry: PathCondition,
+        body: tuple[PathCondition, dict[str, Value]],
+        orelse: tuple[PathCondition, dict[str, Value]],
+    ) -> dict[str, Value] | None:
+        """The environment after an ``if`` whose test a plain launch decides: the branch it
+        takes, alone (``model = DDP(model)`` on the multi-GPU path does not make ``model``
+        an unknown wrapper for the single-GPU path, whose calls then resolve). The skipped
+        branch was still run, so its statements hold their conditions. None: both may run."""
+        skipped = (PathCondition.OFF, PathCondition.MULTI_GPU)
+        for (taken, env), (other, _) in ((body, orelse), (orelse, body)):
+            if taken is entry and other in skipped and other is not entry:
+                return env
+        return None
+
+    def taken_arm(self, test: Value, body: Value, orelse: Value) -> Value | None:
+        """``model.module if ddp else model`` in launch mode, with ``ddp`` decided by the
+        defaults: the arm a plain launch takes (None: not launch mode, or not decided)."""
+        fact = test.constant
+        if self.analyzer.launch is None or fact is None or not fact.decided:
+            return None
+        if fact.condition is not PathCondition.DEFAULT:
+            return None
+        try:
+            return body if fact.value else orelse
+        except Exception:  # a value whose truth cannot be taken
+            return None
+
     def seen_through(
         self, env: dict[str, Value], condition: PathCondition, other: dict[str, Value]
     ) -> dict[str, Value]:

@@ -398,3 +398,30 @@ def test_a_call_on_a_skipped_path_does_not_undo_the_call_that_runs():
     fact = _value_at(tree, launch, "batch * 2")
     assert (fact.value, fact.condition) == (32, PathCondition.DEFAULT)
     assert launch.condition(_statement(tree, 10)) is PathCondition.OFF
+
+
+def test_a_class_the_script_defines_is_built_in_launch_mode_as_in_a_lint():
+    """Launch mode must not change what the dataflow knows: a model class the script
+    defines is instantiated (the dataflow tells an unresolved name by identity, so an
+    expression nothing folds keeps its value object), and a wrapper on the multi-GPU path
+    does not hide it from the single-GPU path's method calls."""
+    tree, launch = _launch(
+        """\
+        import os, torch
+        from torch import nn
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+            def configure(self, lr):
+                steps = lr * 1000
+        ddp = int(os.environ.get("RANK", -1)) != -1
+        model = Net()
+        if ddp:
+            model = torch.nn.parallel.DistributedDataParallel(model)
+        raw = model.module if ddp else model
+        raw.configure(lr=0.01)
+        """
+    )
+    fact = _value_at(tree, launch, "lr * 1000")
+    assert (fact.value, fact.condition) == (10.0, PathCondition.DEFAULT)

@@ -12,7 +12,7 @@ typed by annotation or, as a last resort, by name (:mod:`torchward.analysis.fall
 Past 400 lines for now: the call-site memo, the replay of summaries and the cache keys
 share one object's state (what was called, backwarded, switched), and splitting them
 would pass that state around by hand. The cache keys of the incremental cache live in
-:mod:`.fingerprints`.
+:mod:`.fingerprints`, and launch mode's driving policy in :mod:`.launch_driver`.
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ from .events import Event, EventKind, Gate, Trace
 from .finding import Evidence
 from .fingerprints import Fingerprints
 from .interpreter import FunctionRun, backward_targets_of
-from .launch_paths import LaunchFacts, launch_entry_condition, launch_entry_points, uncalled
+from .launch_driver import LaunchDriver
+from .launch_paths import LaunchFacts
 from .names import qualified_name
 from .positions import LineIndex
 from .relevance import (
@@ -93,8 +94,10 @@ class FileAnalyzer:
         launch: bool = False,
     ) -> None:
         self.path = path
-        # launch mode (:mod:`.launch`): constants and path conditions recorded by node
-        self.launch: LaunchFacts | None = LaunchFacts() if launch else None
+        # launch mode (:mod:`.launch`): how it drives this analysis, and the constants and
+        # path conditions it records by node (both None in a lint)
+        self.launch_driver = LaunchDriver(self) if launch else None
+        self.launch: LaunchFacts | None = self.launch_driver.facts if self.launch_driver else None
         self.cache = cache
         self._recorders: list[list[tuple]] = []
         self._module_done = False
@@ -126,12 +129,6 @@ class FileAnalyzer:
         self._backward_cache: dict[int, dict[str, tuple[ast.Call, ...]]] = {}
         self._instances: dict[tuple, Value] = {}
         self.module_run: FunctionRun | None = None
-        # launch mode: the best condition each memoised call was analysed under
-        self._launch_best: dict[tuple, PathCondition] = {}
-        self._launch_tried: set[str] = set()  # functions analysed on demand
-        self._launch_shallow = False  # analysing on demand: calls are not followed
-        # the best condition each function was analysed under, and that analysis' summary
-        self._launch_runs: dict[str, tuple[PathCondition, Summary]] = {}
 
     @functools.cached_property
     def index(self) -> ModuleIndex:
@@ -152,47 +149,16 @@ class FileAnalyzer:
         kinded |= training_import_aliases(self.index)
         if self.project is not None:
             kinded |= self.project.training_names()
-        if self.launch is not None:
-            # launch mode: the script's entry points (top-level functions nothing in the
-            # file calls: ``@call_parse def main``, a ``fire.Fire`` target) run as a
-            # launch runs them; any other function the flow did not reach is analysed
-            # when a fact inside it is asked for (:meth:`LaunchFacts.condition`)
-            for info in launch_entry_points(self.index, self.source):
-                if info.qualname not in self.analyzed:
-                    self._launch_tried.add(info.qualname)
-                    self._analyze_entry(info, None)
-            self.launch.on_demand = self._analyse_around
+        if self.launch_driver is not None:
+            self.launch_driver.run_entries()  # and the rest when asked about
             return
         worth = functions_worth_analysing(self.index, kinded)
         for info in callers_first(self.index, worth):
             if info.qualname not in self.analyzed:
-                self._analyze_entry(info, info.class_name)
+                self.analyze_entry(info, info.class_name)
         self._analyze_inherited_entries()
         if self.project is not None:
             self.project.finish()
-
-    def _analyse_around(self, node: ast.AST) -> None:
-        """Launch mode: analyse, as an entry point, the functions enclosing ``node`` that
-        nothing analysed yet (innermost first, until one records a fact for it)."""
-        line = getattr(node, "lineno", None)
-        if line is None or self.launch is None:
-            return
-        enclosing = [
-            info
-            for info in self.index.functions_in_order()
-            if info.node.lineno <= line <= (info.node.end_lineno or info.node.lineno)
-            and info.qualname not in self.analyzed
-            and info.qualname not in self._launch_tried
-        ]
-        self._launch_shallow = True  # its callees answer for themselves, when asked
-        try:
-            for info in sorted(enclosing, key=lambda i: -i.node.lineno):
-                self._launch_tried.add(info.qualname)
-                self._analyze_entry(info, info.class_name)
-                if self.launch.recorded(node):
-                    return
-        finally:
-            self._launch_shallow = False
 
     def run_module_body(self, trace: Trace, body: list[ast.stmt]) -> dict[str, Value]:
         """Run the module's top-level statements: the globals its functions see."""
@@ -239,7 +205,7 @@ class FileAnalyzer:
     def globals(self) -> dict[str, Value]:
         return self.module_run.env if self.module_run else {}
 
-    def _analyze_entry(self, info: FunctionInfo, class_name: str | None) -> None:
+    def analyze_entry(self, info: FunctionInfo, class_name: str | None) -> None:
         """A function nothing analysed so far has called, as its caller outside the file
         runs it (``class_name``: the class whose instance it is called on)."""
         plan = adapters.framework_hook(self.index, info)
@@ -253,13 +219,10 @@ class FileAnalyzer:
         """``info`` as a framework or another module calls it: with no arguments from the
         file, and ``self`` built by ``__init__`` of ``class_name`` (its own class by default)."""
         self_value = None
+        driver = self.launch_driver
         if info.is_method and info.class_name:
-            if self.launch is not None:
-                # launch mode asks a method's conditions, not what ``__init__`` built: an
-                # instance without attributes (running ``__init__`` per method doubled it)
-                self_value = Value(kind=Kind.INSTANCE, class_name=class_name or info.class_name)
-            else:
-                self_value = self.entry_instance(class_name or info.class_name, info)
+            owner = class_name or info.class_name
+            self_value = driver.entry_self(owner) if driver else self.entry_instance(owner, info)
         self.invoke(
             info,
             [],
@@ -267,7 +230,7 @@ class FileAnalyzer:
             self_value,
             grad_enabled=True,
             record=True,
-            condition=uncalled(info) if self.launch is not None else PathCondition.DEFAULT,
+            condition=driver.uncalled(info) if driver else PathCondition.DEFAULT,
         )
 
     def entry_instance(self, class_name: str, entry: FunctionInfo) -> Value:
@@ -289,7 +252,7 @@ class FileAnalyzer:
         for class_name in self.index.subclasses():
             for info in self.index.inherited_methods(class_name):
                 if info.qualname in self.analyzed and info.qualname not in self.called:
-                    self._analyze_entry(info, class_name)
+                    self.analyze_entry(info, class_name)
 
     # --- calls ----------------------------------------------------------------------
     def call_function(
@@ -307,8 +270,8 @@ class FileAnalyzer:
         module that defines it (:mod:`.workspace.linking`), None for this file's own."""
         if owner is None:
             self.note_called(info.qualname)
-        if self._launch_shallow:
-            return UNKNOWN
+        if self.launch_driver is not None and self.launch_driver.shallow:
+            return UNKNOWN  # analysed on demand: callees answer for themselves
         summary = (owner or self).invoke(
             info,
             args,
@@ -441,13 +404,14 @@ class FileAnalyzer:
         condition: PathCondition,
     ) -> Summary:
         grad = self._grad_mode(info, grad_enabled)
-        if self.launch is not None:
-            condition = launch_entry_condition(info, grad, condition)
+        driver = self.launch_driver
+        if driver is not None:
+            condition = driver.body_condition(info, grad, condition)
+            dominated = driver.dominated(info, condition)
+            if dominated is not None:
+                return dominated
         key = (info.qualname, self_value, tuple(args), tuple(sorted(kwargs.items())), grad)
-        dominated = self._launch_dominated(info, condition)
-        if dominated is not None:
-            return dominated
-        if key in self._memo and self._launch_condition_known(key, condition):
+        if key in self._memo and (driver is None or driver.already_analysed(key, condition)):
             summary, trace = self._memo[key]
             if record:
                 self._register(info, trace)
@@ -491,7 +455,7 @@ class FileAnalyzer:
             params=frozenset(env),
             condition=condition,
         )
-        if self.launch is not None:
+        if driver is not None:
             run.bind_default_constants(info, len(args), kwargs)
         effects: list[tuple] = []
         self._stack.append(info.qualname)
@@ -503,39 +467,13 @@ class FileAnalyzer:
             self._stack.pop()
         summary = self._summarise(run, env, self_value)
         self._memo[key] = (summary, trace)
-        if self.launch is not None:
-            self._launch_best.setdefault(key, condition)
-            known = self._launch_runs.get(info.qualname)
-            if known is None or known[0].worst(condition) is known[0]:
-                self._launch_runs[info.qualname] = (condition, summary)
+        if driver is not None:
+            driver.analysed(key, info, condition, summary)
         if cache_key is not None:
             self.cache.put(cache_key, Entry(summary, trace, effects))
         if record:
             self._register(info, trace)
         return summary
-
-    def _launch_dominated(self, info: FunctionInfo, condition: PathCondition) -> Summary | None:
-        """Launch mode: a call on a strictly worse path than an analysis ``info`` already
-        had (``train()`` again from the ``--evolve`` branch, off by default) records
-        nothing that survives the join — every fact it would note loses to the better
-        path's — so that analysis's summary stands in for it (its caller is on that worse
-        path too, and so is whatever it binds)."""
-        known = self._launch_runs.get(info.qualname) if self.launch is not None else None
-        if known is None or known[0] is condition or known[0].worst(condition) is known[0]:
-            return None
-        return known[1]
-
-    def _launch_condition_known(self, key: tuple, condition: PathCondition) -> bool:
-        """Whether a memoised analysis already recorded what a call under ``condition``
-        would: launch mode keeps each node's best condition, so only a call on a better
-        path than every earlier one runs the body again (at most once per condition)."""
-        if self.launch is None:
-            return True
-        best = self._launch_best.get(key)
-        if best is not None and best.worst(condition) is condition:
-            return True
-        self._launch_best[key] = condition
-        return False
 
     @property
     def call_depth(self) -> int:

@@ -20,7 +20,7 @@ Each phase is a dict of the JSON term names (``weights``, ``gradients``,
 ``optimizer_state``, ``master_weights``, ``activations``, ``kv_cache``, ``temporaries``);
 the CUDA context and fragmentation are added by :mod:`.estimate`.
 
-Past 400 lines (432) on purpose: each phase's live set is read next to the others, so
+Past 400 lines (479) on purpose: each phase's live set is read next to the others, so
 that what one phase frees the next does not count twice; the training, inference and
 evaluation builders stay together for that reason.
 """

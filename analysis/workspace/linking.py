@@ -17,7 +17,7 @@ All analyzers of one analysis share a :class:`ProjectSession`: one analyzer per 
 the modules read (the file's dependencies, recorded in the workspace import graph), and
 the module that owns each imported class.
 
-Past 400 lines (440) for now: the session, the name resolver, the linker and the foreign
+Past 400 lines (447) for now: the session, the name resolver, the linker and the foreign
 analyzer call each other in both directions (the session makes resolvers and analyzers;
 the linker is a resolver that enters analyzers through the session), so a split today
 would be an import cycle held together by ``TYPE_CHECKING``. The seam for the next

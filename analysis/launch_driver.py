@@ -1,0 +1,125 @@
+"""Launch mode's share of driving an analysis: what runs, under which condition, and when.
+
+A lint analyses every function worth it, each once per context. Launch mode
+(:mod:`.launch`) asks a different question — the facts of a plain launch — so it drives
+the same :class:`~torchward.analysis.analyzer.FileAnalyzer` differently, and that policy
+lives here, held by the analyzer only in launch mode (a lint never touches it):
+
+- after the module body, the script's entry points run up front; any other function the
+  flow did not reach is analysed when a fact inside it is asked for, without following
+  its calls (its callees answer for themselves, when asked);
+- a call on a better path than every earlier analysis of the same arguments runs the body
+  again (each node keeps its best condition); a call on a strictly worse path than some
+  analysis of the function reuses that analysis's summary, since every fact it would note
+  loses the join.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from .conditions import PathCondition
+from .launch_paths import LaunchFacts, launch_entry_condition, launch_entry_points, uncalled
+from .values import Kind, Value
+
+if TYPE_CHECKING:
+    from .analyzer import FileAnalyzer, Summary
+    from .semantic import FunctionInfo
+
+__all__ = ["LaunchDriver"]
+
+
+class LaunchDriver:
+    """The launch-mode policy of one analyzer, and the facts it records."""
+
+    def __init__(self, analyzer: FileAnalyzer) -> None:
+        self.analyzer = analyzer
+        self.facts = LaunchFacts()
+        self.shallow = False  # analysing on demand: calls are not followed
+        self._tried: set[str] = set()  # functions analysed on demand or as entries
+        self._best: dict[tuple, PathCondition] = {}  # memo key -> best condition analysed
+        # function -> the best condition it was analysed under, and that analysis' summary
+        self._runs: dict[str, tuple[PathCondition, Summary]] = {}
+
+    # --- what runs ----------------------------------------------------------------------
+    def run_entries(self) -> None:
+        """After the module body: the script's entry points (top-level functions nothing
+        in the file calls or passes: ``@call_parse def main``) run as a launch runs them;
+        the rest waits to be asked about (:meth:`LaunchFacts.condition`)."""
+        analyzer = self.analyzer
+        for info in launch_entry_points(analyzer.index, analyzer.source):
+            if info.qualname not in analyzer.analyzed:
+                self._tried.add(info.qualname)
+                analyzer.analyze_entry(info, None)
+        self.facts.on_demand = self._analyse_around
+
+    def _analyse_around(self, node: ast.AST) -> None:
+        """Analyse, as entry points, the functions enclosing ``node`` nothing analysed yet
+        (innermost first, until one records a fact for it)."""
+        line = getattr(node, "lineno", None)
+        if line is None:
+            return
+        analyzer = self.analyzer
+        enclosing = [
+            info
+            for info in analyzer.index.functions_in_order()
+            if info.node.lineno <= line <= (info.node.end_lineno or info.node.lineno)
+            and info.qualname not in analyzer.analyzed
+            and info.qualname not in self._tried
+        ]
+        self.shallow = True
+        try:
+            for info in sorted(enclosing, key=lambda i: -i.node.lineno):
+                self._tried.add(info.qualname)
+                analyzer.analyze_entry(info, info.class_name)
+                if self.facts.recorded(node):
+                    return
+        finally:
+            self.shallow = False
+
+    def entry_self(self, class_name: str) -> Value:
+        """``self`` of a method analysed as an entry point: an instance without attributes
+        (launch mode asks a method's conditions, not what ``__init__`` built; running
+        ``__init__`` for every method doubled the cost)."""
+        return Value(kind=Kind.INSTANCE, class_name=class_name)
+
+    # --- under which condition ----------------------------------------------------------
+    @staticmethod
+    def uncalled(info: FunctionInfo) -> PathCondition:
+        return uncalled(info)
+
+    @staticmethod
+    def body_condition(
+        info: FunctionInfo, grad_enabled: bool, call: PathCondition
+    ) -> PathCondition:
+        return launch_entry_condition(info, grad_enabled, call)
+
+    # --- when a body runs again ---------------------------------------------------------
+    def dominated(self, info: FunctionInfo, condition: PathCondition) -> Summary | None:
+        """The summary standing in for a call on a strictly worse path than an analysis
+        ``info`` already had (``train()`` again from the ``--evolve`` branch, off by
+        default): its caller, and whatever it binds, are on that worse path too."""
+        known = self._runs.get(info.qualname)
+        if known is None or known[0] is condition or known[0].worst(condition) is known[0]:
+            return None
+        return known[1]
+
+    def already_analysed(self, key: tuple, condition: PathCondition) -> bool:
+        """Whether the memoised analysis of ``key`` recorded what a call under
+        ``condition`` would: only a call on a better path runs the body again (at most
+        once per condition)."""
+        best = self._best.get(key)
+        if best is not None and best.worst(condition) is condition:
+            return True
+        self._best[key] = condition
+        return False
+
+    def analysed(
+        self, key: tuple, info: FunctionInfo, condition: PathCondition, summary: Summary
+    ) -> None:
+        """Note an analysis just made (for :meth:`already_analysed` and :meth:`dominated`)."""
+        self._best.setdefault(key, condition)
+        known = self._runs.get(info.qualname)
+        if known is None or known[0].worst(condition) is known[0]:
+            self._runs[info.qualname] = (condition, summary)

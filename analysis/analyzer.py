@@ -30,7 +30,7 @@ from .events import Event, EventKind, Gate, Trace
 from .finding import Evidence
 from .fingerprints import Fingerprints
 from .interpreter import FunctionRun, backward_targets_of
-from .launch_driver import LaunchDriver
+from .launch_driver import LaunchDriver, LaunchInputs
 from .launch_paths import LaunchFacts
 from .names import qualified_name
 from .positions import LineIndex
@@ -91,12 +91,13 @@ class FileAnalyzer:
         path: str,
         cache: SummaryCache | None = None,
         *,
-        launch: bool = False,
+        launch: LaunchInputs | None = None,
     ) -> None:
         self.path = path
-        # launch mode (:mod:`.launch`): how it drives this analysis, and the constants and
-        # path conditions it records by node (both None in a lint)
-        self.launch_driver = LaunchDriver(self) if launch else None
+        # launch mode (:mod:`.launch`), given what the launch reads besides the script: how
+        # it drives this analysis, and the constants and path conditions it records by
+        # node (both None in a lint)
+        self.launch_driver = LaunchDriver(self, launch) if launch is not None else None
         self.launch: LaunchFacts | None = self.launch_driver.facts if self.launch_driver else None
         self.cache = cache
         self._recorders: list[list[tuple]] = []
@@ -106,13 +107,13 @@ class FileAnalyzer:
         self.source = source
         # Most files of a large tree mention no training word: they are parsed (for syntax
         # errors) and never indexed or interpreted.
-        self.relevant = launch or (
+        self.relevant = launch is not None or (
             mentions_training_words(source) and not is_other_framework(self.index.imports)
         )
         # calls into the project's other modules (``from helpers import train_step``)
         from .workspace.linking import link  # the workspace package builds on this module
 
-        self.project = None if launch else link(self)
+        self.project = None if launch is not None else link(self)
         if self.project is not None:
             self.evidence_path = path
         if not self.relevant and self.project is not None:
@@ -606,7 +607,9 @@ class FileAnalyzer:
             summary = self.invoke(init, list(args or ()), kwargs, value, True, record)
             value = summary.final_self or value
         if is_module:
-            forward = index.find_method(class_name, "forward")
+            # what ``forward`` returns (its final activation) is for the lint's rules; a
+            # launch's facts inside it are asked for when the reader needs them
+            forward = index.find_method(class_name, "forward") if self.launch is None else None
             if forward is not None:
                 output = self.invoke(forward, [UNKNOWN], {}, value, True, False).returned
                 value = attrs.evolve(value, activation=output.activation)

@@ -57,7 +57,9 @@ class PathCondition(str, enum.Enum):
 
     def worst(self, other: PathCondition) -> PathCondition:
         """Both conditions must hold (a gate inside a gate)."""
-        return max(self, other, key=_RANK.__getitem__)
+        if self is other:
+            return self  # the common case: launch mode asks per folded operand
+        return self if _RANK[self] >= _RANK[other] else other
 
     @staticmethod
     def best(conditions: Iterable[PathCondition]) -> PathCondition:

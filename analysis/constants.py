@@ -24,6 +24,7 @@ __all__ = [
     "TORCH_DTYPES",
     "UNDECIDED",
     "ConstantFact",
+    "as_constant",
     "is_items",
     "join_constants",
 ]
@@ -109,6 +110,18 @@ def is_items(value: object) -> bool:
     return isinstance(value, tuple) and all(
         isinstance(item, tuple) and len(item) == 2 for item in value
     )
+
+
+def as_constant(data: object) -> Hashable:
+    """Data read from a file (JSON, YAML) spelt as a launch constant: dicts as their item
+    tuples, lists as tuples; what is not plain data is undecided."""
+    if isinstance(data, dict):
+        return tuple((key, as_constant(value)) for key, value in data.items())
+    if isinstance(data, (list, tuple)):
+        return tuple(as_constant(item) for item in data)
+    if data is None or isinstance(data, (str, int, float, bool)):
+        return data
+    return UNDECIDED
 
 
 # how Python computes the operators a fold meets (the script reader folds with them too)

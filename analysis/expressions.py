@@ -19,7 +19,7 @@ import attrs
 
 from . import catalog
 from .finding import Confidence, Evidence
-from .names import dotted, qualified_name
+from .names import dotted, qualified_path
 from .values import SCALAR, UNKNOWN, Kind, Value, combine
 
 
@@ -279,12 +279,14 @@ class ExpressionsMixin:
     # --- helpers shared with calls and statements -----------------------------------
     def qualified(self, node: ast.AST) -> str | None:
         path = dotted(node)
-        if path is None:
-            return None
-        head = path.split(".")[0]
+        return None if path is None else self.qualified_dotted(path)
+
+    def qualified_dotted(self, path: str) -> str | None:
+        """:meth:`qualified` of an expression already spelt as its dotted ``path``."""
+        head = path.partition(".")[0]
         if head in self.env or head in self.params:
             return None  # a local variable shadows an import of the same name
-        return qualified_name(node, self.analyzer.index.imports)
+        return qualified_path(path, self.analyzer.index.imports)
 
     def evidence(self, node: ast.AST, message: str) -> Evidence:
         return Evidence(self.analyzer.lines.span(node), message, self.analyzer.evidence_path)

@@ -13,6 +13,7 @@ import attrs
 
 from .analyzer import FileAnalyzer
 from .events import Trace
+from .launch_driver import LaunchInputs
 from .positions import LineIndex
 from .semantic import ModuleIndex
 from .settings import LintSettings
@@ -41,11 +42,14 @@ class FileFacts:
         return self.analyzer.lines
 
 
-def build_launch_facts(tree: ast.Module, source: str, path: str) -> FileFacts:
+def build_launch_facts(
+    tree: ast.Module, source: str, path: str, inputs: LaunchInputs | None = None
+) -> FileFacts:
     """The dataflow in launch mode (:mod:`.launch`): constants and path conditions of a
     plain launch recorded by node on ``facts.analyzer.launch``; the file alone, one pass
-    per loop — what the estimator's script reader asks, at a lint's fraction of the cost."""
-    return _facts_of(FileAnalyzer(tree, source, path, launch=True))
+    per loop — what the estimator's script reader asks, at a lint's fraction of the cost.
+    ``inputs``: the files the launch executes or loads (none read: nothing is known of them)."""
+    return _facts_of(FileAnalyzer(tree, source, path, launch=inputs or LaunchInputs()))
 
 
 def build_facts(

@@ -210,12 +210,16 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
 
     def execute(self, body: list[ast.stmt]) -> None:
         launch = self.analyzer.launch
+        # launch mode: what an ``exec(open(PATH).read())`` statement runs (a configurator)
+        included = self.analyzer.launch_driver.inputs.included if launch is not None else None
         for statement in body:
-            if launch is not None:
+            if launch is not None and launch.recording_conditions:
                 launch.note_condition(statement, self.condition)
             handler = getattr(self, "_exec_" + type(statement).__name__, None)
             if handler is not None:
                 handler(statement)
+            if included and id(statement) in included:
+                self.execute(list(included[id(statement)]))
             if isinstance(statement, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
                 break  # the rest of the block is unreachable
 
@@ -432,6 +436,8 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
         if isinstance(target, ast.Subscript):
             container = self.evaluate(target.value)
             self.evaluate(target.slice)
+            if self.analyzer.launch is not None:
+                self.item_assigned(target, value)
             if value.graph:
                 self.store(
                     container,
@@ -476,7 +482,7 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
                 statement.value if hasattr(statement, "value") else target,
             )
         if self.analyzer.launch is not None:
-            value = self.bound_constant(value, statement)
+            value = self.bound_constant(value)
         self.env[path] = value
 
     def with_backward_proof(self, path: str, value: Value, statement: ast.AST) -> Value:
@@ -612,7 +618,7 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
         if right.graph:
             self.store(left, right, node, path, node.value)
         if self.analyzer.launch is not None:
-            new = self.bound_constant(self.augmented_constant(node, left, new), node)
+            new = self.bound_constant(self.augmented_constant(node, left, new))
         self.env[path] = new
 
     def _exec_Return(self, node: ast.Return) -> None:

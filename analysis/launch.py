@@ -73,7 +73,15 @@ _HARDWARE: dict[str, Hashable] = {
     "torch.distributed.is_available": True,
 }
 _ENVIRONMENT_GETTERS = ("os.environ.get", "os.getenv")
+_CONFIG_LOADERS = ("json.load", "safe_load", "yaml.load", "full_load")
 _LARGEST_FOLDED = 10**12  # ``2 ** 1000`` is not a batch size; fold no further
+# expressions whose fact the dataflow's value already carries (a name's binding...)
+_CARRIED_BY_VALUE = (ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.NamedExpr, ast.Starred)
+_NOWHERE = Evidence(Span(0, 0, 0, 0), "a plain launch")
+#: the fact of an expression that folds to nothing, per condition (shared: see ``_fact``)
+_UNDECIDED_AT = {
+    condition: ConstantFact(UNDECIDED, _NOWHERE, condition) for condition in PathCondition
+}
 
 
 class LaunchMixin(LaunchBindingsMixin):
@@ -88,17 +96,24 @@ class LaunchMixin(LaunchBindingsMixin):
 
         def qualified(self, node: ast.AST) -> str | None: ...
 
+        def qualified_dotted(self, path: str) -> str | None: ...
+
         def lookup(self, name: str) -> Value | None: ...
 
     def attach_constant(self, node: ast.expr, value: Value) -> Value:
         """``value`` (what ``node`` evaluated to) with the fact a plain launch gives it."""
-        fact = self.fold(node, value)
-        # an enclosing expression folds from this instead of folding ``node`` again
-        self.folded[id(node)] = (fact.value, fact.condition)
         if isinstance(node, ast.Call):
+            name = self._call_name(node)
+            fact = self._fact(node, value, name)
             if isinstance(node.func, ast.Attribute):
                 self._declare_argument(node)
-            self.spawned(node)
+                self.mutated(node)
+            self._fold_unevaluated_arguments(node)
+            self.spawned(node, name)
+        else:
+            fact = self._fact(node, value)
+        # an enclosing expression folds from this instead of folding ``node`` again
+        self.folded[id(node)] = (fact.value, fact.condition)
         self.analyzer.launch.note_constant(node, fact)
         if value.constant is fact or (value.constant is None and not fact.decided):
             # nothing to carry: the value stays the object the dataflow made (``UNKNOWN``
@@ -107,12 +122,21 @@ class LaunchMixin(LaunchBindingsMixin):
             return value
         return with_constant(value, fact)
 
-    def bound_constant(self, value: Value, statement: ast.AST) -> Value:
+    def _fold_unevaluated_arguments(self, node: ast.Call) -> None:
+        """Arguments the dataflow did not evaluate (``model.to(torch.bfloat16)``: a
+        module's method returns the module) still get their facts: a reader asks them."""
+        for argument in (*node.args, *(k.value for k in node.keywords)):
+            if id(argument) not in self.folded and not isinstance(argument, ast.Starred):
+                fact = self._fact(argument, None)
+                self.folded[id(argument)] = (fact.value, fact.condition)
+                self.analyzer.launch.note_constant(argument, fact)
+
+    def bound_constant(self, value: Value) -> Value:
         """``value`` as a binding stores it: its fact seen under the binding's condition,
         or undecided there when nothing folded (never a stale constant)."""
         fact = value.constant
         if fact is None:
-            fact = ConstantFact(UNDECIDED, self._evidence(statement), self.condition)
+            fact = _UNDECIDED_AT[self.condition]
         else:
             fact = fact.under(self.condition)
         return value if fact is value.constant else with_constant(value, fact)
@@ -128,74 +152,84 @@ class LaunchMixin(LaunchBindingsMixin):
     def fold(self, node: ast.expr, value: Value | None = None) -> ConstantFact:
         """The fact of ``node`` from its operands' facts (``value``: what the dataflow
         evaluated it to, whose fact names and attributes already carry)."""
-        if (
-            value is not None
-            and value.constant is not None
-            and isinstance(
-                node, (ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.NamedExpr, ast.Starred)
-            )
-        ):
+        return self._fact(node, value, self._call_name(node) if isinstance(node, ast.Call) else "")
+
+    def _fact(self, node: ast.expr, value: Value | None, call_name: str = "") -> ConstantFact:
+        if value is not None and value.constant is not None and isinstance(node, _CARRIED_BY_VALUE):
             return value.constant
-        found, condition = self._fold(node)
+        found, condition = (
+            self._fold_call(node, call_name) if isinstance(node, ast.Call) else self._fold(node)
+        )
+        if found is UNDECIDED:
+            # most expressions (a model's call, a tensor) fold to nothing: one shared fact
+            # per condition, no evidence built (nothing cites where a value is unknown)
+            return _UNDECIDED_AT[condition]
         return ConstantFact(found, self._evidence(node), condition)
+
+    def _call_name(self, node: ast.Call) -> str:
+        """The name a call is folded by: qualified through the imports, else as written."""
+        path = dotted(node.func)
+        return (self.qualified_dotted(path) or path) if path is not None else ""
 
     def _fold(self, node: ast.expr) -> tuple[Hashable, PathCondition]:
         """(value, the worst condition of what it was computed from)."""
         known = self.folded.get(id(node))
         if known is not None:
             return known  # evaluated just now, as an operand of what is folded
+        folder = _FOLDERS.get(type(node))
+        return folder(self, node) if folder is not None else (UNDECIDED, self.condition)
+
+    def _fold_constant(self, node: ast.Constant) -> tuple[Hashable, PathCondition]:
+        return node.value, self.condition
+
+    def _fold_name(self, node: ast.Name) -> tuple[Hashable, PathCondition]:
+        found = self.lookup(node.id)
+        fact = found.constant if found is not None else None
+        if fact is None and node.id == "__name__" and found is None:
+            return "__main__", self.condition  # the launched script
+        return (fact.value, fact.condition) if fact is not None else (UNDECIDED, self.condition)
+
+    def _fold_elements(
+        self, node: ast.Tuple | ast.List | ast.Set
+    ) -> tuple[Hashable, PathCondition]:
         here = self.condition
-        if isinstance(node, ast.Constant):
-            return node.value, here
-        if isinstance(node, ast.Name):
-            found = self.lookup(node.id)
-            fact = found.constant if found is not None else None
-            if fact is None and node.id == "__name__" and found is None:
-                return "__main__", here  # the launched script
-            return (fact.value, fact.condition) if fact is not None else (UNDECIDED, here)
-        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-            parts = [self._fold(e) for e in node.elts]
-            if any(isinstance(e, ast.Starred) for e in node.elts) or any(
-                p[0] is UNDECIDED for p in parts
-            ):
-                return UNDECIDED, here
-            gathered = (frozenset if isinstance(node, ast.Set) else tuple)(p[0] for p in parts)
-            return _apply(lambda: gathered, (), _worst(here, parts))
-        if isinstance(node, ast.Dict):
-            if any(k is None for k in node.keys):
-                return UNDECIDED, here
-            keys = [self._fold(k) for k in node.keys if k is not None]
-            items = [self._fold(v) for v in node.values]
-            if any(p[0] is UNDECIDED for p in (*keys, *items)):
-                return UNDECIDED, here
-            return tuple(zip((k[0] for k in keys), (v[0] for v in items))), _worst(
-                here, [*keys, *items]
-            )
-        if isinstance(node, ast.BinOp):
-            left, right = self._fold(node.left), self._fold(node.right)
-            operator = BINARY_OPERATORS.get(type(node.op))
-            return _apply(operator, (left, right), here)
-        if isinstance(node, ast.UnaryOp):
-            operand = self._fold(node.operand)
-            operators = {ast.Not: lambda a: not a, ast.USub: lambda a: -a, ast.UAdd: lambda a: +a}
-            return _apply(operators.get(type(node.op)), (operand,), here)
-        if isinstance(node, ast.BoolOp):
-            return self._fold_bool(node)
-        if isinstance(node, ast.Compare):
-            return self._fold_compare(node)
-        if isinstance(node, ast.IfExp):
-            test = self._fold(node.test)
-            if test[0] is UNDECIDED:
-                return UNDECIDED, here
-            chosen = self._fold(node.body if test[0] else node.orelse)
-            return chosen[0], _worst(here, [test, chosen])
-        if isinstance(node, ast.Subscript):
-            return self._fold_subscript(node)
-        if isinstance(node, ast.Call):
-            return self._fold_call(node)
-        if isinstance(node, ast.Attribute):
-            return self._fold_attribute(node)
-        return UNDECIDED, here
+        parts = [self._fold(e) for e in node.elts]
+        if any(isinstance(e, ast.Starred) for e in node.elts) or any(
+            p[0] is UNDECIDED for p in parts
+        ):
+            return UNDECIDED, here
+        gathered = (frozenset if isinstance(node, ast.Set) else tuple)(p[0] for p in parts)
+        return _apply(lambda: gathered, (), _worst(here, parts))
+
+    def _fold_dict(self, node: ast.Dict) -> tuple[Hashable, PathCondition]:
+        here = self.condition
+        if any(k is None for k in node.keys):
+            return UNDECIDED, here
+        keys = [self._fold(k) for k in node.keys if k is not None]
+        items = [self._fold(v) for v in node.values]
+        if any(p[0] is UNDECIDED for p in (*keys, *items)):
+            return UNDECIDED, here
+        return tuple(zip((k[0] for k in keys), (v[0] for v in items))), _worst(
+            here, [*keys, *items]
+        )
+
+    def _fold_binary(self, node: ast.BinOp) -> tuple[Hashable, PathCondition]:
+        left, right = self._fold(node.left), self._fold(node.right)
+        return _apply(BINARY_OPERATORS.get(type(node.op)), (left, right), self.condition)
+
+    def _fold_unary(self, node: ast.UnaryOp) -> tuple[Hashable, PathCondition]:
+        operand = self._fold(node.operand)
+        return _apply(_UNARY_OPERATORS.get(type(node.op)), (operand,), self.condition)
+
+    def _fold_choice(self, node: ast.IfExp) -> tuple[Hashable, PathCondition]:
+        test = self._fold(node.test)
+        if test[0] is UNDECIDED:
+            return UNDECIDED, self.condition
+        chosen = self._fold(node.body if test[0] else node.orelse)
+        return chosen[0], _worst(self.condition, [test, chosen])
+
+    def _fold_call_node(self, node: ast.Call) -> tuple[Hashable, PathCondition]:
+        return self._fold_call(node, self._call_name(node))
 
     def _fold_bool(self, node: ast.BoolOp) -> tuple[Hashable, PathCondition]:
         """``a and b`` / ``a or b`` with Python's short circuit: ``args.fp16 or False``."""
@@ -250,8 +284,7 @@ class LaunchMixin(LaunchBindingsMixin):
             return base.get(node.attr, UNDECIDED), condition
         return UNDECIDED, self.condition
 
-    def _fold_call(self, node: ast.Call) -> tuple[Hashable, PathCondition]:
-        name = self.qualified(node.func) or dotted(node.func) or ""
+    def _fold_call(self, node: ast.Call, name: str) -> tuple[Hashable, PathCondition]:
         here = self.condition
         if name.endswith("argparse.ArgumentParser") or name == "ArgumentParser":
             return ArgumentDefaults(), here
@@ -268,6 +301,8 @@ class LaunchMixin(LaunchBindingsMixin):
                 return tuple(self._dataclass_defaults(n) for n in receiver.classes), condition
             parsed = parser_call(node.func.attr, receiver)
             return (parsed, condition) if parsed is not None else (UNDECIDED, here)
+        if name.endswith(_CONFIG_LOADERS) and node.args:
+            return self._loaded(node.args[0]), here
         if name in _HARDWARE and not node.args:
             return _HARDWARE[name], here
         if name in _ENVIRONMENT_GETTERS and node.args:
@@ -300,6 +335,18 @@ class LaunchMixin(LaunchBindingsMixin):
             return UNDECIDED, here
         parts = [self._fold(a) for a in node.args]
         return _apply(function, tuple(parts), here)
+
+    def _loaded(self, source: ast.expr) -> Hashable:
+        """``json.load(open("cfg.json"))``: the file's data as the caller reads it
+        (:class:`~.launch_driver.LaunchInputs`; the engine opens nothing)."""
+        if isinstance(source, ast.Call) and source.args:
+            opener = dotted(source.func) or ""
+            if opener.rsplit(".", 1)[-1] in ("open", "Path"):
+                source = source.args[0]
+        filename = self._fold(source)[0]
+        if not isinstance(filename, str):
+            return UNDECIDED
+        return self.analyzer.launch_driver.inputs.load(filename)
 
     def _parser_handed_over(
         self, node: ast.Call, name: str
@@ -360,6 +407,31 @@ class LaunchMixin(LaunchBindingsMixin):
             getattr(node, "end_col_offset", None) or 0,
         )
         return Evidence(span, "a plain launch", self.analyzer.evidence_path)
+
+
+_UNARY_OPERATORS: dict[type, Any] = {
+    ast.Not: lambda a: not a,
+    ast.USub: lambda a: -a,
+    ast.UAdd: lambda a: +a,
+}
+#: how each kind of expression folds (a table: a chain of ``isinstance`` tests was a tenth
+#: of launch mode)
+_FOLDERS: dict[type, Any] = {
+    ast.Constant: LaunchMixin._fold_constant,
+    ast.Name: LaunchMixin._fold_name,
+    ast.Tuple: LaunchMixin._fold_elements,
+    ast.List: LaunchMixin._fold_elements,
+    ast.Set: LaunchMixin._fold_elements,
+    ast.Dict: LaunchMixin._fold_dict,
+    ast.BinOp: LaunchMixin._fold_binary,
+    ast.UnaryOp: LaunchMixin._fold_unary,
+    ast.BoolOp: LaunchMixin._fold_bool,
+    ast.Compare: LaunchMixin._fold_compare,
+    ast.IfExp: LaunchMixin._fold_choice,
+    ast.Subscript: LaunchMixin._fold_subscript,
+    ast.Call: LaunchMixin._fold_call_node,
+    ast.Attribute: LaunchMixin._fold_attribute,
+}
 
 
 def _worst(condition: PathCondition, parts: list[tuple[Hashable, PathCondition]]) -> PathCondition:

@@ -26,6 +26,24 @@ if TYPE_CHECKING:
 
 __all__ = ["LaunchBindingsMixin"]
 
+#: methods that change a dict, list or set in place
+_MUTATING = frozenset(
+    {
+        "update",
+        "append",
+        "extend",
+        "insert",
+        "pop",
+        "popitem",
+        "remove",
+        "clear",
+        "setdefault",
+        "add",
+        "discard",
+        "sort",
+        "reverse",
+    }
+)
 _SPAWNERS = ("multiprocessing.spawn", "mp.spawn", "multiprocessing.start_processes")
 
 
@@ -67,6 +85,74 @@ class LaunchBindingsMixin:
         grown = declare(fact.value, node, lambda e: self._fold(e)[0], UNDECIDED)
         self.env[path] = with_constant(bound, attrs.evolve(fact, value=grown))
 
+    def mutated(self, node: ast.Call) -> None:
+        """``config.update(other)``, ``layers.append(x)``: a method that changes in place
+        the container a name holds. What the fold can apply (``update`` with a dict it
+        knows, ``append`` / ``extend`` of known items) it applies; any other change leaves
+        the name undecided from here on — never a stale constant."""
+        func = node.func
+        if not isinstance(func, ast.Attribute) or func.attr not in _MUTATING:
+            return
+        path = dotted(func.value)
+        bound = self.lookup(path) if path is not None else None
+        fact = bound.constant if bound is not None else None
+        if path is None or bound is None or fact is None or not fact.decided:
+            return
+        changed, condition = self._changed(fact, func.attr, node)
+        evidence = self._evidence(node) if changed is not UNDECIDED else fact.evidence
+        # a binding of an enclosing scope is shadowed here: this function reads the change
+        self.env[path] = with_constant(bound, ConstantFact(changed, evidence, condition))
+
+    def item_assigned(self, target: ast.Subscript, value: Value) -> None:
+        """``config["lr"] = 1e-4``: the dict (or list) a name holds, with that item set;
+        undecided when the key or the container is not known."""
+        path = dotted(target.value)
+        bound = self.lookup(path) if path is not None else None
+        fact = bound.constant if bound is not None else None
+        if path is None or bound is None or fact is None or not fact.decided:
+            return
+        key, key_condition = self._fold(target.slice)
+        item = value.constant
+        changed: Hashable = UNDECIDED
+        if key is not UNDECIDED and item is not None and item.decided:
+            changed = _with_item(fact.value, key, item.value)
+        condition = self.condition.worst(fact.condition).worst(key_condition)
+        if item is not None:
+            condition = condition.worst(item.condition)
+        evidence = self._evidence(target) if changed is not UNDECIDED else fact.evidence
+        self.env[path] = with_constant(bound, ConstantFact(changed, evidence, condition))
+
+    def _changed(
+        self, fact: ConstantFact, method: str, node: ast.Call
+    ) -> tuple[Hashable, PathCondition]:
+        """The container ``fact`` holds after ``method`` ran on it with ``node``'s
+        arguments (undecided where the fold cannot follow)."""
+        here = self.condition.worst(fact.condition)
+        container = fact.value
+        if any(isinstance(a, ast.Starred) for a in node.args) or not isinstance(container, tuple):
+            return UNDECIDED, here
+        parts = [self._fold(a) for a in node.args]
+        keywords = [(k.arg, self._fold(k.value)) for k in node.keywords]
+        used = [*parts, *(part for _, part in keywords)]
+        if any(part[0] is UNDECIDED for part in used) or any(k is None for k, _ in keywords):
+            return UNDECIDED, here
+        for part in used:
+            here = here.worst(part[1])
+        values = [part[0] for part in parts]
+        if method == "update" and is_items(container) and len(values) <= 1:
+            merged = dict(container)  # type: ignore[arg-type]
+            if values:
+                if not (isinstance(values[0], tuple) and is_items(values[0])):
+                    return UNDECIDED, here
+                merged.update(values[0])  # type: ignore[arg-type]
+            merged.update((key, part[0]) for key, part in keywords)
+            return tuple(merged.items()), here
+        if method == "append" and len(values) == 1 and not keywords:
+            return (*container, values[0]), here
+        if method == "extend" and len(values) == 1 and isinstance(values[0], tuple):
+            return (*container, *values[0]), here
+        return UNDECIDED, here
+
     def expand_keywords(self, named: dict[str, Value]) -> dict[str, Value]:
         """``f(**config)`` with ``config`` a dict the launch knows: its items become the
         call's keywords (the other keywords as written)."""
@@ -80,11 +166,11 @@ class LaunchBindingsMixin:
                 expanded[key] = Value(constant=ConstantFact(value, fact.evidence, fact.condition))
         return expanded
 
-    def spawned(self, node: ast.Call) -> None:
+    def spawned(self, node: ast.Call, name: str) -> None:
         """``mp.spawn(worker, args=(...))``: the worker runs as ``worker(0, *args)`` on a
         plain launch's one process (rank 0): called here, so its body sees the
-        arguments' launch values, as the reader follows a callback to its call site."""
-        name = self.qualified(node.func) or dotted(node.func) or ""
+        arguments' launch values, as the reader follows a callback to its call site.
+        ``name``: the call's folded name."""
         if not name.endswith(_SPAWNERS) or not node.args:
             return
         worker = node.args[0]
@@ -224,3 +310,21 @@ class LaunchBindingsMixin:
                 self.env[spec.kwarg.arg],
                 ConstantFact(extra, self._evidence(info.node), self.condition),
             )
+
+
+def _with_item(container: Hashable, key: Hashable, item: Hashable) -> Hashable:
+    """``container[key] = item`` on a launch constant (a dict as its items, a list as a
+    tuple); undecided for anything else."""
+    if isinstance(container, tuple) and is_items(container):
+        changed = dict(container)  # type: ignore[arg-type]
+        changed[key] = item
+        return tuple(changed.items())
+    if (
+        isinstance(container, tuple)
+        and isinstance(key, int)
+        and -len(container) <= key < len(container)
+    ):
+        listed = list(container)
+        listed[key] = item
+        return tuple(listed)
+    return UNDECIDED

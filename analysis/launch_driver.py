@@ -17,26 +17,59 @@ lives here, held by the analyzer only in launch mode (a lint never touches it):
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+import attrs
+
 from .conditions import PathCondition
-from .launch_paths import LaunchFacts, launch_entry_condition, launch_entry_points, uncalled
+from .constants import UNDECIDED
+from .launch_paths import (
+    LaunchFacts,
+    launch_entry_condition,
+    launch_entry_points,
+    uncalled,
+    unreached_condition,
+)
 from .values import Kind, Value
 
 if TYPE_CHECKING:
     from .analyzer import FileAnalyzer, Summary
     from .semantic import FunctionInfo
 
-__all__ = ["LaunchDriver"]
+__all__ = ["LaunchDriver", "LaunchInputs"]
+
+
+def _nothing_loaded(filename: str) -> Hashable:
+    return UNDECIDED
+
+
+@attrs.frozen
+class LaunchInputs:
+    """What a plain launch reads besides the script's own code, supplied by whoever asks
+    (the script reader reads files through :mod:`torchward.estimator.dependencies`, so a
+    cached result is dropped when one changes; the engine never opens a file itself):
+
+    - ``included``: the statements a top-level ``exec(open(PATH).read())`` runs in the
+      script's globals (a configurator, a config file), by the ``exec`` statement's id,
+      already placed at its line (:mod:`.runconfig_includes`);
+    - ``load``: the data of a config file the script loads (``json.load(open(PATH))``,
+      ``yaml.safe_load``), as a launch constant — ``UNDECIDED`` when it cannot be read.
+    """
+
+    included: Mapping[int, Sequence[ast.stmt]] = attrs.field(factory=dict)
+    load: Callable[[str], Hashable] = _nothing_loaded
 
 
 class LaunchDriver:
     """The launch-mode policy of one analyzer, and the facts it records."""
 
-    def __init__(self, analyzer: FileAnalyzer) -> None:
+    def __init__(self, analyzer: FileAnalyzer, inputs: LaunchInputs) -> None:
         self.analyzer = analyzer
+        self.inputs = inputs
         self.facts = LaunchFacts()
         self.shallow = False  # analysing on demand: calls are not followed
+        self._in_order: list[FunctionInfo] | None = None  # the module's functions by line
         self._tried: set[str] = set()  # functions analysed on demand or as entries
         self._best: dict[tuple, PathCondition] = {}  # memo key -> best condition analysed
         # function -> the best condition it was analysed under, and that analysis' summary
@@ -53,6 +86,7 @@ class LaunchDriver:
                 self._tried.add(info.qualname)
                 analyzer.analyze_entry(info, None)
         self.facts.on_demand = self._analyse_around
+        self.facts.unreached = self._unreached
 
     def _analyse_around(self, node: ast.AST) -> None:
         """Analyse, as entry points, the functions enclosing ``node`` nothing analysed yet
@@ -69,6 +103,7 @@ class LaunchDriver:
             and info.qualname not in self._tried
         ]
         self.shallow = True
+        self.facts.recording_conditions = False
         try:
             for info in sorted(enclosing, key=lambda i: -i.node.lineno):
                 self._tried.add(info.qualname)
@@ -77,6 +112,26 @@ class LaunchDriver:
                     return
         finally:
             self.shallow = False
+            self.facts.recording_conditions = True
+
+    def _unreached(self, statement: ast.AST) -> PathCondition | None:
+        """The condition of a statement no analysis of the launch ran: from the innermost
+        function around it (:func:`unreached_condition`); None outside every function."""
+        line = getattr(statement, "lineno", None)
+        if line is None:
+            return None
+        around = [
+            info
+            for info in self._functions_by_line()
+            if info.node.lineno <= line <= (info.node.end_lineno or info.node.lineno)
+            and info.node is not statement
+        ]
+        return unreached_condition(around[-1], statement) if around else None
+
+    def _functions_by_line(self) -> list[FunctionInfo]:
+        if self._in_order is None:
+            self._in_order = list(self.analyzer.index.functions_in_order())
+        return self._in_order
 
     def entry_self(self, class_name: str) -> Value:
         """``self`` of a method analysed as an entry point: an instance without attributes

@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from . import catalog
 from .conditions import PathCondition
 from .constants import ConstantFact, join_constants
+from .names import dotted
 
 if TYPE_CHECKING:
     from .semantic import FunctionInfo, ModuleIndex
@@ -31,6 +33,7 @@ __all__ = [
     "launch_entry_points",
     "names_distributed_launch",
     "uncalled",
+    "unreached_condition",
 ]
 
 _EVALUATION = re.compile(
@@ -103,14 +106,19 @@ def launch_entry_points(index: ModuleIndex, source: str) -> list[FunctionInfo]:
     fifth of launch mode): ``name(`` (its ``def`` is one) and ``name`` after ``(``, ``,``
     or ``=`` (a callback). A name a docstring calls is not taken for an entry; it is then
     analysed when asked about, as a default entry all the same."""
+    if not index.top_functions:
+        return []
     code = _COMMENT.sub("", source)
-    uses = Counter(_CALLED.findall(code)) + Counter(_PASSED.findall(code))
+    names = "|".join(sorted(map(re.escape, index.top_functions), key=len, reverse=True))
+    uses: Counter[str] = Counter()
+    # only the top-level functions' names are looked for (every identifier of a large file
+    # cost a fiftieth of an estimate): ``spawn(worker`` is both a pass and a call
+    for passed, name, called in re.findall(rf"([(,=]\s*)?\b({names})\b(\s*\()?", code):
+        uses[name] += bool(passed) + bool(called)
     entries = [info for name, info in index.top_functions.items() if uses[name] <= 1]
     return sorted(entries, key=lambda info: info.node.lineno)
 
 
-_CALLED = re.compile(r"\b(\w+)\s*\(")
-_PASSED = re.compile(r"[(,=]\s*(\w+)\b")  # its own pass: ``spawn(worker`` is both
 _COMMENT = re.compile(r"#[^\n]*")
 
 
@@ -124,6 +132,43 @@ def uncalled(info: FunctionInfo) -> PathCondition:
     return PathCondition.DEFAULT
 
 
+def unreached_condition(info: FunctionInfo, statement: ast.AST) -> PathCondition:
+    """The condition of a statement in a function no call of a plain launch reached (a
+    framework's hook, a method called through what the analysis cannot resolve), read
+    from where it sits, without running the function: the body starts as a function
+    nothing calls does (:func:`uncalled`; validation when its name evaluates), every gate
+    around the statement is unsure — no launch decided it — and a grad-disabling ``with``
+    makes it validation. Deterministic, whatever was asked before."""
+    condition = launch_entry_condition(info, True, uncalled(info))
+    line = getattr(statement, "lineno", 0)
+    body: list[ast.stmt] = info.node.body
+    while True:
+        around = next((s for s in body if s.lineno <= line <= (s.end_lineno or s.lineno)), None)
+        if around is None or around is statement:
+            return condition
+        if isinstance(around, (ast.If, ast.While)):
+            condition = condition.worst(PathCondition.UNSURE)
+        elif isinstance(around, (ast.With, ast.AsyncWith)) and any(
+            _disables_grad(item.context_expr) for item in around.items
+        ):
+            condition = condition.worst(PathCondition.VALIDATION)
+        elif isinstance(around, ast.Try):
+            body = [*around.body, *around.orelse, *around.finalbody]
+            body += [s for handler in around.handlers for s in handler.body]
+            continue
+        inner = [*getattr(around, "body", ()), *getattr(around, "orelse", ())]
+        if not inner or isinstance(around, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return condition
+        body = inner
+
+
+def _disables_grad(context: ast.expr) -> bool:
+    """``torch.no_grad()`` and friends as the engine's catalog names them (the import
+    table is not consulted: the catalog's leaf-name test needs none)."""
+    func = context.func if isinstance(context, ast.Call) else context
+    return catalog.is_grad_disabling(dotted(func))
+
+
 @attrs.define
 class LaunchFacts:
     """What launch mode recorded, by node: the fact of every expression it evaluated and
@@ -134,6 +179,11 @@ class LaunchFacts:
     conditions: dict[int, PathCondition] = attrs.field(factory=dict)
     # analyses the functions around a node nothing has reached yet (set by the analyzer)
     on_demand: Callable[[ast.AST], None] | None = None
+    # the condition of a statement no analysis of the launch ran (see ``condition``)
+    unreached: Callable[[ast.AST], PathCondition | None] | None = None
+    # off while a function is analysed on demand: its conditions would depend on what
+    # was asked first; :func:`unreached_condition` answers for them instead
+    recording_conditions: bool = True
 
     def note_constant(self, node: ast.AST, fact: ConstantFact) -> None:
         key = id(node)
@@ -157,6 +207,10 @@ class LaunchFacts:
         return self.constants.get(id(node))
 
     def condition(self, node: ast.AST) -> PathCondition | None:
-        if id(node) not in self.conditions and self.on_demand is not None:
-            self.on_demand(node)
-        return self.conditions.get(id(node))
+        """The condition ``node`` (a statement) ran under on a plain launch; for one the
+        launch never reached, where it sits says (:func:`unreached_condition`); None: a
+        module-level statement nothing ran."""
+        known = self.conditions.get(id(node))
+        if known is None and self.unreached is not None:
+            return self.unreached(node)
+        return known

@@ -140,8 +140,13 @@ def qualified_name(
     ``local_names`` are names the current scope rebinds, which shadow imports.
     """
     path = dotted(node)
-    if path is None:
-        return None
+    return None if path is None else qualified_path(path, imports, local_names)
+
+
+def qualified_path(
+    path: str, imports: ImportTable, local_names: frozenset[str] = frozenset()
+) -> str | None:
+    """:func:`qualified_name` of an expression already spelt as its dotted ``path``."""
     head, _, rest = path.partition(".")
     if head in local_names or head not in imports.names:
         return None

@@ -408,6 +408,8 @@ class FileAnalyzer:
         driver = self.launch_driver
         if driver is not None:
             condition = driver.body_condition(info, grad, condition)
+            if driver.skips(info, condition):
+                return UNKNOWN_SUMMARY
             dominated = driver.dominated(info, condition)
             if dominated is not None:
                 return dominated

@@ -70,6 +70,9 @@ class LaunchDriver:
         self.facts = LaunchFacts()
         self.shallow = False  # analysing on demand: calls are not followed
         self._in_order: list[FunctionInfo] | None = None  # the module's functions by line
+        # functions called only on paths a plain launch does not take, and the best such
+        # path (:meth:`skips`)
+        self._skipped: dict[str, PathCondition] = {}
         self._tried: set[str] = set()  # functions analysed on demand or as entries
         self._best: dict[tuple, PathCondition] = {}  # memo key -> best condition analysed
         # function -> the best condition it was analysed under, and that analysis' summary
@@ -126,7 +129,51 @@ class LaunchDriver:
             if info.node.lineno <= line <= (info.node.end_lineno or info.node.lineno)
             and info.node is not statement
         ]
-        return unreached_condition(around[-1], statement) if around else None
+        if not around:
+            return None
+        info = around[-1]
+        return unreached_condition(info, statement, self._skipped.get(info.qualname))
+
+    # --- what is not followed -----------------------------------------------------------
+    def skips(self, info: FunctionInfo, condition: PathCondition) -> bool:
+        """Whether a call of ``info`` under ``condition`` is left unfollowed: a call on a
+        path a plain launch does not take (off, multi-GPU only) runs nothing the launch's
+        job does — the export helpers behind ``if args.write_tensors:``, a distributed
+        set-up behind ``if ddp:``. Its body, and the project functions it calls by name,
+        are then placed under that condition when asked about (:meth:`_unreached`)."""
+        if condition.runs:
+            return False
+        pending = [info]
+        while pending:
+            function = pending.pop()
+            known = self._skipped.get(function.qualname)
+            if known is not None and known.worst(condition) is known:
+                continue  # already skipped under as good a condition
+            self._skipped[function.qualname] = condition
+            pending.extend(self._called_by_name(function))
+        return True
+
+    def _called_by_name(self, info: FunctionInfo) -> list[FunctionInfo]:
+        """The project functions ``info``'s body calls by name (``helper()``,
+        ``self.helper()`` on its own class)."""
+        index = self.analyzer.index
+        found = []
+        for node in ast.walk(info.node):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            if isinstance(func, ast.Name) and func.id in index.top_functions:
+                found.append(index.top_functions[func.id])
+            elif (
+                isinstance(func, ast.Attribute)
+                and isinstance(func.value, ast.Name)
+                and func.value.id == "self"
+                and info.class_name
+            ):
+                method = index.find_method(info.class_name, func.attr)
+                if method is not None:
+                    found.append(method)
+        return found
 
     def _functions_by_line(self) -> list[FunctionInfo]:
         if self._in_order is None:

@@ -132,14 +132,19 @@ def uncalled(info: FunctionInfo) -> PathCondition:
     return PathCondition.DEFAULT
 
 
-def unreached_condition(info: FunctionInfo, statement: ast.AST) -> PathCondition:
+def unreached_condition(
+    info: FunctionInfo, statement: ast.AST, skipped: PathCondition | None = None
+) -> PathCondition:
     """The condition of a statement in a function no call of a plain launch reached (a
     framework's hook, a method called through what the analysis cannot resolve), read
     from where it sits, without running the function: the body starts as a function
-    nothing calls does (:func:`uncalled`; validation when its name evaluates), every gate
-    around the statement is unsure — no launch decided it — and a grad-disabling ``with``
-    makes it validation. Deterministic, whatever was asked before."""
-    condition = launch_entry_condition(info, True, uncalled(info))
+    nothing calls does (:func:`uncalled`) — or, when its only calls are on paths a plain
+    launch does not take (``skipped``), under the best of those — made validation when
+    its name evaluates; every gate around the statement is unsure — no launch decided
+    it — and a grad-disabling ``with`` makes it validation. Deterministic, whatever was
+    asked before."""
+    entry = uncalled(info) if skipped is None else skipped
+    condition = launch_entry_condition(info, True, entry)
     line = getattr(statement, "lineno", 0)
     body: list[ast.stmt] = info.node.body
     while True:

@@ -1,4 +1,4 @@
-"""Read + estimate time of two versions of the script reader, measured interleaved.
+"""Read + estimate time (or launch mode's) of two versions of torchward, measured interleaved.
 
 On a shared machine a slow spell lasts seconds and moves every number taken during it;
 two benches run one after the other compare spells, not code. This one checks out both
@@ -8,6 +8,9 @@ one read + estimate, keeping each side's best of ``--runs`` (after a first read 
 for sibling modules and catalogs). Both sides meet the same spells.
 
     .venv/bin/python bench/reader_ab.py main fold-switch [--runs 7] [--corpus /tmp/dev-corpus]
+    .venv/bin/python bench/reader_ab.py HEAD~1 HEAD --launch   # the engine's launch mode alone
+
+A ref may be ``WORKTREE``: the working tree as it is, uncommitted changes included.
 
 A worker imports ``torchward`` from its checkout (the three folders the distribution maps
 to ``torchward.analysis`` / ``.estimator`` / ``.server``), never the installed one.
@@ -43,27 +46,34 @@ for name in ("estimator", "analysis", "server"):
     made.append((spec, module))
 for spec, module in made:
     spec.loader.exec_module(module)
+import ast
+from torchward.analysis.facts import build_launch_facts
 from torchward.analysis.runconfig import read_source
 from torchward.estimator.estimate import estimate
 assert sys.modules["torchward.analysis.runconfig"].__file__.startswith(root)
+launch_only = sys.argv[2] == "launch"
 for line in sys.stdin:
     path = line.strip()
     with open(path, encoding="utf-8-sig") as handle:
         source = handle.read()
+    tree = ast.parse(source) if launch_only else None
     start = time.process_time()
-    config, _ = read_source(source, path)
-    try:
-        estimate(config, None)
-    except LookupError:
-        pass
+    if launch_only:
+        build_launch_facts(tree, source, path)
+    else:
+        config, _ = read_source(source, path)
+        try:
+            estimate(config, None)
+        except LookupError:
+            pass
     print(f"{(time.process_time() - start) * 1000:.3f}", flush=True)
 """
 
 
 class _Worker:
-    def __init__(self, checkout: str) -> None:
+    def __init__(self, checkout: str, measured: str) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-c", _WORKER, checkout],
+            [sys.executable, "-c", _WORKER, checkout, measured],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -88,18 +98,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("b", help="git ref of the second reader")
     parser.add_argument("--runs", type=int, default=7, help="timed reads per script and side")
     parser.add_argument("--corpus", default="/tmp/dev-corpus")
+    parser.add_argument(
+        "--launch", action="store_true", help="time launch mode alone (the tree given)"
+    )
     args = parser.parse_args(argv)
     with open(os.path.join(HERE, "estimator_scripts.json"), encoding="utf-8") as handle:
         scripts = [os.path.join(args.corpus, s["path"]) for s in json.load(handle)["scripts"]]
     with tempfile.TemporaryDirectory(prefix="reader-ab-") as folder:
-        checkouts = []
+        checkouts, added = [], []
         for side, ref in (("a", args.a), ("b", args.b)):
+            if ref == "WORKTREE":
+                checkouts.append(ROOT)
+                continue
             checkout = os.path.join(folder, side)
             subprocess.run(
                 ["git", "-C", ROOT, "worktree", "add", "--detach", "-q", checkout, ref], check=True
             )
             checkouts.append(checkout)
-        workers = [_Worker(checkout) for checkout in checkouts]
+            added.append(checkout)
+        measured = "launch" if args.launch else "read"
+        workers = [_Worker(checkout, measured) for checkout in checkouts]
         best: list[list[float]] = [[], []]
         try:
             print(f"{args.a:>10} {args.b:>10}  script (CPU ms, best of {args.runs}, interleaved)")
@@ -116,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             for worker in workers:
                 worker.close()
-            for checkout in checkouts:
+            for checkout in added:
                 subprocess.run(["git", "-C", ROOT, "worktree", "remove", "--force", checkout])
     for ref, values in zip((args.a, args.b), best):
         print(

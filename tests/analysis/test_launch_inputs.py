@@ -236,3 +236,35 @@ def test_entry_points_are_the_top_level_functions_the_code_neither_calls_nor_pas
     )
     index = ModuleIndex(ast.parse(source), source)
     assert [info.node.name for info in launch_entry_points(index, source)] == ["train", "entry"]
+
+
+def test_a_call_on_a_path_the_launch_does_not_take_is_not_followed():
+    """``if args.export: write_model(model)`` is off by default: the launch does not run
+    the export helper (nor ``write_tensors``, which only it calls); asked about, their
+    statements stand on the off path, and a helper also called on the default path is
+    analysed there as usual."""
+    tree, launch = _launch(
+        """\
+        EXPORT = False
+        ddp = False
+        def write_tensors(model):
+            size = 4
+        def write_model(model):
+            write_tensors(model)
+        def setup():
+            ready = 1
+        def shared():
+            value = 2
+        if EXPORT:
+            write_model(None)
+            shared()
+        if ddp:
+            setup()
+        shared()
+        """
+    )
+    assert launch.conditions.get(id(_statement(tree, 4))) is None  # not analysed
+    assert launch.condition(_statement(tree, 4)) is PathCondition.OFF
+    assert launch.condition(_statement(tree, 6)) is PathCondition.OFF
+    assert launch.condition(_statement(tree, 8)) is PathCondition.MULTI_GPU
+    assert launch.condition(_statement(tree, 10)) is PathCondition.DEFAULT

@@ -9,6 +9,7 @@ for sibling modules and catalogs). Both sides meet the same spells.
 
     .venv/bin/python bench/reader_ab.py main fold-switch [--runs 7] [--corpus /tmp/dev-corpus]
     .venv/bin/python bench/reader_ab.py HEAD~1 HEAD --launch   # the engine's launch mode alone
+    .venv/bin/python bench/reader_ab.py HEAD~1 HEAD --lint     # the lint's dataflow alone
 
 A ref may be ``WORKTREE``: the working tree as it is, uncommitted changes included.
 
@@ -51,15 +52,18 @@ from torchward.analysis.facts import build_launch_facts
 from torchward.analysis.runconfig import read_source
 from torchward.estimator.estimate import estimate
 assert sys.modules["torchward.analysis.runconfig"].__file__.startswith(root)
-launch_only = sys.argv[2] == "launch"
+from torchward.analysis.facts import build_facts
+measured = sys.argv[2]
 for line in sys.stdin:
     path = line.strip()
     with open(path, encoding="utf-8-sig") as handle:
         source = handle.read()
-    tree = ast.parse(source) if launch_only else None
+    tree = ast.parse(source) if measured != "read" else None
     start = time.process_time()
-    if launch_only:
+    if measured == "launch":
         build_launch_facts(tree, source, path)
+    elif measured == "lint":
+        build_facts(tree, source, path)
     else:
         config, _ = read_source(source, path)
         try:
@@ -101,6 +105,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--launch", action="store_true", help="time launch mode alone (the tree given)"
     )
+    parser.add_argument(
+        "--lint", action="store_true", help="time the lint's dataflow alone (the tree given)"
+    )
     args = parser.parse_args(argv)
     with open(os.path.join(HERE, "estimator_scripts.json"), encoding="utf-8") as handle:
         scripts = [os.path.join(args.corpus, s["path"]) for s in json.load(handle)["scripts"]]
@@ -116,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             checkouts.append(checkout)
             added.append(checkout)
-        measured = "launch" if args.launch else "read"
+        measured = "launch" if args.launch else "lint" if args.lint else "read"
         workers = [_Worker(checkout, measured) for checkout in checkouts]
         best: list[list[float]] = [[], []]
         try:

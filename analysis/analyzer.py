@@ -271,8 +271,6 @@ class FileAnalyzer:
         module that defines it (:mod:`.workspace.linking`), None for this file's own."""
         if owner is None:
             self.note_called(info.qualname)
-        if self.launch_driver is not None and self.launch_driver.shallow:
-            return UNKNOWN  # analysed on demand: callees answer for themselves
         summary = (owner or self).invoke(
             info,
             args,

@@ -213,7 +213,7 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
         # launch mode: what an ``exec(open(PATH).read())`` statement runs (a configurator)
         included = self.analyzer.launch_driver.inputs.included if launch is not None else None
         for statement in body:
-            if launch is not None and launch.recording_conditions:
+            if launch is not None:
                 launch.note_condition(statement, self.condition)
             handler = getattr(self, "_exec_" + type(statement).__name__, None)
             if handler is not None:

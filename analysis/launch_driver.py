@@ -5,9 +5,11 @@ A lint analyses every function worth it, each once per context. Launch mode
 the same :class:`~torchward.analysis.analyzer.FileAnalyzer` differently, and that policy
 lives here, held by the analyzer only in launch mode (a lint never touches it):
 
-- after the module body, the script's entry points run up front; any other function the
-  flow did not reach is analysed when a fact inside it is asked for, without following
-  its calls (its callees answer for themselves, when asked);
+- after the module body, the script's entry points run up front; in a function the flow
+  did not reach, an expression asked about is folded where it is written (module
+  constants, the closure, parameters' defaults; no analysis of the body) and a statement
+  stands under the gates around it (:func:`~.launch_paths.unreached_condition`);
+- a call on a path a plain launch does not take is not followed (:meth:`LaunchDriver.skips`);
 - a call on a better path than every earlier analysis of the same arguments runs the body
   again (each node keeps its best condition); a call on a strictly worse path than some
   analysis of the function reuses that analysis's summary, since every fact it would note
@@ -24,6 +26,8 @@ import attrs
 
 from .conditions import PathCondition
 from .constants import UNDECIDED
+from .events import Trace
+from .interpreter import FunctionRun
 from .launch_paths import (
     LaunchFacts,
     launch_entry_condition,
@@ -31,7 +35,7 @@ from .launch_paths import (
     uncalled,
     unreached_condition,
 )
-from .values import Kind, Value
+from .values import UNKNOWN, Kind, Value
 
 if TYPE_CHECKING:
     from .analyzer import FileAnalyzer, Summary
@@ -68,12 +72,10 @@ class LaunchDriver:
         self.analyzer = analyzer
         self.inputs = inputs
         self.facts = LaunchFacts()
-        self.shallow = False  # analysing on demand: calls are not followed
         self._in_order: list[FunctionInfo] | None = None  # the module's functions by line
         # functions called only on paths a plain launch does not take, and the best such
         # path (:meth:`skips`)
         self._skipped: dict[str, PathCondition] = {}
-        self._tried: set[str] = set()  # functions analysed on demand or as entries
         self._best: dict[tuple, PathCondition] = {}  # memo key -> best condition analysed
         # function -> the best condition it was analysed under, and that analysis' summary
         self._runs: dict[str, tuple[PathCondition, Summary]] = {}
@@ -86,36 +88,76 @@ class LaunchDriver:
         analyzer = self.analyzer
         for info in launch_entry_points(analyzer.index, analyzer.source):
             if info.qualname not in analyzer.analyzed:
-                self._tried.add(info.qualname)
                 analyzer.analyze_entry(info, None)
-        self.facts.on_demand = self._analyse_around
+        self.facts.on_demand = self._fold_unreached
         self.facts.unreached = self._unreached
 
-    def _analyse_around(self, node: ast.AST) -> None:
-        """Analyse, as entry points, the functions enclosing ``node`` nothing analysed yet
-        (innermost first, until one records a fact for it)."""
+    def _fold_unreached(self, node: ast.AST) -> None:
+        """The fact of an expression no analysis of the launch evaluated (inside a function
+        no call reached, a class body): folded where it is written, without running the
+        function — module constants and the closure its ``def`` captured hold, a
+        parameter the body never rebinds holds its default (nothing called it: as a
+        framework calls it, with no arguments), anything else the function binds is
+        undecided — under the condition of the statement holding it. Cheap, and the same
+        whatever was asked before; what a body computes from its own locals stays unknown."""
         line = getattr(node, "lineno", None)
-        if line is None:
+        if line is None or not isinstance(node, ast.expr):
             return
-        analyzer = self.analyzer
-        enclosing = [
+        around = [
             info
-            for info in analyzer.index.functions_in_order()
+            for info in self._functions_by_line()
             if info.node.lineno <= line <= (info.node.end_lineno or info.node.lineno)
-            and info.qualname not in analyzer.analyzed
-            and info.qualname not in self._tried
         ]
-        self.shallow = True
-        self.facts.recording_conditions = False
-        try:
-            for info in sorted(enclosing, key=lambda i: -i.node.lineno):
-                self._tried.add(info.qualname)
-                analyzer.analyze_entry(info, info.class_name)
-                if self.facts.recorded(node):
-                    return
-        finally:
-            self.shallow = False
-            self.facts.recording_conditions = True
+        if around:
+            innermost = around[-1]
+            condition = unreached_condition(innermost, node, self._skipped.get(innermost.qualname))
+            outer = self.analyzer.closures.get(innermost.qualname) or {}
+            local = self._unreached_locals(around, outer, condition)
+        else:
+            top = next(
+                (
+                    s
+                    for s in self.analyzer.tree.body
+                    if s.lineno <= line <= (s.end_lineno or s.lineno)
+                ),
+                None,
+            )
+            condition = self.facts.conditions.get(id(top)) if top else None
+            condition, outer, local = condition or PathCondition.DEFAULT, {}, {}
+        run = self._folding_run(local, outer, condition)
+        self.facts.note_constant(node, run.fold(node))
+
+    def _unreached_locals(
+        self, around: list[FunctionInfo], outer: dict[str, Value], condition: PathCondition
+    ) -> dict[str, Value]:
+        """The names of the functions around an unreached expression, innermost last: an
+        enclosing function's own names are undecided unless its closure holds them; the
+        innermost's are undecided but for parameters left to their defaults."""
+        local: dict[str, Value] = {}
+        for info in around[:-1]:
+            local.update((name, UNKNOWN) for name in _own_names(info.node) if name not in outer)
+        innermost = around[-1].node
+        local.update(dict.fromkeys(_own_names(innermost), UNKNOWN))
+        defaults = _parameter_defaults(innermost)
+        if defaults:
+            module = self._folding_run({}, {}, condition)  # defaults are folded at the ``def``
+            local.update((name, Value(constant=module.fold(d))) for name, d in defaults.items())
+        return local
+
+    def _folding_run(
+        self, local: dict[str, Value], outer: dict[str, Value], condition: PathCondition
+    ) -> FunctionRun:
+        """A run that only folds: ``local`` shadows ``outer``, which shadows the module."""
+        return FunctionRun(
+            self.analyzer,
+            Trace(function="<unreached>"),
+            [],
+            env=local,
+            outer=outer,
+            grad_enabled=True,
+            params=frozenset(local),
+            condition=condition,
+        )
 
     def _unreached(self, statement: ast.AST) -> PathCondition | None:
         """The condition of a statement no analysis of the launch ran: from the innermost
@@ -225,3 +267,38 @@ class LaunchDriver:
         known = self._runs.get(info.qualname)
         if known is None or known[0].worst(condition) is known[0]:
             self._runs[info.qualname] = (condition, summary)
+
+
+def _own_names(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[str]:
+    """The names a function binds itself: its parameters and every name it assigns, loops
+    over, imports or defines (nested functions' included: undecided either way)."""
+    arguments = function.args
+    names = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
+    names.update(a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None)
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif (
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            and node is not function
+        ):
+            names.add(node.name)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+    return names
+
+
+def _parameter_defaults(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
+    """Each parameter with a default that the body never assigns, and the default."""
+    arguments = function.args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    pairs = [
+        *zip(positional[len(positional) - len(arguments.defaults) :], arguments.defaults),
+        *((a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None),
+    ]
+    rebound = {
+        node.id
+        for node in ast.walk(function)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del))
+    }
+    return {a.arg: default for a, default in pairs if a.arg not in rebound}

@@ -105,7 +105,7 @@ def launch_entry_points(index: ModuleIndex, source: str) -> list[FunctionInfo]:
     source without its comments, one regular-expression pass (a walk of the tree cost a
     fifth of launch mode): ``name(`` (its ``def`` is one) and ``name`` after ``(``, ``,``
     or ``=`` (a callback). A name a docstring calls is not taken for an entry; it is then
-    analysed when asked about, as a default entry all the same."""
+    folded when asked about, where it is written."""
     if not index.top_functions:
         return []
     code = _COMMENT.sub("", source)
@@ -151,6 +151,10 @@ def unreached_condition(
         around = next((s for s in body if s.lineno <= line <= (s.end_lineno or s.lineno)), None)
         if around is None or around is statement:
             return condition
+        if isinstance(around, (ast.If, ast.While)) and line <= (
+            around.test.end_lineno or around.test.lineno
+        ):
+            return condition  # in the test: evaluated before the gate
         if isinstance(around, (ast.If, ast.While)):
             condition = condition.worst(PathCondition.UNSURE)
         elif isinstance(around, (ast.With, ast.AsyncWith)) and any(
@@ -182,13 +186,10 @@ class LaunchFacts:
 
     constants: dict[int, ConstantFact] = attrs.field(factory=dict)
     conditions: dict[int, PathCondition] = attrs.field(factory=dict)
-    # analyses the functions around a node nothing has reached yet (set by the analyzer)
+    # folds an expression nothing has evaluated yet, where it is written (set by the driver)
     on_demand: Callable[[ast.AST], None] | None = None
     # the condition of a statement no analysis of the launch ran (see ``condition``)
     unreached: Callable[[ast.AST], PathCondition | None] | None = None
-    # off while a function is analysed on demand: its conditions would depend on what
-    # was asked first; :func:`unreached_condition` answers for them instead
-    recording_conditions: bool = True
 
     def note_constant(self, node: ast.AST, fact: ConstantFact) -> None:
         key = id(node)
@@ -202,9 +203,6 @@ class LaunchFacts:
         self.conditions[key] = (
             condition if known is None else PathCondition.best((known, condition))
         )
-
-    def recorded(self, node: ast.AST) -> bool:
-        return id(node) in self.constants or id(node) in self.conditions
 
     def constant(self, node: ast.AST) -> ConstantFact | None:
         if id(node) not in self.constants and self.on_demand is not None:

@@ -221,10 +221,10 @@ def test_an_attribute_rebound_on_a_skipped_branch_keeps_its_default():
     assert (fact.value, fact.condition) == (256, PathCondition.DEFAULT)
 
 
-def test_a_function_the_flow_does_not_reach_is_analysed_when_asked_about():
-    """Launch mode runs the module, what it calls and its entry points; a method nothing
-    calls (a framework's hook) gets its facts when one inside it is asked for — as a
-    method nothing in the file calls, unsure to run at all."""
+def test_a_function_the_flow_does_not_reach_is_folded_when_asked_about():
+    """Launch mode runs the module, what it calls and its entry points; in a method nothing
+    calls (a framework's hook) a fact is folded when asked for, and its statements are
+    those of a method nothing in the file calls: unsure to run at all."""
     tree, launch = _launch(
         """\
         import torch

@@ -268,3 +268,30 @@ def test_a_call_on_a_path_the_launch_does_not_take_is_not_followed():
     assert launch.condition(_statement(tree, 6)) is PathCondition.OFF
     assert launch.condition(_statement(tree, 8)) is PathCondition.MULTI_GPU
     assert launch.condition(_statement(tree, 10)) is PathCondition.DEFAULT
+
+
+def test_a_value_in_an_unreached_function_is_folded_where_it_is_written():
+    """Nothing calls ``Dataset.__init__`` (a library builds it) nor ``collate``: module
+    constants and the closure hold, a parameter left alone holds its default, a name the
+    function binds itself is undecided — never a module value it shadows."""
+    tree, launch = _launch(
+        """\
+        SIZE = 224
+        WIDTH = 8
+        class Dataset:
+            def __init__(self, root, size=SIZE * 2, crop=False):
+                width = 3
+                self.shape = (size, WIDTH, width)
+        def main():
+            scale = 4
+            def collate(batch, factor=2):
+                return scale * factor
+            return collate
+        main()
+        """
+    )
+    shape = _statement(tree, 6).value
+    assert launch.constant(shape.elts[0]).value == 448
+    assert launch.constant(shape.elts[1]).value == 8
+    assert launch.constant(shape.elts[2]).value is UNDECIDED
+    assert launch.constant(_statement(tree, 10).value).value == 8

@@ -76,6 +76,8 @@ class LaunchDriver:
         # functions called only on paths a plain launch does not take, and the best such
         # path (:meth:`skips`)
         self._skipped: dict[str, PathCondition] = {}
+        # the names of each unreached function folding sees (:meth:`_fold_unreached`)
+        self._locals: dict[str, dict[str, Value]] = {}
         self._best: dict[tuple, PathCondition] = {}  # memo key -> best condition analysed
         # function -> the best condition it was analysed under, and that analysis' summary
         self._runs: dict[str, tuple[PathCondition, Summary]] = {}
@@ -112,7 +114,12 @@ class LaunchDriver:
             innermost = around[-1]
             condition = unreached_condition(innermost, node, self._skipped.get(innermost.qualname))
             outer = self.analyzer.closures.get(innermost.qualname) or {}
-            local = self._unreached_locals(around, outer, condition)
+            local = self._locals.get(innermost.qualname)
+            if local is None:  # once per function: many questions may fall in one
+                entry = unreached_condition(innermost, innermost.node)  # where its body starts
+                local = self._locals[innermost.qualname] = self._unreached_locals(
+                    around, outer, entry
+                )
         else:
             top = next(
                 (

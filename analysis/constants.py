@@ -24,9 +24,11 @@ __all__ = [
     "TORCH_DTYPES",
     "UNDECIDED",
     "ConstantFact",
+    "apply_folded",
     "as_constant",
     "is_items",
     "join_constants",
+    "worst_condition",
 ]
 
 
@@ -122,6 +124,39 @@ def as_constant(data: object) -> Hashable:
     if data is None or isinstance(data, (str, int, float, bool)):
         return data
     return UNDECIDED
+
+
+LARGEST_FOLDED = 10**12  # ``2 ** 1000`` is not a batch size; fold no further
+
+
+def worst_condition(
+    condition: PathCondition, parts: list[tuple[Hashable, PathCondition]]
+) -> PathCondition:
+    """The worst of ``condition`` and the conditions of the folded ``parts``."""
+    for _, part in parts:
+        condition = condition.worst(part)
+    return condition
+
+
+def apply_folded(
+    function: Any, parts: tuple[tuple[Hashable, PathCondition], ...], here: PathCondition
+) -> tuple[Hashable, PathCondition]:
+    """``function`` over the parts' values, or undecided (an operand unknown, a Python
+    error, a result too large to be a configuration value)."""
+    if function is None or any(part[0] is UNDECIDED for part in parts):
+        return UNDECIDED, here
+    try:
+        result = function(*(part[0] for part in parts))
+    except Exception:
+        return UNDECIDED, here
+    if isinstance(result, (int, float)) and not isinstance(result, bool):
+        if abs(result) > LARGEST_FOLDED:
+            return UNDECIDED, here
+    try:
+        hash(result)
+    except TypeError:
+        return UNDECIDED, here
+    return result, worst_condition(here, list(parts))
 
 
 # how Python computes the operators a fold meets (the script reader folds with them too)

@@ -8,8 +8,10 @@ Issue 12 asks that these be facts of the engine, not of a second interpreter
 :class:`~torchward.analysis.constants.ConstantFact` — the Python value, where it was set,
 and the :class:`~torchward.analysis.conditions.PathCondition` it holds under — and
 :class:`LaunchMixin` teaches :class:`~torchward.analysis.interpreter.FunctionRun` to fold
-them. This module folds; :mod:`.launch_paths` turns facts into the conditions of branches,
-``with torch.no_grad()`` blocks and called functions and records them;
+them. This module folds expressions; :mod:`.launch_calls` folds calls (parsers, config
+dataclasses and files, the environment); :mod:`.launch_paths` turns facts into the
+conditions of branches, ``with torch.no_grad()`` blocks and called functions and records
+them;
 :mod:`.launch_bindings` binds what the plain flow of values does not (a parser's flags,
 spawned workers, ``**`` keywords, parameters' defaults); :mod:`.launch_arguments` models
 ``argparse``.
@@ -31,7 +33,6 @@ import ast
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
-from .binding import field_default
 from .conditions import PathCondition
 from .constants import (
     BINARY_OPERATORS,
@@ -39,11 +40,14 @@ from .constants import (
     TORCH_DTYPES,
     UNDECIDED,
     ConstantFact,
+    apply_folded,
     is_items,
+    worst_condition,
 )
 from .finding import Evidence, Span
-from .launch_arguments import ArgumentDefaults, DataclassParser, Namespace, parser_call
+from .launch_arguments import Namespace
 from .launch_bindings import LaunchBindingsMixin
+from .launch_calls import LaunchCallsMixin
 from .names import dotted
 from .values import Value, with_constant
 
@@ -52,29 +56,6 @@ __all__ = ["LaunchMixin"]
 
 # --- folding ------------------------------------------------------------------------
 
-_PURE_CALLS = {
-    "int": int,
-    "float": float,
-    "str": str,
-    "bool": bool,
-    "len": len,
-    "min": min,
-    "max": max,
-    "abs": abs,
-    "round": round,
-}
-#: what a default single-GPU launch on a CUDA machine answers
-_HARDWARE: dict[str, Hashable] = {
-    "torch.cuda.is_available": True,
-    "torch.cuda.is_bf16_supported": True,
-    "torch.cuda.device_count": 1,
-    "torch.backends.mps.is_available": False,
-    "torch.distributed.is_initialized": False,
-    "torch.distributed.is_available": True,
-}
-_ENVIRONMENT_GETTERS = ("os.environ.get", "os.getenv")
-_CONFIG_LOADERS = ("json.load", "safe_load", "yaml.load", "full_load")
-_LARGEST_FOLDED = 10**12  # ``2 ** 1000`` is not a batch size; fold no further
 # expressions whose fact the dataflow's value already carries (a name's binding...)
 _CARRIED_BY_VALUE = (ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.NamedExpr, ast.Starred)
 _NOWHERE = Evidence(Span(0, 0, 0, 0), "a plain launch")
@@ -84,7 +65,7 @@ _UNDECIDED_AT = {
 }
 
 
-class LaunchMixin(LaunchBindingsMixin):
+class LaunchMixin(LaunchCallsMixin, LaunchBindingsMixin):
     """Constant folding and path conditions for
     :class:`~torchward.analysis.interpreter.FunctionRun` in launch mode."""
 
@@ -146,7 +127,7 @@ class LaunchMixin(LaunchBindingsMixin):
         operator = BINARY_OPERATORS.get(type(node.op))
         fact = before.constant
         left = (fact.value, fact.condition) if fact is not None else (UNDECIDED, self.condition)
-        found, condition = _apply(operator, (left, self._fold(node.value)), self.condition)
+        found, condition = apply_folded(operator, (left, self._fold(node.value)), self.condition)
         return with_constant(after, ConstantFact(found, self._evidence(node), condition))
 
     def fold(self, node: ast.expr, value: Value | None = None) -> ConstantFact:
@@ -199,7 +180,7 @@ class LaunchMixin(LaunchBindingsMixin):
         ):
             return UNDECIDED, here
         gathered = (frozenset if isinstance(node, ast.Set) else tuple)(p[0] for p in parts)
-        return _apply(lambda: gathered, (), _worst(here, parts))
+        return apply_folded(lambda: gathered, (), worst_condition(here, parts))
 
     def _fold_dict(self, node: ast.Dict) -> tuple[Hashable, PathCondition]:
         here = self.condition
@@ -209,24 +190,24 @@ class LaunchMixin(LaunchBindingsMixin):
         items = [self._fold(v) for v in node.values]
         if any(p[0] is UNDECIDED for p in (*keys, *items)):
             return UNDECIDED, here
-        return tuple(zip((k[0] for k in keys), (v[0] for v in items))), _worst(
+        return tuple(zip((k[0] for k in keys), (v[0] for v in items))), worst_condition(
             here, [*keys, *items]
         )
 
     def _fold_binary(self, node: ast.BinOp) -> tuple[Hashable, PathCondition]:
         left, right = self._fold(node.left), self._fold(node.right)
-        return _apply(BINARY_OPERATORS.get(type(node.op)), (left, right), self.condition)
+        return apply_folded(BINARY_OPERATORS.get(type(node.op)), (left, right), self.condition)
 
     def _fold_unary(self, node: ast.UnaryOp) -> tuple[Hashable, PathCondition]:
         operand = self._fold(node.operand)
-        return _apply(_UNARY_OPERATORS.get(type(node.op)), (operand,), self.condition)
+        return apply_folded(_UNARY_OPERATORS.get(type(node.op)), (operand,), self.condition)
 
     def _fold_choice(self, node: ast.IfExp) -> tuple[Hashable, PathCondition]:
         test = self._fold(node.test)
         if test[0] is UNDECIDED:
             return UNDECIDED, self.condition
         chosen = self._fold(node.body if test[0] else node.orelse)
-        return chosen[0], _worst(self.condition, [test, chosen])
+        return chosen[0], worst_condition(self.condition, [test, chosen])
 
     def _fold_call_node(self, node: ast.Call) -> tuple[Hashable, PathCondition]:
         return self._fold_call(node, self._call_name(node))
@@ -243,7 +224,7 @@ class LaunchMixin(LaunchBindingsMixin):
                 break
             if isinstance(node.op, ast.Or) and part[0]:
                 break
-        return used[-1][0], _worst(self.condition, used)
+        return used[-1][0], worst_condition(self.condition, used)
 
     def _fold_compare(self, node: ast.Compare) -> tuple[Hashable, PathCondition]:
         left = self._fold(node.left)
@@ -251,13 +232,13 @@ class LaunchMixin(LaunchBindingsMixin):
         for op, comparator in zip(node.ops, node.comparators):
             right = self._fold(comparator)
             used.append(right)
-            holds = _apply(COMPARISONS.get(type(op)), (left, right), self.condition)[0]
+            holds = apply_folded(COMPARISONS.get(type(op)), (left, right), self.condition)[0]
             if holds is UNDECIDED:
                 return UNDECIDED, self.condition
             if not holds:
-                return False, _worst(self.condition, used)
+                return False, worst_condition(self.condition, used)
             left = right
-        return True, _worst(self.condition, used)
+        return True, worst_condition(self.condition, used)
 
     def _fold_subscript(self, node: ast.Subscript) -> tuple[Hashable, PathCondition]:
         base, key = self._fold(node.value), self._fold(node.slice)
@@ -271,7 +252,7 @@ class LaunchMixin(LaunchBindingsMixin):
                 found = container[key[0]]  # type: ignore[index]
         except Exception:
             return UNDECIDED, self.condition
-        return found, _worst(self.condition, [base, key])
+        return found, worst_condition(self.condition, [base, key])
 
     def _fold_attribute(self, node: ast.Attribute) -> tuple[Hashable, PathCondition]:
         name = self.qualified(node) or dotted(node)
@@ -283,117 +264,6 @@ class LaunchMixin(LaunchBindingsMixin):
         if isinstance(base, Namespace):
             return base.get(node.attr, UNDECIDED), condition
         return UNDECIDED, self.condition
-
-    def _fold_call(self, node: ast.Call, name: str) -> tuple[Hashable, PathCondition]:
-        here = self.condition
-        if name.endswith("argparse.ArgumentParser") or name == "ArgumentParser":
-            return ArgumentDefaults(), here
-        if name.endswith("HfArgumentParser") and node.args:
-            listed = node.args[0]
-            classes = listed.elts if isinstance(listed, (ast.Tuple, ast.List)) else [listed]
-            names = tuple(dotted(c) or "" for c in classes)
-            return DataclassParser(names), here
-        if isinstance(node.func, ast.Attribute) and node.func.attr.startswith("parse_"):
-            receiver, condition = self._fold(node.func.value)
-            if isinstance(receiver, DataclassParser):
-                if node.func.attr != "parse_args_into_dataclasses":
-                    return UNDECIDED, here
-                return tuple(self._dataclass_defaults(n) for n in receiver.classes), condition
-            parsed = parser_call(node.func.attr, receiver)
-            return (parsed, condition) if parsed is not None else (UNDECIDED, here)
-        if name.endswith(_CONFIG_LOADERS) and node.args:
-            return self._loaded(node.args[0]), here
-        if name in _HARDWARE and not node.args:
-            return _HARDWARE[name], here
-        if name in _ENVIRONMENT_GETTERS and node.args:
-            # a plain launch sets no launcher variables: the default, or None
-            if len(node.args) > 1:
-                return self._fold(node.args[1])
-            default = next((k.value for k in node.keywords if k.arg == "default"), None)
-            return self._fold(default) if default is not None else (None, here)
-        handed = self._parser_handed_over(node, name)
-        if handed is not None:
-            return handed
-        config_class = self.analyzer.index.classes.get(name)
-        if config_class is not None and is_dataclass(config_class.node):
-            return self._dataclass_instance(config_class.node, node), here
-        if name == "locals" and not node.args:
-            return self._locals(), here
-        if name == "dict" and not node.args and node.keywords:
-            keywords = [(k.arg, self._fold(k.value)) for k in node.keywords]
-            if any(key is None or part[0] is UNDECIDED for key, part in keywords):
-                return UNDECIDED, here
-            items = tuple((key, part[0]) for key, part in keywords)
-            return items, _worst(here, [part for _, part in keywords])
-        if name == "dict" and len(node.args) == 1 and not node.keywords:
-            found = self._fold(node.args[0])
-            return (
-                found if isinstance(found[0], tuple) and is_items(found[0]) else (UNDECIDED, here)
-            )
-        function = _PURE_CALLS.get(name)
-        if function is None or node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
-            return UNDECIDED, here
-        parts = [self._fold(a) for a in node.args]
-        return _apply(function, tuple(parts), here)
-
-    def _loaded(self, source: ast.expr) -> Hashable:
-        """``json.load(open("cfg.json"))``: the file's data as the caller reads it
-        (:class:`~.launch_driver.LaunchInputs`; the engine opens nothing)."""
-        if isinstance(source, ast.Call) and source.args:
-            opener = dotted(source.func) or ""
-            if opener.rsplit(".", 1)[-1] in ("open", "Path"):
-                source = source.args[0]
-        filename = self._fold(source)[0]
-        if not isinstance(filename, str):
-            return UNDECIDED
-        return self.analyzer.launch_driver.inputs.load(filename)
-
-    def _parser_handed_over(
-        self, node: ast.Call, name: str
-    ) -> tuple[Hashable, PathCondition] | None:
-        """``parser = deepspeed.add_config_arguments(parser)``: a library function handed
-        the parser returns it with flags of its own added — the flags declared so far
-        keep their defaults; what it adds is not known (undecided when read)."""
-        if name in self.analyzer.index.top_functions or len(node.args) != 1 or node.keywords:
-            return None
-        handed = self._fold(node.args[0])
-        return handed if isinstance(handed[0], ArgumentDefaults) else None
-
-    def _dataclass_defaults(self, name: str) -> Namespace:
-        """A dataclass as a plain launch fills it: the script's own, its fields' defaults
-        (fields it inherits from a library class are not known: undecided on reading)."""
-        config_class = self.analyzer.index.classes.get(name)
-        if config_class is None or not is_dataclass(config_class.node):
-            return Namespace(())
-        instance = self._dataclass_instance(config_class.node, ast.Call(ast.Name(name), [], []))
-        return instance if isinstance(instance, Namespace) else Namespace(())
-
-    def _dataclass_instance(self, cls: ast.ClassDef, call: ast.Call) -> Hashable:
-        """``GPTConfig(n_layer=12)``: the fields' defaults, the call's arguments bound to
-        them in order and by name, as the generated ``__init__`` binds them (a factory's
-        field, an unknown ``**``: undecided)."""
-        fields: dict[str, Hashable] = {}
-        for statement in cls.body:
-            if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
-                default = field_default(statement.value) if statement.value else None
-                found = self._fold(default)[0] if default is not None else UNDECIDED
-                fields[statement.target.id] = found
-        for name, argument in zip(list(fields), call.args):
-            fields[name] = self._fold(argument)[0]
-        for keyword in call.keywords:
-            if keyword.arg is None:
-                return UNDECIDED
-            fields[keyword.arg] = self._fold(keyword.value)[0]
-        return Namespace(tuple(fields.items()))
-
-    def _locals(self) -> tuple[tuple[str, Hashable], ...]:
-        """``locals()``: the function's variables as a dict of their launch values
-        (``dict(locals())`` packages an entry point's parameters for its workers)."""
-        return tuple(
-            (name, value.constant.value if value.constant is not None else UNDECIDED)
-            for name, value in self.env.items()
-            if "." not in name
-        )
 
     def _evidence(self, node: ast.AST) -> Evidence:
         """Where a fact was set: the node's own position (columns as the parser counts
@@ -432,39 +302,3 @@ _FOLDERS: dict[type, Any] = {
     ast.Call: LaunchMixin._fold_call_node,
     ast.Attribute: LaunchMixin._fold_attribute,
 }
-
-
-def _worst(condition: PathCondition, parts: list[tuple[Hashable, PathCondition]]) -> PathCondition:
-    for _, part in parts:
-        condition = condition.worst(part)
-    return condition
-
-
-def _apply(
-    function: Any, parts: tuple[tuple[Hashable, PathCondition], ...], here: PathCondition
-) -> tuple[Hashable, PathCondition]:
-    """``function`` over the parts' values, or undecided (an operand unknown, a Python
-    error, a result too large to be a configuration value)."""
-    if function is None or any(part[0] is UNDECIDED for part in parts):
-        return UNDECIDED, here
-    try:
-        result = function(*(part[0] for part in parts))
-    except Exception:
-        return UNDECIDED, here
-    if isinstance(result, (int, float)) and not isinstance(result, bool):
-        if abs(result) > _LARGEST_FOLDED:
-            return UNDECIDED, here
-    try:
-        hash(result)
-    except TypeError:
-        return UNDECIDED, here
-    return result, _worst(here, list(parts))
-
-
-def is_dataclass(cls: ast.ClassDef) -> bool:
-    """``@dataclass`` / ``@dataclasses.dataclass(...)`` on a class the script defines."""
-    for decorator in cls.decorator_list:
-        target = decorator.func if isinstance(decorator, ast.Call) else decorator
-        if (dotted(target) or "").endswith("dataclass"):
-            return True
-    return False

@@ -129,8 +129,8 @@ class LaunchDriver:
                 ),
                 None,
             )
-            condition = self.facts.conditions.get(id(top)) if top else None
-            condition, outer, local = condition or PathCondition.DEFAULT, {}, {}
+            recorded = self.facts.conditions.get(id(top)) if top else None
+            condition, outer, local = recorded or PathCondition.DEFAULT, {}, {}
         run = self._folding_run(local, outer, condition)
         self.facts.note_constant(node, run.fold(node))
 

@@ -1,0 +1,182 @@
+"""What a call folds to on a plain launch: launch mode's model of the calls that make a
+run configuration.
+
+``argparse`` parsers and what ``parse_args`` returns (:mod:`.launch_arguments`),
+``HfArgumentParser`` over the script's dataclasses, a config dataclass the script defines
+(``GPTConfig(n_layer=24)``: a namespace of its fields), config files the script loads (the
+caller's data: :class:`~.launch_driver.LaunchInputs`), the environment and the hardware as
+a plain single-GPU launch sees them, ``dict(...)`` and ``locals()``, and the pure builtins
+(``int``, ``len``, ``min``...). A mixin of :class:`~.launch.LaunchMixin`, which folds
+every other expression.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Hashable
+from typing import TYPE_CHECKING, Any
+
+from .binding import field_default
+from .conditions import PathCondition
+from .constants import UNDECIDED, apply_folded, is_items, worst_condition
+from .launch_arguments import ArgumentDefaults, DataclassParser, Namespace, parser_call
+from .names import dotted
+
+if TYPE_CHECKING:
+    from .values import Value
+
+__all__ = ["LaunchCallsMixin", "is_dataclass"]
+
+_PURE_CALLS = {
+    "int": int,
+    "float": float,
+    "str": str,
+    "bool": bool,
+    "len": len,
+    "min": min,
+    "max": max,
+    "abs": abs,
+    "round": round,
+}
+#: what a default single-GPU launch on a CUDA machine answers
+_HARDWARE: dict[str, Hashable] = {
+    "torch.cuda.is_available": True,
+    "torch.cuda.is_bf16_supported": True,
+    "torch.cuda.device_count": 1,
+    "torch.backends.mps.is_available": False,
+    "torch.distributed.is_initialized": False,
+    "torch.distributed.is_available": True,
+}
+_ENVIRONMENT_GETTERS = ("os.environ.get", "os.getenv")
+_CONFIG_LOADERS = ("json.load", "safe_load", "yaml.load", "full_load")
+
+
+class LaunchCallsMixin:
+    """Call folding for :class:`~.launch.LaunchMixin`."""
+
+    if TYPE_CHECKING:
+        analyzer: Any
+        condition: PathCondition
+        env: dict[str, Value]
+
+        def _fold(self, node: ast.expr) -> tuple[Hashable, PathCondition]: ...
+
+    def _fold_call(self, node: ast.Call, name: str) -> tuple[Hashable, PathCondition]:
+        here = self.condition
+        if name.endswith("argparse.ArgumentParser") or name == "ArgumentParser":
+            return ArgumentDefaults(), here
+        if name.endswith("HfArgumentParser") and node.args:
+            listed = node.args[0]
+            classes = listed.elts if isinstance(listed, (ast.Tuple, ast.List)) else [listed]
+            names = tuple(dotted(c) or "" for c in classes)
+            return DataclassParser(names), here
+        if isinstance(node.func, ast.Attribute) and node.func.attr.startswith("parse_"):
+            receiver, condition = self._fold(node.func.value)
+            if isinstance(receiver, DataclassParser):
+                if node.func.attr != "parse_args_into_dataclasses":
+                    return UNDECIDED, here
+                return tuple(self._dataclass_defaults(n) for n in receiver.classes), condition
+            parsed = parser_call(node.func.attr, receiver)
+            return (parsed, condition) if parsed is not None else (UNDECIDED, here)
+        if name.endswith(_CONFIG_LOADERS) and node.args:
+            return self._loaded(node.args[0]), here
+        if name in _HARDWARE and not node.args:
+            return _HARDWARE[name], here
+        if name in _ENVIRONMENT_GETTERS and node.args:
+            # a plain launch sets no launcher variables: the default, or None
+            if len(node.args) > 1:
+                return self._fold(node.args[1])
+            default = next((k.value for k in node.keywords if k.arg == "default"), None)
+            return self._fold(default) if default is not None else (None, here)
+        handed = self._parser_handed_over(node, name)
+        if handed is not None:
+            return handed
+        config_class = self.analyzer.index.classes.get(name)
+        if config_class is not None and is_dataclass(config_class.node):
+            return self._dataclass_instance(config_class.node, node), here
+        if name == "locals" and not node.args:
+            return self._locals(), here
+        if name == "dict" and not node.args and node.keywords:
+            keywords = [(k.arg, self._fold(k.value)) for k in node.keywords]
+            if any(key is None or part[0] is UNDECIDED for key, part in keywords):
+                return UNDECIDED, here
+            items = tuple((key, part[0]) for key, part in keywords)
+            return items, worst_condition(here, [part for _, part in keywords])
+        if name == "dict" and len(node.args) == 1 and not node.keywords:
+            found = self._fold(node.args[0])
+            return (
+                found if isinstance(found[0], tuple) and is_items(found[0]) else (UNDECIDED, here)
+            )
+        function = _PURE_CALLS.get(name)
+        if function is None or node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+            return UNDECIDED, here
+        parts = [self._fold(a) for a in node.args]
+        return apply_folded(function, tuple(parts), here)
+
+    def _loaded(self, source: ast.expr) -> Hashable:
+        """``json.load(open("cfg.json"))``: the file's data as the caller reads it
+        (:class:`~.launch_driver.LaunchInputs`; the engine opens nothing)."""
+        if isinstance(source, ast.Call) and source.args:
+            opener = dotted(source.func) or ""
+            if opener.rsplit(".", 1)[-1] in ("open", "Path"):
+                source = source.args[0]
+        filename = self._fold(source)[0]
+        if not isinstance(filename, str):
+            return UNDECIDED
+        return self.analyzer.launch_driver.inputs.load(filename)
+
+    def _parser_handed_over(
+        self, node: ast.Call, name: str
+    ) -> tuple[Hashable, PathCondition] | None:
+        """``parser = deepspeed.add_config_arguments(parser)``: a library function handed
+        the parser returns it with flags of its own added — the flags declared so far
+        keep their defaults; what it adds is not known (undecided when read)."""
+        if name in self.analyzer.index.top_functions or len(node.args) != 1 or node.keywords:
+            return None
+        handed = self._fold(node.args[0])
+        return handed if isinstance(handed[0], ArgumentDefaults) else None
+
+    def _dataclass_defaults(self, name: str) -> Namespace:
+        """A dataclass as a plain launch fills it: the script's own, its fields' defaults
+        (fields it inherits from a library class are not known: undecided on reading)."""
+        config_class = self.analyzer.index.classes.get(name)
+        if config_class is None or not is_dataclass(config_class.node):
+            return Namespace(())
+        instance = self._dataclass_instance(config_class.node, ast.Call(ast.Name(name), [], []))
+        return instance if isinstance(instance, Namespace) else Namespace(())
+
+    def _dataclass_instance(self, cls: ast.ClassDef, call: ast.Call) -> Hashable:
+        """``GPTConfig(n_layer=12)``: the fields' defaults, the call's arguments bound to
+        them in order and by name, as the generated ``__init__`` binds them (a factory's
+        field, an unknown ``**``: undecided)."""
+        fields: dict[str, Hashable] = {}
+        for statement in cls.body:
+            if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+                default = field_default(statement.value) if statement.value else None
+                found = self._fold(default)[0] if default is not None else UNDECIDED
+                fields[statement.target.id] = found
+        for name, argument in zip(list(fields), call.args):
+            fields[name] = self._fold(argument)[0]
+        for keyword in call.keywords:
+            if keyword.arg is None:
+                return UNDECIDED
+            fields[keyword.arg] = self._fold(keyword.value)[0]
+        return Namespace(tuple(fields.items()))
+
+    def _locals(self) -> tuple[tuple[str, Hashable], ...]:
+        """``locals()``: the function's variables as a dict of their launch values
+        (``dict(locals())`` packages an entry point's parameters for its workers)."""
+        return tuple(
+            (name, value.constant.value if value.constant is not None else UNDECIDED)
+            for name, value in self.env.items()
+            if "." not in name
+        )
+
+
+def is_dataclass(cls: ast.ClassDef) -> bool:
+    """``@dataclass`` / ``@dataclasses.dataclass(...)`` on a class the script defines."""
+    for decorator in cls.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if (dotted(target) or "").endswith("dataclass"):
+            return True
+    return False

@@ -24,6 +24,7 @@ __all__ = [
     "TORCH_DTYPES",
     "UNDECIDED",
     "ConstantFact",
+    "Items",
     "apply_folded",
     "as_constant",
     "is_items",
@@ -106,19 +107,27 @@ def _not_nan(value: object) -> bool:
     return not (isinstance(value, float) and math.isnan(value))
 
 
+class Items(tuple):
+    """A dict as launch mode spells one: its (key, value) pairs in order — dicts are not
+    hashable, and constants must be. Its own type, so that a list of pairs is not taken
+    for a dict, and telling one costs no scan of its pairs."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"Items({tuple.__repr__(self)})"
+
+
 def is_items(value: object) -> bool:
-    """Whether a constant is a dict as launch mode spells one: a tuple of (key, value)
-    pairs (dicts are not hashable, and constants must be)."""
-    return isinstance(value, tuple) and all(
-        isinstance(item, tuple) and len(item) == 2 for item in value
-    )
+    """Whether a constant is a dict (:class:`Items`)."""
+    return isinstance(value, Items)
 
 
 def as_constant(data: object) -> Hashable:
     """Data read from a file (JSON, YAML) spelt as a launch constant: dicts as their item
     tuples, lists as tuples; what is not plain data is undecided."""
     if isinstance(data, dict):
-        return tuple((key, as_constant(value)) for key, value in data.items())
+        return Items((key, as_constant(value)) for key, value in data.items())
     if isinstance(data, (list, tuple)):
         return tuple(as_constant(item) for item in data)
     if data is None or isinstance(data, (str, int, float, bool)):

@@ -40,6 +40,7 @@ from .constants import (
     TORCH_DTYPES,
     UNDECIDED,
     ConstantFact,
+    Items,
     apply_folded,
     is_items,
     worst_condition,
@@ -190,7 +191,7 @@ class LaunchMixin(LaunchCallsMixin, LaunchBindingsMixin):
         items = [self._fold(v) for v in node.values]
         if any(p[0] is UNDECIDED for p in (*keys, *items)):
             return UNDECIDED, here
-        return tuple(zip((k[0] for k in keys), (v[0] for v in items))), worst_condition(
+        return Items(zip((k[0] for k in keys), (v[0] for v in items))), worst_condition(
             here, [*keys, *items]
         )
 
@@ -246,7 +247,7 @@ class LaunchMixin(LaunchCallsMixin, LaunchBindingsMixin):
             return UNDECIDED, self.condition
         container = base[0]
         try:
-            if isinstance(container, tuple) and container and is_items(container):
+            if is_items(container):
                 found = dict(container)[key[0]]  # a dict literal, kept as sorted items
             else:
                 found = container[key[0]]  # type: ignore[index]

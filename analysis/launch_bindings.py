@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from .conditions import PathCondition
-from .constants import UNDECIDED, ConstantFact, is_items
+from .constants import UNDECIDED, ConstantFact, Items, is_items
 from .finding import Evidence
 from .launch_arguments import ArgumentDefaults, Namespace, declare
 from .names import dotted
@@ -142,11 +142,11 @@ class LaunchBindingsMixin:
         if method == "update" and is_items(container) and len(values) <= 1:
             merged = dict(container)  # type: ignore[arg-type]
             if values:
-                if not (isinstance(values[0], tuple) and is_items(values[0])):
+                if not is_items(values[0]):
                     return UNDECIDED, here
                 merged.update(values[0])  # type: ignore[arg-type]
             merged.update((key, part[0]) for key, part in keywords)
-            return tuple(merged.items()), here
+            return Items(merged.items()), here
         if method == "append" and len(values) == 1 and not keywords:
             return (*container, values[0]), here
         if method == "extend" and len(values) == 1 and isinstance(values[0], tuple):
@@ -158,7 +158,7 @@ class LaunchBindingsMixin:
         call's keywords (the other keywords as written)."""
         spread = named.get("**")
         fact = spread.constant if spread is not None else None
-        if fact is None or not isinstance(fact.value, tuple) or not is_items(fact.value):
+        if fact is None or not is_items(fact.value):
             return named
         expanded = {k: v for k, v in named.items() if k != "**"}
         for key, value in fact.value:  # type: ignore[misc]
@@ -301,7 +301,7 @@ class LaunchBindingsMixin:
         if spec.kwarg is not None and spec.kwarg.arg in self.env:
             # ``**kwargs``: the keywords no parameter took, as a dict of their values
             named = {p.arg for p in (*positional, *spec.kwonlyargs)}
-            extra = tuple(
+            extra = Items(
                 (key, value.constant.value if value.constant is not None else UNDECIDED)
                 for key, value in keywords.items()
                 if key not in named and key != "**"
@@ -315,10 +315,10 @@ class LaunchBindingsMixin:
 def _with_item(container: Hashable, key: Hashable, item: Hashable) -> Hashable:
     """``container[key] = item`` on a launch constant (a dict as its items, a list as a
     tuple); undecided for anything else."""
-    if isinstance(container, tuple) and is_items(container):
+    if is_items(container):
         changed = dict(container)  # type: ignore[arg-type]
         changed[key] = item
-        return tuple(changed.items())
+        return Items(changed.items())
     if (
         isinstance(container, tuple)
         and isinstance(key, int)

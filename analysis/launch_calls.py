@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from .binding import field_default
 from .conditions import PathCondition
-from .constants import UNDECIDED, apply_folded, is_items, worst_condition
+from .constants import UNDECIDED, Items, apply_folded, is_items, worst_condition
 from .launch_arguments import ArgumentDefaults, DataclassParser, Namespace, parser_call
 from .names import dotted
 
@@ -100,13 +100,11 @@ class LaunchCallsMixin:
             keywords = [(k.arg, self._fold(k.value)) for k in node.keywords]
             if any(key is None or part[0] is UNDECIDED for key, part in keywords):
                 return UNDECIDED, here
-            items = tuple((key, part[0]) for key, part in keywords)
+            items = Items((key, part[0]) for key, part in keywords)
             return items, worst_condition(here, [part for _, part in keywords])
         if name == "dict" and len(node.args) == 1 and not node.keywords:
             found = self._fold(node.args[0])
-            return (
-                found if isinstance(found[0], tuple) and is_items(found[0]) else (UNDECIDED, here)
-            )
+            return found if is_items(found[0]) else (UNDECIDED, here)
         function = _PURE_CALLS.get(name)
         if function is None or node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
             return UNDECIDED, here
@@ -163,10 +161,10 @@ class LaunchCallsMixin:
             fields[keyword.arg] = self._fold(keyword.value)[0]
         return Namespace(tuple(fields.items()))
 
-    def _locals(self) -> tuple[tuple[str, Hashable], ...]:
+    def _locals(self) -> Items:
         """``locals()``: the function's variables as a dict of their launch values
         (``dict(locals())`` packages an entry point's parameters for its workers)."""
-        return tuple(
+        return Items(
             (name, value.constant.value if value.constant is not None else UNDECIDED)
             for name, value in self.env.items()
             if "." not in name

@@ -34,7 +34,7 @@ from typing import Any
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from torchward.analysis.constants import UNDECIDED  # noqa: E402
+from torchward.analysis.constants import UNDECIDED, Items  # noqa: E402
 from torchward.analysis.facts import build_launch_facts  # noqa: E402
 from torchward.analysis.launch_arguments import Namespace  # noqa: E402
 from torchward.analysis.runconfig import read_source  # noqa: E402
@@ -47,13 +47,13 @@ def _comparable(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return tuple(_comparable(v) for v in value)
     if isinstance(value, dict):
-        return tuple((k, _comparable(v)) for k, v in value.items())
+        return Items((k, _comparable(v)) for k, v in value.items())
     return value
 
 
 def _same(reader: Any, engine: Any) -> bool:
     if isinstance(engine, Namespace):  # the reader's config object is a dict
-        engine = engine.values
+        engine = Items(engine.values)
     try:
         reader = _comparable(reader)
         return type(reader) is type(engine) and reader == engine

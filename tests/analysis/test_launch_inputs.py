@@ -295,3 +295,23 @@ def test_a_value_in_an_unreached_function_is_folded_where_it_is_written():
     assert launch.constant(shape.elts[1]).value == 8
     assert launch.constant(shape.elts[2]).value is UNDECIDED
     assert launch.constant(_statement(tree, 10).value).value == 8
+
+
+def test_a_list_of_pairs_is_not_a_dict():
+    """A dict constant has its own type: indexing a list of pairs by position gives the
+    pair, and an empty list is no empty dict."""
+    tree, launch = _launch(
+        """\
+        pairs = [("lr", 1), ("wd", 2)]
+        first = pairs[0]
+        empty = []
+        empty.append(3)
+        table = {}
+        table["k"] = 1
+        grown = empty
+        filled = table
+        """
+    )
+    assert _bound(tree, launch, "first").value == ("lr", 1)
+    assert _bound(tree, launch, "grown").value == (3,)
+    assert dict(_bound(tree, launch, "filled").value) == {"k": 1}

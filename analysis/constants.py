@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import math
 from collections.abc import Callable, Hashable
-from typing import Any
+from typing import Any, TypeGuard
 
 import attrs
 
@@ -107,7 +107,7 @@ def _not_nan(value: object) -> bool:
     return not (isinstance(value, float) and math.isnan(value))
 
 
-class Items(tuple):
+class Items(tuple[tuple[Hashable, Hashable], ...]):
     """A dict as launch mode spells one: its (key, value) pairs in order — dicts are not
     hashable, and constants must be. Its own type, so that a list of pairs is not taken
     for a dict, and telling one costs no scan of its pairs."""
@@ -118,7 +118,7 @@ class Items(tuple):
         return f"Items({tuple.__repr__(self)})"
 
 
-def is_items(value: object) -> bool:
+def is_items(value: object) -> TypeGuard[Items]:
     """Whether a constant is a dict (:class:`Items`)."""
     return isinstance(value, Items)
 

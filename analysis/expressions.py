@@ -14,6 +14,8 @@ The rules of propagation are few and deliberate:
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
+from typing import Any
 
 import attrs
 
@@ -29,20 +31,34 @@ def min_confidence(values: tuple[Value, ...]) -> Confidence:
     return min((v.confidence for v in values), key=order.index)
 
 
+_HANDLERS: dict[tuple[type, str, type], Callable[..., Any] | None] = {}
+
+
+def handler_of(owner: type, prefix: str, kind: type) -> Callable[..., Any] | None:
+    """``owner``'s ``_eval_Name`` / ``_exec_If`` for a node class, looked up once per pair
+    (building the name and looking it up for every node cost as much as a small handler)."""
+    key = (owner, prefix, kind)
+    try:
+        return _HANDLERS[key]
+    except KeyError:
+        found = _HANDLERS[key] = getattr(owner, prefix + kind.__name__, None)
+        return found
+
+
 class ExpressionsMixin:
     """Expression evaluation for :class:`~torchward.analysis.interpreter.FunctionRun`."""
 
     def evaluate(self, node: ast.expr | None) -> Value:
         if node is None:
             return UNKNOWN
-        method = getattr(self, "_eval_" + type(node).__name__, None)
+        method = handler_of(type(self), "_eval_", type(node))
         if method is None:
             for child in ast.iter_child_nodes(node):
                 if isinstance(child, ast.expr):
                     self.evaluate(child)
             value = UNKNOWN
         else:
-            value = method(node)
+            value = method(self, node)
         if self.analyzer.launch is not None:  # type: ignore[attr-defined]
             return self.attach_constant(node, value)  # type: ignore[attr-defined]
         return value

@@ -27,7 +27,7 @@ from . import catalog
 from .calls import CallsMixin, literal
 from .conditions import PathCondition
 from .events import Event, EventKind, Gate, StoreFacts, Trace
-from .expressions import ExpressionsMixin
+from .expressions import ExpressionsMixin, handler_of
 from .finding import Confidence, Evidence
 from .launch import LaunchMixin
 from .launch_paths import branch_conditions
@@ -215,9 +215,9 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
         for statement in body:
             if launch is not None:
                 launch.note_condition(statement, self.condition)
-            handler = getattr(self, "_exec_" + type(statement).__name__, None)
+            handler = handler_of(type(self), "_exec_", type(statement))
             if handler is not None:
-                handler(statement)
+                handler(self, statement)
             if included and id(statement) in included:
                 self.execute(list(included[id(statement)]))
             if isinstance(statement, (ast.Return, ast.Raise, ast.Continue, ast.Break)):

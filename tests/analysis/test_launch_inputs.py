@@ -114,16 +114,19 @@ def test_a_container_changed_inside_a_skipped_branch_keeps_its_value_on_the_laun
 
 def test_arguments_the_dataflow_does_not_evaluate_still_get_their_facts():
     """A module's ``.to`` returns the module without evaluating its arguments; the reader
-    still asks what ``DTYPE`` holds there."""
+    still asks what the local ``dtype`` holds there (a value only the run of ``main``
+    knows: folding the expression where it is written, after the fact, cannot)."""
     tree, launch = _launch(
         """\
         import torch
-        DTYPE = torch.bfloat16
-        model = torch.nn.Linear(4, 4)
-        model.to("cuda").to(DTYPE)
+        def main():
+            dtype = torch.bfloat16
+            model = torch.nn.Linear(4, 4)
+            model.to("cuda").to(dtype)
+        main()
         """
     )
-    call = _statement(tree, 4).value
+    call = _statement(tree, 5).value
     assert launch.constant(call.args[0]).value == "torch.bfloat16"
 
 

@@ -23,6 +23,16 @@ _ANNOTATION_KINDS = {
 }
 
 
+def parameter_defaults(spec: ast.arguments) -> list[tuple[ast.arg, ast.expr]]:
+    """Each parameter that has a default, with it: the positional ones (defaults belong to
+    the last of them), then the keyword-only ones."""
+    positional = [*spec.posonlyargs, *spec.args]
+    return [
+        *zip(positional[len(positional) - len(spec.defaults) :], spec.defaults),
+        *((p, d) for p, d in zip(spec.kwonlyargs, spec.kw_defaults) if d is not None),
+    ]
+
+
 def bind_parameters(
     info: FunctionInfo,
     args: list[Value],
@@ -32,10 +42,7 @@ def bind_parameters(
 ) -> dict[str, Value]:
     spec = info.node.args
     positional = [*spec.posonlyargs, *spec.args]
-    defaults = dict(
-        zip([p.arg for p in positional[len(positional) - len(spec.defaults) :]], spec.defaults)
-    )
-    defaults.update({p.arg: d for p, d in zip(spec.kwonlyargs, spec.kw_defaults) if d is not None})
+    defaults = {p.arg: d for p, d in parameter_defaults(spec)}
     supplied = list(args)
     if info.is_method and positional:
         supplied.insert(0, self_value or Value(kind=Kind.INSTANCE, class_name=info.class_name))

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from .binding import parameter_defaults
 from .conditions import PathCondition
 from .constants import UNDECIDED, ConstantFact, Items, is_items
 from .finding import Evidence
@@ -286,11 +287,7 @@ class LaunchBindingsMixin:
         spec = info.node.args
         positional = [*spec.posonlyargs, *spec.args]
         taken = supplied + (1 if info.is_method else 0)  # ``self`` is not in ``supplied``
-        pairs = [
-            *zip(positional[len(positional) - len(spec.defaults) :], spec.defaults),
-            *((p, d) for p, d in zip(spec.kwonlyargs, spec.kw_defaults) if d is not None),
-        ]
-        for param, default in pairs:
+        for param, default in parameter_defaults(spec):
             index = positional.index(param) if param in positional else len(positional)
             bound = self.env.get(param.arg)
             if param.arg in keywords or index < taken or bound is None:

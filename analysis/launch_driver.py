@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from .binding import parameter_defaults
 from .conditions import PathCondition
 from .constants import UNDECIDED
 from .events import Trace
@@ -144,8 +145,10 @@ class LaunchDriver:
         for info in around[:-1]:
             local.update((name, UNKNOWN) for name in _own_names(info.node) if name not in outer)
         innermost = around[-1].node
-        local.update(dict.fromkeys(_own_names(innermost), UNKNOWN))
-        defaults = _parameter_defaults(innermost)
+        bound = _bound_in_body(innermost)
+        local.update(dict.fromkeys(_parameters(innermost) | bound, UNKNOWN))
+        # a parameter the body never rebinds holds its default
+        defaults = {p.arg: d for p, d in parameter_defaults(innermost.args) if p.arg not in bound}
         if defaults:
             module = self._folding_run({}, {}, condition)  # defaults are folded at the ``def``
             local.update((name, Value(constant=module.fold(d))) for name, d in defaults.items())
@@ -276,12 +279,22 @@ class LaunchDriver:
             self._runs[info.qualname] = (condition, summary)
 
 
-def _own_names(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[str]:
-    """The names a function binds itself: its parameters and every name it assigns, loops
-    over, imports or defines (nested functions' included: undecided either way)."""
+def _own_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The names a function binds itself: its parameters and what its body binds."""
+    return _parameters(function) | _bound_in_body(function)
+
+
+def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     arguments = function.args
     names = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
     names.update(a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None)
+    return names
+
+
+def _bound_in_body(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Every name the body assigns, deletes, loops over, imports or defines (nested
+    functions' included: undecided either way)."""
+    names: set[str] = set()
     for node in ast.walk(function):
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             names.add(node.id)
@@ -293,19 +306,3 @@ def _own_names(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) ->
         elif isinstance(node, ast.alias):
             names.add((node.asname or node.name).split(".")[0])
     return names
-
-
-def _parameter_defaults(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
-    """Each parameter with a default that the body never assigns, and the default."""
-    arguments = function.args
-    positional = [*arguments.posonlyargs, *arguments.args]
-    pairs = [
-        *zip(positional[len(positional) - len(arguments.defaults) :], arguments.defaults),
-        *((a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None),
-    ]
-    rebound = {
-        node.id
-        for node in ast.walk(function)
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del))
-    }
-    return {a.arg: default for a, default in pairs if a.arg not in rebound}

@@ -29,6 +29,7 @@ from typing import Any
 
 import attrs
 
+from .binding import parameter_defaults
 from .modulelayers import Unknown as _Unknown
 from .modulelayers import layer_params as _layer
 from .names import ImportTable, qualified_name
@@ -439,8 +440,7 @@ def _bind(
 ) -> dict:
     """``__init__``'s parameters bound to the call's values, else their literal defaults."""
     names = [a.arg for a in args.posonlyargs + args.args][1:]  # without self
-    defaults = dict(zip(names[len(names) - len(args.defaults) :], args.defaults))
-    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    defaults = {a.arg: d for a, d in parameter_defaults(args)}
     env: dict[str, Any] = dict(zip(names, given))
     for name in names + [a.arg for a in args.kwonlyargs]:
         if name in kwargs:

@@ -19,7 +19,7 @@ from typing import Any
 
 from torchward.estimator import dependencies
 
-from .binding import field_default
+from .binding import field_default, parameter_defaults
 from .names import dotted
 from .runconfig_includes import exec_target, include
 from .runconfig_paths import PathConditions
@@ -192,11 +192,7 @@ class Values(Evaluator):
 
     def _entry_defaults(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """Parameters of a command-line entry point are its flags; their defaults the job's."""
-        args = function.args
-        positional = args.posonlyargs + args.args
-        pairs = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
-        pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
-        for arg, default in pairs:
+        for arg, default in parameter_defaults(function.args):
             annotation = arg.annotation
             if isinstance(annotation, ast.Call):  # fastcore Param("", choices=[...])
                 for keyword in annotation.keywords:

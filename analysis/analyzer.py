@@ -43,7 +43,7 @@ from .relevance import (
 )
 from .semantic import FunctionInfo, ModuleIndex, mentions_training_words
 from .summaries import Entry, SummaryCache
-from .values import UNKNOWN, DatasetFacts, Kind, Loc, ModeFact, ModelFacts, Value
+from .values import UNKNOWN, DatasetFacts, Kind, Loc, ModeFact, ModelFacts, Value, evolve
 
 MAX_CALL_DEPTH = 8
 MAX_CONTEXTS = 4  # precise calling contexts analysed per function
@@ -76,7 +76,7 @@ class Summary:
     final_self: Value | None = None
 
 
-UNKNOWN_SUMMARY = Summary(attrs.evolve(UNKNOWN, scaled=None))
+UNKNOWN_SUMMARY = Summary(evolve(UNKNOWN, scaled=None))
 
 
 class FileAnalyzer:
@@ -128,6 +128,8 @@ class FileAnalyzer:
         self._stack: list[str] = []
         self._contexts: dict[str, int] = {}
         self._backward_cache: dict[int, dict[str, tuple[ast.Call, ...]]] = {}
+        # ``if`` test node id -> whether it tests a modulo (a step gate), walked once
+        self.modulo_tests: dict[int, bool] = {}
         self._instances: dict[tuple, Value] = {}
         self.module_run: FunctionRun | None = None
 
@@ -294,9 +296,7 @@ class FileAnalyzer:
                 replayed = self._replayed(caller, event, call_span, name, where)
                 if replayed.store is not None and event.loc is not None:
                     created = caller.loc_loops.get(event.loc, ())
-                    replayed = attrs.evolve(
-                        replayed, store=attrs.evolve(replayed.store, created_loops=created)
-                    )
+                    replayed = evolve(replayed, store=evolve(replayed.store, created_loops=created))
                 caller.trace.events.append(replayed)
         if receiver_path and self_value is not None and summary.final_self is not None:
             _transfer_attributes(caller, receiver_path, self_value, summary.final_self)
@@ -318,7 +318,7 @@ class FileAnalyzer:
             event.span, f"in `{name}`: {event.kind.value.replace('_', ' ')} here", where
         )
         kind = EventKind.ITERATE_IN_CALL if event.kind is EventKind.ITERATE else event.kind
-        return attrs.evolve(
+        return evolve(
             event,
             kind=kind,
             span=call_span,
@@ -546,7 +546,7 @@ class FileAnalyzer:
             for key, value in run.env.items():
                 if key.startswith("self.") and key.count(".") == 1:
                     attributes[key[5:]] = value
-            final_self = attrs.evolve(self_value, attributes=tuple(sorted(attributes.items())))
+            final_self = evolve(self_value, attributes=tuple(sorted(attributes.items())))
         return Summary(returned, tuple(run.trace.events), tuple(modes), final_self)
 
     def _grad_mode(self, info: FunctionInfo, inherited: bool) -> bool:
@@ -600,7 +600,7 @@ class FileAnalyzer:
         )
         if not is_module:  # a trainer's class body: dataclass fields, class attributes
             fields = class_fields(index, class_name, list(args or ()), kwargs)
-            value = attrs.evolve(value, attributes=tuple(sorted(fields.items())))
+            value = evolve(value, attributes=tuple(sorted(fields.items())))
         record = caller.recording if caller else True
         init = index.find_method(class_name, "__init__")
         if init is not None:
@@ -612,7 +612,7 @@ class FileAnalyzer:
             forward = index.find_method(class_name, "forward") if self.launch is None else None
             if forward is not None:
                 output = self.invoke(forward, [UNKNOWN], {}, value, True, False).returned
-                value = attrs.evolve(value, activation=output.activation)
+                value = evolve(value, activation=output.activation)
                 if (
                     output.activation in ("softmax", "log_softmax", "sigmoid")
                     and output.origin is not None
@@ -623,13 +623,11 @@ class FileAnalyzer:
                         f"`{class_name}.forward` ends here: {output.origin.message}",
                         output.origin.path,
                     )
-                    model_facts = attrs.evolve(
-                        value.model_facts or ModelFacts(), activation_site=site
-                    )
-                    value = attrs.evolve(value, model_facts=model_facts)
+                    model_facts = evolve(value.model_facts or ModelFacts(), activation_site=site)
+                    value = evolve(value, model_facts=model_facts)
             if index.is_lightning_class(class_name):
-                model_facts = attrs.evolve(value.model_facts or ModelFacts(), lightning=True)
-                value = attrs.evolve(value, model_facts=model_facts)
+                model_facts = evolve(value.model_facts or ModelFacts(), lightning=True)
+                value = evolve(value, model_facts=model_facts)
         self._instances[key] = value
         return value
 

@@ -21,8 +21,6 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
 from . import adapters, catalog, tensors
 from .events import EventKind, LossFacts, ModeSwitch
 from .fallback import kind_from_name
@@ -41,6 +39,7 @@ from .values import (
     SamplerFacts,
     Value,
     combine,
+    evolve,
 )
 from .workspace.hooks import linked_call, linked_method
 
@@ -175,7 +174,7 @@ class CallsMixin:
         joined = combine([*args, *kwargs.values()])
         graphs = [a for a in args if a.graph]
         scaled = None if any(a.scaled is None for a in graphs) else any(a.scaled for a in graphs)
-        return attrs.evolve(joined, scaled=scaled if graphs else None)
+        return evolve(joined, scaled=scaled if graphs else None)
 
     def call_unresolved_name(self, name: str, node: ast.Call) -> Value:
         index = self.analyzer.index
@@ -190,7 +189,7 @@ class CallsMixin:
         if name in catalog.GRAPH_KEEPING_BUILTINS and args:
             # ``abs(loss)``, ``round(loss, 4)``: the tensor's own operator, still on the graph
             operand = args[0]
-            return attrs.evolve(combine((operand,)), scaled=operand.scaled)
+            return evolve(combine((operand,)), scaled=operand.scaled)
         if name in catalog.DETACHING_BUILTINS:
             return SCALAR
         if name in ("list", "dict", "set", "tuple", "sorted", "reversed"):
@@ -205,12 +204,12 @@ class CallsMixin:
             )
         if name in ("sum", "max", "min", "next", "iter", "getattr"):
             joined = combine(args)
-            return attrs.evolve(
+            return evolve(
                 joined, scaled=all(a.scaled for a in args if a.graph) if joined.graph else False
             )
         if name in ("enumerate", "zip"):
             return combine(args)
-        return attrs.evolve(combine([*args, *kwargs.values()]), scaled=None)
+        return evolve(combine([*args, *kwargs.values()]), scaled=None)
 
     def forward(self, model: Value, node: ast.Call) -> Value:
         args, kwargs = self.arguments(node)
@@ -224,7 +223,7 @@ class CallsMixin:
             )
             built = f" (the model built at line {model.origin.span.line})" if model.origin else ""
             site = model.model_facts.activation_site if model.model_facts else None
-            result = attrs.evolve(
+            result = evolve(
                 result,
                 origin=site
                 if site is not None
@@ -232,7 +231,7 @@ class CallsMixin:
             )
         if self.grad_enabled:
             graph = self.evidence(node, f"`{self.text(node)}` runs a model with gradients enabled")
-            result = attrs.evolve(
+            result = evolve(
                 result,
                 graph=graph,
                 graph_confidence=model.confidence,
@@ -262,7 +261,7 @@ class CallsMixin:
             scaled=None if reduction == "sum" else False,
             eval_forward=inputs.eval_forward,
         )
-        result = attrs.evolve(
+        result = evolve(
             result,
             criterion_facts=CriterionFacts(loss=loss_type, reduction=reduction),
             # a torch criterion returns one tensor; one known only by its name may not be one
@@ -295,7 +294,7 @@ class CallsMixin:
         if name in catalog.ACTIVATION_FUNCTIONS:
             activation = catalog.ACTIVATION_FUNCTIONS[name]
             applied = self.evidence(node, f"`{self.text(node)}` applies {activation}")
-            return attrs.evolve(
+            return evolve(
                 combine(args),
                 kind=Kind.TENSOR,
                 activation=activation,
@@ -308,7 +307,7 @@ class CallsMixin:
         if name in catalog.DETACHING_TORCH_FUNCTIONS:
             return Value(kind=Kind.TENSOR)
         if name in catalog.SCALING_FUNCTIONS:
-            return attrs.evolve(combine(args), scaled=True)
+            return evolve(combine(args), scaled=True)
         if name in catalog.MODEL_PASSTHROUGH_FUNCTIONS:
             return first if first.kind is Kind.MODEL else Value(kind=Kind.MODEL, origin=origin)
         if name == "torch.autograd.grad":
@@ -327,13 +326,13 @@ class CallsMixin:
             leaf = name.rsplit(".", 1)[-1]
             activation = first.activation if leaf in catalog.ACTIVATION_PRESERVING_METHODS else None
             scaled = all(a.scaled for a in args if a.graph) if joined.graph else False
-            return attrs.evolve(
+            return evolve(
                 joined,
                 activation=activation,
                 scaled=scaled,
                 proven_tensor=leaf in tensors.TORCH_FUNCTIONS,
             )
-        return attrs.evolve(
+        return evolve(
             combine([*args, *kwargs.values()]), scaled=None, graph_confidence=Confidence.MEDIUM
         )
 
@@ -348,7 +347,7 @@ class CallsMixin:
     ) -> Value:
         value = Value(kind=kind, origin=origin)
         if kind is Kind.CRITERION:
-            return attrs.evolve(
+            return evolve(
                 value,
                 criterion_facts=CriterionFacts(
                     loss=catalog.loss_type_of_class(name),
@@ -358,11 +357,11 @@ class CallsMixin:
         if kind is Kind.MODEL:
             leaf = name.rsplit(".", 1)[-1]
             if name in catalog.ACTIVATION_MODULES:
-                return attrs.evolve(value, activation=catalog.ACTIVATION_MODULES[name])
+                return evolve(value, activation=catalog.ACTIVATION_MODULES[name])
             if name in catalog.RAW_OUTPUT_MODULES:
-                return attrs.evolve(value, activation="raw")
+                return evolve(value, activation="raw")
             if leaf == "Sequential" and args:
-                return attrs.evolve(
+                return evolve(
                     value, activation=args[-1].activation if args[-1].kind is Kind.MODEL else None
                 )
             return value
@@ -383,7 +382,7 @@ class CallsMixin:
             # own samplers built over no DistributedSampler (``RandomSampler(ds)``)
             may_shard = any(not _known_unsharded(v) for v in given)
             iterable = dataset.dataset_facts is not None and dataset.dataset_facts.iterable
-            return attrs.evolve(
+            return evolve(
                 value,
                 loader_facts=LoaderFacts(sampler=may_shard, iterable_dataset=iterable),
             )
@@ -394,10 +393,10 @@ class CallsMixin:
             distributed = name in catalog.DISTRIBUTED_SAMPLERS or (
                 inner.sampler_facts is not None and inner.sampler_facts.distributed
             )
-            return attrs.evolve(value, sampler_facts=SamplerFacts(distributed=distributed))
+            return evolve(value, sampler_facts=SamplerFacts(distributed=distributed))
         if kind is Kind.DATASET:
             iterable = name in catalog.ITERABLE_DATASET_BASES
-            return attrs.evolve(value, dataset_facts=DatasetFacts(iterable=iterable))
+            return evolve(value, dataset_facts=DatasetFacts(iterable=iterable))
         return value
 
     # --- methods --------------------------------------------------------------------
@@ -447,7 +446,7 @@ class CallsMixin:
             return adapted  # a framework's object: accelerator, engine, scaler, LightningModule
         if kind is Kind.OPTIMIZER and method == "step":
             self.arguments(node)
-            self.emit(EventKind.STEP, node, target=attrs.evolve(receiver, confidence=confidence))
+            self.emit(EventKind.STEP, node, target=evolve(receiver, confidence=confidence))
             return UNKNOWN
         if kind is Kind.MODEL:
             return self.model_method(receiver, method, node, receiver_path, confidence)
@@ -501,7 +500,7 @@ class CallsMixin:
             )
             if path:
                 self.set_mode(path, fact)
-            return attrs.evolve(model, mode=fact)
+            return evolve(model, mode=fact)
         if method == "forward":
             return self.forward(model, node)
         if method in _MODEL_SELF_RETURNING:
@@ -527,7 +526,7 @@ class CallsMixin:
         if method in catalog.STORING_METHODS:
             stored = combine([*args, *kwargs.values()])
             if args and not kwargs:  # the stored item is the last argument (``insert(i, x)``)
-                stored = attrs.evolve(stored, proven_tensor=args[-1].proven_tensor)
+                stored = evolve(stored, proven_tensor=args[-1].proven_tensor)
             self.store(container, stored, node, path, node.args[-1] if node.args else node)
             return UNKNOWN
         if method in ("pop", "get", "popleft", "values", "items", "copy", "__getitem__"):
@@ -551,7 +550,7 @@ class CallsMixin:
             return Value(kind=Kind.TENSOR)
         if not tensor.graph and not tensor.locs and not tensor.activation and tensor.kind is None:
             return (
-                attrs.evolve(combine([*args, *kwargs.values()]), scaled=None)
+                evolve(combine([*args, *kwargs.values()]), scaled=None)
                 if any(a.graph for a in args)
                 else UNKNOWN
             )
@@ -559,7 +558,7 @@ class CallsMixin:
         if method in catalog.ACTIVATION_METHODS:
             activation = catalog.ACTIVATION_METHODS[method]
             applied = self.evidence(node, f"`{self.text(node)}` applies {activation}")
-            return attrs.evolve(
+            return evolve(
                 result,
                 kind=Kind.TENSOR,
                 activation=activation,
@@ -567,9 +566,9 @@ class CallsMixin:
                 origin=applied,
             )
         if method in catalog.SCALING_METHODS:
-            return attrs.evolve(result, scaled=True, proven_tensor=tensor.proven_tensor)
+            return evolve(result, scaled=True, proven_tensor=tensor.proven_tensor)
         activation = tensor.activation if method in catalog.ACTIVATION_PRESERVING_METHODS else None
-        return attrs.evolve(
+        return evolve(
             result,
             activation=activation,
             scaled=tensor.scaled,

@@ -17,12 +17,10 @@ import ast
 from collections.abc import Callable
 from typing import Any
 
-import attrs
-
 from . import catalog
 from .finding import Confidence, Evidence
 from .names import dotted, qualified_path
-from .values import SCALAR, UNKNOWN, Kind, Value, combine
+from .values import SCALAR, UNKNOWN, Kind, Value, combine, evolve
 
 
 def min_confidence(values: tuple[Value, ...]) -> Confidence:
@@ -112,7 +110,7 @@ class ExpressionsMixin:
                 eval_forward=base.eval_forward,
             )
         if base.kind is Kind.CONTAINER and base.locs:
-            return attrs.evolve(base, kind=None)
+            return evolve(base, kind=None)
         return UNKNOWN
 
     def _eval_Subscript(self, node: ast.Subscript) -> Value:
@@ -137,7 +135,7 @@ class ExpressionsMixin:
             )
         if base.kind in (Kind.TENSOR, None):
             return (
-                attrs.evolve(base, mode=None, origin=base.origin if base.activation else None)
+                evolve(base, mode=None, origin=base.origin if base.activation else None)
                 if base.graph or base.activation
                 else (Value(locs=base.locs) if base.locs else UNKNOWN)
             )
@@ -147,31 +145,31 @@ class ExpressionsMixin:
     def _eval_BinOp(self, node: ast.BinOp) -> Value:
         left, right = self.evaluate(node.left), self.evaluate(node.right)
         # arithmetic with a tensor on either side yields a tensor (numbers broadcast)
-        result = attrs.evolve(
+        result = evolve(
             combine((left, right)), proven_tensor=left.proven_tensor or right.proven_tensor
         )
         if isinstance(node.op, (ast.Div, ast.FloorDiv)) and left.graph and not right.graph:
-            return attrs.evolve(result, scaled=True)
+            return evolve(result, scaled=True)
         if isinstance(node.op, ast.Mult) and (left.graph or right.graph):
             graph_side, other = (left, right) if left.graph else (right, left)
             if not other.graph and not (
                 isinstance(node.right, ast.Constant) and isinstance(node.left, ast.Constant)
             ):
-                return attrs.evolve(result, scaled=True)
-            return attrs.evolve(result, scaled=graph_side.scaled)
+                return evolve(result, scaled=True)
+            return evolve(result, scaled=graph_side.scaled)
         if left.graph or right.graph:
             sides = [v for v in (left, right) if v.graph]
             scaled = (
                 all(v.scaled for v in sides) if all(v.scaled is not None for v in sides) else None
             )
-            return attrs.evolve(result, scaled=scaled)
+            return evolve(result, scaled=scaled)
         return result
 
     def _eval_UnaryOp(self, node: ast.UnaryOp) -> Value:
         operand = self.evaluate(node.operand)
         if isinstance(node.op, ast.Not):
             return SCALAR
-        return attrs.evolve(
+        return evolve(
             combine((operand,)), scaled=operand.scaled, proven_tensor=operand.proven_tensor
         )
 
@@ -232,7 +230,7 @@ class ExpressionsMixin:
         )
         if keep_elements or (elements and all(e.kind is Kind.MODEL for e in elements)):
             # a list of layers stays a list of models: iterating it calls models
-            value = attrs.evolve(value, elements=tuple(elements))
+            value = evolve(value, elements=tuple(elements))
         return value
 
     def _eval_Tuple(self, node: ast.Tuple) -> Value:

@@ -21,8 +21,6 @@ from __future__ import annotations
 import ast
 import builtins
 
-import attrs
-
 from . import catalog
 from .calls import CallsMixin, literal
 from .conditions import PathCondition
@@ -33,7 +31,7 @@ from .launch import LaunchMixin
 from .launch_paths import branch_conditions
 from .loops import LoopsMixin
 from .names import dotted
-from .values import UNKNOWN, Kind, Loc, ModeFact, Value, join, join_env
+from .values import UNKNOWN, Kind, Loc, ModeFact, Value, evolve, join, join_env
 
 
 def _is_modulo_test(node: ast.expr) -> bool:
@@ -161,7 +159,7 @@ def _join_branches(body: dict[str, Value], orelse: dict[str, Value]) -> dict[str
             and right.scaled is not None
             and (left.graph or right.graph)
         ):
-            merged[name] = attrs.evolve(merged[name], scaled=None)
+            merged[name] = evolve(merged[name], scaled=None)
     return merged
 
 
@@ -262,7 +260,7 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
         elif target is None:
             target = _scaled_operand(node)  # ``scaler.scale(loss).backward()`` frees ``loss``
         if target and target in self.env:
-            self.env[target] = attrs.evolve(
+            self.env[target] = evolve(
                 self.env[target],
                 backwarded=self.evidence(node, f"`{self.text(node)}` runs backward"),
             )
@@ -294,7 +292,7 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
                 if stored.backwarded is not None or stored.graph is None
                 else None
             )
-            self.env[path] = attrs.evolve(
+            self.env[path] = evolve(
                 container,
                 graph=container.graph or stored.graph,
                 graph_confidence=stored.graph_confidence
@@ -318,7 +316,7 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
         as if a fresh container had been bound here (``path = []``)."""
         loc = Loc(self.trace.function, node.lineno, node.col_offset, path)
         self.loc_loops[loc] = tuple(self.loops)
-        self.env[path] = attrs.evolve(container, graph=None, locs=frozenset({loc}))
+        self.env[path] = evolve(container, graph=None, locs=frozenset({loc}))
 
     def identity_of(self, container: Value, path: str | None) -> frozenset[Loc]:
         """The storage places a store into ``container`` (reached as ``path``) writes to.
@@ -345,7 +343,7 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
         current = self.lookup(path) or self.resolve_path(path)
         if current is not None and current.kind in (Kind.MODEL, Kind.ENGINE):
             # a DeepSpeed engine switches the module it wraps
-            self.env[path] = attrs.evolve(current, mode=fact)
+            self.env[path] = evolve(current, mode=fact)
 
     def resolve_path(self, path: str) -> Value | None:
         """The value at ``self.model``-style paths that live inside an instance value."""
@@ -368,7 +366,7 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
             return value
         merged = dict(value.attributes)
         merged.update(updates)
-        return attrs.evolve(value, attributes=tuple(sorted(merged.items())))
+        return evolve(value, attributes=tuple(sorted(merged.items())))
 
     def super_self(self) -> Value:
         """``super()`` in a method of a class derived from one of this file: ``self``,
@@ -381,7 +379,7 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
         if current is None or not current.local_bases or receiver is None:
             return UNKNOWN
         receiver = self.with_path_attributes("self", receiver)
-        return attrs.evolve(receiver, class_name=current.local_bases[0])
+        return evolve(receiver, class_name=current.local_bases[0])
 
     def super_path(self, node: ast.expr) -> str | None:
         """``self`` for a ``super()`` receiver: what the base's method assigns is on it."""
@@ -463,7 +461,7 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
         ):
             loc = Loc(self.trace.function, statement.lineno, statement.col_offset, path)
             self.loc_loops[loc] = tuple(self.loops)
-            value = attrs.evolve(value, locs=value.locs | {loc})
+            value = evolve(value, locs=value.locs | {loc})
         previous = self.lookup(path)
         if (
             isinstance(statement, (ast.Assign, ast.AnnAssign))
@@ -509,7 +507,7 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
             if isinstance(call, ast.Return)
             else f"`{self.text(call)}` is called on `{path}`, so it carries a graph",
         )
-        return attrs.evolve(value, kind=Kind.TENSOR, graph=proof, graph_confidence=Confidence.HIGH)
+        return evolve(value, kind=Kind.TENSOR, graph=proof, graph_confidence=Confidence.HIGH)
 
     def _reaches(self, line: int, call_line: int) -> bool:
         """Whether a binding at ``line`` can still be the value read at ``call_line``."""
@@ -553,7 +551,7 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
             # ``loss, loss_items = compute_loss(pred, targets)``: code we cannot see often
             # returns detached statistics next to its loss, so no element is proven to
             # carry the graph (the one that reaches backward() is proven by that call)
-            value = attrs.evolve(value, kind=None, graph=None)
+            value = evolve(value, kind=None, graph=None)
         for target in node.targets:
             self.assign(target, value, node)
 
@@ -601,7 +599,7 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
         if isinstance(node.op, (ast.Div, ast.Mult)) and path.endswith((".grad", ".grad.data")):
             self.emit(EventKind.GRAD_SCALE, node)
         left = self.lookup(path) or UNKNOWN
-        new = attrs.evolve(
+        new = evolve(
             join(left, right)
             if left.kind is Kind.CONTAINER
             else Value(
@@ -657,7 +655,7 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
             )
         gate = Gate(
             self.analyzer.lines.head_span(node),
-            _is_modulo_test(node.test),
+            self._is_modulo_test(node.test),
             self.loops[-1] if self.loops else None,
             body_condition if self.analyzer.launch is not None else None,
         )
@@ -686,6 +684,13 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
                 self.seen_through(self.env, else_condition, after_body),
             )
         self.env = _join_branches(after_body, self.env)
+
+    def _is_modulo_test(self, test: ast.expr) -> bool:
+        tests = self.analyzer.modulo_tests
+        known = tests.get(id(test))
+        if known is None:
+            known = tests[id(test)] = _is_modulo_test(test)
+        return known
 
     def _exec_Try(self, node: ast.Try) -> None:
         before = dict(self.env)

@@ -50,9 +50,19 @@ class Namespace:
     defaults), an instance of a config dataclass the script defines (its fields)."""
 
     values: tuple[tuple[str, Hashable], ...] = ()
+    # by name, the first of each (a parser's hundred flags, read at every ``args.x``: a
+    # scan of the pairs was a fifteenth of launch mode)
+    _by_name: dict[str, Hashable] = attrs.field(init=False, eq=False, repr=False)
+
+    @_by_name.default
+    def _index(self) -> dict[str, Hashable]:
+        by_name: dict[str, Hashable] = {}
+        for key, value in self.values:
+            by_name.setdefault(key, value)
+        return by_name
 
     def get(self, name: str, missing: Hashable) -> Hashable:
-        return next((value for key, value in self.values if key == name), missing)
+        return self._by_name.get(name, missing)
 
 
 @attrs.frozen

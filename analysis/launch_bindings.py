@@ -12,15 +12,13 @@ import ast
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
 from .binding import parameter_defaults
 from .conditions import PathCondition
 from .constants import UNDECIDED, ConstantFact, Items, is_items
 from .finding import Evidence
 from .launch_arguments import ArgumentDefaults, Namespace, declare
 from .names import dotted
-from .values import Value, with_constant
+from .values import Value, evolve, with_constant
 
 if TYPE_CHECKING:
     from .semantic import FunctionInfo
@@ -84,7 +82,7 @@ class LaunchBindingsMixin:
         if not isinstance(fact.value, ArgumentDefaults):
             return
         grown = declare(fact.value, node, lambda e: self._fold(e)[0], UNDECIDED)
-        self.env[path] = with_constant(bound, attrs.evolve(fact, value=grown))
+        self.env[path] = with_constant(bound, evolve(fact, value=grown))
 
     def mutated(self, node: ast.Call) -> None:
         """``config.update(other)``, ``layers.append(x)``: a method that changes in place
@@ -253,7 +251,7 @@ class LaunchBindingsMixin:
             )
             for i, item in enumerate(items)
         )
-        return attrs.evolve(value, elements=parts)
+        return evolve(value, elements=parts)
 
     def complete_attribute_bindings(
         self, before: dict[str, Value], body: dict[str, Value], orelse: dict[str, Value]

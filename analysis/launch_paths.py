@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import re
-from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -123,24 +122,46 @@ def launch_entry_condition(
 def launch_entry_points(index: ModuleIndex, source: str) -> list[FunctionInfo]:
     """Top-level functions the module's code neither calls nor passes: what a launch runs
     through a decorator (``@call_parse def main``), in file order. Uses are counted in the
-    source without its comments, one regular-expression pass (a walk of the tree cost a
-    fifth of launch mode): ``name(`` (its ``def`` is one) and ``name`` after ``(``, ``,``
-    or ``=`` (a callback). A name a docstring calls is not taken for an entry; it is then
-    folded when asked about, where it is written."""
+    source without its comments (a walk of the tree cost a fifth of launch mode):
+    ``name(`` (its ``def`` is one) and ``name`` after ``(``, ``,`` or ``=`` (a callback),
+    each name found by ``str.find`` (one regular expression alternating every name cost
+    a tenth of launch mode). A name a docstring calls is not taken for an entry; it is
+    then folded when asked about, where it is written."""
     if not index.top_functions:
         return []
     code = _COMMENT.sub("", source)
-    names = "|".join(sorted(map(re.escape, index.top_functions), key=len, reverse=True))
-    uses: Counter[str] = Counter()
-    # only the top-level functions' names are looked for (every identifier of a large file
-    # cost a fiftieth of an estimate): ``spawn(worker`` is both a pass and a call
-    for passed, name, called in re.findall(rf"([(,=]\s*)?\b({names})\b(\s*\()?", code):
-        uses[name] += bool(passed) + bool(called)
+    uses = {name: _uses(code, name) for name in index.top_functions}
     entries = [info for name, info in index.top_functions.items() if uses[name] <= 1]
     return sorted(entries, key=lambda info: info.node.lineno)
 
 
 _COMMENT = re.compile(r"#[^\n]*")
+_SPACE = " \t\r\n\f\v"
+
+
+def _uses(code: str, name: str) -> int:
+    """How often ``name`` is called (``name(``) or passed (after ``(``, ``,`` or ``=``) in
+    ``code``: an occurrence both passed and called counts twice; a whole word only."""
+    count, end_of_code = 0, len(code)
+    start = code.find(name)
+    while start != -1:
+        end = start + len(name)
+        if not _in_word(code, start - 1) and not _in_word(code, end):
+            before = start - 1
+            while before >= 0 and code[before] in _SPACE:
+                before -= 1
+            after = end
+            while after < end_of_code and code[after] in _SPACE:
+                after += 1
+            count += (before >= 0 and code[before] in "(,=") + (
+                after < end_of_code and code[after] == "("
+            )
+        start = code.find(name, end)
+    return count
+
+
+def _in_word(code: str, at: int) -> bool:
+    return 0 <= at < len(code) and (code[at].isalnum() or code[at] == "_")
 
 
 def uncalled(info: FunctionInfo) -> PathCondition:

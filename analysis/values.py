@@ -24,7 +24,7 @@ from __future__ import annotations
 import enum
 import operator
 from collections.abc import Callable, Iterable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import attrs
 
@@ -32,6 +32,7 @@ from .constants import ConstantFact, join_constants
 from .finding import Confidence, Evidence, evidence_order
 
 T = TypeVar("T")
+_Evolved = TypeVar("_Evolved")
 
 
 class Kind(str, enum.Enum):
@@ -221,6 +222,26 @@ def with_constant(value: Value, fact: ConstantFact | None) -> Value:
     """``value`` with another launch fact: ``attrs.evolve`` without its per-field loop
     (launch mode gives every evaluated expression a fact: evolve was a third of its cost)."""
     return Value(*_FIELDS_BEFORE_CONSTANT(value), fact)  # type: ignore[call-arg]
+
+
+_VALUE_FIELDS = frozenset(f.name for f in attrs.fields(Value))
+_HASH_CACHE = "_attrs_cached_hash"  # where ``cache_hash`` keeps a value's hash
+
+
+def evolve(instance: _Evolved, **changes: Any) -> _Evolved:
+    """``attrs.evolve``, with a fast path for :class:`Value` (evolved at most expressions
+    the dataflow evaluates: ``attrs.evolve`` builds its keyword arguments field by field,
+    a twentieth of launch mode). A value is a copy of the other's fields with the
+    changes, its cached hash reset."""
+    if instance.__class__ is not Value:
+        return attrs.evolve(instance, **changes)
+    assert _VALUE_FIELDS.issuperset(changes), changes
+    evolved = object.__new__(Value)
+    fields = evolved.__dict__
+    fields.update(instance.__dict__)
+    fields.update(changes)
+    fields[_HASH_CACHE] = None
+    return evolved  # type: ignore[return-value]
 
 
 UNKNOWN = Value()

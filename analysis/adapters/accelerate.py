@@ -17,10 +17,8 @@ Accelerate's (quiet) rather than flagged on a guess about how the loss was norma
 
 from __future__ import annotations
 
-import attrs
-
 from ..events import EventKind
-from ..values import UNKNOWN, Kind, Value
+from ..values import UNKNOWN, Kind, Value, evolve
 from . import Adapter, FrameworkTraits
 
 FRAMEWORK = "accelerate"
@@ -47,12 +45,12 @@ class AccelerateAdapter(Adapter):
             run.backward(args[0] if args else UNKNOWN, node, framework=FRAMEWORK)
             return UNKNOWN
         if method in ("prepare", "setup"):
-            prepared = tuple(attrs.evolve(a, prepared=True) for a in args)
+            prepared = tuple(evolve(a, prepared=True) for a in args)
             if len(prepared) == 1:
                 return prepared[0]
             return Value(kind=Kind.CONTAINER, elements=prepared)
         if method in _PREPARE_ONE:
-            return attrs.evolve(args[0], prepared=True) if args else UNKNOWN
+            return evolve(args[0], prepared=True) if args else UNKNOWN
         if method == "unwrap_model":
             first = args[0] if args else UNKNOWN
             return first if first.kind is Kind.MODEL else Value(kind=Kind.MODEL)

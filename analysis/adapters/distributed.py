@@ -11,12 +11,10 @@ what the sampler rules ask about. The process group itself changes no rule's que
 
 from __future__ import annotations
 
-import attrs
-
 from .. import catalog
 from ..events import EventKind
 from ..names import dotted
-from ..values import Kind, ModelFacts, Value
+from ..values import Kind, ModelFacts, Value, evolve
 from . import Adapter
 
 
@@ -28,8 +26,8 @@ class DistributedAdapter(Adapter):
         run.emit(EventKind.DDP_WRAP, node, target=first)
         base = first if first.kind is Kind.MODEL else Value(kind=Kind.MODEL)
         origin = run.evidence(node, f"`{run.text(node)}` is constructed here")
-        model_facts = attrs.evolve(base.model_facts or ModelFacts(), ddp=True)
-        wrapped = attrs.evolve(base, origin=base.origin or origin, model_facts=model_facts)
+        model_facts = evolve(base.model_facts or ModelFacts(), ddp=True)
+        wrapped = evolve(base, origin=base.origin or origin, model_facts=model_facts)
         if name in catalog.IN_PLACE_SHARDING and node.args:
             path = dotted(node.args[0])
             if path is not None and path in run.env:

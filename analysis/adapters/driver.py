@@ -20,12 +20,10 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-import attrs
-
 from ..binding import bind_parameters
 from ..events import EventKind, Trace
 from ..interpreter import FunctionRun
-from ..values import UNKNOWN, Kind, LoaderFacts, Value, combine
+from ..values import UNKNOWN, Kind, LoaderFacts, Value, combine, evolve
 from . import HookPlan
 
 
@@ -37,7 +35,7 @@ def drive_hook(analyzer, info, plan: HookPlan, class_name: str) -> None:
     missing = {name: value for name, value in plan.self_attributes if name not in own}
     if missing:
         own.update(missing)
-        self_value = attrs.evolve(self_value, attributes=tuple(sorted(own.items())))
+        self_value = evolve(self_value, attributes=tuple(sorted(own.items())))
     env = bind_parameters(info, [], {}, self_value, analyzer.index.imports)
     if plan.model_parameter is not None and plan.model_parameter in env:
         env[plan.model_parameter] = Value(kind=Kind.MODEL)  # the framework passes its model

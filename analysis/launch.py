@@ -84,6 +84,8 @@ class LaunchMixin(LaunchCallsMixin, LaunchBindingsMixin):
 
     def attach_constant(self, node: ast.expr, value: Value) -> Value:
         """``value`` (what ``node`` evaluated to) with the fact a plain launch gives it."""
+        if node.__class__ is ast.Constant:
+            return self._literal(node, value)  # type: ignore[arg-type]
         if isinstance(node, ast.Call):
             name = self._call_name(node)
             fact = self._fact(node, value, name)
@@ -103,6 +105,20 @@ class LaunchMixin(LaunchCallsMixin, LaunchBindingsMixin):
             # gives it its undecided fact (:meth:`bound_constant`)
             return value
         return with_constant(value, fact)
+
+    def _literal(self, node: ast.Constant, value: Value) -> Value:
+        """A literal's value with its fact, made once per node and condition (a fifth of
+        the expressions launch mode evaluates are literals)."""
+        key = (id(node), self.condition)
+        literals = self.analyzer.launch_driver.literals
+        known = literals.get(key)
+        if known is None:
+            fact = ConstantFact(node.value, self._evidence(node), self.condition)
+            known = literals[key] = with_constant(value, fact)
+        fact = known.constant
+        self.folded[id(node)] = (fact.value, fact.condition)
+        self.analyzer.launch.note_constant(node, fact)
+        return known
 
     def _fold_unevaluated_arguments(self, node: ast.Call) -> None:
         """Arguments the dataflow did not evaluate (``model.to(torch.bfloat16)``: a

@@ -82,6 +82,8 @@ class LaunchDriver:
         self._best: dict[tuple, PathCondition] = {}  # memo key -> best condition analysed
         # function -> the best condition it was analysed under, and that analysis' summary
         self._runs: dict[str, tuple[PathCondition, Summary]] = {}
+        # (literal node id, condition) -> its value with its fact (:meth:`LaunchMixin._literal`)
+        self.literals: dict[tuple[int, PathCondition], Value] = {}
 
     # --- what runs ----------------------------------------------------------------------
     def run_entries(self) -> None:

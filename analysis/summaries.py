@@ -68,6 +68,14 @@ class SummaryCache:
         with self._lock:
             return self._trees.pop(path, None)
 
+    def give_back_tree(self, path: str, source: str, tree: Any) -> None:
+        """Return a tree :meth:`take_tree` handed out and only read (the estimator reads
+        the lint's tree instead of parsing again): kept unless an analysis remembered a
+        newer one meanwhile."""
+        with self._lock:
+            if path not in self._trees:
+                self._trees[path] = (source, tree)
+
     def remember_tree(self, path: str, source: str, tree: Any) -> None:
         with self._lock:
             self._trees[path] = (source, tree)

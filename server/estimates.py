@@ -214,18 +214,21 @@ FIELD_WORDS = {  # RunConfig fields, as a user would name what was found
 }
 
 
-def estimate_source(source: str, path: str, gpu: str | None, project: Any = None) -> Any:
+def estimate_source(
+    source: str, path: str, gpu: str | None, project: Any = None, *, tree: Any = None
+) -> Any:
     """``torchward estimate`` on editor text: an ``Estimate``; None when there is no run;
     :class:`NoJob` when there is a run but no model to size.
 
     ``project`` is the ``[tool.torchward]`` estimator settings (overrides and user
-    architectures), laid over the script's values as the CLI does."""
+    architectures), laid over the script's values as the CLI does. ``tree``: ``source``
+    already parsed (the lint's tree), only read."""
     from torchward.analysis.runconfig import read_source
     from torchward.estimator.estimate import estimate
     from torchward.estimator.runconfig import Field, RunConfig
 
     choice = lookup_gpu(gpu) if gpu else None
-    config, _ = read_source(source, path)
+    config, _ = read_source(source, path, tree=tree)
     models = ()
     if project is not None:
         config, models = config.merged(project.run_config()), project.models
@@ -266,8 +269,17 @@ class EstimateService:
         return self._entry_point is not None
 
     def estimate(
-        self, source: str, path: str, gpu: str | None, *, enabled: bool = True, project: Any = None
+        self,
+        source: str,
+        path: str,
+        gpu: str | None,
+        *,
+        enabled: bool = True,
+        project: Any = None,
+        tree: Any = None,
     ) -> GpuEstimate:
+        """The GPU fit of ``source``; ``tree``: its parse, only read, handed to the
+        built-in estimator (another entry point parses for itself)."""
         if not enabled:
             return GpuEstimate(
                 "disabled", gpu, reason="the estimator is switched off (setting 'estimator')"
@@ -275,11 +287,12 @@ class EstimateService:
         if not self.is_available:
             return GpuEstimate("unavailable", gpu, reason=UNAVAILABLE_REASON)
         try:
-            result = (
-                self._entry_point(source, path, gpu, project)
-                if project
-                else self._entry_point(source, path, gpu)
-            )
+            if tree is not None and self._entry_point is estimate_source:
+                result = estimate_source(source, path, gpu, project, tree=tree)
+            elif project:
+                result = self._entry_point(source, path, gpu, project)
+            else:
+                result = self._entry_point(source, path, gpu)
             found = _from_estimator(result, gpu, path)
             if found.status == "none":
                 found = no_run(source, gpu)

@@ -139,13 +139,25 @@ def estimate_of(snapshot: Snapshot, estimates: EstimateService) -> GpuEstimate:
     text = snapshot.text
     if "\x00" in text or len(text) > MAX_ANALYSED_CHARS:
         return GpuEstimate("none", snapshot.gpu, reason="the document is not analysed")
-    return estimates.estimate(
-        text.lstrip(BOM),
-        snapshot.path,
-        snapshot.gpu,
-        enabled=snapshot.estimator,
-        project=snapshot.settings.estimator,
-    )
+    source = text.lstrip(BOM)
+    # the lint's tree of this text, on loan: parsing again was a third of an estimate of a
+    # large script. Taken, no edit's re-parse can shift it while the estimator reads it
+    # (that analysis parses from scratch); given back unless a newer one arrived.
+    cache = summary_cache() if snapshot.estimator else None
+    taken = cache.take_tree(snapshot.path) if cache is not None else None
+    tree = taken[1] if taken is not None and taken[0] == source else None
+    try:
+        return estimates.estimate(
+            source,
+            snapshot.path,
+            snapshot.gpu,
+            enabled=snapshot.estimator,
+            project=snapshot.settings.estimator,
+            tree=tree,
+        )
+    finally:
+        if taken is not None:
+            cache.give_back_tree(snapshot.path, *taken)  # type: ignore[union-attr]
 
 
 WARM_UP_SOURCE = "import torch\n\nfor x in loader:\n    loss = model(x)\n    loss.backward()\n"

@@ -84,6 +84,7 @@ class LaunchDriver:
         self._runs: dict[str, tuple[PathCondition, Summary]] = {}
         # (literal node id, condition) -> its value with its fact (:meth:`LaunchMixin._literal`)
         self.literals: dict[tuple[int, PathCondition], Value] = {}
+        self._callees: dict[str, list[FunctionInfo]] = {}  # :meth:`_called_by_name`
 
     # --- what runs ----------------------------------------------------------------------
     def run_entries(self) -> None:
@@ -209,7 +210,13 @@ class LaunchDriver:
 
     def _called_by_name(self, info: FunctionInfo) -> list[FunctionInfo]:
         """The project functions ``info``'s body calls by name (``helper()``,
-        ``self.helper()`` on its own class)."""
+        ``self.helper()`` on its own class), found once per function."""
+        known = self._callees.get(info.qualname)
+        if known is None:
+            known = self._callees[info.qualname] = self._find_called_by_name(info)
+        return known
+
+    def _find_called_by_name(self, info: FunctionInfo) -> list[FunctionInfo]:
         index = self.analyzer.index
         found = []
         for node in ast.walk(info.node):

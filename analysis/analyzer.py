@@ -29,7 +29,7 @@ from .conditions import PathCondition
 from .events import Event, EventKind, Gate, Trace
 from .finding import Evidence
 from .fingerprints import Fingerprints
-from .interpreter import FunctionRun, backward_targets_of
+from .interpreter import FunctionRun, backward_targets_of, loop_lines_of
 from .launch_driver import LaunchDriver, LaunchInputs
 from .launch_paths import LaunchFacts
 from .names import qualified_name
@@ -128,6 +128,7 @@ class FileAnalyzer:
         self._stack: list[str] = []
         self._contexts: dict[str, int] = {}
         self._backward_cache: dict[int, dict[str, tuple[ast.Call, ...]]] = {}
+        self._loop_cache: dict[int, list[tuple[int, int]]] = {}  # :meth:`loop_lines`
         # ``if`` test node id -> whether it tests a modulo (a step gate), walked once
         self.modulo_tests: dict[int, bool] = {}
         self._instances: dict[tuple, Value] = {}
@@ -178,6 +179,14 @@ class FileAnalyzer:
                 backward_targets_of(body) if self.mentions(body, "backward") else {}
             )
         return self._backward_cache[key]
+
+    def loop_lines(self, body: list[ast.stmt]) -> list[tuple[int, int]]:
+        """The line ranges of ``body``'s loops; walked once per body, not per context."""
+        key = id(body[0]) if body else 0
+        known = self._loop_cache.get(key)
+        if known is None:
+            known = self._loop_cache[key] = loop_lines_of(body)
+        return known
 
     def mentions(self, body: list[ast.stmt], word: str) -> bool:
         """Whether the source lines of ``body`` contain ``word`` (a cheap pre-test)."""

@@ -112,7 +112,7 @@ def _scaled_operand(node: ast.Call) -> str | None:
     return None
 
 
-def _loop_lines(body: list[ast.stmt]) -> list[tuple[int, int]]:
+def loop_lines_of(body: list[ast.stmt]) -> list[tuple[int, int]]:
     """The line ranges of the loops of ``body`` (nested functions excluded)."""
     return [
         (node.lineno, getattr(node, "end_lineno", node.lineno))
@@ -514,7 +514,7 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
         if call_line < line:
             return False
         if self._loops_of_body is None:
-            self._loops_of_body = _loop_lines(self.body)
+            self._loops_of_body = self.analyzer.loop_lines(self.body)
         return all(
             start <= line <= end for start, end in self._loops_of_body if start <= call_line <= end
         )

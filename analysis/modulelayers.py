@@ -22,15 +22,33 @@ class Unknown(Exception):
     """A value the counter cannot follow."""
 
 
+class _Arguments(dict):
+    """A layer's arguments by name. One the counter could not follow is kept as
+    :data:`_UNFOLLOWED` and raises :class:`Unknown` only when a formula reads it: an
+    LSTM's ``dropout=dropout if num_layers > 1 else 0`` or a conv's ``padding`` size
+    nothing."""
+
+    def __getitem__(self, name: str) -> Any:
+        found = super().__getitem__(name)
+        if found is _UNFOLLOWED:
+            raise Unknown
+        return found
+
+
+_UNFOLLOWED = object()
+
+
 def _arguments(
     node: ast.Call, counter, env: dict, names: tuple[str, ...], defaults: dict[str, Any]
 ) -> dict[str, Any]:
-    values = dict(defaults)
-    for name, arg in zip(names, node.args):
-        values[name] = counter.value(arg, env)
-    for kw in node.keywords:
-        if kw.arg in names:
-            values[kw.arg] = counter.value(kw.value, env)
+    values = _Arguments(defaults)
+    written = [*zip(names, node.args), *((k.arg, k.value) for k in node.keywords)]
+    for name, arg in written:
+        if name in names:
+            try:
+                values[name] = counter.value(arg, env)
+            except Unknown:
+                values[name] = _UNFOLLOWED
     missing = [n for n in names if n not in values]
     if missing:
         raise Unknown

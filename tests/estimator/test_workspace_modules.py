@@ -144,3 +144,41 @@ def _json(*argv: str) -> dict:
     with redirect_stdout(out):
         assert main([*argv, "--format", "json"]) == 0
     return json.loads(out.getvalue())
+
+
+RECURRENT = """
+import torch
+from torch import nn
+
+class Tagger(nn.Module):
+    def __init__(self, width=32, layers=2, dropout=0.3, pad=PAD):
+        super().__init__()
+        self.conv = nn.Conv1d(8, width, kernel_size=3, padding=pad)
+        # the usual guard: nn.LSTM warns about dropout on a single layer
+        self.rnn = nn.LSTM(width, width, num_layers=layers,
+                           dropout=dropout if layers > 1 else 0, bidirectional=True)
+        self.out = nn.Linear(width * 2 if layers >= 2 else width, 5)
+
+model = Tagger()
+"""
+# conv 8·32·3 + 32 = 800; LSTM: 2·(4·32·(32+32) + 8·32) + 2·(4·32·(64+32) + 8·32)
+# = 16,896 + 25,088; out 64·5 + 5 = 325.
+RECURRENT_PARAMS = 800 + 16_896 + 25_088 + 325
+
+
+def test_an_argument_that_sizes_nothing_may_be_unknown():
+    """Found on a real LSTM classifier: its dropout, chosen by ``layers > 1``, left the
+    whole LSTM unsized; a conv's padding read from the command line sizes nothing."""
+    config, notes = read_source("PAD = args.pad\n" + RECURRENT, "train.py")
+    assert config.params.value == RECURRENT_PARAMS, notes
+    assert not any("not sized" in n for n in notes)
+
+
+def test_an_unknown_argument_that_sizes_the_layer_still_leaves_it_unsized():
+    source = RECURRENT.replace(
+        "nn.Linear(width * 2 if layers >= 2 else width, 5)",
+        "nn.Linear(width * 2 if layers >= LIMIT else width, 5)",
+    )
+    config, notes = read_source("PAD = 1\n" + source, "train.py")
+    assert config.params.value == RECURRENT_PARAMS - 325 and config.params.confidence == "low"
+    assert any("nn.Linear(...) (sizes not traced)" in n for n in notes)

@@ -13,6 +13,12 @@ it (``validation``).
 A function's condition is the best among its call sites in the file (a function nobody in
 the file calls — a callback, an entry point — counts as default), followed three calls
 deep.
+
+A statement after one where a plain launch raises — ``if args.model is None: raise
+ValueError(...)`` with the flag unset, a bare ``raise`` — never runs without flags: the
+script needs them, and what it reads past that point holds for a launch with flags the
+defaults do not describe (the branch the missing flag would have taken). It is
+``unsure``: read, never with high confidence.
 """
 
 from __future__ import annotations
@@ -57,6 +63,15 @@ def _disables_grad(context: ast.expr) -> bool:
     )
 
 
+def _may_raise(statement: ast.stmt) -> bool:
+    """A ``raise`` at the top level of an arm of ``statement``'s ``if`` / ``elif`` chain."""
+    if isinstance(statement, ast.Raise):
+        return True
+    return isinstance(statement, ast.If) and any(
+        _may_raise(s) for s in (*statement.body, *statement.orelse)
+    )
+
+
 class PathConditions:
     """Path states of the nodes of one module (parents and call sites indexed once)."""
 
@@ -98,6 +113,9 @@ class PathConditions:
         self._functions: dict[int, ast.AST | None] = {}
         self._in_progress: set[int] = set()  # states being computed (their guards answer)
         self._distributed: dict[int, bool] = {}  # test → whether it names a distributed launch
+        # block → (statement id → its index, index of the first statement where a plain
+        # launch raises, or None)
+        self._raises: dict[int, tuple[dict[int, int], int | None]] = {}
 
     def parent(self, node: ast.AST) -> ast.AST | None:
         return self.parents.get(id(node))
@@ -129,6 +147,8 @@ class PathConditions:
         state = PathCondition.DEFAULT
         child, current = node, self.parent(node)
         while current is not None:
+            if isinstance(child, ast.stmt) and self._after_a_default_raise(current, child):
+                state = state.worst(PathCondition.UNSURE)
             if isinstance(current, (ast.If, ast.IfExp, ast.While)) and child is not current.test:
                 in_body = child in (
                     current.body if isinstance(current.body, list) else [current.body]
@@ -148,6 +168,37 @@ class PathConditions:
                 return state
             child, current = current, self.parent(current)
         return state
+
+    def _after_a_default_raise(self, parent: ast.AST, statement: ast.stmt) -> bool:
+        """Whether an earlier statement of ``statement``'s block raises on a plain launch
+        (see the module docstring)."""
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(parent, field, None)
+            if not isinstance(block, list) or not block:
+                continue
+            known = self._raises.get(id(block))
+            if known is None:
+                known = self._raises[id(block)] = (
+                    {id(s): i for i, s in enumerate(block)},
+                    next((i for i, s in enumerate(block) if self._raises_by_default(s)), None),
+                )
+            index = known[0].get(id(statement))
+            if index is not None:
+                return known[1] is not None and known[1] < index
+        return False
+
+    def _raises_by_default(self, statement: ast.stmt) -> bool:
+        """``raise``, or an ``if`` whose arm a plain launch takes raises (an ``elif``
+        chain's last ``else: raise`` included)."""
+        if isinstance(statement, ast.Raise):
+            return True
+        if not isinstance(statement, ast.If) or not _may_raise(statement):
+            return False  # no test decided for nothing: deciding one may follow names far
+        return any(
+            self._branch(statement.test, in_body) is PathCondition.DEFAULT
+            and any(self._raises_by_default(s) for s in arm)
+            for arm, in_body in ((statement.body, True), (statement.orelse, False))
+        )
 
     def _function_state(
         self, function: ast.FunctionDef | ast.AsyncFunctionDef, depth: int

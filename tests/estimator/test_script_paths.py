@@ -423,3 +423,51 @@ def test_a_parameter_count_for_an_image_job_borrows_no_language_model_shapes(tmp
     data = json.loads(out)
     assert data["verdict"] == "unknown" and data["peak_bytes"] < 2**30  # weights + state
     assert not any("borrowed from" in n for n in data["notes"])
+
+
+NEEDS_A_MODEL_FLAG = """
+import argparse, torch
+from torch.utils.data import DataLoader
+from transformers import AutoConfig, AutoModelForCausalLM
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--model_name_or_path", type=str)
+parser.add_argument("--tokenizer_name", type=str)
+parser.add_argument("--debug", action="store_true")
+args = parser.parse_args()
+
+if args.debug:
+    raise SystemExit("debug runs are not supported")  # not taken without flags
+if args.tokenizer_name:
+    tokenizer = load(args.tokenizer_name)
+elif args.model_name_or_path:
+    tokenizer = load(args.model_name_or_path)
+else:
+    raise ValueError("give --tokenizer_name or --model_name_or_path")
+
+if args.model_name_or_path:
+    model = AutoModelForCausalLM.from_pretrained(args.model_name_or_path)
+else:
+    model = AutoModelForCausalLM.from_config(AutoConfig.for_model("gpt2"))
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+loader = DataLoader(data, batch_size=16)
+"""
+
+
+def test_past_a_raise_a_plain_launch_reaches_nothing_is_read_with_high_confidence():
+    """Found on a LoftQ fine-tune: without flags the script raises before it builds the
+    model, yet 'trained from scratch' was read with high confidence from the branch the
+    missing flag would have skipped. Past that raise the defaults describe no launch."""
+    config, values, _ = _read(NEEDS_A_MODEL_FLAG)
+    assert values["pretrained"] is False and values["optimizer"] == "adamw"
+    assert all(field.confidence != "high" for _, field in config.fields()), config
+    assert config.pretrained.confidence == "medium"
+
+
+def test_a_raise_on_a_branch_a_plain_launch_skips_changes_nothing():
+    source = NEEDS_A_MODEL_FLAG.replace(
+        '    raise ValueError("give --tokenizer_name or --model_name_or_path")',
+        '    tokenizer = load("gpt2")',
+    )
+    config, _, _ = _read(source)
+    assert config.optimizer.confidence == "high"  # the debug branch's raise is not taken

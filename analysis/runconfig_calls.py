@@ -19,6 +19,7 @@ from torchward.estimator.runconfig import Field, RunConfig
 from .runconfig_conventions import ConventionsMixin
 from .runconfig_families import FamiliesMixin
 from .runconfig_fields import MODEL_NAME, OPTIMIZERS, model_name, positive_int
+from .runconfig_hfconfig import config_built_model, is_model_class
 from .runconfig_launch import LaunchMixin
 from .runconfig_structure import StructureMixin, loop_module
 
@@ -60,12 +61,17 @@ class CallReader(FamiliesMixin, ConventionsMixin, LaunchMixin, StructureMixin):
             "fully_shard",
         ):
             self.distributed = True
+        if name.startswith("transformers") and is_model_class(tail):
+            if config_built_model(self, call, name):  # ``GPT2LMHeadModel(GPT2Config(...))``
+                return
         if tail == "from_pretrained":
             self.from_pretrained(call, name)
             if "model" in self.fields and self.fields["model"].source.endswith(f":{call.lineno}"):
                 self.set("pretrained", True, call.lineno, self.fields["model"].confidence)
         elif tail == "from_config" and name.startswith(("transformers", "Auto")):
-            self.set("pretrained", False, call.lineno)  # architecture only: trained from scratch
+            if not config_built_model(self, call, name):
+                self.set("pretrained", False, call.lineno)  # architecture only: from scratch
+
         elif name.startswith(_VISION_BUILDERS) and name != "timm.models.":
             arg = self.values.get(call.args[0]) if call.args and "timm" in name else None
             model = arg[0] if arg and isinstance(arg[0], str) else tail

@@ -93,11 +93,34 @@ ALTERNATIVES = {
 _CRITICAL = ("batch_size", "seq_len", "dtype")  # assumptions that make an estimate low-confidence
 
 
+def _from_script_config(model: str, structure: dict[str, Any], source: str) -> Architecture:
+    """A transformers model built from a config the script writes
+    (:mod:`torchward.analysis.runconfig_hfconfig`): the config class's default checkpoint
+    with the script's fields laid over its config.json."""
+    base = lookup_model(str(structure["defaults_of"]))
+    fields = {k: v for k, v in structure.items() if k not in ("model_type", "defaults_of")}
+    return Architecture(
+        name=model,
+        family=base.family,
+        model_type=base.model_type,
+        config={**base.config, **fields},
+        note=(
+            f"a {base.model_type} built from the script's config ({source}); what it does not "
+            f"set is {base.name}'s, as its config class defaults"
+        ),
+    )
+
+
 def _find_arch(config: RunConfig, models: Models = ()) -> tuple[Architecture, str, bool, list[str]]:
     """User entries, then a local config.json path, the catalog, the offline HF cache."""
     notes: list[str] = []
     model = config.value("model")
     structure = config.value("structure")
+    if model is not None and isinstance(structure, dict) and "defaults_of" in structure:
+        assert config.structure is not None
+        arch = _from_script_config(str(model), structure, config.structure.source)
+        notes.append(arch.note)
+        return arch, str(model), False, notes
     if (
         model is not None
         and config.params is not None

@@ -289,6 +289,9 @@ class ModuleCounter:
         if isinstance(node, ast.Dict):
             return _add(*(self.expr(v, env, lists) for v in node.values))
         if isinstance(node, ast.ListComp) and len(node.generators) == 1:
+            unrolled = self._unrolled(node, env, lists)
+            if unrolled is not None:
+                return unrolled
             n = _range_count(node.generators[0].iter, env, self)
             if n is not None:
                 return _add(self.expr(node.elt, env, lists), times=n)
@@ -303,6 +306,42 @@ class ModuleCounter:
         if isinstance(node, ast.Call):
             return self.call(node, env, lists)
         return _ZERO  # self.config = config, self.scale = d ** -0.5: not a module (or not knowable)
+
+    def _unrolled(self, node: ast.ListComp, env: dict, lists: dict) -> ModuleCount | None:
+        """``[Block(i, o) for i, o in [(3, 64), (64, 128)]]``, ``[Up(c * 2**k) for k in
+        range(4)]``: each element counted with its own loop values (sizes depend on them);
+        None when the items cannot be followed (or there are more than 256)."""
+        generator = node.generators[0]
+        if generator.ifs:
+            return None
+        bounds = _range(generator.iter, env, self)
+        items: Any
+        if bounds is not None:
+            items = range(*bounds)
+        elif isinstance(generator.iter, (ast.List, ast.Tuple)):
+            # each followed on its own: one unknown size spoils only its own element
+            items = generator.iter.elts
+        else:
+            try:
+                items = self.value(generator.iter, env)
+            except _Unknown:
+                return None
+        if not isinstance(items, (tuple, list, range)) or len(items) > 256:
+            return None
+        counts = []
+        for item in items:
+            if isinstance(item, ast.AST):
+                try:
+                    item = self.value(item, env)
+                except _Unknown:
+                    label = ast.unparse(node.elt)[:40]
+                    counts.append(ModuleCount(0, (f"{label} (sizes not traced)",)))
+                    continue
+            inner = dict(env)
+            if not _bind_loop_target(generator.target, item, inner):
+                return None
+            counts.append(self.expr(node.elt, inner, lists))
+        return _add(*counts) if counts else _ZERO
 
     def call(self, node: ast.Call, env: dict, lists: dict) -> ModuleCount:
         qualified = qualified_name(node.func, self.imports) or ""
@@ -464,6 +503,21 @@ def _bind(
             except _Unknown:
                 pass
     return env
+
+
+def _bind_loop_target(target: ast.AST, item: Any, env: dict) -> bool:
+    """Bind a loop target (a name, or a tuple of names) to ``item``; False when the shapes
+    differ."""
+    if isinstance(target, ast.Name):
+        env[target.id] = item
+        return True
+    if (
+        isinstance(target, ast.Tuple)
+        and isinstance(item, (tuple, list))
+        and len(item) == len(target.elts)
+    ):
+        return all(_bind_loop_target(t, value, env) for t, value in zip(target.elts, item))
+    return False
 
 
 def _range(node: ast.AST, env: dict, counter: ModuleCounter) -> tuple[int, ...] | None:

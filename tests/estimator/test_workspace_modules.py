@@ -182,3 +182,48 @@ def test_an_unknown_argument_that_sizes_the_layer_still_leaves_it_unsized():
     config, notes = read_source("PAD = 1\n" + source, "train.py")
     assert config.params.value == RECURRENT_PARAMS - 325 and config.params.confidence == "low"
     assert any("nn.Linear(...) (sizes not traced)" in n for n in notes)
+
+
+ENCODER_DECODER = """
+import torch
+from torch import nn
+
+class Pair(nn.Module):
+    def __init__(self, i, o):
+        super().__init__()
+        self.a = nn.Conv2d(i, o, 3, padding=1)
+        self.b = nn.Conv2d(o, o, 3, padding=1)
+
+class Net(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.down = nn.ModuleList([Pair(i, o) for i, o in [(channels, 16), (16, 32), (32, 64)]])
+        self.up = nn.ModuleList([nn.ConvTranspose2d(64 // 2**k, 32 // 2**k, 2, stride=2)
+                                 for k in range(2)])
+
+model = Net(CHANNELS)
+"""
+
+
+def _pair(i: int, o: int) -> int:
+    return (i * o * 9 + o) + (o * o * 9 + o)
+
+
+# up: ConvTranspose2d(64, 32, 2) 64·32·4 + 32 = 8,224 and (32, 16, 2) 32·16·4 + 16 = 2,064
+UP = 8_224 + 2_064
+
+
+def test_a_comprehension_over_size_pairs_counts_each_element_with_its_own_sizes():
+    """Found on a real UNet: ``[DoubleConvolution(i, o) for i, o in [(3, 64), (64, 128)...]]``
+    was left uncounted (half the model's parameters)."""
+    config, notes = read_source("CHANNELS = 3\n" + ENCODER_DECODER, "train.py")
+    assert config.params.value == _pair(3, 16) + _pair(16, 32) + _pair(32, 64) + UP, notes
+    assert config.params.confidence != "low"
+
+
+def test_one_unknown_pair_leaves_only_its_own_element_unsized():
+    config, notes = read_source("CHANNELS = args.channels\n" + ENCODER_DECODER, "train.py")
+    assert config.params.value == _pair(16, 32) + _pair(32, 64) + UP
+    assert config.params.confidence == "low" and any(
+        "Pair(i, o) (sizes not traced)" in n for n in notes
+    )

@@ -97,15 +97,21 @@ class ConventionsMixin(ReaderState):
                 ):  # "bf16" next to "bf16_autocast": the pure-bf16 choice
                     old = self.fields["dtype"]
                     self.fields["dtype"] = Field("bf16", old.source, old.confidence)
-        lora, line = None, 0
+        lora, line, decided = None, 0, False
         for name in _METHOD_FLAGS:
             value = defaults.get(name, (None, 0))
             if isinstance(value[0], str) and "lora" in value[0].lower():
-                lora, line = value[0].lower(), value[1]
+                lora, line, decided = value[0].lower(), value[1], True
                 break
             if isinstance(value[0], bool) and name.startswith(("use_lora", "use_peft", "lora")):
-                lora, line = ("lora" if value[0] else None), value[1]
+                lora, line, decided = ("lora" if value[0] else None), value[1], True
                 break
+        if not decided and "lora_rank" not in self.fields:
+            # no flag turns LoRA on or off, yet the interface declares a LoRA rank (a QLoRA
+            # script's ``lora_r: int = 16``): the script fine-tunes with LoRA
+            declared = next((defaults[n] for n in ("lora_r", "lora_rank") if n in defaults), None)
+            if declared and positive_int(declared[0]):
+                lora, line = "lora", declared[1]
         if lora and "lora_rank" not in self.fields:
             rank = next(
                 (defaults[n] for n in ("lora_rank", "lora_r", "rank") if n in defaults), None
@@ -125,6 +131,11 @@ class ConventionsMixin(ReaderState):
             ):
                 if defaults.get(name, (None,))[0] is True:
                     self.set("quantize", kind, defaults[name][1], "medium")
+            for name in ("quantization_bits", "quant_bits", "load_bits"):
+                bits = defaults.get(name, (None, 0))
+                if lora and bits[0] in (4, 8) and not isinstance(bits[0], bool):
+                    self.set("quantize", f"{bits[0]}bit", bits[1], "medium")  # QLoRA's base
+                    break
 
 
 # field, conventional names (most specific first), conversion

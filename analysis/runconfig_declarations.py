@@ -200,8 +200,8 @@ class Values(Evaluator):
                         found = literal(keyword.value)
                         if isinstance(found, (list, tuple)):
                             self.choices.setdefault(arg.arg, tuple(found))
-            value = literal(default)
-            if value is not None:
+            value = literal(_typer_default(default))
+            if value is not None and value is not Ellipsis:  # ``...``: a required option
                 self.defaults.setdefault(arg.arg, (value, default.lineno))
 
     def _argument(self, call: ast.Call) -> None:
@@ -290,6 +290,19 @@ def _is_dataclass(node: ast.ClassDef) -> bool:
     return any(
         (dotted(b) or "").endswith(("TrainingArguments", "SFTConfig", "Config")) for b in node.bases
     ) and any(isinstance(s, ast.AnnAssign) for s in node.body)
+
+
+def _typer_default(default: ast.expr) -> ast.expr:
+    """``typer.Option("gpt2", "--model")`` / ``typer.Argument(8)`` as a parameter's default:
+    the option's own default (its first argument, or ``default=``); else the default as
+    written."""
+    if (
+        isinstance(default, ast.Call)
+        and (dotted(default.func) or "").rsplit(".", 1)[-1] in ("Option", "Argument")
+    ):
+        given = next((k.value for k in default.keywords if k.arg == "default"), None)
+        return given if given is not None else default.args[0] if default.args else default
+    return default
 
 
 def _is_entry_point(function: ast.FunctionDef | ast.AsyncFunctionDef, fired: set[str]) -> bool:

@@ -471,3 +471,49 @@ def test_a_raise_on_a_branch_a_plain_launch_skips_changes_nothing():
     )
     config, _, _ = _read(source)
     assert config.optimizer.confidence == "high"  # the debug branch's raise is not taken
+
+
+TYPER_QLORA = """
+import typer
+
+app = typer.Typer()
+
+@app.command()
+def main(
+    model_name: str = typer.Option("Qwen/Qwen2.5-0.5B", "--model-name", "-m"),
+    max_length: int = typer.Option(512, "--max-length"),
+    batch_size: int = typer.Option(default=2),
+    output_dir: str = typer.Option(..., "--output-dir"),
+    quantization_bits: int = typer.Option(4, "--bits"),
+    lora_r: int = typer.Option(32, "--lora-r"),
+):
+    trainer = build_trainer(model_name, max_length, batch_size, quantization_bits, lora_r)
+    trainer.train()
+
+if __name__ == "__main__":
+    app()
+"""
+
+
+def test_a_typer_entry_points_option_defaults_are_its_flags_defaults():
+    """Found on a QLoRA SFT script: every option is ``typer.Option(DEFAULT, "--flag")``,
+    and nothing was read (no model); the trainer lives in the project's package."""
+    config, values, _ = _read(TYPER_QLORA)
+    assert values["model"] == "Qwen/Qwen2.5-0.5B"
+    assert (values["seq_len"], values["batch_size"]) == (512, 2)
+    assert config.model.confidence == "medium"
+
+
+def test_a_declared_lora_rank_and_quantisation_bits_make_it_qlora():
+    _, values, _ = _read(TYPER_QLORA)
+    assert (values["lora_rank"], values["quantize"]) == (32, "4bit")
+
+
+def test_a_lora_flag_that_is_off_wins_over_a_declared_rank():
+    source = TYPER_QLORA.replace(
+        '    lora_r: int = typer.Option(32, "--lora-r"),',
+        '    lora_r: int = typer.Option(32, "--lora-r"),\n'
+        '    use_lora: bool = typer.Option(False, "--use-lora"),',
+    )
+    _, values, _ = _read(source)
+    assert "lora_rank" not in values and "quantize" not in values

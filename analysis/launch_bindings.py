@@ -44,6 +44,8 @@ _MUTATING = frozenset(
     }
 )
 _SPAWNERS = ("multiprocessing.spawn", "mp.spawn", "multiprocessing.start_processes")
+# command-line runners: ``fire.Fire(main)`` / ``typer.run(main)`` call it with its defaults
+_RUNNERS = ("fire.Fire", "typer.run")
 
 
 class LaunchBindingsMixin:
@@ -169,8 +171,10 @@ class LaunchBindingsMixin:
         """``mp.spawn(worker, args=(...))``: the worker runs as ``worker(0, *args)`` on a
         plain launch's one process (rank 0): called here, so its body sees the
         arguments' launch values, as the reader follows a callback to its call site.
-        ``name``: the call's folded name."""
-        if not name.endswith(_SPAWNERS) or not node.args:
+        ``fire.Fire(main)`` / ``typer.run(main)``: ``main()``, every parameter at its
+        default. ``name``: the call's folded name."""
+        runner = name.endswith(_RUNNERS)
+        if not (runner or name.endswith(_SPAWNERS)) or not node.args:
             return
         worker = node.args[0]
         info = (
@@ -179,6 +183,9 @@ class LaunchBindingsMixin:
             else None
         )
         if info is None:
+            return
+        if runner:  # a plain launch passes no flags: every parameter at its default
+            self.call_local(info, [], {}, node)
             return
         passed = next((k.value for k in node.keywords if k.arg == "args"), None)
         arguments = self.evaluate(passed) if passed is not None else None

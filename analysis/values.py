@@ -222,7 +222,7 @@ def evolve(instance: _Evolved, **changes: Any) -> _Evolved:
     field by field, and ``Value(...)`` sets two dozen fields: each cost a tenth of
     launch mode)."""
     if instance.__class__ is not Value:
-        return attrs.evolve(instance, **changes)
+        return attrs.evolve(instance, **changes)  # type: ignore[misc]  # any attrs class
     assert _VALUE_FIELDS.issuperset(changes), changes
     evolved = object.__new__(Value)
     fields = evolved.__dict__

@@ -296,9 +296,9 @@ def _typer_default(default: ast.expr) -> ast.expr:
     """``typer.Option("gpt2", "--model")`` / ``typer.Argument(8)`` as a parameter's default:
     the option's own default (its first argument, or ``default=``); else the default as
     written."""
-    if (
-        isinstance(default, ast.Call)
-        and (dotted(default.func) or "").rsplit(".", 1)[-1] in ("Option", "Argument")
+    if isinstance(default, ast.Call) and (dotted(default.func) or "").rsplit(".", 1)[-1] in (
+        "Option",
+        "Argument",
     ):
         given = next((k.value for k in default.keywords if k.arg == "default"), None)
         return given if given is not None else default.args[0] if default.args else default

@@ -30,6 +30,7 @@ from typing import Any
 import attrs
 
 from .binding import parameter_defaults
+from .constants import COMPARISONS
 from .modulelayers import Unknown as _Unknown
 from .modulelayers import layer_params as _layer
 from .names import ImportTable, qualified_name
@@ -445,7 +446,7 @@ class ModuleCounter:
             return self.value(node.body if self.value(node.test, env) else node.orelse, env)
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
             left, right = self.value(node.left, env), self.value(node.comparators[0], env)
-            compare = _COMPARISONS.get(type(node.ops[0]))
+            compare = COMPARISONS.get(type(node.ops[0]))  # ``num_layers > 1``, ``i == 0``
             if compare is not None:
                 try:
                     return compare(left, right)
@@ -459,21 +460,6 @@ class ModuleCounter:
             values = [self.value(a, env) for a in node.args]
             return {"int": lambda *v: int(v[0]), "max": max, "min": min}[node.func.id](*values)
         raise _Unknown
-
-
-# the comparisons a size test makes (``num_layers > 1``, ``i == 0``, ``norm in ("ln", "rms")``)
-_COMPARISONS: dict[type, Any] = {
-    ast.Eq: lambda a, b: a == b,
-    ast.NotEq: lambda a, b: a != b,
-    ast.Is: lambda a, b: a is b,
-    ast.IsNot: lambda a, b: a is not b,
-    ast.Lt: lambda a, b: a < b,
-    ast.LtE: lambda a, b: a <= b,
-    ast.Gt: lambda a, b: a > b,
-    ast.GtE: lambda a, b: a >= b,
-    ast.In: lambda a, b: a in b,
-    ast.NotIn: lambda a, b: a not in b,
-}
 
 
 def _is_weight_tie(target: ast.AST, value: ast.AST) -> bool:

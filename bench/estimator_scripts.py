@@ -146,34 +146,18 @@ def time_estimate(script: str, runs: int) -> float:
     return min(_timed_runs(script, runs))
 
 
-def _timed_runs(script: str, runs: int) -> list[float]:
+def _timed_runs(script: str, runs: int, parsed: bool = False) -> list[float]:
     """CPU milliseconds of each of ``runs`` reads + estimates of ``script``, in order (the
-    first pays for what the process had not seen yet: sibling modules, the catalog)."""
-    from torchward.analysis.runconfig import read_script
-    from torchward.estimator.estimate import estimate
-
-    samples = []
-    for _ in range(runs):
-        start = time.process_time()
-        config, _notes = read_script(script)
-        try:
-            estimate(config, None)
-        except LookupError:
-            pass
-        samples.append((time.process_time() - start) * 1000)
-    return samples
-
-
-def _timed_editor_runs(script: str, runs: int) -> list[float]:
-    """As :func:`_timed_runs`, with the script already parsed: what the editor's estimate
-    pays, reading the tree its lint just parsed (``server/scheduler.estimate_of``)."""
+    first pays for what the process had not seen yet: sibling modules, the catalog).
+    ``parsed``: the script's tree given, as the editor's estimate reads the lint's tree
+    (``server/scheduler.estimate_of``)."""
     from torchward.analysis.parsing import parse_module
     from torchward.analysis.runconfig import read_source
     from torchward.estimator.estimate import estimate
 
     with open(script, encoding="utf-8-sig") as handle:
         source = handle.read()
-    tree = parse_module(source, script)
+    tree = parse_module(source, script) if parsed else None
     samples = []
     for _ in range(runs):
         start = time.process_time()
@@ -201,7 +185,7 @@ def timing_only(scripts: list[dict], corpus: str, runs: int) -> int:
         path = os.path.join(corpus, expected["path"])
         samples = _timed_runs(path, runs)
         bests.append(min(samples))
-        editor.append(min(_timed_editor_runs(path, runs)))
+        editor.append(min(_timed_runs(path, runs, parsed=True)))
         with open(path, encoding="utf-8-sig") as handle:
             source = handle.read()
         lint = []  # the lint's dataflow over the same file, for comparison (docs/design)

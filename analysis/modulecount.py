@@ -12,8 +12,10 @@ those, list comprehensions and ``append`` loops over ``range(N)``, and local cla
 (also classes imported from other modules of the project, found through the workspace
 index, :mod:`torchward.analysis.workspace`).
 
-Anything else (a layer from another library, a size read from a config object, a module
-passed in) is *unknown*: it adds nothing to the count and is listed, so the estimate
+A module the script builds and hands to another's constructor (``Seq2Seq(encoder,
+decoder)``) is counted where that constructor keeps it (:class:`Built`). Anything else (a
+layer from another library, a size read from a config object, a module passed in that the
+script did not build) is *unknown*: it adds nothing to the count and is listed, so the estimate
 widens its interval instead of inventing parameters. Weight tying is not subtracted (an
 over-count is the safe side of an OOM estimate).
 
@@ -35,7 +37,7 @@ from .modulelayers import Unknown as _Unknown
 from .modulelayers import layer_params as _layer
 from .names import ImportTable, qualified_name
 
-__all__ = ["UNTRACED", "ModuleCount", "ModuleCounter", "module_constants"]
+__all__ = ["UNTRACED", "Built", "ModuleCount", "ModuleCounter", "module_constants"]
 
 UNTRACED = object()
 """An argument whose value could not be followed: layers sized by it are unknown."""
@@ -106,6 +108,14 @@ class ModuleCount:
 
 
 _ZERO = ModuleCount(0)
+
+
+@attrs.frozen
+class Built:
+    """A module built outside and handed to a constructor (``Seq2Seq(encoder, decoder)``):
+    its count, added where the constructor keeps it (``self.encoder = encoder``)."""
+
+    count: ModuleCount
 
 
 def _add(*counts: ModuleCount, times: int = 1) -> ModuleCount:
@@ -246,10 +256,12 @@ class ModuleCounter:
         if isinstance(target, ast.Name) or is_self:
             key = target.id if isinstance(target, ast.Name) else "self." + target.attr
             try:
-                env[key] = self.value(value, env)
-                return
+                found = self.value(value, env)
             except _Unknown:
-                pass
+                found = UNTRACED
+            if found is not UNTRACED and not isinstance(found, Built):
+                env[key] = found
+                return
             if isinstance(value, ast.List) and not value.elts:
                 lists[key] = _ZERO
                 return
@@ -283,6 +295,8 @@ class ModuleCounter:
         """Parameters held by the module (or list of modules) ``node`` builds."""
         if isinstance(node, ast.Name) and node.id in lists:
             return lists[node.id]
+        if isinstance(node, ast.Name) and isinstance(env.get(node.id), Built):
+            return env[node.id].count  # a module the caller built and passed in
         if isinstance(node, (ast.List, ast.Tuple)):
             return _add(*(self.expr(e, env, lists) for e in node.elts))
         if isinstance(node, ast.Starred):

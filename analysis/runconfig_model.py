@@ -16,7 +16,7 @@ from typing import Any
 
 from torchward.estimator import dependencies
 
-from .modulecount import UNTRACED, ModuleCount, ModuleCounter, module_constants
+from .modulecount import UNTRACED, Built, ModuleCount, ModuleCounter, module_constants
 from .moduletrace import trace_cnn, traced_params
 from .names import dotted, qualified_name
 from .runconfig_calls import CallReader
@@ -126,25 +126,26 @@ def workspace_model(
     best: tuple[int, ast.Call, ModuleCount, str] | None = None
     best_args: tuple[list, dict] = ([], {})
     best_name = ""
-    for node in values.paths.nodes:
-        if not isinstance(node, ast.Call):
-            continue
-        name = chosen.get(id(node)) or (node.func.id if isinstance(node.func, ast.Name) else None)
-        if name is None or name not in counter.modules:
-            continue
-        if _inside_module_class(node, values, counter):
-            continue  # a layer built inside another module's body, not the model itself
-        confidence = "high"
-        args, kwargs = [], {}
-        for arg in node.args:
-            found = values.get(arg)
-            args.append(UNTRACED if found is None else found[0])
-            confidence = "medium" if found and found[1] != "high" else confidence
-        for kw in node.keywords:
-            if kw.arg:
-                found = values.get(kw.value)
-                kwargs[kw.arg] = UNTRACED if found is None else found[0]
-                confidence = "medium" if found and found[1] != "high" else confidence
+    candidates = [
+        (node, name)
+        for node in values.paths.nodes
+        if isinstance(node, ast.Call)
+        and (
+            name := chosen.get(id(node))
+            or (node.func.id if isinstance(node.func, ast.Name) else None)
+        )
+        in counter.modules
+        and not _inside_module_class(node, values, counter)  # a layer of another module
+    ]
+    # modules the script builds and hands to another's constructor (``Seq2Seq(encoder,
+    # decoder)``): counted first, by the name they are bound to, then passed in as built
+    built: dict[str, Built] = {}
+    for node, name in candidates:
+        target = _bound_name(node, values)
+        if target is not None:
+            built[target] = Built(counter.count_class(name, *_arguments(node, values, {})[:2]))
+    for node, name in candidates:
+        args, kwargs, confidence = _arguments(node, values, built)
         count = counter.count_class(name, args, kwargs)
         if best is None or count.params > best[0]:
             best = (count.params, node, count, confidence)
@@ -196,6 +197,40 @@ def workspace_model(
     reader.set(
         "params", params, node.lineno, confidence, f"{reader.path}:{node.lineno} ({name}'s layers)"
     )
+
+
+def _arguments(
+    node: ast.Call, values: Values, built: dict[str, Built]
+) -> tuple[list[Any], dict[str, Any], str]:
+    """A model call's arguments as the counter takes them, and the lowest confidence among
+    them: followed values; a name bound to a module the script built, as that module."""
+    confidence = "high"
+
+    def given(expr: ast.expr) -> Any:
+        nonlocal confidence
+        if isinstance(expr, ast.Name) and expr.id in built:
+            return built[expr.id]
+        found = values.get(expr)
+        if found is not None and found[1] != "high":
+            confidence = "medium"
+        return UNTRACED if found is None else found[0]
+
+    args = [given(arg) for arg in node.args]
+    kwargs = {kw.arg: given(kw.value) for kw in node.keywords if kw.arg}
+    return args, kwargs, confidence
+
+
+def _bound_name(node: ast.Call, values: Values) -> str | None:
+    """``encoder`` in ``encoder = Encoder(...)`` (the call is the whole assigned value)."""
+    parent = values.paths.parent(node)
+    if (
+        isinstance(parent, ast.Assign)
+        and parent.value is node
+        and len(parent.targets) == 1
+        and isinstance(parent.targets[0], ast.Name)
+    ):
+        return parent.targets[0].id
+    return None
 
 
 _STRUCTURE_KEYS = {

@@ -227,3 +227,50 @@ def test_one_unknown_pair_leaves_only_its_own_element_unsized():
     assert config.params.confidence == "low" and any(
         "Pair(i, o) (sizes not traced)" in n for n in notes
     )
+
+
+COMPOSED = """
+import torch
+from torch import nn
+
+class Encoder(nn.Module):
+    def __init__(self, vocab, width):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.rnn = nn.GRU(width, width)
+
+class Decoder(nn.Module):
+    def __init__(self, vocab, width):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.rnn = nn.GRU(width, width)
+        self.out = nn.Linear(width, vocab)
+
+class Translator(nn.Module):
+    def __init__(self, encoder, decoder, device):
+        super().__init__()
+        self.encoder = encoder
+        self.decoder = decoder
+        self.device = device
+
+encoder = Encoder(1000, 64)
+decoder = Decoder(1200, 64)
+model = Translator(encoder, decoder, "cuda")
+"""
+# GRU(64, 64): 3·64·(64 + 64) + 2·3·64 = 24,960
+ENCODER = 1000 * 64 + 24_960
+DECODER = 1200 * 64 + 24_960 + 64 * 1200 + 1200
+
+
+def test_modules_handed_to_a_wrapper_are_counted_in_it():
+    """Found on a real sequence-to-sequence notebook: ``Seq2Seq(encoder, decoder, device)``
+    was read as its encoder alone, the decoder's weights missing from the lower bound."""
+    config, _ = read_source(COMPOSED, "train.py")
+    assert config.model.value == "Translator"
+    assert config.params.value == ENCODER + DECODER
+
+
+def test_a_wrapper_is_not_counted_for_a_plain_value_it_keeps():
+    source = COMPOSED.replace("self.device = device", "self.scale = device")
+    config, _ = read_source(source.replace('"cuda"', "2"), "train.py")
+    assert config.params.value == ENCODER + DECODER

@@ -139,11 +139,13 @@ def workspace_model(
     ]
     # modules the script builds and hands to another's constructor (``Seq2Seq(encoder,
     # decoder)``): counted first, by the name they are bound to, then passed in as built
-    built: dict[str, Built] = {}
+    built: dict[str | int, Built] = {}  # by the name bound to it, and by its call's id
     for node, name in candidates:
+        alone = Built(counter.count_class(name, *_arguments(node, values, {})[:2]))
+        built[id(node)] = alone  # ``Wrapper(Encoder(...), Decoder(...))``
         target = _bound_name(node, values)
         if target is not None:
-            built[target] = Built(counter.count_class(name, *_arguments(node, values, {})[:2]))
+            built[target] = alone
     for node, name in candidates:
         args, kwargs, confidence = _arguments(node, values, built)
         count = counter.count_class(name, args, kwargs)
@@ -200,16 +202,19 @@ def workspace_model(
 
 
 def _arguments(
-    node: ast.Call, values: Values, built: dict[str, Built]
+    node: ast.Call, values: Values, built: dict[str | int, Built]
 ) -> tuple[list[Any], dict[str, Any], str]:
     """A model call's arguments as the counter takes them, and the lowest confidence among
-    them: followed values; a name bound to a module the script built, as that module."""
+    them: followed values; a module the script built (bound to a name, or built right in
+    the argument list), as that module."""
     confidence = "high"
 
     def given(expr: ast.expr) -> Any:
         nonlocal confidence
         if isinstance(expr, ast.Name) and expr.id in built:
             return built[expr.id]
+        if isinstance(expr, ast.Call) and id(expr) in built:
+            return built[id(expr)]
         found = values.get(expr)
         if found is not None and found[1] != "high":
             confidence = "medium"

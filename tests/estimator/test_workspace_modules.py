@@ -274,3 +274,13 @@ def test_a_wrapper_is_not_counted_for_a_plain_value_it_keeps():
     source = COMPOSED.replace("self.device = device", "self.scale = device")
     config, _ = read_source(source.replace('"cuda"', "2"), "train.py")
     assert config.params.value == ENCODER + DECODER
+
+
+def test_modules_built_in_the_wrappers_argument_list_are_counted_in_it():
+    source = COMPOSED.replace(
+        'model = Translator(encoder, decoder, "cuda")',
+        'model = Translator(Encoder(1000, 64), Decoder(1200, 64), "cuda")',
+    )
+    config, _ = read_source(source, "train.py")
+    assert config.model.value == "Translator"
+    assert config.params.value == ENCODER + DECODER

@@ -139,7 +139,7 @@ class CallReader(FamiliesMixin, ConventionsMixin, LaunchMixin, StructureMixin):
             self.signals.setdefault("train", call.lineno)
             found = self.keyword(call, "config", "config_params")
             if found:
-                self.deepspeed(found[0], call.lineno)
+                self.deepspeed(found[0], call.lineno, found[1])
         elif tail == "generate":
             self.signals.setdefault("generate", call.lineno)
             self.generation(call)

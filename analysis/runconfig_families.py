@@ -24,6 +24,7 @@ from .runconfig_fields import (
     OPTIMIZERS,
     RANK,
     ReaderState,
+    min_confidence,
     positive_int,
 )
 
@@ -84,8 +85,9 @@ class FamiliesMixin(ReaderState):
             )
 
     def autocast(self, call: ast.Call) -> None:
-        """``torch.autocast("cuda", dtype=ptdtype)``: the dtype the default launch selects
-        (float32 = no mixed precision); ``enabled=False`` or an unknown dtype says nothing."""
+        """``torch.autocast("cuda", dtype=ptdtype)`` / ``autocast("cuda", torch.bfloat16)``:
+        the dtype the default launch selects (float32 = no mixed precision); ``enabled=False``
+        or an unknown dtype says nothing."""
         enabled = self.keyword(call, "enabled")
         if enabled is not None and not enabled[0]:
             return
@@ -95,9 +97,14 @@ class FamiliesMixin(ReaderState):
             flag = self.values.get(call.args[0])  # torch.cuda.amp.autocast(enabled)
             if flag is not None and flag[0] is False:
                 return
-        has_dtype = any(k.arg == "dtype" for k in call.keywords)
-        found = self.keyword(call, "dtype")
-        if has_dtype and found is None:
+        # ``dtype=``, or the second positional argument: ``autocast("cuda", torch.bfloat16)``
+        # (torch.autocast's ``device_type, dtype``; torch.cuda.amp's ``enabled, dtype``)
+        written = next(
+            (k.value for k in call.keywords if k.arg == "dtype"),
+            call.args[1] if len(call.args) > 1 else None,
+        )
+        found = self.values.get(written) if written is not None else None
+        if written is not None and found is None:
             return
         text = str(found[0]) if found else "float16"  # CUDA autocast's default
         dtype = (
@@ -235,7 +242,7 @@ class FamiliesMixin(ReaderState):
                 self.set("dtype", dtype, call.lineno, found[1])
         found = self.keyword(call, "deepspeed")
         if found:
-            self.deepspeed(found[0], call.lineno)
+            self.deepspeed(found[0], call.lineno, found[1])
         found = self.keyword(call, "fsdp")
         if found and found[0]:
             self.set(
@@ -288,15 +295,26 @@ class FamiliesMixin(ReaderState):
                 name = "sgd-momentum"
         self.set("optimizer", name, call.lineno, "high" if "fused" not in text else "medium")
 
-    def deepspeed(self, value: Any, line: int) -> None:
+    def deepspeed(self, value: Any, line: int, confidence: str) -> None:
+        """A DeepSpeed config (a dict, or the JSON file it names): sharding, offload, batch,
+        accumulation, precision. ``confidence``: the config's own (a dict followed through
+        a name, or filled from flags' defaults, is medium; a file the script names is read
+        as data, medium); every field read from it is capped there."""
         source = f"{self.path}:{line}"
         if isinstance(value, str):
             loaded = self.values.read_file(value)
             if loaded is None:
                 return
-            value, source = loaded[0], loaded[1]
+            value, source, confidence = loaded[0], loaded[1], min_confidence(confidence, "medium")
         if not isinstance(value, dict):
             return
+        cap, self.cap = self.cap, min_confidence(self.cap, confidence)
+        try:
+            self._deepspeed_fields(value, line, source)
+        finally:
+            self.cap = cap
+
+    def _deepspeed_fields(self, value: dict, line: int, source: str) -> None:
         zero = value.get("zero_optimization") or {}
         stage = zero.get("stage")
         if stage in (1, 2, 3):

@@ -32,12 +32,19 @@ __all__ = [
     "OPTIMIZERS",
     "RANK",
     "ReaderState",
+    "min_confidence",
     "model_name",
     "positive_int",
     "precision_of",
 ]
 
 RANK = {"high": 2, "medium": 1, "low": 0}
+
+
+def min_confidence(a: str, b: str) -> str:
+    """The lower of two confidences."""
+    return a if RANK[a] <= RANK[b] else b
+
 
 DTYPES = {
     "bfloat16": "bf16",

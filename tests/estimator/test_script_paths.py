@@ -517,3 +517,58 @@ def test_a_lora_flag_that_is_off_wins_over_a_declared_rank():
     )
     _, values, _ = _read(source)
     assert "lora_rank" not in values and "quantize" not in values
+
+
+def test_autocasts_dtype_given_positionally_is_read():
+    """Found on a real GPT script: ``autocast("cuda", torch.bfloat16)`` (``from torch.amp
+    import autocast``) was read as fp16 — CUDA's default — with high confidence."""
+    source = (
+        "import torch\nfrom torch.amp import autocast\n"
+        "for x, y in loader:\n"
+        "    with autocast('cuda', torch.bfloat16):\n"
+        "        loss = model(x, y)\n"
+        "    loss.backward()\n"
+    )
+    config, values, _ = _read(source)
+    assert values["dtype"] == "amp-bf16" and config.dtype.confidence == "high"
+    config, values, _ = _read(source.replace("torch.bfloat16", "DTYPE"))
+    assert "dtype" not in values or config.dtype.confidence != "high"  # not followed: not fp16
+
+
+DEEPSPEED_FROM_FLAGS = """
+import deepspeed, fire
+
+def train(batch_size: int = 8, precision: str = "bf16"):
+    settings = {
+        "train_micro_batch_size_per_gpu": batch_size,
+        precision: {"enabled": True},
+        "zero_optimization": {"stage": 1, "offload_optimizer": {"device": "cpu"}},
+    }
+    engine, _, _, _ = deepspeed.initialize(model=model, config=settings)
+    for batch in loader:
+        engine.backward(engine(batch))
+        engine.step()
+
+if __name__ == "__main__":
+    fire.Fire(train)
+"""
+
+
+def test_a_deepspeed_config_filled_from_flag_defaults_is_read_at_medium():
+    """Found on DeepSpeed's BERT example: a config dict built from the entry point's
+    parameters gave its batch size and precision with high confidence; a launch can
+    change both."""
+    config, values, _ = _read(DEEPSPEED_FROM_FLAGS)
+    assert (values["batch_size"], values["dtype"], values["sharding"]) == (8, "bf16", "zero-1")
+    assert all(
+        getattr(config, name).confidence == "medium"
+        for name in ("batch_size", "dtype", "sharding", "offload")
+    )
+
+
+def test_a_deepspeed_config_written_in_place_keeps_high_confidence():
+    source = DEEPSPEED_FROM_FLAGS.replace(
+        "config=settings", 'config={"zero_optimization": {"stage": 2}}'
+    )
+    config, values, _ = _read(source)
+    assert values["sharding"] == "zero-2" and config.sharding.confidence == "high"

@@ -150,8 +150,25 @@ class ReaderState:
                 self.set(field, value, call.lineno, found[1])
 
 
+# what a ``--weights`` / ``--init_from`` flag says instead of a model: how to initialise it
+_NOT_MODEL_NAMES = frozenset(
+    {
+        "",
+        "scratch",
+        "resume",
+        "none",
+        "pretrained",
+        "random",
+        "imagenet",
+        "default",
+        "true",
+        "false",
+    }
+)
+
+
 def model_name(value: Any) -> str | None:
-    if not isinstance(value, str) or value.strip().lower() in ("", "scratch", "resume", "none"):
+    if not isinstance(value, str) or value.strip().lower() in _NOT_MODEL_NAMES:
         return None
     if value.endswith((".pt", ".pth", ".bin", ".ckpt", ".safetensors")):
         return os.path.splitext(os.path.basename(value))[0]

@@ -572,3 +572,20 @@ def test_a_deepspeed_config_written_in_place_keeps_high_confidence():
     )
     config, values, _ = _read(source)
     assert values["sharding"] == "zero-2" and config.sharding.confidence == "high"
+
+
+def test_a_weights_flag_saying_how_to_initialise_is_not_a_model_name():
+    """Found on a GPT classification fine-tune: ``--weights`` (default "pretrained", or
+    "random") was read as the model's name."""
+    source = (
+        "import argparse, torch\n"
+        "parser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--weights', type=str, default='pretrained')\n"
+        "args = parser.parse_args()\n"
+        "for x, y in loader:\n"
+        "    torch.nn.functional.cross_entropy(model(x), y).backward()\n"
+    )
+    _, values, _ = _read(source)
+    assert "model" not in values
+    _, values, _ = _read(source.replace("'pretrained'", "'resnet50.pth'"))
+    assert values["model"] == "resnet50"  # a checkpoint file still names its model

@@ -180,6 +180,9 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
         # launch mode: the path condition of the statement being run (:mod:`.launch`), and
         # the facts of the expressions this run evaluated (each at most once: one pass)
         self.condition = condition
+        # launch mode: a ``raise`` ran on the path a plain launch takes (what follows runs
+        # only with flags the defaults do not describe: unsure)
+        self.raised = False
         self.folded: dict[int, tuple] = {}
         self.trace = trace
         self.body = body
@@ -633,6 +636,9 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
 
     def _exec_Raise(self, node: ast.Raise) -> None:
         self.evaluate(node.exc)
+        if self.analyzer.launch is not None and self.condition is PathCondition.DEFAULT:
+            self.raised = True
+            self.condition = PathCondition.UNSURE  # dead code after it, in this block
 
     def _exec_Assert(self, node: ast.Assert) -> None:
         self.evaluate(node.test)
@@ -661,8 +667,10 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
         )
         before = dict(self.env)
         self.gates.append(gate)
+        raised_before, self.raised = self.raised, False
         self.condition = body_condition
         self.execute(node.body)
+        body_raised, self.raised = self.raised, False
         after_body = self.env
         self.env = dict(before)
         self.condition = else_condition
@@ -670,6 +678,11 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
         self.condition = entry
         self.gates.pop()
         if self.analyzer.launch is not None:
+            # the arm a plain launch takes raised (``else: raise ValueError("give
+            # --model")``): the rest of this block runs only with flags
+            self.raised = raised_before or body_raised or self.raised
+            if self.raised and not raised_before:
+                self.condition = entry.worst(PathCondition.UNSURE)
             taken = self.taken_branch(
                 entry, (body_condition, after_body), (else_condition, self.env)
             )
@@ -694,6 +707,7 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
 
     def _exec_Try(self, node: ast.Try) -> None:
         before = dict(self.env)
+        raised_before, condition_before = self.raised, self.condition
         self.execute(node.body)
         self.execute(node.orelse)
         merged = self.env
@@ -702,6 +716,8 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
             self.execute(handler.body)
             merged = join_env(merged, self.env)
         self.env = merged
+        if node.handlers:  # launch mode: a handler may catch what the body raised
+            self.raised, self.condition = raised_before, condition_before
         self.execute(node.finalbody)
 
     _exec_TryStar = _exec_Try
@@ -737,9 +753,12 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
                 self.assign(
                     item.optional_vars, value if value.kind else UNKNOWN, item.optional_vars
                 )
+        raised_before = self.raised
         self.execute(node.body)
         self.grad_enabled, self.in_accumulate = saved_grad, saved_accumulate
         self.condition = saved_condition
+        if self.raised and not raised_before:  # launch mode: a raise in the block
+            self.condition = saved_condition.worst(PathCondition.UNSURE)
 
     _exec_AsyncWith = _exec_With
 

@@ -337,3 +337,49 @@ def test_a_command_line_runner_calls_its_function_with_the_defaults():
     facts = build_launch_facts(tree, source, "train.py").analyzer.launch
     product = tree.body[1].body[0].value  # width * 4
     assert facts.constant(product).value == 512
+
+
+def test_past_a_raise_on_the_default_path_the_launch_is_unsure():
+    """``else: raise ValueError("give --model")`` with the flag unset: a plain launch
+    stops there, so what follows holds only for a launch with flags."""
+    source = textwrap.dedent(
+        """\
+        import argparse
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--model")
+        parser.add_argument("--debug", action="store_true")
+        args = parser.parse_args()
+        if args.debug:
+            raise SystemExit("no debug runs")
+        before = 1
+        if args.model:
+            name = args.model
+        else:
+            raise ValueError("give --model")
+        after = 2
+        try:
+            import missing_module
+        except ImportError:
+            pass
+        """
+    )
+    tree = ast.parse(source)
+    facts = build_launch_facts(tree, source, "train.py").analyzer.launch
+    before, after = tree.body[6], tree.body[8]
+    assert facts.condition(before) is PathCondition.DEFAULT  # the debug raise is not taken
+    assert facts.condition(after) is PathCondition.UNSURE
+
+
+def test_a_raise_a_handler_may_catch_does_not_end_the_path():
+    source = textwrap.dedent(
+        """\
+        try:
+            raise RuntimeError("probe")
+        except RuntimeError:
+            pass
+        after = 2
+        """
+    )
+    tree = ast.parse(source)
+    facts = build_launch_facts(tree, source, "train.py").analyzer.launch
+    assert facts.condition(tree.body[1]) is PathCondition.DEFAULT

@@ -191,6 +191,27 @@ COMPARISONS: dict[type, Callable[[Any, Any], Any]] = {
     ast.IsNot: lambda a, b: a is not b,
 }
 
+#: ``str`` methods a fold applies to a known string (``str(args.output_dir).lower()``):
+#: pure, and giving strings or booleans
+STRING_METHODS = frozenset(
+    {"lower", "upper", "casefold", "title", "strip", "lstrip", "rstrip", "replace"}
+    | {"startswith", "endswith"}
+)
+
+
+def string_method(receiver: Any, method: str, arguments: list[Any]) -> Any:
+    """``receiver.method(*arguments)`` for a string and one of :data:`STRING_METHODS`;
+    :data:`UNDECIDED` otherwise (or when Python raises)."""
+    if not isinstance(receiver, str) or method not in STRING_METHODS:
+        return UNDECIDED
+    if not all(isinstance(a, (str, int, tuple)) for a in arguments):
+        return UNDECIDED
+    try:
+        return getattr(receiver, method)(*arguments)
+    except (TypeError, ValueError):
+        return UNDECIDED
+
+
 #: the dtype attributes of ``torch`` a configuration names (``torch.bfloat16``), folded to
 #: their written name, as a run configuration spells a dtype
 TORCH_DTYPES = ("bfloat16", "float16", "half", "float32", "float", "float64")

@@ -18,7 +18,15 @@ from typing import TYPE_CHECKING, Any
 
 from .binding import field_default
 from .conditions import PathCondition
-from .constants import UNDECIDED, Items, apply_folded, is_items, worst_condition
+from .constants import (
+    STRING_METHODS,
+    UNDECIDED,
+    Items,
+    apply_folded,
+    is_items,
+    string_method,
+    worst_condition,
+)
 from .launch_arguments import ArgumentDefaults, DataclassParser, Namespace, parser_call
 from .names import dotted
 
@@ -105,6 +113,14 @@ class LaunchCallsMixin:
         if name == "dict" and len(node.args) == 1 and not node.keywords:
             found = self._fold(node.args[0])
             return found if is_items(found[0]) else (UNDECIDED, here)
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in STRING_METHODS and not node.keywords:
+            receiver = self._fold(func.value)
+            parts = [self._fold(a) for a in node.args]
+            found = string_method(receiver[0], func.attr, [p[0] for p in parts])
+            if found is UNDECIDED:
+                return UNDECIDED, here
+            return found, worst_condition(here, [receiver, *parts])
         function = _PURE_CALLS.get(name)
         if function is None or node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
             return UNDECIDED, here

@@ -24,7 +24,8 @@ import ast
 from typing import TYPE_CHECKING, Any
 
 from .binding import field_default
-from .constants import BINARY_OPERATORS, COMPARISONS, TORCH_DTYPES
+from .constants import BINARY_OPERATORS, COMPARISONS, STRING_METHODS, TORCH_DTYPES, string_method
+from .constants import UNDECIDED as NOT_FOLDED
 from .names import dotted
 from .runconfig_paths import UNDECIDED
 
@@ -342,6 +343,14 @@ class Evaluator:
         raise _Unknown
 
     def _call(self, node: ast.Call) -> Any:
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in STRING_METHODS and not node.keywords:
+            found = string_method(
+                self._value(func.value), func.attr, [self._value(a) for a in node.args]
+            )
+            if found is NOT_FOLDED:
+                raise _Unknown
+            return found
         name = dotted(node.func) or ""
         if name in _NUMERIC and not node.keywords:
             return _NUMERIC[name](*(self._value(a) for a in node.args))

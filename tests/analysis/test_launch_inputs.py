@@ -383,3 +383,11 @@ def test_a_raise_a_handler_may_catch_does_not_end_the_path():
     tree = ast.parse(source)
     facts = build_launch_facts(tree, source, "train.py").analyzer.launch
     assert facts.condition(tree.body[1]) is PathCondition.DEFAULT
+
+
+def test_string_methods_on_a_known_string_fold():
+    source = "NAME = 'Run-LARGE'\nwide = NAME.lower().endswith('large')\nodd = NAME.zfill(3)\n"
+    tree = ast.parse(source)
+    facts = build_launch_facts(tree, source, "train.py").analyzer.launch
+    assert facts.constant(tree.body[1].value).value is True
+    assert facts.constant(tree.body[2].value).value is UNDECIDED  # not in the pure list

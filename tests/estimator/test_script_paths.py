@@ -589,3 +589,23 @@ def test_a_weights_flag_saying_how_to_initialise_is_not_a_model_name():
     assert "model" not in values
     _, values, _ = _read(source.replace("'pretrained'", "'resnet50.pth'"))
     assert values["model"] == "resnet50"  # a checkpoint file still names its model
+
+
+def test_a_model_chosen_by_a_string_test_on_a_flag_is_followed():
+    """Found on a PEFT GLUE example: the model is picked by ``"roberta-large" in
+    str(args.output_dir).lower()``; the string method left it unknown."""
+    source = (
+        "import argparse\nfrom transformers import AutoModelForSequenceClassification\n"
+        "parser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--output_dir', default='./runs/Roberta-Large-cola')\n"
+        "args = parser.parse_args()\n"
+        "if 'roberta-large' in str(args.output_dir).lower():\n"
+        "    name = 'roberta-large'\n"
+        "else:\n"
+        "    name = 'roberta-base'\n"
+        "model = AutoModelForSequenceClassification.from_pretrained(name)\n"
+    )
+    _, values, _ = _read(source)
+    assert values["model"] == "roberta-large"
+    _, values, _ = _read(source.replace("Roberta-Large", "base"))
+    assert values["model"] == "roberta-base"

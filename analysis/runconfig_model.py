@@ -148,7 +148,9 @@ def workspace_model(
             built[target] = alone
     for node, name in candidates:
         args, kwargs, confidence = _arguments(node, values, built)
-        count = counter.count_class(name, args, kwargs)
+        composed = any(isinstance(v, Built) for v in (*args, *kwargs.values()))
+        # counted once already, unless it is handed modules the script built
+        count = counter.count_class(name, args, kwargs) if composed else built[id(node)].count
         if best is None or count.params > best[0]:
             best = (count.params, node, count, confidence)
             best_args = (args, kwargs)

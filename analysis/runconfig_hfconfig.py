@@ -21,6 +21,9 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any
 
+from .names import dotted, qualified_name
+from .runconfig_fields import min_confidence
+
 if TYPE_CHECKING:
     from .runconfig_calls import CallReader
 
@@ -48,7 +51,7 @@ def config_built_model(reader: CallReader, call: ast.Call, name: str) -> bool:
     """Read ``call`` (a model class called with a config, or ``from_config``) as a model
     of that config's shape; whether it was one."""
     given = call.args[0] if call.args else _keyword(call, "config")
-    config_call = _config_call(reader, given, call)
+    config_call = _config_call(reader, given)
     if config_call is None:
         return False
     class_name, fields_node = _config_class(reader, config_call)
@@ -77,21 +80,12 @@ def _keyword(call: ast.Call, name: str) -> ast.expr | None:
     return next((k.value for k in call.keywords if k.arg == name), None)
 
 
-def _config_call(reader: CallReader, given: ast.expr | None, at: ast.Call) -> ast.Call | None:
-    """The call that built the config ``given`` names: itself, or the last assignment of
-    that name in the function of the model's call, before it."""
-    if isinstance(given, ast.Call):
-        return given
-    if not isinstance(given, ast.Name):
-        return None
-    paths = reader.values.paths
-    scope = paths.enclosing_function(at)
-    assigned = [
-        value
-        for value, statement in reader.values.assignments.get(given.id, ())
-        if paths.enclosing_function(statement) is scope and statement.lineno <= at.lineno
-    ]
-    return assigned[-1] if assigned and isinstance(assigned[-1], ast.Call) else None
+def _config_call(reader: CallReader, given: ast.expr | None) -> ast.Call | None:
+    """The call that built the config ``given`` names: itself, or what the nearest
+    assignment that runs by default binds to that name."""
+    if isinstance(given, ast.Name):
+        given = reader.values.assigned(given)
+    return given if isinstance(given, ast.Call) else None
 
 
 def _config_class(reader: CallReader, call: ast.Call) -> tuple[str, ast.expr | None]:
@@ -103,8 +97,6 @@ def _config_class(reader: CallReader, call: ast.Call) -> tuple[str, ast.expr | N
 
 
 def _class_name(reader: CallReader, func: ast.expr) -> str:
-    from .names import dotted, qualified_name
-
     name = qualified_name(func, reader.imports) or dotted(func) or ""
     return name.rsplit(".", 1)[-1] if name.startswith("transformers") else ""
 
@@ -130,7 +122,7 @@ def _fields(
             unread.append(keyword.arg)
             continue
         fields[keyword.arg] = found[0]
-        confidence = min(confidence, found[1], key=("low", "medium", "high").index)
+        confidence = min_confidence(confidence, found[1])
     return _plain(fields), unread, confidence
 
 

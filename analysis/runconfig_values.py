@@ -244,17 +244,8 @@ class Evaluator:
         its call sites. ``NAME.update(other)`` calls in between are applied to a dict."""
         if node.id == "__name__":
             return "__main__"  # the script is what runs
-        candidates = self.assignments.get(node.id, [])
-        function = self.paths.enclosing_function(node)
-        scope: ast.AST | None = function
-        while True:
-            local = [
-                (v, s)
-                for v, s in candidates
-                if self.paths.enclosing_function(s) is scope
-                and (scope is None or s.lineno <= node.lineno)
-            ]
-            for value, stmt in reversed(local):
+        for scope, reaching in self._scopes(node):
+            for value, stmt in reaching:
                 state = self.paths.state(stmt)
                 if not state.runs:
                     continue
@@ -265,12 +256,39 @@ class Evaluator:
                     return self._updated(node.id, found[0], stmt, node, scope)
             if scope is not None and any(a.arg == node.id for a in _all_args(scope.args)):  # type: ignore[attr-defined]
                 return self._parameter(scope, node.id)  # type: ignore[arg-type]
-            if scope is None:
-                break
-            scope = self.paths.enclosing_function(scope)
         if node.id in self.constants:
             return self.constants[node.id][0]
         raise _Unknown
+
+    def assigned(self, node: ast.Name) -> ast.expr | None:
+        """The expression the nearest assignment that runs by default binds to ``node``'s
+        name, looked up as :meth:`_name` looks (``config = GPT2Config(...)`` for
+        ``Model(config)``); None when there is none, or it runs under a condition nobody can
+        decide."""
+        for _scope, reaching in self._scopes(node):
+            for value, stmt in reaching:
+                state = self.paths.state(stmt)
+                if state.runs:
+                    return None if state == "unsure" else value
+        return None
+
+    def _scopes(self, node: ast.Name):
+        """Each scope a name read at ``node`` is looked up in — its function, the enclosing
+        ones, the module — with the assignments there that may reach ``node``, nearest
+        first (in a function: only those before it)."""
+        candidates = self.assignments.get(node.id, [])
+        scope: ast.AST | None = self.paths.enclosing_function(node)
+        while True:
+            local = [
+                (v, s)
+                for v, s in candidates
+                if self.paths.enclosing_function(s) is scope
+                and (scope is None or s.lineno <= node.lineno)
+            ]
+            yield scope, local[::-1]
+            if scope is None:
+                return
+            scope = self.paths.enclosing_function(scope)
 
     def _updated(self, name: str, value: Any, stmt: ast.stmt, use: ast.AST, scope) -> Any:
         if not isinstance(value, dict) or name not in self.updates:

@@ -90,3 +90,15 @@ def test_a_config_loaded_from_a_checkpoint_is_not_taken_for_one_written_here():
     )
     config, _ = read_source(source, "train.py")
     assert config.structure is None
+
+
+def test_the_config_bound_on_the_path_a_plain_launch_takes_is_the_one_read():
+    source = GPT_FROM_SCRATCH.replace(
+        "config = GPT2Config(n_layer=6, n_embd=512, n_head=8)",
+        "import argparse\nparser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--tiny', action='store_true')\nargs = parser.parse_args()\n"
+        "if not args.tiny:\n    config = GPT2Config(n_layer=12, n_embd=768, n_head=12)\n"
+        "else:\n    config = GPT2Config(n_layer=6, n_embd=512, n_head=8)",
+    )
+    config, _ = read_source(source, "train.py")
+    assert config.structure.value["n_layer"] == 12  # --tiny is off by default

@@ -43,6 +43,8 @@ class ConventionsMixin(ReaderState):
                         values.paths.enclosing_function(stmt) is None
                         for _, stmt in values.assignments[name]
                     )
+                    # the last binding in the file is the constant (not ``for NAME in ...``)
+                    and values.assignments[name][-1][1].lineno == values.constants[name][1]
                 ):
                     value, line = values.constants[name]
                     source = values.cited.get(name)

@@ -69,7 +69,9 @@ class Values(Evaluator):
         self.constants: dict[str, tuple[Any, int]] = {}
         self.defaults: dict[str, tuple[Any, int]] = {}
         self.files: dict[str, tuple[dict, str]] = {}  # variable → (data, file path)
-        self.assignments: dict[str, list[tuple[ast.expr, ast.stmt]]] = {}
+        # name -> (value, statement) of each assignment, in file order; a value of None:
+        # rebound to something not followed (:meth:`_record`)
+        self.assignments: dict[str, list[tuple[ast.expr | None, ast.stmt]]] = {}
         self.functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
         self.dataclasses: dict[str, ast.ClassDef] = {}
         self.classes: dict[str, ast.ClassDef] = {}
@@ -92,6 +94,8 @@ class Values(Evaluator):
                 include(self, node, executed)  # a config file / configurator, read as data
             elif isinstance(node, ast.AnnAssign) and node.value is not None:
                 self._record(node.target, node.value, node)
+            elif isinstance(node, _REBINDING):
+                self._rebound(node)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions.setdefault(node.name, []).append(node)
                 if _is_entry_point(node, fired):
@@ -125,6 +129,10 @@ class Values(Evaluator):
                 and node.func.attr == "add_argument"
             ):
                 self._argument(node)
+        for entries in self.assignments.values():
+            # in file order (the walk above is breadth-first): "the nearest assignment
+            # before a use" is the last one before its line, at any depth of nesting
+            entries.sort(key=lambda entry: (entry[1].lineno, entry[1].col_offset))
         self._memo.clear()  # values found before every flag was declared are not final
         self._helpers(tree)
         self._memo.clear()
@@ -182,13 +190,43 @@ class Values(Evaluator):
             if loaded is not None:
                 self.files[name] = loaded
 
-    def _record(self, target: ast.expr, value: ast.expr, stmt: ast.stmt) -> None:
+    def _record(self, target: ast.expr, value: ast.expr | None, stmt: ast.stmt) -> None:
+        """``target = value`` at ``stmt``; a value of None: rebound to something the reader
+        does not follow (``a, b = f()``, ``step += 1``, a loop's variable)."""
         if isinstance(target, ast.Name):
             self.assignments.setdefault(target.id, []).append((value, stmt))
-        elif isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)):
-            if len(target.elts) == len(value.elts):
-                for t, v in zip(target.elts, value.elts):
-                    self._record(t, v, stmt)
+        elif isinstance(target, ast.Starred):
+            self._record(target.value, None, stmt)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            pairs = (
+                isinstance(value, (ast.Tuple, ast.List))
+                and len(target.elts) == len(value.elts)
+                and not any(isinstance(v, ast.Starred) for v in value.elts)
+            )
+            for index, element in enumerate(target.elts):
+                self._record(element, value.elts[index] if pairs else None, stmt)  # type: ignore[union-attr]
+
+    def _rebound(self, node: ast.stmt) -> None:
+        """A statement that binds names to values no assignment spells: an augmented
+        assignment, a ``for`` loop's variables, ``with ... as NAME``. Each is an
+        assignment of something unknown, so an earlier value is not read past it."""
+        if isinstance(node, ast.AugAssign):
+            if isinstance(node.target, ast.Name):
+                # ``n += 1`` is ``n = n + 1``: the name read on the right is looked up as
+                # any use is (the statement itself is in progress, so the one before it)
+                read = ast.copy_location(ast.Name(node.target.id, ast.Load()), node.target)
+                value = ast.copy_location(ast.BinOp(read, node.op, node.value), node)
+                self.paths.parents[id(read)] = value
+                self.paths.parents[id(value)] = node
+                self._record(node.target, value, node)
+            else:
+                self._record(node.target, None, node)
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            self._record(node.target, None, node)
+        else:
+            for item in node.items:  # type: ignore[attr-defined]
+                if item.optional_vars is not None:
+                    self._record(item.optional_vars, None, node)
 
     def _entry_defaults(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """Parameters of a command-line entry point are its flags; their defaults the job's."""
@@ -303,6 +341,10 @@ def _typer_default(default: ast.expr) -> ast.expr:
         given = next((k.value for k in default.keywords if k.arg == "default"), None)
         return given if given is not None else default.args[0] if default.args else default
     return default
+
+
+#: statements that bind names without an assignment's ``=`` (:meth:`Values._rebound`)
+_REBINDING = (ast.AugAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)
 
 
 def _is_entry_point(function: ast.FunctionDef | ast.AsyncFunctionDef, fired: set[str]) -> bool:

@@ -42,6 +42,10 @@ UNDECIDED = object()
 # shared singletons (``ast.Load()``...) and operators: no parent, nothing below them
 _SKIPPED = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
 
+#: methods nothing calls by their own name: ``C(...)`` runs ``__init__``, ``instance(...)``
+#: runs ``forward`` (``nn.Module.__call__``) or ``__call__``
+_RUN_THROUGH_THE_CLASS = ("__init__", "forward", "__call__")
+
 
 def _disables_grad(context: ast.expr) -> bool:
     """``torch.no_grad()``, ``inference_mode()``, ``set_grad_enabled(False)`` and wrappers
@@ -69,6 +73,24 @@ def _may_raise(statement: ast.stmt) -> bool:
         return True
     return isinstance(statement, ast.If) and any(
         _may_raise(s) for s in (*statement.body, *statement.orelse)
+    )
+
+
+def _periodic(test: ast.expr) -> bool:
+    """``step % N == 0`` (or ``!=``, ``not step % N``): in a loop whose counter the
+    defaults leave open, a gate that opens every N iterations — each arm runs."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+        return isinstance(test, ast.BinOp) and isinstance(test.op, ast.Mod)
+    return (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.Eq, ast.NotEq))
+        and any(
+            isinstance(side, ast.BinOp) and isinstance(side.op, ast.Mod)
+            for side in (test.left, test.comparators[0])
+        )
+        and any(isinstance(side, ast.Constant) for side in (test.left, test.comparators[0]))
     )
 
 
@@ -112,6 +134,8 @@ class PathConditions:
         self._states: dict[int, PathCondition] = {}
         self._functions: dict[int, ast.AST | None] = {}
         self._in_progress: set[int] = set()  # states being computed (their guards answer)
+        self._bases: set[str] | None = None  # the names the file's classes subclass
+        self._loops: dict[int, tuple[ast.For | ast.AsyncFor | ast.While, ...]] = {}
         self._distributed: dict[int, bool] = {}  # test → whether it names a distributed launch
         # block → (statement id → its index, index of the first statement where a plain
         # launch raises, or None)
@@ -119,6 +143,25 @@ class PathConditions:
 
     def parent(self, node: ast.AST) -> ast.AST | None:
         return self.parents.get(id(node))
+
+    def loops_around(self, node: ast.AST) -> tuple[ast.For | ast.AsyncFor | ast.While, ...]:
+        """The loops of ``node``'s own function (or the module) that run ``node`` once per
+        iteration, innermost first: a ``for``'s iterable is evaluated once, before its loop."""
+        key = id(node)
+        known = self._loops.get(key)
+        if known is None:
+            found: list[ast.For | ast.AsyncFor | ast.While] = []
+            child, current = node, self.parent(node)
+            while current is not None and not isinstance(
+                current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+            ):
+                if isinstance(current, ast.While) or (
+                    isinstance(current, (ast.For, ast.AsyncFor)) and child is not current.iter
+                ):
+                    found.append(current)
+                child, current = current, self.parent(current)
+            known = self._loops[key] = tuple(found)
+        return known
 
     def enclosing_function(self, node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         key = id(node)
@@ -215,7 +258,15 @@ class PathConditions:
             for c in self.calls_by_name.get(function.name, ())
             if not self._within(c, function)  # a recursive (or same-named) call inside it
         ]
-        method = isinstance(self.parent(function), ast.ClassDef)
+        owner = self.parent(function)
+        method = isinstance(owner, ast.ClassDef)
+        if method and function.name in _RUN_THROUGH_THE_CLASS:
+            built = self._built(owner)  # type: ignore[arg-type]
+            if function.name == "__init__":
+                calls = []  # ``super().__init__()`` elsewhere is another class's
+            # a class nobody in the file builds by name is built elsewhere (a registry, a
+            # subclass): it may run on any path, so the default
+            calls = calls + built if built is not None else []
         if (
             not calls
             and method
@@ -230,6 +281,25 @@ class PathConditions:
         self._function_states[key] = result
         self._in_progress.discard(key)
         return result
+
+    def _built(self, owner: ast.ClassDef) -> list[ast.Call] | None:
+        """Where ``owner`` is built, standing for where its instances are called too (a
+        module is called on the path that built it, as far as a plain launch goes): its
+        ``forward`` or ``__init__`` is not reached only through calls by that name
+        (``self.forward(...)`` in an off-by-default ``generate``). None when the file
+        never builds it by name or subclasses it: nothing here says when it runs."""
+        if self._bases is None:
+            self._bases = {
+                base.id
+                for node in self.nodes
+                if isinstance(node, ast.ClassDef)
+                for base in node.bases
+                if isinstance(base, ast.Name)
+            }
+        if owner.name in self._bases:
+            return None
+        built = [c for c in self.calls_by_name.get(owner.name, ()) if not self._within(c, owner)]
+        return built or None
 
     def _within(self, node: ast.AST, ancestor: ast.AST) -> bool:
         current = self.parent(node)
@@ -247,6 +317,8 @@ class PathConditions:
         if key not in self._distributed:  # a pure function of the test: asked per node below
             self._distributed[key] = names_distributed_launch(test)
         distributed = self._distributed[key]
+        if value is UNDECIDED and _periodic(test) and self.loops_around(test):
+            return PathCondition.DEFAULT  # every N steps: both arms run during a launch
         if value is UNDECIDED:
             return PathCondition.MULTI_GPU if distributed and in_body else PathCondition.UNSURE
         return PathCondition.MULTI_GPU if distributed else PathCondition.OFF

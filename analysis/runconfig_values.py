@@ -106,7 +106,7 @@ class Evaluator:
     constants: dict[str, tuple[Any, int]]
     defaults: dict[str, tuple[Any, int]]
     files: dict[str, tuple[dict, str]]
-    assignments: dict[str, list[tuple[ast.expr, ast.stmt]]]
+    assignments: dict[str, list[tuple[ast.expr | None, ast.stmt]]]
     dataclasses: dict[str, ast.ClassDef]
     updates: dict[str, list[ast.Call]]
     cycles: int
@@ -245,12 +245,14 @@ class Evaluator:
         if node.id == "__name__":
             return "__main__"  # the script is what runs
         for scope, reaching in self._scopes(node):
+            if self._changes_per_iteration(node, scope):
+                raise _Unknown  # a value that changes from one iteration to the next
             for value, stmt in reaching:
                 state = self.paths.state(stmt)
                 if not state.runs:
                     continue
-                if state == "unsure":
-                    raise _Unknown  # assigned under a condition nobody can decide
+                if state == "unsure" or value is None:
+                    raise _Unknown  # assigned under a condition nobody can decide, or rebound
                 found = self._try(value)
                 if found is not None:
                     return self._updated(node.id, found[0], stmt, node, scope)
@@ -271,6 +273,23 @@ class Evaluator:
                 if state.runs:
                     return None if state == "unsure" else value
         return None
+
+    def _changes_per_iteration(self, node: ast.Name, scope: ast.AST | None) -> bool:
+        """Whether the value ``node`` reads changes from one iteration of a loop around it
+        to the next: its name is bound again after ``node`` inside the loop (``if step %
+        100 == 0: ...`` then ``step = step + 1``), or augmented anywhere in it
+        (``step += 1``). No single value is then the job's."""
+        loops = self.paths.loops_around(node)
+        if not loops:
+            return False
+        for _value, stmt in self.assignments.get(node.id, ()):
+            if self.paths.enclosing_function(stmt) is not scope:
+                continue
+            if stmt.lineno <= node.lineno and not isinstance(stmt, ast.AugAssign):
+                continue
+            if any(loop.lineno <= stmt.lineno <= (loop.end_lineno or 0) for loop in loops):
+                return True
+        return False
 
     def _scopes(self, node: ast.Name):
         """Each scope a name read at ``node`` is looked up in — its function, the enclosing

@@ -609,3 +609,122 @@ def test_a_model_chosen_by_a_string_test_on_a_flag_is_followed():
     assert values["model"] == "roberta-large"
     _, values, _ = _read(source.replace("Roberta-Large", "base"))
     assert values["model"] == "roberta-base"
+
+
+# --- where the reader and the engine's launch disagreed (bench/fold_agreement.py) -------
+
+
+def test_a_modules_forward_runs_when_only_an_off_by_default_method_calls_it_by_name():
+    """Found on llm.c's LLaMA script: ``generate`` (run only with a sampling flag) calls
+    ``self.forward(...)``; the reader took that call for the only way into every class's
+    ``forward`` and read all of them as off, so what a forward does was never read. A
+    module's forward runs where the module is called, as far as a plain launch goes where
+    it is built."""
+    source = (
+        "import argparse, torch\nimport torch.nn as nn\n"
+        "from torch.utils.checkpoint import checkpoint\n"
+        "parser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--sample', action='store_true')\n"
+        "args = parser.parse_args()\n"
+        "class Layer(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.proj = nn.Linear(256, 256)\n"
+        "    def forward(self, x):\n"
+        "        return checkpoint(self.proj, x, use_reentrant=False)\n"
+        "class Stack(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.layers = nn.ModuleList([Layer() for _ in range(3)])\n"
+        "    def forward(self, x):\n"
+        "        for layer in self.layers:\n"
+        "            x = layer(x)\n"
+        "        return x\n"
+        "    def generate(self, x):\n"
+        "        return self.forward(x)\n"
+        "model = Stack().cuda()\n"
+        "opt = torch.optim.AdamW(model.parameters())\n"
+        "for step in range(10):\n"
+        "    model(torch.randn(8, 256)).sum().backward()\n"
+        "    opt.step()\n"
+        "if args.sample:\n"
+        "    model.generate(torch.randn(1, 256))\n"
+    )
+    _, values, _ = _read(source)
+    assert values["checkpointing"] is True
+    # a module class only an off-by-default branch builds: its forward stays off
+    off = source.replace(
+        "model = Stack().cuda()",
+        "model = torch.nn.Linear(256, 256)\nif args.sample:\n    model = Stack()",
+    )
+    _, values, _ = _read(off)
+    assert "checkpointing" not in values
+
+
+def test_the_nearest_assignment_is_the_last_before_the_use_in_the_file_not_the_deepest():
+    """The reader listed assignments breadth-first, so ``batch = 16`` inside an ``if`` came
+    after the later top-level ``batch = 32`` and was read as the loader's batch."""
+    source = (
+        "import torch\nfrom torch.utils.data import DataLoader\n"
+        "def main():\n"
+        "    batch = 8\n"
+        "    if True:\n"
+        "        batch = 16\n"
+        "    batch = 32\n"
+        "    loader = DataLoader(range(64), batch_size=batch)\n"
+        "    model = torch.nn.Linear(4, 4).cuda()\n"
+        "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "    for x in loader:\n"
+        "        model(x).sum().backward()\n"
+        "        opt.step()\n"
+        "main()\n"
+    )
+    _, values, _ = _read(source)
+    assert values["batch_size"] == 32
+    _, values, _ = _read(source.replace("    batch = 32\n", ""))
+    assert values["batch_size"] == 16  # the branch a plain launch takes
+
+
+def test_an_augmented_assignment_rebinds_the_name():
+    """``batch *= 2`` was invisible: the value before it was read as the loader's batch."""
+    source = (
+        "import torch\nfrom torch.utils.data import DataLoader\n"
+        "batch = 4\n"
+        "batch *= 2\n"
+        "loader = DataLoader(range(64), batch_size=batch)\n"
+        "model = torch.nn.Linear(4, 4).cuda()\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for x in loader:\n"
+        "    model(x).sum().backward()\n"
+        "    opt.step()\n"
+    )
+    _, values, _ = _read(source)
+    assert values["batch_size"] == 8
+    # rebound by a loop's variable: no value of the job
+    _, values, _ = _read(source.replace("batch *= 2\n", "for batch in (1, 2):\n    pass\n"))
+    assert "batch_size" not in values
+
+
+def test_a_gate_on_a_step_counter_opens_every_n_steps():
+    """rasbt's training loop: ``global_step = -1`` before the loop, ``global_step += 1`` in
+    it, then ``if global_step % eval_freq == 0:``. The reader folded the test with -1 and
+    read the evaluation branch as off; the counter changes each iteration, and a gate
+    every N steps runs during a launch."""
+    source = (
+        "import torch\nfrom torch.utils.data import DataLoader\n"
+        "model = torch.nn.Linear(4, 4).cuda()\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "eval_freq = 5\n"
+        "global_step = -1\n"
+        "for x in DataLoader(range(64), batch_size=16):\n"
+        "    model(x).sum().backward()\n"
+        "    opt.step()\n"
+        "    global_step += 1\n"
+        "    if global_step % eval_freq == 0:\n"
+        "        val_loader = DataLoader(range(64), batch_size=64)\n"
+    )
+    _, values, _ = _read(source)
+    assert values["batch_size"] == 16 and values["eval_batch_size"] == 64
+    # a test a counter does not drive is still decided: off stays off
+    _, values, _ = _read(source.replace("global_step % eval_freq == 0", "eval_freq % 2 == 0"))
+    assert "eval_batch_size" not in values

@@ -73,6 +73,9 @@ class Values(Evaluator):
         # rebound to something not followed (:meth:`_record`)
         self.assignments: dict[str, list[tuple[ast.expr | None, ast.stmt]]] = {}
         self.functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+        # module names a function declares ``global`` (and so may rebind): name -> the ids
+        # of those functions
+        self.rebound_globally: dict[str, set[int]] = {}
         self.dataclasses: dict[str, ast.ClassDef] = {}
         self.classes: dict[str, ast.ClassDef] = {}
         self.updates: dict[str, list[ast.Call]] = {}  # NAME.update(...) calls
@@ -96,6 +99,10 @@ class Values(Evaluator):
                 self._record(node.target, node.value, node)
             elif isinstance(node, _REBINDING):
                 self._rebound(node)
+            elif isinstance(node, ast.Global):
+                function = self.paths.enclosing_function(node)
+                for name in node.names:
+                    self.rebound_globally.setdefault(name, set()).add(id(function))
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions.setdefault(node.name, []).append(node)
                 if _is_entry_point(node, fired):

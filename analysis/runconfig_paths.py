@@ -261,7 +261,7 @@ class PathConditions:
         owner = self.parent(function)
         method = isinstance(owner, ast.ClassDef)
         if method and function.name in _RUN_THROUGH_THE_CLASS:
-            built = self._built(owner)  # type: ignore[arg-type]
+            built = self._built(owner, function)  # type: ignore[arg-type]
             if function.name == "__init__":
                 calls = []  # ``super().__init__()`` elsewhere is another class's
             # a class nobody in the file builds by name is built elsewhere (a registry, a
@@ -282,7 +282,9 @@ class PathConditions:
         self._in_progress.discard(key)
         return result
 
-    def _built(self, owner: ast.ClassDef) -> list[ast.Call] | None:
+    def _built(
+        self, owner: ast.ClassDef, method: ast.FunctionDef | ast.AsyncFunctionDef
+    ) -> list[ast.Call] | None:
         """Where ``owner`` is built, standing for where its instances are called too (a
         module is called on the path that built it, as far as a plain launch goes): its
         ``forward`` or ``__init__`` is not reached only through calls by that name
@@ -298,7 +300,8 @@ class PathConditions:
             }
         if owner.name in self._bases:
             return None
-        built = [c for c in self.calls_by_name.get(owner.name, ()) if not self._within(c, owner)]
+        # a factory of the class's own counts (``GPT.from_pretrained`` builds ``GPT(config)``)
+        built = [c for c in self.calls_by_name.get(owner.name, ()) if not self._within(c, method)]
         return built or None
 
     def _within(self, node: ast.AST, ancestor: ast.AST) -> bool:

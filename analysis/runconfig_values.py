@@ -109,6 +109,7 @@ class Evaluator:
     assignments: dict[str, list[tuple[ast.expr | None, ast.stmt]]]
     dataclasses: dict[str, ast.ClassDef]
     updates: dict[str, list[ast.Call]]
+    rebound_globally: dict[str, set[int]]
     cycles: int
     _steps: int
     _active: set[int]
@@ -247,6 +248,8 @@ class Evaluator:
         for scope, reaching in self._scopes(node):
             if self._changes_per_iteration(node, scope):
                 raise _Unknown  # a value that changes from one iteration to the next
+            if scope is None and self._rebound_by_another_function(node):
+                raise _Unknown
             for value, stmt in reaching:
                 state = self.paths.state(stmt)
                 if not state.runs:
@@ -291,18 +294,30 @@ class Evaluator:
                 return True
         return False
 
+    def _rebound_by_another_function(self, node: ast.Name) -> bool:
+        """Whether a function other than the one reading ``node`` declares its name
+        ``global`` (llm.c's ``FLASH = 0`` at the top, ``global FLASH; FLASH = args.flash``
+        in ``main``): which value a function reads depends on when it runs, so the module's
+        own is not the job's. A read at module level keeps the module's value."""
+        rebinding = self.rebound_globally.get(node.id)
+        if not rebinding:
+            return False
+        reader = self.paths.enclosing_function(node)
+        return reader is not None and bool(rebinding - {id(reader)})
+
     def _scopes(self, node: ast.Name):
         """Each scope a name read at ``node`` is looked up in — its function, the enclosing
         ones, the module — with the assignments there that may reach ``node``, nearest
-        first (in a function: only those before it)."""
+        first: only those before it, except the module's seen from a function (which runs
+        after the module's top level has, as far as a script goes)."""
         candidates = self.assignments.get(node.id, [])
-        scope: ast.AST | None = self.paths.enclosing_function(node)
+        own = scope = self.paths.enclosing_function(node)
         while True:
             local = [
                 (v, s)
                 for v, s in candidates
                 if self.paths.enclosing_function(s) is scope
-                and (scope is None or s.lineno <= node.lineno)
+                and ((scope is None and own is not None) or s.lineno <= node.lineno)
             ]
             yield scope, local[::-1]
             if scope is None:

@@ -728,3 +728,91 @@ def test_a_gate_on_a_step_counter_opens_every_n_steps():
     # a test a counter does not drive is still decided: off stays off
     _, values, _ = _read(source.replace("global_step % eval_freq == 0", "eval_freq % 2 == 0"))
     assert "eval_batch_size" not in values
+
+
+def test_a_module_flag_a_function_rebinds_as_global_is_not_its_first_value():
+    """llm.c's pattern: ``FLASH = 0`` at the top, ``global FLASH; FLASH = args.flash`` in
+    ``main``, ``if FLASH:`` in the model's forward. The module's first value was read in
+    the forward, whatever the flag's default; a function that runs after ``main`` sees the
+    flag's value, so the module's own is no longer the job's."""
+    source = (
+        "import argparse, torch\nimport torch.nn as nn\n"
+        "from torch.utils.checkpoint import checkpoint\n"
+        "CHECKPOINT = False\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.proj = nn.Linear(64, 64)\n"
+        "    def forward(self, x):\n"
+        "        if CHECKPOINT:\n"
+        "            return checkpoint(self.proj, x, use_reentrant=False)\n"
+        "        return self.proj(x)\n"
+        "def main():\n"
+        "    global CHECKPOINT\n"
+        "    parser = argparse.ArgumentParser()\n"
+        "    parser.add_argument('--checkpoint', type=int, default=1)\n"
+        "    args = parser.parse_args()\n"
+        "    CHECKPOINT = args.checkpoint\n"
+        "    model = Net().cuda()\n"
+        "    opt = torch.optim.AdamW(model.parameters())\n"
+        "    for step in range(10):\n"
+        "        model(torch.randn(8, 64)).sum().backward()\n"
+        "        opt.step()\n"
+        "main()\n"
+    )
+    config, values, _ = _read(source)
+    assert values.get("checkpointing") is True
+    assert dict(config.fields())["checkpointing"].confidence != "high"  # not decided: unsure
+    # without the ``global``, ``main``'s CHECKPOINT is its own: the forward reads False
+    _, values, _ = _read(source.replace("    global CHECKPOINT\n", ""))
+    assert "checkpointing" not in values
+
+
+def test_a_class_built_by_its_own_factory_method_runs_its_forward():
+    """llm.c's GPT-2 script builds ``GPT(config)`` inside ``GPT.from_pretrained`` (the
+    default path) and directly only for ``--model d12``-style flags (off). Construction
+    sites inside the class were left out, so every forward was read as off."""
+    source = (
+        "import argparse, torch\nimport torch.nn as nn\n"
+        "from torch.utils.checkpoint import checkpoint\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self, width):\n"
+        "        super().__init__()\n"
+        "        self.proj = nn.Linear(width, width)\n"
+        "    def forward(self, x):\n"
+        "        return checkpoint(self.proj, x, use_reentrant=False)\n"
+        "    @classmethod\n"
+        "    def from_name(cls, name):\n"
+        "        return Net({'small': 64, 'large': 256}[name])\n"
+        "parser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--model', default='small')\n"
+        "args = parser.parse_args()\n"
+        "if args.model.startswith('d'):\n"
+        "    model = Net(int(args.model[1:]))\n"
+        "else:\n"
+        "    model = Net.from_name(args.model)\n"
+        "opt = torch.optim.AdamW(model.parameters())\n"
+        "for step in range(10):\n"
+        "    model(torch.randn(8, 64)).sum().backward()\n"
+        "    opt.step()\n"
+    )
+    _, values, _ = _read(source)
+    assert values["checkpointing"] is True
+
+
+def test_a_module_level_use_reads_the_assignment_before_it_not_a_later_one():
+    """At the top level a later assignment has not run yet when a statement reads the
+    name (a function called later does see it)."""
+    source = (
+        "import torch\nfrom torch.utils.data import DataLoader\n"
+        "batch = 4\n"
+        "loader = DataLoader(range(64), batch_size=batch)\n"
+        "batch = 8\n"
+        "model = torch.nn.Linear(4, 4).cuda()\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for x in loader:\n"
+        "    model(x).sum().backward()\n"
+        "    opt.step()\n"
+    )
+    _, values, _ = _read(source)
+    assert values["batch_size"] == 4

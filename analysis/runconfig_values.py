@@ -309,15 +309,17 @@ class Evaluator:
         """Each scope a name read at ``node`` is looked up in — its function, the enclosing
         ones, the module — with the assignments there that may reach ``node``, nearest
         first: only those before it, except the module's seen from a function (which runs
-        after the module's top level has, as far as a script goes)."""
+        after the module's top level has, as far as a script goes) or from a file the
+        script executes (its lines are its own; what it assigns sits at the ``exec``)."""
         candidates = self.assignments.get(node.id, [])
         own = scope = self.paths.enclosing_function(node)
+        elsewhere = own is not None or self.paths.parent(node) is None
         while True:
             local = [
                 (v, s)
                 for v, s in candidates
                 if self.paths.enclosing_function(s) is scope
-                and ((scope is None and own is not None) or s.lineno <= node.lineno)
+                and ((scope is None and elsewhere) or s.lineno <= node.lineno)
             ]
             yield scope, local[::-1]
             if scope is None:

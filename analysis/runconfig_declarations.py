@@ -79,6 +79,8 @@ class Values(Evaluator):
         self.dataclasses: dict[str, ast.ClassDef] = {}
         self.classes: dict[str, ast.ClassDef] = {}
         self.updates: dict[str, list[ast.Call]] = {}  # NAME.update(...) calls
+        # NAME["key"] = value statements, by key
+        self.item_stores: dict[str, list[ast.Assign]] = {}
         self.tree = tree
         self.paths = PathConditions(tree, self)  # indexes parents only; asks back lazily
         self._active: set[int] = set()
@@ -89,6 +91,7 @@ class Values(Evaluator):
         for node in self.paths.nodes:
             if isinstance(node, ast.Assign):
                 self.assignment(node)
+                self._item_store(node)
             elif (
                 isinstance(node, ast.Expr)
                 and (executed := exec_target(node)) is not None
@@ -196,6 +199,18 @@ class Values(Evaluator):
             loaded = self._loaded_file(node.value)
             if loaded is not None:
                 self.files[name] = loaded
+
+    def _item_store(self, node: ast.Assign) -> None:
+        """``NAME["key"] = value``: a dict (often the flags, ``args = vars(parse_args())``)
+        changed in place after it was built."""
+        for target in node.targets:
+            if (
+                isinstance(target, ast.Subscript)
+                and isinstance(target.value, ast.Name)
+                and isinstance(target.slice, ast.Constant)
+                and isinstance(target.slice.value, str)
+            ):
+                self.item_stores.setdefault(target.slice.value, []).append(node)
 
     def _record(self, target: ast.expr, value: ast.expr | None, stmt: ast.stmt) -> None:
         """``target = value`` at ``stmt``; a value of None: rebound to something the reader

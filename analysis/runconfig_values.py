@@ -109,6 +109,7 @@ class Evaluator:
     assignments: dict[str, list[tuple[ast.expr | None, ast.stmt]]]
     dataclasses: dict[str, ast.ClassDef]
     updates: dict[str, list[ast.Call]]
+    item_stores: dict[str, list[ast.Assign]]
     rebound_globally: dict[str, set[int]]
     cycles: int
     _steps: int
@@ -191,7 +192,8 @@ class Evaluator:
                 ):
                     return self.files[node.value.id][0][key[0]]
                 if key[0] in self.defaults and base is None:
-                    return self.defaults[key[0]][0]  # args["batch_size"]: a dict of the flags
+                    # args["batch_size"]: a dict of the flags, unless the script sets the key
+                    return self._stored(key[0], self.defaults[key[0]][0], node)
             raise _Unknown
         if isinstance(node, (ast.Tuple, ast.List)):
             return tuple(self._value(e) for e in node.elts)
@@ -326,8 +328,36 @@ class Evaluator:
                 return
             scope = self.paths.enclosing_function(scope)
 
+    def _stored(self, key: str, default: Any, use: ast.AST) -> Any:
+        """A flag's default read through a dict of the flags nobody could follow, unless the
+        script sets that key itself (``args["lora_target_modules"] = [...]`` for the
+        default ``"all"``): the store a plain launch runs, if one does and it is the only
+        one; unknown when stores disagree or run under a condition nobody decides. A store
+        later in the reading function has not happened yet (``if args[k] == "all":
+        args[k] = [...]`` reads the default); one in another function is set-up that ran
+        before (the worker the flags are handed to)."""
+        reader = self.paths.enclosing_function(use)
+        line = getattr(use, "lineno", 0)
+        stores = [
+            s
+            for s in self.item_stores.get(key, ())
+            if (self.paths.enclosing_function(s) is not reader or s.lineno < line)
+            and self.paths.state(s).runs
+        ]
+        if not stores:
+            return default
+        if len(stores) > 1 or self.paths.state(stores[0]) != "default":
+            raise _Unknown
+        found = self._try(stores[0].value)
+        if found is None:
+            raise _Unknown
+        return found[0]
+
     def _updated(self, name: str, value: Any, stmt: ast.stmt, use: ast.AST, scope) -> Any:
-        if not isinstance(value, dict) or name not in self.updates:
+        if not isinstance(value, dict):
+            return value
+        value = self._stores_applied(name, value, stmt, use, scope)
+        if name not in self.updates:
             return value
         value = dict(value)
         for call in self.updates[name]:
@@ -341,6 +371,33 @@ class Evaluator:
                     raise _Unknown  # updated with something unknown: the keys are not knowable
                 value.update(extra[0])
         return value
+
+    def _stores_applied(self, name: str, value: dict, stmt: ast.stmt, use: ast.AST, scope) -> dict:
+        """``value`` (``name``'s dict as ``stmt`` built it) with the ``name["key"] = ...``
+        stores between ``stmt`` and ``use`` in the same function applied: a store under a
+        condition nobody decides, or of a value not followed, makes its key unknown."""
+        changed: dict | None = None
+        for key in value:
+            for store in self.item_stores.get(key, ()) if isinstance(key, str) else ():
+                target = store.targets[0]
+                if not (
+                    isinstance(target, ast.Subscript)
+                    and isinstance(target.value, ast.Name)
+                    and target.value.id == name
+                    and stmt.lineno < store.lineno <= getattr(use, "lineno", 0)
+                    and self.paths.enclosing_function(store) is scope
+                ):
+                    continue
+                state = self.paths.state(store)
+                if not state.runs:
+                    continue
+                changed = dict(value) if changed is None else changed
+                found = self._try(store.value) if state == "default" else None
+                if found is None:
+                    changed.pop(key, None)  # set to something unknown: the key is unknown
+                else:
+                    changed[key] = found[0]
+        return value if changed is None else changed
 
     def _parameter(self, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> Any:
         """A parameter: the argument of the first call site that runs, else its default."""

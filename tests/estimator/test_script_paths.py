@@ -816,3 +816,51 @@ def test_a_module_level_use_reads_the_assignment_before_it_not_a_later_one():
     )
     _, values, _ = _read(source)
     assert values["batch_size"] == 4
+
+
+def test_a_key_the_script_sets_in_its_dict_of_flags_is_read_not_the_flags_default():
+    """fsdp_qlora's pattern: the flags become a dict, then ``if lora_target_modules ==
+    "all": args["lora_target_modules"] = [...]``; the worker reads
+    ``args["lora_target_modules"]``. The flag's default ("all") was read instead."""
+    source = (
+        "import argparse, torch\nfrom peft import LoraConfig, get_peft_model\n"
+        "from transformers import AutoModelForCausalLM\n"
+        "def worker(args):\n"
+        "    model = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-2-7b-hf')\n"
+        "    config = LoraConfig(r=args['lora_rank'], target_modules=args['lora_target_modules'])\n"
+        "    model = get_peft_model(model, config)\n"
+        "def main():\n"
+        "    parser = argparse.ArgumentParser()\n"
+        "    parser.add_argument('--lora_rank', type=int, default=8)\n"
+        "    parser.add_argument('--lora_target_modules', default='all')\n"
+        "    args = vars(parser.parse_args())\n"
+        "    if args['lora_target_modules'] == 'all':\n"
+        "        args['lora_target_modules'] = ['q_proj', 'v_proj']\n"
+        "    worker(args)\n"
+        "main()\n"
+    )
+    _, values, _ = _read(source)
+    assert values["lora_targets"] == ("q_proj", "v_proj")
+    # set under a flag that is off by default: the default stands
+    _, values, _ = _read(source.replace("== 'all'", "== 'none'"))
+    assert values["lora_targets"] == "all"
+
+
+def test_a_dict_changed_in_place_after_it_is_built_is_read_changed():
+    source = (
+        "import torch\nfrom torch.utils.data import DataLoader\n"
+        "def main():\n"
+        "    settings = {'batch_size': 4, 'lr': 1e-3}\n"
+        "    settings['batch_size'] = 32\n"
+        "    loader = DataLoader(range(64), batch_size=settings['batch_size'])\n"
+        "    model = torch.nn.Linear(4, 4).cuda()\n"
+        "    opt = torch.optim.SGD(model.parameters(), lr=settings['lr'])\n"
+        "    for x in loader:\n"
+        "        model(x).sum().backward()\n"
+        "        opt.step()\n"
+        "main()\n"
+    )
+    _, values, _ = _read(source)
+    assert values["batch_size"] == 32
+    _, values, _ = _read(source.replace("= 32", "= compute()"))
+    assert "batch_size" not in values  # set to something not followed: unknown, not 4

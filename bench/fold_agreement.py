@@ -17,7 +17,7 @@ Also the engine's launch-mode cost per script (CPU ms, best of 3, the parsed tre
 the reader has one), against the 50 ms an estimate may take; functions the flow does not
 reach are analysed when the comparison asks about them, which this time leaves out.
 
-    .venv/bin/python bench/fold_agreement.py [--corpus /tmp/dev-corpus] [-v]
+    .venv/bin/python bench/fold_agreement.py [--corpus /tmp/dev-corpus] [-v] [--scan]
 """
 
 from __future__ import annotations
@@ -81,10 +81,13 @@ class _Recorder:
 
         def state(paths: PathConditions, node: ast.AST, depth: int = 0) -> Any:
             found = recorder._state(paths, node, depth)
-            statement = node
+            statement, in_an_arm = node, False
             while statement is not None and not isinstance(statement, ast.stmt):
-                statement = paths.parent(statement)
-            if statement is not None and depth == 0:
+                parent = paths.parent(statement)
+                # ``a if test else b``: an arm's state is not its statement's
+                in_an_arm |= isinstance(parent, ast.IfExp) and statement is not parent.test
+                statement = parent
+            if statement is not None and depth == 0 and not in_an_arm:
                 recorder.states[id(statement)] = (statement, found)
             return found
 
@@ -146,10 +149,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", default="/tmp/dev-corpus")
     parser.add_argument("-v", "--verbose", action="store_true", help="list every difference")
+    parser.add_argument(
+        "--scan",
+        action="store_true",
+        help="also the corpus's training scripts outside the development set (bench/reader_scan.py)",
+    )
     args = parser.parse_args(argv)
     with open(os.path.join(HERE, "estimator_scripts.json"), encoding="utf-8") as handle:
         scripts = json.load(handle)
     scripts = scripts.get("scripts", scripts) if isinstance(scripts, dict) else scripts
+    if args.scan:
+        from reader_scan import training_scripts
+
+        scripts = scripts + [{"path": path} for path in training_scripts(args.corpus)]
     totals = {"values": dict.fromkeys(("agree", "silent", "differ"), 0)}
     totals["conditions"] = dict(totals["values"])
     times = []

@@ -29,7 +29,7 @@ from .conditions import PathCondition
 from .events import Event, EventKind, Gate, Trace
 from .finding import Evidence
 from .fingerprints import Fingerprints
-from .interpreter import FunctionRun, backward_targets_of, loop_lines_of
+from .interpreter import FunctionRun, own_code_index
 from .launch_driver import LaunchDriver, LaunchInputs
 from .launch_paths import LaunchFacts
 from .names import qualified_name
@@ -127,8 +127,12 @@ class FileAnalyzer:
         self._registered: set[int] = set()
         self._stack: list[str] = []
         self._contexts: dict[str, int] = {}
-        self._backward_cache: dict[int, dict[str, tuple[ast.Call, ...]]] = {}
-        self._loop_cache: dict[int, list[tuple[int, int]]] = {}  # :meth:`loop_lines`
+        # body -> (backward targets, loop lines) (:meth:`_own_code`), and the lines that
+        # hold ``backward`` (computed when first needed)
+        self._backward_lines: list[int] | None = None
+        self._own_code_cache: dict[
+            int, tuple[dict[str, tuple[ast.Call, ...]], list[tuple[int, int]]]
+        ] = {}
         # ``if`` test node id -> whether it tests a modulo (a step gate), walked once
         self.modulo_tests: dict[int, bool] = {}
         self._instances: dict[tuple, Value] = {}
@@ -173,19 +177,26 @@ class FileAnalyzer:
 
     def backward_targets(self, body: list[ast.stmt]) -> dict[str, tuple[ast.Call, ...]]:
         """Names ``body`` calls ``backward`` on; computed once per body, not per context."""
-        key = id(body[0]) if body else 0
-        if key not in self._backward_cache:
-            self._backward_cache[key] = (
-                backward_targets_of(body) if self.mentions(body, "backward") else {}
-            )
-        return self._backward_cache[key]
+        return self._own_code(body)[0]
 
     def loop_lines(self, body: list[ast.stmt]) -> list[tuple[int, int]]:
         """The line ranges of ``body``'s loops; walked once per body, not per context."""
+        return self._own_code(body)[1]
+
+    def _own_code(
+        self, body: list[ast.stmt]
+    ) -> tuple[dict[str, tuple[ast.Call, ...]], list[tuple[int, int]]]:
+        """Both of the above, from one walk of the body (:func:`own_code_index`)."""
         key = id(body[0]) if body else 0
-        known = self._loop_cache.get(key)
+        known = self._own_code_cache.get(key)
         if known is None:
-            known = self._loop_cache[key] = loop_lines_of(body)
+            if self._backward_lines is None:
+                self._backward_lines = [
+                    number
+                    for number, line in enumerate(self.index.source_lines, start=1)
+                    if "backward" in line
+                ]
+            known = self._own_code_cache[key] = own_code_index(body, self._backward_lines)
         return known
 
     def mentions(self, body: list[ast.stmt], word: str) -> bool:

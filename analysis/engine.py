@@ -13,6 +13,7 @@ import logging
 import warnings
 
 import attrs
+from torchward.estimator import dependencies
 
 from .facts import FileFacts, build_facts
 from .finding import Finding, Severity, Span
@@ -108,8 +109,17 @@ def analyze_source(
     """Lint ``source`` (the text of the file at ``path``) and return its report.
 
     ``cache`` (the language server passes one per session) keeps function analyses across
-    calls, so re-linting after an edit re-analyses only what the edit could change.
+    calls, so re-linting after an edit re-analyses only what the edit could change. The
+    project files the analysis reads are checked once each (a memoised module resolution
+    is revalidated against the file system, and one file imports many siblings).
     """
+    with dependencies.one_observation_each():
+        return _analyze(source, path, settings, cache)
+
+
+def _analyze(
+    source: str, path: str, settings: LintSettings, cache: SummaryCache | None
+) -> FileReport:
     rules = tuple(rule for rule in all_rules() if settings.is_enabled(rule.code))
     tree, problem = parse(source, path, cache)
     if tree is None:

@@ -99,6 +99,27 @@ def recording() -> Iterator[Reads]:
             outer.extend(reads.dependencies())
 
 
+_observations: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
+    "torchward_observations", default=None
+)
+
+
+@contextlib.contextmanager
+def one_observation_each() -> Iterator[None]:
+    """Inside the block, a memoised result's dependencies are each checked against the
+    file system once (:func:`still_hold`'s ``seen``): one analysis asks about the same
+    sibling folder for every import it resolves, and on every keystroke. The block sees
+    the files as they were when it first looked; an enclosing block's memo is kept."""
+    if _observations.get() is not None:
+        yield
+        return
+    token = _observations.set({})
+    try:
+        yield
+    finally:
+        _observations.reset(token)
+
+
 def _record(source: Source, key: str, value: str) -> None:
     reads = _current.get()
     if reads is not None:
@@ -263,7 +284,7 @@ class remembered(Generic[R]):  # lower case: used as a decorator, like functools
 
     def __call__(self, *args: object) -> R:
         hit = self._memo.get(args)
-        if hit is not None and still_hold(hit[1]):
+        if hit is not None and still_hold(hit[1], _observations.get()):
             result, dependencies = hit
             reads = _current.get()
             if reads is not None:

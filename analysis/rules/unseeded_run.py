@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import bisect
+import collections
 import os
 
 import attrs
@@ -48,37 +50,51 @@ class Seeding:
     opaque: bool  # a call the analysis cannot see into names a seed (utils.set_seed)
 
 
-def _may_name_a_seed(tree: ast.Module, imports, source_lines: list[str] | None) -> ast.Module:
-    """The top-level statements whose text could name a seed or global-random call.
+def _calls_that_may_name_a_seed(tree: ast.Module, imports, source_lines: list[str] | None):
+    """The calls of ``tree`` in ``ast.walk``'s breadth-first order, skipping every statement
+    whose lines cannot name a seed or a global-random call.
 
-    Walking every node of the file costs more than the rest of an editor keystroke; a
-    call this rule counts names ``seed`` or ``random`` in its written text or through an
-    import alias (``canonical`` adds neither), so other statements are skipped. ast.walk
-    is breadth-first: dropping whole statements keeps the order of the others' nodes."""
+    Walking every node of the file costs more than the rest of an editor keystroke; a call
+    this rule counts names ``seed`` or ``random`` in its written text or through an import
+    alias (``canonical`` adds neither), and an identifier never spans lines, so a statement
+    none of whose lines holds such a word is skipped — at any depth (a training script's
+    whole ``__main__`` block is one top-level statement). Dropping whole subtrees keeps the
+    breadth-first order of the rest, so the first call found is the one a full walk finds."""
     if source_lines is None:
-        return tree
+        yield from (node for node in ast.walk(tree) if isinstance(node, ast.Call))
+        return
     words = {"seed", "random"} | {
         local.lower()
         for local, target in imports.names.items()
         if "seed" in target.lower() or "random" in target.lower()
     }
-    kept = []
-    for statement in tree.body:
+    hits = [
+        number
+        for number, line in enumerate(source_lines, start=1)
+        if any(word in line.lower() for word in words)
+    ]
+
+    def may_name(statement: ast.stmt) -> bool:
         decorators = getattr(statement, "decorator_list", ())
         first = min([statement.lineno, *(d.lineno for d in decorators)])
-        text = "\n".join(source_lines[first - 1 : statement.end_lineno or first]).lower()
-        if any(word in text for word in words):
-            kept.append(statement)
-    return ast.Module(body=kept, type_ignores=[])
+        at = bisect.bisect_left(hits, first)
+        return at < len(hits) and hits[at] <= (statement.end_lineno or first)
+
+    queue: collections.deque[ast.AST] = collections.deque([tree])
+    while queue:
+        node = queue.popleft()
+        if isinstance(node, ast.Call):
+            yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, ast.stmt) or may_name(child):
+                queue.append(child)
 
 
 def seeding_of(tree: ast.Module, imports, source_lines: list[str] | None = None) -> Seeding:
     seeded: dict[str, ast.Call] = {}
     used: dict[str, ast.Call] = {}
     opaque = False
-    for node in ast.walk(_may_name_a_seed(tree, imports, source_lines)):
-        if not isinstance(node, ast.Call):
-            continue
+    for node in _calls_that_may_name_a_seed(tree, imports, source_lines):
         name = qualified_name(node.func, imports)
         if name is None:
             func = node.func

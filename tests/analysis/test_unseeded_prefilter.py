@@ -1,6 +1,7 @@
-"""TW008 reads only the top-level statements whose text can name a seed or a global
-random call (an editor keystroke must not walk the whole tree): what it finds is what a
-walk of every node finds, aliases included."""
+"""TW008 reads only the statements, at any depth, whose lines can name a seed or a global
+random call (an editor keystroke must not walk the whole tree, and a script's whole
+``__main__`` block is one top-level statement): what it finds, and which call it cites,
+is what a walk of every node finds, aliases included."""
 
 from __future__ import annotations
 
@@ -35,6 +36,29 @@ def train(model, loader, opt):
         model(x).sum().backward()
         opt.step()
 """
+NESTED_MAIN = """\
+import random
+import numpy as np
+import torch
+
+if __name__ == "__main__":
+    parser = make_parser()
+    args = parser.parse_args()
+    if args.deterministic:
+        torch.manual_seed(args.seed)
+        if args.all:
+            np.random.seed(args.seed)
+    model = build(args)
+    for epoch in range(args.epochs):
+        for step, batch in enumerate(loader):
+            if step % 10 == 0:
+                crop = random.randint(0, 8)
+            loss = model(batch).sum()
+            loss.backward()
+        with torch.no_grad():
+            noise = np.random.rand(4)
+    torch.manual_seed(1)
+"""
 SOURCES = [
     *sorted((ROOT / "examples").glob("*.py")),
     *sorted((Path(__file__).parent / "fixtures").glob("*.py")),
@@ -54,8 +78,8 @@ def _seeding(source: str, filtered: bool):
 
 @pytest.mark.parametrize(
     "source",
-    [ALIASED, *(p.read_text() for p in SOURCES)],
-    ids=["aliased", *(p.stem for p in SOURCES)],
+    [ALIASED, NESTED_MAIN, *(p.read_text() for p in SOURCES)],
+    ids=["aliased", "nested-main", *(p.stem for p in SOURCES)],
 )
 def test_the_filtered_walk_finds_what_the_full_walk_finds(source):
     assert _seeding(source, True) == _seeding(source, False)

@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import ast
 import builtins
-import importlib.util
 import json
 import os
 import sys
@@ -37,28 +36,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 _SIMPLE = (ast.Assign, ast.AugAssign, ast.Expr, ast.AnnAssign)
 _COMPOUND = (ast.If, ast.For, ast.While, ast.With, ast.Try, ast.AsyncFor, ast.AsyncWith)
 _BUILTINS = frozenset(dir(builtins))
+sys.path.insert(0, HERE)
 
-
-def _import_checkout(root: str) -> None:
-    """``torchward`` from ``root``'s three folders, never the installed one."""
-    sys.meta_path[:] = [f for f in sys.meta_path if "__editable__" not in repr(f)]
-    sys.path.insert(0, root)
-    import torchward
-
-    made = []
-    for name in ("estimator", "analysis", "server"):
-        spec = importlib.util.spec_from_file_location(
-            f"torchward.{name}",
-            f"{root}/{name}/__init__.py",
-            submodule_search_locations=[f"{root}/{name}"],
-        )
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[f"torchward.{name}"] = module
-        setattr(torchward, name, module)
-        made.append((spec, module))
-    for spec, module in made:
-        spec.loader.exec_module(module)
+from checkout_import import import_checkout  # noqa: E402
 
 
 def _root_name(node: ast.expr) -> str | None:
@@ -125,9 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("checkout", help="a checkout of the fold-switch branch")
     parser.add_argument("--corpus", default="/tmp/dev-corpus")
     args = parser.parse_args(argv)
-    _import_checkout(os.path.abspath(args.checkout))
+    import_checkout(os.path.abspath(args.checkout))
     from torchward.analysis import interpreter, launch_paths
-    from torchward.analysis.expressions import handler_of
     from torchward.analysis.runconfig import read_source
 
     asked: set[int] = set()  # lines of nodes the reader asked the launch about
@@ -140,22 +119,27 @@ def main(argv: list[str] | None = None) -> int:
     launch_paths.LaunchFacts.constant = constant
     skip: dict[str, object] = {"predicate": None}
 
-    def execute(self, body):  # FunctionRun.execute, with statements skipped on demand
-        launch = self.analyzer.launch
-        included = self.analyzer.launch_driver.inputs.included if launch is not None else None
-        predicate = skip["predicate"]
-        for statement in body:
-            if launch is not None:
+    original_execute = interpreter.FunctionRun.execute
+
+    def execute(self, body):
+        """The engine's own ``execute`` over the runs of statements kept; a skipped one only
+        has its path condition noted (when it is reached: a block ends at a return)."""
+        launch, predicate = self.analyzer.launch, skip["predicate"]
+        if launch is None or predicate is None:
+            return original_execute(self, body)
+        kept: list[ast.stmt] = []
+        for statement in [*body, None]:
+            if statement is not None and not predicate(self, statement):
+                kept.append(statement)
+                continue
+            if kept:
+                original_execute(self, kept)
+                if isinstance(kept[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+                    return None
+                kept = []
+            if statement is not None:
                 launch.note_condition(statement, self.condition)
-                if predicate is not None and predicate(self, statement):
-                    continue
-            handler = handler_of(type(self), "_exec_", type(statement))
-            if handler is not None:
-                handler(self, statement)
-            if included and id(statement) in included:
-                self.execute(list(included[id(statement)]))
-            if isinstance(statement, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
-                break
+        return None
 
     interpreter.FunctionRun.execute = execute
 

@@ -29,24 +29,16 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
 
-_WORKER = r"""
-import importlib.util, sys, time
+from checkout_import import PRELUDE  # noqa: E402
+
+_WORKER = (
+    PRELUDE.format(bench=HERE)
+    + r"""
+import time
 root = sys.argv[1]
-sys.meta_path[:] = [f for f in sys.meta_path if "__editable__" not in repr(f)]
-sys.path.insert(0, root)
-import torchward
-made = []
-for name in ("estimator", "analysis", "server"):
-    spec = importlib.util.spec_from_file_location(
-        f"torchward.{name}", f"{root}/{name}/__init__.py", submodule_search_locations=[f"{root}/{name}"]
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[f"torchward.{name}"] = module
-    setattr(torchward, name, module)
-    made.append((spec, module))
-for spec, module in made:
-    spec.loader.exec_module(module)
+import_checkout(root)
 import ast
 from torchward.analysis.facts import build_launch_facts
 from torchward.analysis.runconfig import read_source
@@ -72,6 +64,7 @@ for line in sys.stdin:
             pass
     print(f"{(time.process_time() - start) * 1000:.3f}", flush=True)
 """
+)
 
 
 class _Worker:

@@ -30,6 +30,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+from checkout_import import PRELUDE  # noqa: E402
 from lsp_client import Client  # noqa: E402
 
 SCRIPTS = (
@@ -41,26 +42,14 @@ SCRIPTS = (
 )
 _NUMBER = re.compile(r"(?<![\w.])\d+(?![\w.])")
 # starts ``torchward lsp`` from the checkout given as argv[1]
-_SERVE = r"""
-import importlib.util, sys
-root = sys.argv[1]
-sys.meta_path[:] = [f for f in sys.meta_path if "__editable__" not in repr(f)]
-sys.path.insert(0, root)
-import torchward
-made = []
-for name in ("estimator", "analysis", "server"):
-    spec = importlib.util.spec_from_file_location(
-        f"torchward.{name}", f"{root}/{name}/__init__.py", submodule_search_locations=[f"{root}/{name}"]
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[f"torchward.{name}"] = module
-    setattr(torchward, name, module)
-    made.append((spec, module))
-for spec, module in made:
-    spec.loader.exec_module(module)
+_SERVE = (
+    PRELUDE.format(bench=HERE)
+    + """
+import_checkout(sys.argv[1])
 from torchward.cli import main
 sys.exit(main(["lsp"]))
 """
+)
 
 
 def _edit_site(lines: list[str]) -> tuple[int, int]:

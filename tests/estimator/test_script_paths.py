@@ -611,6 +611,19 @@ def test_a_model_chosen_by_a_string_test_on_a_flag_is_followed():
     assert values["model"] == "roberta-base"
 
 
+def _training_on_loader(indent: str = "", lr: str = "0.1") -> str:
+    """A model, its optimizer and a loop over ``loader`` that steps it: what makes the
+    small scripts below training scripts (their questions are about ``loader``)."""
+    lines = (
+        "model = torch.nn.Linear(4, 4).cuda()",
+        f"opt = torch.optim.SGD(model.parameters(), lr={lr})",
+        "for x in loader:",
+        "    model(x).sum().backward()",
+        "    opt.step()",
+    )
+    return "".join(f"{indent}{line}\n" for line in lines)
+
+
 # --- where the reader and the engine's launch disagreed (bench/fold_agreement.py) -------
 
 
@@ -672,12 +685,8 @@ def test_the_nearest_assignment_is_the_last_before_the_use_in_the_file_not_the_d
         "        batch = 16\n"
         "    batch = 32\n"
         "    loader = DataLoader(range(64), batch_size=batch)\n"
-        "    model = torch.nn.Linear(4, 4).cuda()\n"
-        "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
-        "    for x in loader:\n"
-        "        model(x).sum().backward()\n"
-        "        opt.step()\n"
-        "main()\n"
+        + _training_on_loader("    ")
+        + "main()\n"
     )
     _, values, _ = _read(source)
     assert values["batch_size"] == 32
@@ -691,12 +700,7 @@ def test_an_augmented_assignment_rebinds_the_name():
         "import torch\nfrom torch.utils.data import DataLoader\n"
         "batch = 4\n"
         "batch *= 2\n"
-        "loader = DataLoader(range(64), batch_size=batch)\n"
-        "model = torch.nn.Linear(4, 4).cuda()\n"
-        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
-        "for x in loader:\n"
-        "    model(x).sum().backward()\n"
-        "    opt.step()\n"
+        "loader = DataLoader(range(64), batch_size=batch)\n" + _training_on_loader()
     )
     _, values, _ = _read(source)
     assert values["batch_size"] == 8
@@ -807,12 +811,7 @@ def test_a_module_level_use_reads_the_assignment_before_it_not_a_later_one():
         "import torch\nfrom torch.utils.data import DataLoader\n"
         "batch = 4\n"
         "loader = DataLoader(range(64), batch_size=batch)\n"
-        "batch = 8\n"
-        "model = torch.nn.Linear(4, 4).cuda()\n"
-        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
-        "for x in loader:\n"
-        "    model(x).sum().backward()\n"
-        "    opt.step()\n"
+        "batch = 8\n" + _training_on_loader()
     )
     _, values, _ = _read(source)
     assert values["batch_size"] == 4
@@ -853,12 +852,8 @@ def test_a_dict_changed_in_place_after_it_is_built_is_read_changed():
         "    settings = {'batch_size': 4, 'lr': 1e-3}\n"
         "    settings['batch_size'] = 32\n"
         "    loader = DataLoader(range(64), batch_size=settings['batch_size'])\n"
-        "    model = torch.nn.Linear(4, 4).cuda()\n"
-        "    opt = torch.optim.SGD(model.parameters(), lr=settings['lr'])\n"
-        "    for x in loader:\n"
-        "        model(x).sum().backward()\n"
-        "        opt.step()\n"
-        "main()\n"
+        + _training_on_loader("    ", lr="settings['lr']")
+        + "main()\n"
     )
     _, values, _ = _read(source)
     assert values["batch_size"] == 32

@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import bisect
 import builtins
+import functools
 from collections.abc import Callable, Sequence
 
 from . import catalog
@@ -91,16 +92,19 @@ def own_code_index(
     ``backward`` (None: look everywhere); only statements spanning one of them are walked
     into for calls, and none when it is empty."""
 
-    def spans_a_backward(statement: ast.AST) -> bool:
+    def spans_a_backward(statement: ast.AST, lines: Sequence[int]) -> bool:
         start = getattr(statement, "lineno", 0)
-        at = bisect.bisect_left(backward_lines, start)  # type: ignore[arg-type]
-        return at < len(backward_lines) and backward_lines[at] <= getattr(  # type: ignore[arg-type]
-            statement, "end_lineno", start
-        )
+        at = bisect.bisect_left(lines, start)
+        return at < len(lines) and lines[at] <= getattr(statement, "end_lineno", start)
 
     targets: dict[str, tuple[ast.Call, ...]] = {}
     loops: list[tuple[int, int]] = []
-    walk = _walk_own_code(body, None if backward_lines is None else spans_a_backward)
+    walk = _walk_own_code(
+        body,
+        None
+        if backward_lines is None
+        else functools.partial(spans_a_backward, lines=backward_lines),
+    )
     for node in walk:
         if isinstance(node, _LOOPS):
             loops.append((node.lineno, getattr(node, "end_lineno", node.lineno)))

@@ -28,6 +28,7 @@ import fnmatch
 import functools
 import hashlib
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Generic, TypeVar
 
@@ -130,14 +131,59 @@ def _digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
+# path -> (mtime in ns, size, digest of the content read then): a file whose modification
+# time and size have not changed since it was read is not read and hashed again
+_digests: dict[str, tuple[int, int, str]] = {}
+
+
+def _stat_key(path: str) -> tuple[int, int] | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return stat.st_mtime_ns, stat.st_size
+
+
+# a file modified this shortly before it was read is not remembered: a second write in
+# the same tick of the file system's clock (a few ms) could leave the same time and size
+_RACY_NS = 100_000_000
+
+
+def _remember_digest(path: str, stat: tuple[int, int] | None, digest: str) -> None:
+    """Remember what ``path`` held (``stat``: taken before reading it), unless it was
+    modified too recently to tell a later write by its time (git's "racy" files)."""
+    if stat is not None and stat[0] < time.time_ns() - _RACY_NS:
+        _digests[path] = (*stat, digest)
+
+
+def unchanged_digest(path: str | os.PathLike[str]) -> str | None:
+    """The content digest of ``path`` when the file has kept the modification time and
+    size it had when last read here (recorded as a read of its content, like
+    :func:`read_bytes`); None when it changed, or was never read: read it then. Saves
+    re-reading and re-hashing the dozens of project modules one keystroke's analysis
+    imports."""
+    key = _absolute(path)
+    known = _digests.get(key)
+    if known is None or _stat_key(key) != known[:2]:
+        return None
+    _record(Source.CONTENT, key, known[2])
+    return known[2]
+
+
 def _observe(source: Source, key: str) -> str:
     """The value ``source`` has for ``key`` on the machine now."""
     if source is Source.CONTENT:
+        stat = _stat_key(key)
+        known = _digests.get(key)
+        if known is not None and stat == known[:2]:
+            return known[2]
         try:
             with open(key, "rb") as handle:
-                return _digest(handle.read())
+                digest = _digest(handle.read())
         except OSError:
             return ""
+        _remember_digest(key, stat, digest)
+        return digest
     if source is Source.EXISTS:
         return "file" if os.path.isfile(key) else "dir" if os.path.isdir(key) else ""
     if source is Source.SIZE:
@@ -171,13 +217,16 @@ def _absolute(path: str | os.PathLike[str]) -> str:
 def read_bytes(path: str | os.PathLike[str]) -> bytes:
     """The bytes of ``path`` (raises ``OSError``), recorded by content hash."""
     key = _absolute(path)
+    stat = _stat_key(key)
     try:
         with open(key, "rb") as handle:
             data = handle.read()
     except OSError:
         _record(Source.CONTENT, key, "")
         raise
-    _record(Source.CONTENT, key, _digest(data))
+    digest = _digest(data)
+    _remember_digest(key, stat, digest)
+    _record(Source.CONTENT, key, digest)
     return data
 
 

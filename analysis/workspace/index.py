@@ -58,6 +58,12 @@ class WorkspaceIndex:
         try:
             if dependencies.file_size(path) > MAX_MODULE_BYTES:
                 return None
+            digest = dependencies.unchanged_digest(path)
+            if digest is not None:
+                with self._lock:
+                    if (path, digest) in self._summaries:  # unchanged since it was read
+                        self._summaries.move_to_end((path, digest))
+                        return self._summaries[(path, digest)]
             data = dependencies.read_bytes(path)
         except OSError:
             return None

@@ -138,10 +138,17 @@ class ModuleCounter:
         wanted: set[str] | None = None,
     ) -> None:
         self.imports = ImportTable(tree)
+        self.tree = tree
         self.path = path
         self.constants = constants
         self.classes: dict[str, tuple[ast.ClassDef, ModuleCounter]] = {}
+        # module-level functions: a helper that builds modules (``clones(layer, N)``)
+        self.functions = {
+            node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)
+        }
         self._others: dict[str, ModuleCounter] = {}  # other modules' counters, by path
+        # imported names of other project modules' functions (:meth:`_imported_function`)
+        self._imported: dict[str, tuple[ModuleCounter, ast.FunctionDef] | None] = {}
         self._active: set[str] = set()
         for node in tree.body:
             if isinstance(node, ast.ClassDef):
@@ -372,6 +379,14 @@ class ModuleCounter:
             return ModuleCount(inner.params, inner.unknown, True)
         if local == "dict" and not node.args:  # nn.ModuleDict(dict(wte=..., h=...))
             return _add(*(self.expr(k.value, env, lists) for k in node.keywords))
+        if local in self.functions and local not in self.imports.names:
+            return self._helper(self, self.functions[local], node, env)
+        if local is not None and local in self.imports.names and local not in self.classes:
+            imported = self._imported_function(local)
+            if imported is not None:  # a helper of another project module
+                return self._helper(*imported, node, env)
+        if qualified == "copy.deepcopy" and node.args:
+            return self.expr(node.args[0], env, lists)  # a copy holds as many parameters
         tail = qualified.rsplit(".", 1)[-1]
         if not qualified.startswith("torch.nn.") and not (
             tail == "Parameter" and "torch" in qualified
@@ -392,6 +407,57 @@ class ModuleCounter:
             return ModuleCount(_layer(tail, node, self, env), (), self._traced(node))
         except _Unknown:
             return ModuleCount(0, (f"{label}(...) (sizes not traced)",))
+
+    def _imported_function(self, local: str) -> tuple[ModuleCounter, ast.FunctionDef] | None:
+        """The function of another project module that ``local`` names here, with that
+        module's counter (its imports and constants size what the function builds)."""
+        if local not in self._imported:
+            from .workspace.models import project_function
+
+            found = project_function(self.tree, self.path, local)
+            if found is None:
+                self._imported[local] = None
+            else:
+                summary, function = found
+                other = self._others.get(summary.path)
+                if other is None:
+                    other = self._others[summary.path] = ModuleCounter(
+                        summary.tree, summary.path, module_constants(summary.tree), depth=1
+                    )
+                self._imported[local] = (other, function)
+        return self._imported[local]
+
+    def _helper(
+        self, owner: ModuleCounter, function: ast.FunctionDef, node: ast.Call, env: dict
+    ) -> ModuleCount:
+        """A module-level function (of ``owner``'s module: this file's, or another project
+        module's) called while a module is built: what its one ``return`` builds, with its
+        arguments bound (``clones(layer, N)`` returning ``nn.ModuleList([copy.deepcopy(module)
+        for _ in range(N)])``: N layers). A helper that builds nothing counts nothing; one the
+        counter cannot follow is unknown, never zero (it may hold most of the model)."""
+        label = f"{function.name}(...)"
+        returns = [
+            n
+            for n in _own_nodes(function.body)
+            if isinstance(n, ast.Return) and n.value is not None
+        ]
+        key = "def " + function.name
+        if len(returns) != 1 or function.body[-1] is not returns[0] or key in owner._active:
+            return ModuleCount(0, (f"{label} (not followed)",))
+        try:
+            args = [self.value(a, env) for a in node.args]
+            kwargs = {k.arg: self.value(k.value, env) for k in node.keywords if k.arg}
+        except _Unknown:
+            return ModuleCount(0, (f"{label} (arguments not traced)",))
+        inner = dict(owner.constants)
+        inner.update(_bind(function.args, args, kwargs, owner, method=False))
+        lists: dict[str, ModuleCount] = {}
+        owner._active.add(key)
+        try:
+            owner._statements(function.body[:-1], inner, lists, [], times=1)
+            return owner.expr(returns[0].value, inner, lists)  # type: ignore[arg-type]
+        finally:
+            owner._active.discard(key)
 
     def _traced(self, node: ast.Call) -> bool:
         return any(
@@ -476,6 +542,16 @@ class ModuleCounter:
         raise _Unknown
 
 
+def _own_nodes(body: list[ast.stmt]):
+    """The nodes of ``body`` outside the functions and classes it defines."""
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
 def _is_weight_tie(target: ast.AST, value: ast.AST) -> bool:
     """``a.weight = b.weight`` between two modules of ``self`` (weight tying)."""
     return (
@@ -488,10 +564,15 @@ def _is_weight_tie(target: ast.AST, value: ast.AST) -> bool:
 
 
 def _bind(
-    args: ast.arguments, given: list[Any], kwargs: dict[str, Any], counter: ModuleCounter
+    args: ast.arguments,
+    given: list[Any],
+    kwargs: dict[str, Any],
+    counter: ModuleCounter,
+    method: bool = True,
 ) -> dict:
-    """``__init__``'s parameters bound to the call's values, else their literal defaults."""
-    names = [a.arg for a in args.posonlyargs + args.args][1:]  # without self
+    """``__init__``'s parameters (``method``: after ``self``; else a plain function's)
+    bound to the call's values, else their literal defaults."""
+    names = [a.arg for a in args.posonlyargs + args.args][1 if method else 0 :]
     defaults = {a.arg: d for a, d in parameter_defaults(args)}
     env: dict[str, Any] = dict(zip(names, given))
     for name in names + [a.arg for a in args.kwonlyargs]:

@@ -146,7 +146,18 @@ def workspace_model(
         target = _bound_name(node, values)
         if target is not None:
             built[target] = alone
+    # a module handed to another's constructor is part of that one, not the model, even
+    # when the wrapper keeps it where the counter cannot follow (``clones(layer, N)`` of
+    # another library): the wrapper is then a lower bound, or unknown
+    handed = {
+        id(built[key])
+        for node, _ in candidates
+        for arg in (*node.args, *(k.value for k in node.keywords))
+        if (key := arg.id if isinstance(arg, ast.Name) else id(arg)) in built
+    }
     for node, name in candidates:
+        if id(built[id(node)]) in handed:
+            continue
         args, kwargs, confidence = _arguments(node, values, built)
         composed = any(isinstance(v, Built) for v in (*args, *kwargs.values()))
         # counted once already, unless it is handed modules the script built
@@ -155,6 +166,9 @@ def workspace_model(
             best = (count.params, node, count, confidence)
             best_args = (args, kwargs)
             best_name = name
+    if best is not None and best[0] == 0 and best[2].unknown:
+        shown = ", ".join(dict.fromkeys(best[2].unknown))
+        notes.append(f"{best_name}: no parameter counted; not sized: {shown[:300]}")
     if best is None or best[0] == 0:
         return
     params, node, count, confidence = best

@@ -74,6 +74,26 @@ def project_classes(
     return found
 
 
+def project_function(
+    tree: ast.Module, path: str, local: str
+) -> tuple[ModuleSummary, ast.FunctionDef] | None:
+    """The top-level function of another project module that ``local`` names in the
+    module ``tree`` (``from labml_nn.utils import clone_module_list``), with its module."""
+    resolver = _resolver(tree, path)
+    symbol = resolver.symbol(local) if resolver is not None else None
+    if symbol is None:
+        return None
+    function = next(
+        (
+            node
+            for node in symbol.summary.tree.body
+            if isinstance(node, ast.FunctionDef) and node.name == symbol.name
+        ),
+        None,
+    )
+    return (symbol.summary, function) if function is not None else None
+
+
 def indirect_models(
     tree: ast.Module, path: str, calls: list[ast.Call], evaluate: Evaluate
 ) -> list[tuple[ast.Call, ProjectClass | str]]:

@@ -284,3 +284,78 @@ def test_modules_built_in_the_wrappers_argument_list_are_counted_in_it():
     config, _ = read_source(source, "train.py")
     assert config.model.value == "Translator"
     assert config.params.value == ENCODER + DECODER
+
+
+CLONED = '''
+import copy
+import torch
+import torch.nn as nn
+
+
+def clones(module, n):
+    return nn.ModuleList([copy.deepcopy(module) for _ in range(n)])
+
+
+class Block(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.mix = nn.Linear(width, width)
+
+    def forward(self, x):
+        return self.mix(x)
+
+
+class Stack(nn.Module):
+    def __init__(self, block, depth):
+        super().__init__()
+        self.blocks = clones(block, depth)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+
+model = Stack(Block(256), 6).cuda()
+optimizer = torch.optim.AdamW(model.parameters())
+for step in range(10):
+    model(torch.randn(4, 256, device="cuda")).sum().backward()
+    optimizer.step()
+'''
+
+
+def test_layers_a_local_helper_clones_are_counted_n_times():
+    """The annotated-transformer pattern: ``self.layers = clones(layer, N)`` with a helper
+    of the file returning ``nn.ModuleList([copy.deepcopy(module) for _ in range(N)])``.
+    The helper's call counted as nothing, so the model was read, with high confidence, as
+    the one ``Block`` built in the argument list."""
+    config, _ = read_source(CLONED, "train.py")
+    assert config.model.value == "Stack"
+    assert config.params.value == 6 * (256 * 256 + 256)
+
+
+def test_a_helper_the_counter_cannot_follow_is_unknown_not_zero():
+    source = CLONED.replace(
+        "    return nn.ModuleList([copy.deepcopy(module) for _ in range(n)])\n",
+        "    if n > 3:\n        return nn.ModuleList([copy.deepcopy(module) for _ in range(n)])\n"
+        "    return nn.ModuleList([module])\n",
+    )
+    config, notes = read_source(source, "train.py")
+    # the model is the wrapper, whose layers are not known: not the block handed to it
+    assert config.model is None and config.params is None
+    assert any(note.startswith("Stack: no parameter counted") for note in notes), notes
+    assert any("clones(...) (not followed)" in note for note in notes), notes
+
+
+def test_layers_cloned_by_a_helper_of_another_project_module_are_counted(tmp_path):
+    """labml's transformers keep their layers as ``clone_module_list(layer, n_layers)``,
+    a function of the project's ``utils`` module."""
+    helper = CLONED.split("class Block")[0]
+    (tmp_path / "utils.py").write_text(helper)
+    (tmp_path / "train.py").write_text(
+        "import torch\nimport torch.nn as nn\nfrom utils import clones\n\n\nclass Block"
+        + CLONED.split("class Block", 1)[1]
+    )
+    config, _ = read_script(str(tmp_path / "train.py"))
+    assert config.model.value == "Stack"
+    assert config.params.value == 6 * (256 * 256 + 256)

@@ -13,7 +13,8 @@ Every field carries ``path:line``. The fields found go into an
 the estimator names it as missing instead of guessing.
 
 The reader in modules, one concept each: what the script declares
-(:mod:`.runconfig_declarations`), evaluating expressions (:mod:`.runconfig_values`),
+(:mod:`.runconfig_declarations`), evaluating expressions (:mod:`.runconfig_values`)
+and where a name's value comes from (:mod:`.runconfig_names`),
 which path a node is on (:mod:`.runconfig_paths`), files it executes
 (:mod:`.runconfig_includes`), what each call says (:mod:`.runconfig_calls`) and the model
 it builds itself (:mod:`.runconfig_model`). How this relates to the analysis engine, and

@@ -149,6 +149,7 @@ class ModuleCounter:
         self._others: dict[str, ModuleCounter] = {}  # other modules' counters, by path
         # imported names of other project modules' functions (:meth:`_imported_function`)
         self._imported: dict[str, tuple[ModuleCounter, ast.FunctionDef] | None] = {}
+        self._building: list[ast.ClassDef] = []  # the classes whose __init__ is being counted
         self._active: set[str] = set()
         for node in tree.body:
             if isinstance(node, ast.ClassDef):
@@ -218,8 +219,59 @@ class ModuleCounter:
         env = dict(self.constants)
         env.update(_bind(init.args, args, kwargs, self))
         lists: dict[str, ModuleCount] = {}
-        self._statements(init.body, env, lists, parts, times=1)
+        self._building.append(node)
+        try:
+            self._statements(init.body, env, lists, parts, times=1)
+        finally:
+            self._building.pop()
         return _add(*parts)
+
+    def _own_method(self, call: ast.Call) -> ast.FunctionDef | None:
+        """The method ``self.NAME(...)`` calls on the class being built (or on a base class
+        of this file): ``self._make_blocks(width, depth)`` in ``__init__``."""
+        func = call.func
+        if not (
+            self._building
+            and isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "self"
+        ):
+            return None
+        pending, seen = [self._building[-1]], set()
+        while pending:
+            cls = pending.pop(0)
+            for stmt in cls.body:
+                if isinstance(stmt, ast.FunctionDef) and stmt.name == func.attr:
+                    return stmt
+            for base in cls.bases:
+                if isinstance(base, ast.Name) and base.id not in seen:
+                    seen.add(base.id)
+                    found = self.classes.get(base.id)
+                    if found is not None and found[1] is self:
+                        pending.append(found[0])
+        return None
+
+    def _run_method(self, method: ast.FunctionDef, call: ast.Call, env, parts, times) -> None:
+        """``self._build(...)`` as a statement: the method's body runs on the same
+        ``self`` (what it assigns there is the module's; what it sets on ``self``, such as
+        a running channel count, the rest of ``__init__`` reads)."""
+        key = f"def {method.name}@{method.lineno}"
+        if key in self._active:
+            return
+        try:
+            args = [self.value(a, env) for a in call.args]
+            kwargs = {k.arg: self.value(k.value, env) for k in call.keywords if k.arg}
+        except _Unknown:
+            parts.append(ModuleCount(0, (f"self.{method.name}(...) (arguments not traced)",)))
+            return
+        inner = {**self.constants, **_own_state(env)}
+        inner.update(_bind(method.args, args, kwargs, self))
+        self._active.add(key)
+        try:
+            self._statements(method.body, inner, {}, parts, times)
+        finally:
+            self._active.discard(key)
+        env.update(_own_state(inner))
 
     def _statements(self, body, env, lists, parts, times) -> None:
         for stmt in body:
@@ -286,6 +338,10 @@ class ModuleCounter:
 
     def _effect(self, call: ast.Call, env, lists, parts, times) -> None:
         func = call.func
+        method = self._own_method(call)
+        if method is not None:
+            self._run_method(method, call, env, parts, times)
+            return
         if (
             isinstance(func, ast.Attribute)
             and func.attr in ("append", "extend", "add_module", "register_module")
@@ -381,6 +437,9 @@ class ModuleCounter:
             return _add(*(self.expr(k.value, env, lists) for k in node.keywords))
         if local in self.functions and local not in self.imports.names:
             return self._helper(self, self.functions[local], node, env)
+        method = self._own_method(node)
+        if method is not None:  # self._make_blocks(width, depth)
+            return self._helper(self, method, node, env, on_self=True)
         if local is not None and local in self.imports.names and local not in self.classes:
             imported = self._imported_function(local)
             if imported is not None:  # a helper of another project module
@@ -428,20 +487,26 @@ class ModuleCounter:
         return self._imported[local]
 
     def _helper(
-        self, owner: ModuleCounter, function: ast.FunctionDef, node: ast.Call, env: dict
+        self,
+        owner: ModuleCounter,
+        function: ast.FunctionDef,
+        node: ast.Call,
+        env: dict,
+        on_self: bool = False,
     ) -> ModuleCount:
         """A module-level function (of ``owner``'s module: this file's, or another project
-        module's) called while a module is built: what its one ``return`` builds, with its
-        arguments bound (``clones(layer, N)`` returning ``nn.ModuleList([copy.deepcopy(module)
-        for _ in range(N)])``: N layers). A helper that builds nothing counts nothing; one the
+        module's) called while a module is built — or, ``on_self``, a method of the module
+        being built: what its one ``return`` builds, with its arguments bound
+        (``clones(layer, N)`` returning ``nn.ModuleList([copy.deepcopy(module) for _ in
+        range(N)])``: N layers). A helper that builds nothing counts nothing; one the
         counter cannot follow is unknown, never zero (it may hold most of the model)."""
-        label = f"{function.name}(...)"
+        label = f"{'self.' if on_self else ''}{function.name}(...)"
         returns = [
             n
             for n in _own_nodes(function.body)
             if isinstance(n, ast.Return) and n.value is not None
         ]
-        key = "def " + function.name
+        key = f"def {function.name}@{function.lineno}"
         if len(returns) != 1 or function.body[-1] is not returns[0] or key in owner._active:
             return ModuleCount(0, (f"{label} (not followed)",))
         try:
@@ -449,8 +514,8 @@ class ModuleCounter:
             kwargs = {k.arg: self.value(k.value, env) for k in node.keywords if k.arg}
         except _Unknown:
             return ModuleCount(0, (f"{label} (arguments not traced)",))
-        inner = dict(owner.constants)
-        inner.update(_bind(function.args, args, kwargs, owner, method=False))
+        inner = {**owner.constants, **(_own_state(env) if on_self else {})}
+        inner.update(_bind(function.args, args, kwargs, owner, method=on_self))
         lists: dict[str, ModuleCount] = {}
         owner._active.add(key)
         try:
@@ -458,6 +523,8 @@ class ModuleCounter:
             return owner.expr(returns[0].value, inner, lists)  # type: ignore[arg-type]
         finally:
             owner._active.discard(key)
+            if on_self:
+                env.update(_own_state(inner))  # ``self.inplanes = planes * 4`` in the method
 
     def _traced(self, node: ast.Call) -> bool:
         return any(
@@ -540,6 +607,11 @@ class ModuleCounter:
             values = [self.value(a, env) for a in node.args]
             return {"int": lambda *v: int(v[0]), "max": max, "min": min}[node.func.id](*values)
         raise _Unknown
+
+
+def _own_state(env: dict) -> dict:
+    """The ``self.x`` values of an environment (what a method shares with ``__init__``)."""
+    return {key: value for key, value in env.items() if key.startswith("self.")}
 
 
 def _own_nodes(body: list[ast.stmt]):

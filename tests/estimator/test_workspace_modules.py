@@ -359,3 +359,51 @@ def test_layers_cloned_by_a_helper_of_another_project_module_are_counted(tmp_pat
     config, _ = read_script(str(tmp_path / "train.py"))
     assert config.model.value == "Stack"
     assert config.params.value == 6 * (256 * 256 + 256)
+
+
+BUILT_BY_METHODS = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, width=256, depth=4):
+        super().__init__()
+        self.channels = 32
+        self.embed = self._widen(width)
+        self.blocks = self._make_blocks(width, depth)
+        self._build_head(10)
+
+    def _widen(self, width):
+        layer = nn.Linear(self.channels, width)
+        self.channels = width
+        return layer
+
+    def _make_blocks(self, width, depth):
+        return nn.Sequential(*[nn.Linear(width, width) for _ in range(depth)])
+
+    def _build_head(self, classes):
+        self.head = nn.Linear(self.channels, classes)
+
+    def forward(self, x):
+        return self.head(self.blocks(self.embed(x)))
+
+
+model = Net().cuda()
+optimizer = torch.optim.AdamW(model.parameters())
+for step in range(10):
+    model(torch.randn(8, 32, device="cuda")).sum().backward()
+    optimizer.step()
+'''
+
+
+def test_layers_the_modules_own_methods_build_are_counted():
+    """``self.blocks = self._make_blocks(width, depth)`` and ``self._build_head(10)`` in
+    ``__init__``: the method calls counted as nothing, and the model was read, with high
+    confidence, at 4% of its size. What a method sets on ``self`` (a running channel count)
+    is what the rest of ``__init__`` reads."""
+    config, _ = read_source(BUILT_BY_METHODS, "train.py")
+    assert config.model.value == "Net"
+    embed, blocks, head = 32 * 256 + 256, 4 * (256 * 256 + 256), 256 * 10 + 10
+    assert config.params.value == embed + blocks + head
+    assert config.params.confidence == "high"

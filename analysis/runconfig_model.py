@@ -146,22 +146,26 @@ def workspace_model(
         target = _bound_name(node, values)
         if target is not None:
             built[target] = alone
-    # a module handed to another's constructor is part of that one, not the model, even
-    # when the wrapper keeps it where the counter cannot follow (``clones(layer, N)`` of
-    # another library): the wrapper is then a lower bound, or unknown
-    handed = {
-        id(built[key])
-        for node, _ in candidates
-        for arg in (*node.args, *(k.value for k in node.keywords))
-        if (key := arg.id if isinstance(arg, ast.Name) else id(arg)) in built
-    }
+    counted = []
     for node, name in candidates:
-        if id(built[id(node)]) in handed:
-            continue
         args, kwargs, confidence = _arguments(node, values, built)
         composed = any(isinstance(v, Built) for v in (*args, *kwargs.values()))
         # counted once already, unless it is handed modules the script built
         count = counter.count_class(name, args, kwargs) if composed else built[id(node)].count
+        counted.append((node, name, args, kwargs, confidence, count))
+    # a module handed to a constructor that keeps it where the counter cannot follow
+    # (``clones(layer, N)`` of another library) is part of a model whose size is not
+    # known: never the model itself (a wrapper counted in full holds it anyway)
+    inside_an_unknown = {
+        id(built[key])
+        for node, _, _, _, _, count in counted
+        if count.unknown
+        for arg in (*node.args, *(k.value for k in node.keywords))
+        if (key := arg.id if isinstance(arg, ast.Name) else id(arg)) in built
+    }
+    for node, name, args, kwargs, confidence, count in counted:
+        if id(built[id(node)]) in inside_an_unknown:
+            continue
         if best is None or count.params > best[0]:
             best = (count.params, node, count, confidence)
             best_args = (args, kwargs)

@@ -286,7 +286,7 @@ def test_modules_built_in_the_wrappers_argument_list_are_counted_in_it():
     assert config.params.value == ENCODER + DECODER
 
 
-CLONED = '''
+CLONED = """
 import copy
 import torch
 import torch.nn as nn
@@ -321,7 +321,7 @@ optimizer = torch.optim.AdamW(model.parameters())
 for step in range(10):
     model(torch.randn(4, 256, device="cuda")).sum().backward()
     optimizer.step()
-'''
+"""
 
 
 def test_layers_a_local_helper_clones_are_counted_n_times():
@@ -361,7 +361,7 @@ def test_layers_cloned_by_a_helper_of_another_project_module_are_counted(tmp_pat
     assert config.params.value == 6 * (256 * 256 + 256)
 
 
-BUILT_BY_METHODS = '''
+BUILT_BY_METHODS = """
 import torch
 import torch.nn as nn
 
@@ -394,7 +394,7 @@ optimizer = torch.optim.AdamW(model.parameters())
 for step in range(10):
     model(torch.randn(8, 32, device="cuda")).sum().backward()
     optimizer.step()
-'''
+"""
 
 
 def test_layers_the_modules_own_methods_build_are_counted():
@@ -407,3 +407,41 @@ def test_layers_the_modules_own_methods_build_are_counted():
     embed, blocks, head = 32 * 256 + 256, 4 * (256 * 256 + 256), 256 * 10 + 10
     assert config.params.value == embed + blocks + head
     assert config.params.confidence == "high"
+
+
+EMA = """import copy
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(512, 512)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class ModelEMA(nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.module = copy.deepcopy(model)
+
+
+model = Net().cuda()
+ema = ModelEMA(model)
+opt = torch.optim.AdamW(model.parameters())
+for step in range(10):
+    model(torch.randn(8, 512, device="cuda")).sum().backward()
+    opt.step()
+"""
+
+
+def test_a_model_handed_to_a_wrapper_counted_in_full_stays_the_model():
+    """An EMA copy (``ModelEMA(model)`` keeping ``copy.deepcopy(model)``) is counted in
+    full, as large as the model: the model trained is still ``Net``, as before the rule that
+    a module handed to a wrapper the counter cannot follow is never the model."""
+    config, _ = read_source(EMA, "train.py")
+    assert config.model.value == "Net"
+    assert config.params.value == 512 * 512 + 512

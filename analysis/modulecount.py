@@ -8,9 +8,11 @@ local names, ``+ - * // / **`` of those. Understood layers: ``nn.Linear``,
 ``BatchNorm*``, ``GroupNorm``, ``InstanceNorm*``, ``MultiheadAttention``, ``LSTM`` /
 ``GRU`` / ``RNN``, ``nn.Parameter(torch.zeros(...))``, parameter-free layers
 (activations, pooling, dropout...), ``Sequential`` / ``ModuleList`` / ``ModuleDict`` of
-those, list comprehensions and ``append`` loops over ``range(N)``, and local classes
-(also classes imported from other modules of the project, found through the workspace
-index, :mod:`torchward.analysis.workspace`).
+those, list comprehensions and ``append`` loops over ``range(N)``, ``copy.deepcopy``, local
+classes (also classes imported from other modules of the project, found through the
+workspace index, :mod:`torchward.analysis.workspace`), helper functions with one
+``return`` (the file's own and other project modules': ``clones(layer, N)``) and the
+module's own methods (``self._make_blocks(...)``, ``self._build_head()``).
 
 A module the script builds and hands to another's constructor (``Seq2Seq(encoder,
 decoder)``) is counted where that constructor keeps it (:class:`Built`). Anything else (a

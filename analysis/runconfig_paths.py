@@ -12,7 +12,9 @@ it (``validation``).
 
 A function's condition is the best among its call sites in the file (a function nobody in
 the file calls — a callback, an entry point — counts as default), followed three calls
-deep.
+deep. A class's ``__init__``, ``forward`` and ``__call__`` are not called by their names:
+they take the condition of the places the class is built. In a loop, a ``step % N == 0``
+test on a value the loop changes is a gate that opens during a launch.
 
 A statement after one where a plain launch raises — ``if args.model is None: raise
 ValueError(...)`` with the flag unset, a bare ``raise`` — never runs without flags: the

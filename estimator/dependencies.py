@@ -14,6 +14,11 @@ whether a recorded set still describes the machine, which is how the CLI cache
 Absence is recorded too: a result computed when ``config.json`` did not exist must be
 recomputed once it does.
 
+Checking is cheap where the editor needs it: a file's content hash is taken again only
+when its modification time or size changed since it was read here (a file written just
+before its read is not trusted: git's "racy" rule), and inside
+:func:`one_observation_each` (one analysis) each input is looked at once.
+
 It lives in the estimator, the lowest of the packages, because the estimator's own
 config readers (a local ``config.json``, the Hugging Face cache) read through it as
 well and the estimator may not import the analysis.

@@ -18,7 +18,14 @@ from torchward.estimator.runconfig import Field, RunConfig
 
 from .runconfig_conventions import ConventionsMixin
 from .runconfig_families import FamiliesMixin
-from .runconfig_fields import MODEL_NAME, OPTIMIZERS, model_name, positive_int
+from .runconfig_fields import (
+    HF_ARGUMENTS,
+    HF_TRAINERS,
+    MODEL_NAME,
+    OPTIMIZERS,
+    model_name,
+    positive_int,
+)
 from .runconfig_hfconfig import config_built_model, is_model_class
 from .runconfig_launch import LaunchMixin
 from .runconfig_structure import StructureMixin, loop_module
@@ -40,7 +47,7 @@ _EVAL_TARGET = re.compile(r"(?i)(^|_)(val|valid|validation|eval|test)(_|$|loader
 
 _TARGETS = re.compile(r"(?i)label|target")
 
-_LAUNCHERS = ("Accelerator", "Trainer", "SFTTrainer", "Seq2SeqTrainer", "DPOTrainer")
+_LAUNCHERS = ("Accelerator", *HF_TRAINERS)
 
 _VISION_BUILDERS = ("torchvision.models.", "timm.create_model", "timm.models.")
 
@@ -77,12 +84,12 @@ class CallReader(FamiliesMixin, ConventionsMixin, LaunchMixin, StructureMixin):
             model = arg[0] if arg and isinstance(arg[0], str) else tail
             if model not in ("create_model", "get_model"):
                 self.set("model", model, call.lineno, arg[1] if arg else "high")
-        elif tail in ("TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "DPOConfig"):
+        elif tail in HF_ARGUMENTS:
             self.training_arguments(call)
             self.library_defaults(tail, call.lineno)
-        elif tail == "HfArgumentParser" and call.args:
+        elif tail in ("HfArgumentParser", "TrlParser") and call.args:  # TRL's is a subclass
             self.argument_parser(call)
-        elif tail in ("Trainer", "SFTTrainer", "Seq2SeqTrainer", "DPOTrainer"):
+        elif tail in HF_TRAINERS:
             self.signals.setdefault("train", call.lineno)
             if name.startswith(("lightning", "pytorch_lightning")):
                 self.lightning(call)

@@ -23,6 +23,7 @@ from .runconfig_fields import (
     MODEL_NAME,
     OPTIMIZERS,
     RANK,
+    TRL_CONFIGS,
     ReaderState,
     min_confidence,
     positive_int,
@@ -47,12 +48,13 @@ class FamiliesMixin(ReaderState):
     """One method per API family: what its arguments say about the job."""
 
     def argument_parser(self, call: ast.Call) -> None:
-        """``HfArgumentParser((ModelArguments, DataArguments, TrainingArguments))``: the
-        flags are the dataclasses' fields (read as defaults by the value reader) over the
-        library's own defaults."""
-        classes = (
-            call.args[0].elts if isinstance(call.args[0], (ast.Tuple, ast.List)) else [call.args[0]]
-        )
+        """``HfArgumentParser((ModelArguments, DataArguments, TrainingArguments))`` (or TRL's
+        ``TrlParser``, given the tuple or a name bound to it): the flags are the dataclasses'
+        fields (read as defaults by the value reader) over the library's own defaults."""
+        given = call.args[0]
+        if isinstance(given, ast.Name):  # ``TrlParser(dataclass_types)``: the tuple it names
+            given = self.values.assigned(given) or given
+        classes = given.elts if isinstance(given, (ast.Tuple, ast.List)) else [given]
         for node in classes:
             name = qualified_name(node, self.imports) or dotted(node) or ""
             local = self.values.classes.get(name)
@@ -75,14 +77,15 @@ class FamiliesMixin(ReaderState):
                 ("optimizer", "adamw", source),
             ]
         )
-        if kind in ("SFTConfig", "DPOConfig"):
+        if kind in TRL_CONFIGS:
             self.deferred.extend(
                 [
-                    ("seq_len", 1024, source),
                     ("dtype", "amp-bf16", source + ": bf16 when the GPU supports it"),
                     ("checkpointing", True, source),
                 ]
             )
+        if kind in ("SFTConfig", "DPOConfig", "KTOConfig", "RewardConfig"):
+            self.deferred.append(("seq_len", 1024, source))  # their ``max_length``
 
     def autocast(self, call: ast.Call) -> None:
         """``torch.autocast("cuda", dtype=ptdtype)`` / ``autocast("cuda", torch.bfloat16)``:

@@ -93,7 +93,27 @@ LIGHTNING_PRECISION = {
 
 MODEL_NAME = re.compile(r"(?i)model|net|unet|vae|encoder|transformer")
 
-HF_ARGUMENTS = ("TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "DPOConfig")
+#: TRL's trainer configs (TRL >= 0.20): ``bf16`` and gradient checkpointing on by default
+TRL_CONFIGS = (
+    "SFTConfig",
+    "DPOConfig",
+    "GRPOConfig",
+    "KTOConfig",
+    "RewardConfig",
+    "RLOOConfig",
+)
+HF_ARGUMENTS = ("TrainingArguments", "Seq2SeqTrainingArguments", *TRL_CONFIGS)
+#: the trainers that run a training loop of their own (Transformers', TRL's)
+HF_TRAINERS = (
+    "Trainer",
+    "SFTTrainer",
+    "Seq2SeqTrainer",
+    "DPOTrainer",
+    "GRPOTrainer",
+    "KTOTrainer",
+    "RewardTrainer",
+    "RLOOTrainer",
+)
 
 
 class ReaderState:

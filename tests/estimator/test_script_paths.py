@@ -859,3 +859,32 @@ def test_a_dict_changed_in_place_after_it_is_built_is_read_changed():
     assert values["batch_size"] == 32
     _, values, _ = _read(source.replace("= 32", "= compute()"))
     assert "batch_size" not in values  # set to something not followed: unknown, not 4
+
+
+def test_trls_parser_over_a_named_tuple_of_configs_brings_the_configs_defaults():
+    """TRL's own training scripts: ``dataclass_types = (ScriptArguments, GRPOConfig,
+    ModelConfig)`` then ``TrlParser(dataclass_types)``. Neither the parser (a subclass of
+    ``HfArgumentParser``) nor the name of the tuple was followed, nor TRL's configs beyond
+    SFT and DPO, so the job was read as fp32 without checkpointing; TRL's configs turn
+    both on by default (TRL >= 0.20)."""
+    source = (
+        "from trl import GRPOConfig, GRPOTrainer, ModelConfig, ScriptArguments, TrlParser\n"
+        "def main(script_args, training_args, model_args):\n"
+        "    trainer = GRPOTrainer(model=model_args.model_name_or_path, args=training_args)\n"
+        "    trainer.train()\n"
+        "def make_parser():\n"
+        "    dataclass_types = (ScriptArguments, GRPOConfig, ModelConfig)\n"
+        "    return TrlParser(dataclass_types)\n"
+        "if __name__ == '__main__':\n"
+        "    parser = make_parser()\n"
+        "    main(*parser.parse_args_and_config())\n"
+    )
+    _, values, _ = _read(source)
+    assert values["dtype"] == "amp-bf16"
+    assert values["checkpointing"] is True
+    assert values["mode"] == "train"
+    assert "seq_len" not in values  # GRPO's length is its prompt plus what it generates
+    _, values, _ = _read(
+        source.replace("GRPOConfig", "KTOConfig").replace("GRPOTrainer", "KTOTrainer")
+    )
+    assert values["seq_len"] == 1024

@@ -52,8 +52,29 @@ _LAUNCHERS = ("Accelerator", *HF_TRAINERS)
 _VISION_BUILDERS = ("torchvision.models.", "timm.create_model", "timm.models.")
 
 
+def _names_a_dtype(target: ast.expr) -> bool:
+    """``dtype``, ``self._dtype``, ``ptdtype``, ``compute_dtype``: a variable for a dtype."""
+    name = target.id if isinstance(target, ast.Name) else getattr(target, "attr", "")
+    return "dtype" in name.lower()
+
+
 class CallReader(FamiliesMixin, ConventionsMixin, LaunchMixin, StructureMixin):
     """Reads each call on a path that runs, then what the script's names and launch say."""
+
+    def _precision_chosen_at_launch(self) -> ast.Assign | None:
+        """An assignment on the default path to a dtype variable whose value the reader
+        cannot follow (torchtune's ``self._dtype = training.get_dtype(cfg.dtype)``, a
+        precision read from a config file given at launch): the job's precision is then
+        not "fp32 for want of an autocast", so none is claimed."""
+        for node in self.values.paths.nodes:
+            if (
+                isinstance(node, ast.Assign)
+                and any(_names_a_dtype(t) for t in node.targets)
+                and self.values.paths.state(node).runs
+                and self.values.get(node.value) is None
+            ):
+                return node
+        return None
 
     def call(self, call: ast.Call, name: str) -> None:
         tail = name.rsplit(".", 1)[-1]
@@ -250,9 +271,16 @@ class CallReader(FamiliesMixin, ConventionsMixin, LaunchMixin, StructureMixin):
         if "dtype" not in fields and "grad-scaler" in self.signals:
             fields["dtype"] = Field("amp-fp16", at("grad-scaler"), "medium")
         if "dtype" not in fields and mode == "train" and not weights:
-            fields["dtype"] = Field(
-                "fp32", f"{self.path} (no autocast or 16-bit weights found)", "medium"
-            )
+            chosen = self._precision_chosen_at_launch()
+            if chosen is None:
+                fields["dtype"] = Field(
+                    "fp32", f"{self.path} (no autocast or 16-bit weights found)", "medium"
+                )
+            else:  # not fp32 by default: the script picks a precision the reader cannot see
+                self.notes.append(
+                    f"{self.path}:{chosen.lineno}: the precision is chosen at launch "
+                    f"(`{ast.unparse(chosen)[:60]}`): give --dtype"
+                )
         if "world-size-env" in self.signals and "gpus" not in fields:
             self.notes.append(
                 f"{at('world-size-env')}: the script reads WORLD_SIZE (a distributed "

@@ -888,3 +888,36 @@ def test_trls_parser_over_a_named_tuple_of_configs_brings_the_configs_defaults()
         source.replace("GRPOConfig", "KTOConfig").replace("GRPOTrainer", "KTOTrainer")
     )
     assert values["seq_len"] == 1024
+
+
+def test_no_fp32_is_claimed_when_the_script_picks_its_precision_at_launch():
+    """torchtune's recipes: ``self._dtype = training.get_dtype(cfg.dtype, device=...)`` from
+    the YAML config a launch names (bf16 in every shipped config). With no autocast and no
+    16-bit weights in sight the job was read as fp32 (medium); it is left unknown now, with
+    a note asking for ``--dtype``."""
+    source = (
+        "import torch\nfrom torchtune import config, training\n"
+        "class Recipe:\n"
+        "    def __init__(self, cfg):\n"
+        "        self._dtype = training.get_dtype(cfg.dtype, device=torch.device('cuda'))\n"
+        "    def train(self):\n"
+        "        for batch in self._loader:\n"
+        "            self._model(batch).sum().backward()\n"
+        "            self._optimizer.step()\n"
+        "@config.parse\n"
+        "def recipe_main(cfg):\n"
+        "    recipe = Recipe(cfg)\n"
+        "    recipe.train()\n"
+        "if __name__ == '__main__':\n"
+        "    recipe_main()\n"
+    )
+    _, values, notes = _read(source)
+    assert values["mode"] == "train" and "dtype" not in values
+    assert any("the precision is chosen at launch" in note for note in notes), notes
+    # a dtype the reader can follow says nothing against the default
+    _, values, _ = _read(
+        source.replace(
+            "training.get_dtype(cfg.dtype, device=torch.device('cuda'))", "torch.float32"
+        )
+    )
+    assert values["dtype"] == "fp32"

@@ -101,16 +101,26 @@ def _is_code(cell: dict) -> bool:
 
 
 def to_python(source: str) -> str:
-    """A cell's source with IPython-only lines made ``pass`` (same line count)."""
+    """A cell's source with IPython-only lines made ``pass`` (same line count); a magic
+    whose line ends with a backslash (``!python prepare.py \\``) goes on over the next
+    lines, which are made ``pass`` at its indentation too."""
     lines = split_lines(source)  # Python's lines: not at form feeds or U+2028
     out = []
+    continued: str | None = None  # the indentation of a magic that goes on
     for line in lines:
+        body = line.rstrip("\r\n")
+        ending = line[len(body) :]
         match = _MAGIC.match(line)
-        if match and not line.lstrip().startswith("#"):
-            ending = line[len(line.rstrip("\r\n")) :]
+        if continued is not None:
+            out.append(continued + MAGIC_PLACEHOLDER + ending)
+        elif match and not line.lstrip().startswith("#"):
             out.append(match.group(1) + MAGIC_PLACEHOLDER + ending)
+            continued = match.group(1)
         else:
             out.append(line)
+            continue
+        if not body.endswith("\\"):
+            continued = None
     return "".join(out)
 
 
@@ -266,11 +276,15 @@ def _split_program(text: str, built: Program) -> list[str]:
 
 
 def _restore_magics(old: str, new: str) -> str:
-    magics = [
-        line.strip()
-        for line, python in zip(split_lines(old), split_lines(to_python(old)))
-        if line != python
-    ]
+    """The magic lines of ``old`` put back over their placeholders in ``new`` (a fixed
+    program), at the placeholders' indentation: a fix may have indented them; a magic's
+    continuation lines keep their indentation relative to it."""
+    magics = []
+    for line, python in zip(split_lines(old), split_lines(to_python(old))):
+        if line != python:
+            base = python[: len(python) - len(python.lstrip())]  # the magic's indentation
+            text = line.rstrip("\r\n")
+            magics.append(text[len(base) :] if text.startswith(base) else text.strip())
     if not magics:
         return new
     magic_lines = iter(magics)

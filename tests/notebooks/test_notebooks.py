@@ -131,3 +131,54 @@ def test_discovery_includes_notebooks(project, capsys):
 def test_split_cell_reads_cell_paths_only():
     assert split_cell("a/nb.ipynb:cell 12") == ("a/nb.ipynb", 12)
     assert split_cell("train.py") == ("train.py", None)
+
+
+SHELL_COMMAND_OVER_LINES = (
+    "!python prepare.py --split train \\\n"
+    "                   --output_dir data \\\n"
+    "                   --limit 100\n"
+    "import torch\n"
+    "model = torch.nn.Linear(2, 2)\n"
+)
+
+
+def test_a_shell_command_continued_over_lines_is_neutralised_whole():
+    """Found on a PEFT token-classification notebook: ``!python ... \\`` with its options on
+    the next lines; only the first line was neutralised, so the notebook was reported as a
+    syntax error (unexpected indent) and nothing in it was checked."""
+    cells = [
+        {
+            "cell_type": "code",
+            "metadata": {},
+            "outputs": [],
+            "execution_count": None,
+            "source": SHELL_COMMAND_OVER_LINES,
+        }
+    ]
+    built = program(notebook_text(cells))
+    compile(built.text, "nb.ipynb", "exec")  # valid Python, same line count
+    assert built.text.count("pass  # torchward-magic") == 3
+    assert "model = torch.nn.Linear(2, 2)" in built.text
+
+
+def test_a_continued_shell_command_in_a_fixed_cell_comes_back_as_written():
+    source = (
+        "import torch\nmodel = torch.nn.Linear(2, 2)\nmodel.eval()\n"
+        + SHELL_COMMAND_OVER_LINES.replace("import torch\nmodel = torch.nn.Linear(2, 2)\n", "")
+        + "for b in range(3):\n    model(b)\n"
+    )
+    cells = [
+        {
+            "cell_type": "code",
+            "metadata": {},
+            "outputs": [],
+            "execution_count": None,
+            "source": source,
+        }
+    ]
+    fixed, applied, _ = fix_notebook(notebook_text(cells), "nb.ipynb", LintSettings(), unsafe=False)
+    restored = json.loads(fixed)["cells"][0]["source"]
+    assert "with torch.no_grad():\n    for b" in restored  # the fix applied
+    assert (
+        "!python prepare.py --split train \\\n                   --output_dir data \\\n" in restored
+    )

@@ -29,10 +29,11 @@ from .conditions import PathCondition
 from .events import Event, EventKind, Gate, Trace
 from .finding import Evidence
 from .fingerprints import Fingerprints
-from .interpreter import FunctionRun, own_code_index
+from .interpreter import FunctionRun
 from .launch_driver import LaunchDriver, LaunchInputs
 from .launch_paths import LaunchFacts
 from .names import qualified_name
+from .owncode import own_code_index
 from .positions import LineIndex
 from .relevance import (
     TRAINING_KINDS,

@@ -21,9 +21,13 @@ script did not build) is *unknown*: it adds nothing to the count and is listed, 
 widens its interval instead of inventing parameters. Weight tying is not subtracted (an
 over-count is the safe side of an OOM estimate).
 
-Past 400 lines for now: the counter's expression evaluator and its layer table are one
-recursive walk. The seam for the next change: the size-expression evaluator (``expr``,
-``value``, ``_range*``) apart from the layer table.
+Past 400 lines for now: the counter's expression evaluator, its layer table and the calls
+it follows (helpers, the module's own methods) are one recursive walk over shared
+environments, and ``ModuleCount`` / ``_bind`` are used by all three. The seams for the next
+change: the size-expression evaluator (``expr``, ``value``, ``_range*``) apart from the
+layer table, and the call following (``_helper``, ``_own_method``, ``_run_method``,
+``_imported_function``) as a mixin once ``ModuleCount`` and ``_bind`` live in a module of
+their own.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from .constants import COMPARISONS
 from .modulelayers import Unknown as _Unknown
 from .modulelayers import layer_params as _layer
 from .names import ImportTable, qualified_name
+from .owncode import walk_own_code
 
 __all__ = ["UNTRACED", "Built", "ModuleCount", "ModuleCounter", "module_constants"]
 
@@ -505,7 +510,7 @@ class ModuleCounter:
         label = f"{'self.' if on_self else ''}{function.name}(...)"
         returns = [
             n
-            for n in _own_nodes(function.body)
+            for n in walk_own_code(function.body)
             if isinstance(n, ast.Return) and n.value is not None
         ]
         key = f"def {function.name}@{function.lineno}"
@@ -614,16 +619,6 @@ class ModuleCounter:
 def _own_state(env: dict) -> dict:
     """The ``self.x`` values of an environment (what a method shares with ``__init__``)."""
     return {key: value for key, value in env.items() if key.startswith("self.")}
-
-
-def _own_nodes(body: list[ast.stmt]):
-    """The nodes of ``body`` outside the functions and classes it defines."""
-    stack: list[ast.AST] = list(body)
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(node))
 
 
 def _is_weight_tie(target: ast.AST, value: ast.AST) -> bool:

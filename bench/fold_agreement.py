@@ -34,9 +34,12 @@ from typing import Any
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
+from torchward.analysis.analyzer import FileAnalyzer  # noqa: E402
 from torchward.analysis.constants import UNDECIDED, Items  # noqa: E402
 from torchward.analysis.facts import build_launch_facts  # noqa: E402
 from torchward.analysis.launch_arguments import Namespace  # noqa: E402
+from torchward.analysis.launch_demand import DemandLaunch  # noqa: E402
+from torchward.analysis.launch_driver import LaunchInputs  # noqa: E402
 from torchward.analysis.runconfig import read_source  # noqa: E402
 from torchward.analysis.runconfig_declarations import Values  # noqa: E402
 from torchward.analysis.runconfig_paths import PathConditions  # noqa: E402
@@ -100,13 +103,27 @@ class _Recorder:
         PathConditions.state = self._state  # type: ignore[method-assign]
 
 
-def compare(path: str, verbose: bool) -> dict[str, Any]:
+def _demand_engine(tree: ast.Module, source: str, path: str) -> DemandLaunch:
+    return DemandLaunch(FileAnalyzer(tree, source, path, launch=LaunchInputs()))
+
+
+def _ask_all(engine: Any, recorded: _Recorder) -> None:
+    for node, _ in recorded.values.values():
+        engine.constant(node)
+    for statement, _ in recorded.states.values():
+        engine.condition(statement)
+
+
+def compare(path: str, verbose: bool, demand: bool = False) -> dict[str, Any]:
     with open(path, encoding="utf-8-sig") as handle:
         source = handle.read()
     tree = ast.parse(source)
     with _Recorder() as recorded:
         read_source(source, path, tree=tree)
-    launch = build_launch_facts(tree, source, path).analyzer.launch
+    if demand:
+        launch: Any = _demand_engine(tree, source, path)
+    else:
+        launch = build_launch_facts(tree, source, path).analyzer.launch
     assert launch is not None
     counts = {"agree": 0, "silent": 0, "differ": 0}
     conditions = {"agree": 0, "silent": 0, "differ": 0}
@@ -137,7 +154,10 @@ def compare(path: str, verbose: bool) -> dict[str, Any]:
     best = []
     for _ in range(3):  # the tree the reader already parsed: the engine only reads it
         start = time.process_time()
-        build_launch_facts(tree, source, path)
+        if demand:  # every question the reader asked, answered afresh
+            _ask_all(_demand_engine(tree, source, path), recorded)
+        else:
+            build_launch_facts(tree, source, path)
         best.append((time.process_time() - start) * 1000)
     if verbose:
         for line in differences:
@@ -153,6 +173,11 @@ def main(argv: list[str] | None = None) -> int:
         "--scan",
         action="store_true",
         help="also the corpus's training scripts outside the development set (bench/reader_scan.py)",
+    )
+    parser.add_argument(
+        "--demand",
+        action="store_true",
+        help="ask the engine's launch on demand (analysis/launch_demand.py), not its forward pass",
     )
     args = parser.parse_args(argv)
     with open(os.path.join(HERE, "estimator_scripts.json"), encoding="utf-8") as handle:
@@ -170,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         path = os.path.join(args.corpus, expected["path"])
         if args.verbose:
             print(expected["path"])
-        result = compare(path, args.verbose)
+        result = compare(path, args.verbose, args.demand)
         for part in ("values", "conditions"):
             for key, count in result[part].items():
                 totals[part][key] += count

@@ -1,0 +1,987 @@
+"""Launch facts on demand: the constants and conditions a question needs, and only those.
+
+The forward launch (:mod:`.launch`, driven by :mod:`.launch_driver`) interprets every
+statement on a plain launch's path and records a fact for each expression. The script
+reader asks about few of them — some five statements' constants per development script,
+against 24–370 statements interpreted — and measured over the development scripts a
+forward pass, however driven, costs more than the reader's whole read (``docs/design/
+analysis.md``, session 7). This module answers the same two questions backwards:
+
+- :meth:`DemandLaunch.constant`: the :class:`~.constants.ConstantFact` of an expression —
+  folded by the engine's own folding (:class:`~.launch.LaunchMixin`'s table, its calls,
+  parsers and dataclasses) in a run whose names are looked up on demand: the bindings
+  that reach the expression through the blocks around it, each folded where it stands,
+  under its own condition, and joined as the forward launch joins them (the branch a
+  plain launch takes alone; otherwise what flows through a branch holds under its
+  condition; one pass of a loop joined with its entry);
+- :meth:`DemandLaunch.condition`: the :class:`~.conditions.PathCondition` of a
+  statement — where its function's body starts (the best of its call sites; a function
+  nothing calls as :func:`~.launch_paths.uncalled` says), worsened by the gates around it
+  (:func:`~.launch_paths.branch_conditions` of each test's fact), a grad-disabling
+  ``with``, and a ``raise`` the plain launch reaches before it.
+
+A parameter holds what its call sites pass (each call a context of its own, joined), or
+its default; a name a function does not bind is its closure's, then the module's as the
+call sees it. A project function's result is the join of its ``return`` facts in the
+call's context. In-place changes (``parser.add_argument``, ``config.update``,
+``d[k] = v``) apply between a binding and the use, with the forward launch's own rules
+(:mod:`.launch_bindings`, :mod:`.launch_arguments`).
+
+Every answer is memoised by node and context; a question re-entering itself (a
+recursive helper, ``x = f(x)`` cycles) gets an undecided fact, which is then not kept.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+from collections.abc import Callable, Hashable, Iterator
+from functools import partial
+from typing import TYPE_CHECKING, cast
+
+from .conditions import PathCondition
+from .constants import UNDECIDED, ConstantFact, is_items, join_constants
+from .events import Trace
+from .interpreter import FunctionRun
+from .launch_arguments import ArgumentDefaults, declare
+from .launch_bindings import _MUTATING, _with_item
+from .launch_paths import (
+    _disables_grad,
+    branch_conditions,
+    launch_entry_condition,
+    uncalled,
+)
+from .names import dotted
+from .values import Value
+
+if TYPE_CHECKING:
+    from .analyzer import FileAnalyzer
+    from .semantic import FunctionInfo
+
+__all__ = ["DemandLaunch"]
+
+#: the call a function's body is asked about for (None: every call site, joined), and the
+#: context that call itself stands in
+Context = tuple | None
+_MAX_CONTEXT = 4  # calls deep; a deeper question joins every call site instead
+_STEPS = 4000  # bindings and folds one question may visit before it answers undecided
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_WITHS = (ast.With, ast.AsyncWith)
+_TRACE = Trace(function="<demand>")
+_TRY_STAR: tuple[type, ...] = (ast.TryStar,) if hasattr(ast, "TryStar") else ()
+_CALLED = re.compile(r"(\w+)\s*\(")
+
+
+class _Cycle(Exception):
+    """A question that re-entered itself: its answer is a guess, not to be kept."""
+
+
+def _depth(context: Context) -> int:
+    depth = 0
+    while context is not None:
+        depth, context = depth + 1, context[2]
+    return depth
+
+
+class _DemandRun(FunctionRun):
+    """A run that only folds, at one statement: its names come from the bindings that
+    reach the statement (:meth:`DemandLaunch.value_before`)."""
+
+    def __init__(
+        self,
+        demand: DemandLaunch,
+        statement: ast.AST,
+        scope: FunctionInfo | None,
+        context: Context,
+        condition: PathCondition,
+    ) -> None:
+        super().__init__(
+            demand.analyzer, _TRACE, [], env={}, outer={}, grad_enabled=True, condition=condition
+        )
+        self.demand, self.statement, self.scope, self.context = demand, statement, scope, context
+
+    def lookup(self, name: str) -> Value | None:
+        fact = self.demand.value_before(name, self.statement, self.scope, self.context)
+        return None if fact is None else Value(constant=fact)
+
+    def _fold_attribute(self, node: ast.Attribute) -> tuple[Hashable, PathCondition]:
+        path = dotted(node)
+        if path is not None and "." in path:
+            fact = self.demand.value_before(path, self.statement, self.scope, self.context)
+            if fact is not None:  # ``args.batch_size = 8`` rebinds the attribute
+                return fact.value, fact.condition
+        return super()._fold_attribute(node)
+
+    def _fold_call(self, node: ast.Call, name: str) -> tuple[Hashable, PathCondition]:
+        found = super()._fold_call(node, name)
+        if found[0] is not UNDECIDED or not isinstance(node.func, ast.Name):
+            return found
+        info = self.analyzer.index.top_functions.get(node.func.id)
+        if info is None:
+            return found
+        fact = self.demand.returned(info, (node, self.statement, self.context, self.scope))
+        return (fact.value, fact.condition) if fact is not None else found
+
+
+class DemandLaunch:
+    """Launch facts of one file, computed when asked (see the module docstring)."""
+
+    def __init__(self, analyzer: FileAnalyzer) -> None:
+        self.analyzer = analyzer
+        self.tree = analyzer.tree
+        # statement id -> (its block, its place in it, the block's owner)
+        self._places: dict[int, tuple[list[ast.stmt], int, ast.AST | None]] = {}
+        self._foreign: dict[int, ast.stmt] = {}  # expressions of an executed file's lines
+        self._calls: dict[str, list[tuple[ast.Call, ast.stmt]]] = {}
+        self._called_lines: dict[str, list[int]] | None = None  # name -> offsets of ``name(``
+        self._line_starts: list[int] = []
+        self._raising: dict[int, list[int]] = {}  # block id -> where a raise may be
+        self._index_statements()
+        self._runs: dict[tuple, _DemandRun] = {}
+        self._values: dict[tuple, ConstantFact | None] = {}
+        self._conditions: dict[tuple, PathCondition] = {}
+        self._entries: dict[tuple, PathCondition] = {}
+        self._bound: dict[int, frozenset[str]] = {}
+        self._may_raise: dict[int, bool] = {}
+        self._active: set[tuple] = set()
+        self._cycles = 0  # how many guesses cycles forced: what met one is not memoised
+        self._steps = 0
+
+    # --- the two questions --------------------------------------------------------------
+    def constant(self, node: ast.AST) -> ConstantFact | None:
+        """The fact of expression ``node`` on a plain launch, over every context its
+        function runs in (None: not an expression of this tree)."""
+        if not isinstance(node, ast.expr):
+            return None
+        statement = self._statement_of(node)
+        if statement is None:
+            return None
+        return self._ask(lambda: self.fold(node, statement, self.scope_of(statement), None))
+
+    def condition(self, statement: ast.AST) -> PathCondition | None:
+        """The condition statement ``statement`` runs under on a plain launch."""
+        if not isinstance(statement, ast.stmt):
+            return None
+        found = self._ask(lambda: self.condition_in(statement, self.scope_of(statement), None))
+        return found if found is not None else PathCondition.UNSURE
+
+    def _ask(self, question: Callable):
+        self._steps = 0
+        try:
+            return question()
+        except (_Cycle, RecursionError):
+            return None
+
+    # --- folding ------------------------------------------------------------------------
+    def fold(
+        self, node: ast.expr, statement: ast.AST, scope: FunctionInfo | None, context: Context
+    ) -> ConstantFact:
+        return self.run_at(statement, scope, context).fold(node)
+
+    def run_at(
+        self, statement: ast.AST, scope: FunctionInfo | None, context: Context
+    ) -> _DemandRun:
+        key = (id(statement), context)
+        run = self._runs.get(key)
+        if run is None:
+            condition = self.condition_in(statement, scope, context)
+            run = self._runs[key] = _DemandRun(self, statement, scope, context, condition)
+        return run
+
+    def returned(self, info: FunctionInfo, context: Context) -> ConstantFact | None:
+        """The join of ``info``'s ``return`` facts when called as ``context`` says."""
+        if _depth(context) > _MAX_CONTEXT:
+            return None
+        found: ConstantFact | None = None
+        for statement in _own_statements(info.node.body):
+            if isinstance(statement, ast.Return) and statement.value is not None:
+                returned = statement.value
+                found = join_constants(
+                    found,
+                    self._guarded(
+                        ("return", id(statement), context),
+                        partial(self.fold, returned, statement, info, context),
+                    ),
+                )
+        return found
+
+    # --- names --------------------------------------------------------------------------
+    def value_before(
+        self, name: str, statement: ast.AST, scope: FunctionInfo | None, context: Context
+    ) -> ConstantFact | None:
+        """The fact ``name`` holds as ``statement`` starts (None: nothing in the file binds
+        it where ``statement`` can see: a builtin, or an unresolved import)."""
+        return self._guarded(
+            ("name", name, id(statement), context),
+            lambda: self._before_level(name, self._chain(statement, scope), 0, scope, context),
+        )
+
+    def _guarded(
+        self, key: tuple, compute: Callable[[], ConstantFact | None]
+    ) -> ConstantFact | None:
+        if key in self._values:
+            return self._values[key]
+        if key in self._active or self._steps > _STEPS:
+            raise self._cycle()
+        self._steps += 1
+        self._active.add(key)
+        cycles = self._cycles
+        try:
+            found = compute()
+        finally:
+            self._active.discard(key)
+        if cycles == self._cycles:  # a guess met on the way is final for no one
+            self._values[key] = found
+        return found
+
+    def _cycle(self) -> _Cycle:
+        self._cycles += 1
+        return _Cycle()
+
+    def _before_level(
+        self,
+        name: str,
+        chain: list[tuple[list[ast.stmt], int, ast.AST | None]],
+        level: int,
+        scope: FunctionInfo | None,
+        context: Context,
+    ) -> ConstantFact | None:
+        if level == len(chain):
+            return self._at_entry(name, scope, context)
+        block, index, owner = chain[level]
+
+        def earlier() -> ConstantFact | None:
+            if owner is not None and name in _header_names(owner):
+                return self._undecided_at(owner, scope, context)  # the loop's or ``with``'s
+            return self._before_level(name, chain, level + 1, scope, context)
+
+        return self._scan(name, block, index, _once(earlier), scope, context)
+
+    def _scan(
+        self,
+        name: str,
+        block: list[ast.stmt],
+        end: int,
+        earlier: Callable[[], ConstantFact | None],
+        scope: FunctionInfo | None,
+        context: Context,
+    ) -> ConstantFact | None:
+        """What ``name`` holds after ``block[:end]`` ran (``earlier``: before it)."""
+        for index in range(end - 1, -1, -1):
+            statement = block[index]
+            if name not in self._bound_names(statement):
+                continue
+
+            return self._after(
+                name,
+                statement,
+                _once(partial(self._scan, name, block, index, earlier, scope, context)),
+                scope,
+                context,
+            )
+        return earlier()
+
+    def _after(
+        self,
+        name: str,
+        statement: ast.stmt,
+        before: Callable[[], ConstantFact | None],
+        scope: FunctionInfo | None,
+        context: Context,
+    ) -> ConstantFact | None:
+        """What ``name`` holds after ``statement``, which binds or changes it."""
+        if isinstance(statement, ast.If):
+            return self._after_if(name, statement, before, scope, context)
+        if isinstance(statement, _LOOPS):
+            entry = before()
+            inner = before
+            if name in _header_names(statement):
+                undecided = self._undecided_at(statement, scope, context)
+                inner = lambda: undecided  # noqa: E731
+            body = self._scan(name, statement.body, len(statement.body), inner, scope, context)
+            after = join_constants(entry, body)
+            return self._scan(
+                name, statement.orelse, len(statement.orelse), lambda: after, scope, context
+            )
+        if isinstance(statement, _WITHS):
+            inner = before
+            if name in _header_names(statement):
+                undecided = self._undecided_at(statement, scope, context)
+                inner = lambda: undecided  # noqa: E731
+            return self._scan(name, statement.body, len(statement.body), inner, scope, context)
+        if isinstance(statement, (ast.Try, *_TRY_STAR)):
+            statement = cast(ast.Try, statement)  # ``try``/``except*`` share their fields
+            body = self._scan(name, statement.body, len(statement.body), before, scope, context)
+            merged = self._scan(
+                name, statement.orelse, len(statement.orelse), lambda: body, scope, context
+            )
+            for handler in statement.handlers:
+                merged = join_constants(
+                    merged,
+                    self._scan(name, handler.body, len(handler.body), before, scope, context),
+                )
+            return self._scan(
+                name, statement.finalbody, len(statement.finalbody), lambda: merged, scope, context
+            )
+        if type(statement).__name__ == "Match":
+            merged = before()
+            for case in statement.cases:  # type: ignore[attr-defined]
+                merged = join_constants(
+                    merged, self._scan(name, case.body, len(case.body), before, scope, context)
+                )
+            return merged
+        included = self._included(statement)
+        if included is not None:  # ``exec(open(PATH).read())``: the configurator's lines
+            return self._scan(name, included, len(included), before, scope, context)
+        return self._bound_by(name, statement, before, scope, context)
+
+    def _after_if(
+        self,
+        name: str,
+        statement: ast.If,
+        before: Callable[[], ConstantFact | None],
+        scope: FunctionInfo | None,
+        context: Context,
+    ) -> ConstantFact | None:
+        """The forward launch's ``if``: the branch a plain launch takes, alone; otherwise
+        what flows through a branch holds under its condition, joined."""
+        entry, body_condition, else_condition = self._branches(statement, scope, context)
+        body = self._scan(name, statement.body, len(statement.body), before, scope, context)
+        orelse = self._scan(name, statement.orelse, len(statement.orelse), before, scope, context)
+        skipped = (PathCondition.OFF, PathCondition.MULTI_GPU)
+        if body_condition is entry and else_condition in skipped and else_condition is not entry:
+            return body
+        if else_condition is entry and body_condition in skipped and body_condition is not entry:
+            return orelse
+        if body is not orelse:  # what differs holds only where its branch runs
+            if body is not None and body_condition is not PathCondition.DEFAULT:
+                body = body.under(body_condition)
+            if orelse is not None and else_condition is not PathCondition.DEFAULT:
+                orelse = orelse.under(else_condition)
+        return join_constants(body, orelse)
+
+    def _bound_by(
+        self,
+        name: str,
+        statement: ast.stmt,
+        before: Callable[[], ConstantFact | None],
+        scope: FunctionInfo | None,
+        context: Context,
+    ) -> ConstantFact | None:
+        """What a simple statement binds ``name`` to, or changes it into."""
+        run = self.run_at(statement, scope, context)
+        here = run.condition
+        if isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None:
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            for target in reversed(targets):  # ``a = b = 1``: both; the last store wins
+                path = dotted(target)
+                if path == name:
+                    return run.fold(statement.value).under(here)
+                if isinstance(target, (ast.Tuple, ast.List)):
+                    return self._unpacked(name, target, run.fold(statement.value), statement, here)
+                if isinstance(target, ast.Subscript) and dotted(target.value) == name:
+                    return self._item_set(before(), target, run.fold(statement.value), run)
+        if isinstance(statement, ast.AugAssign) and dotted(statement.target) == name:
+            return run.augmented_constant(statement, Value(constant=before()), Value()).constant
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+            return self._changed_by_call(before(), statement.value, run)
+        return self._undecided_at(statement, scope, context)
+
+    def _unpacked(
+        self,
+        name: str,
+        target: ast.Tuple | ast.List,
+        value: ConstantFact,
+        statement: ast.stmt,
+        here: PathCondition,
+    ) -> ConstantFact:
+        items = value.value
+        for position, element in enumerate(target.elts):
+            if dotted(element) == name:
+                if (
+                    isinstance(items, tuple)
+                    and not is_items(items)
+                    and len(items) == len(target.elts)
+                ):
+                    return ConstantFact(items[position], value.evidence, value.condition).under(
+                        here
+                    )
+        return ConstantFact(UNDECIDED, value.evidence, here)
+
+    def _item_set(
+        self, fact: ConstantFact | None, target: ast.Subscript, item: ConstantFact, run: _DemandRun
+    ) -> ConstantFact | None:
+        if fact is None or not fact.decided:
+            return fact
+        key, key_condition = run._fold(target.slice)
+        changed: Hashable = UNDECIDED
+        if key is not UNDECIDED and item.decided:
+            changed = _with_item(fact.value, key, item.value)
+        condition = run.condition.worst(fact.condition).worst(key_condition).worst(item.condition)
+        evidence = run._evidence(target) if changed is not UNDECIDED else fact.evidence
+        return ConstantFact(changed, evidence, condition)
+
+    def _changed_by_call(
+        self, fact: ConstantFact | None, call: ast.Call, run: _DemandRun
+    ) -> ConstantFact | None:
+        """``parser.add_argument(...)``, ``config.update(...)``: the forward launch's rules."""
+        method = call.func.attr if isinstance(call.func, ast.Attribute) else ""
+        if fact is None or not fact.decided:
+            return fact
+        if method in ("add_argument", "set_defaults") and isinstance(fact.value, ArgumentDefaults):
+            grown = declare(fact.value, call, lambda e: run._fold(e)[0], UNDECIDED)
+            return ConstantFact(grown, fact.evidence, fact.condition)
+        if method in _MUTATING:
+            changed, condition = run._changed(fact, method, call)
+            evidence = run._evidence(call) if changed is not UNDECIDED else fact.evidence
+            return ConstantFact(changed, evidence, condition)
+        return fact
+
+    def _undecided_at(
+        self, statement: ast.AST, scope: FunctionInfo | None, context: Context
+    ) -> ConstantFact:
+        return ConstantFact(
+            UNDECIDED,
+            self.run_at(statement, scope, context)._evidence(statement),
+            self.condition_in(statement, scope, context),
+        )
+
+    def _at_entry(
+        self, name: str, scope: FunctionInfo | None, context: Context
+    ) -> ConstantFact | None:
+        """A name its block does not bind: a parameter, the closure's, the module's."""
+        if scope is None:
+            return None
+        function = scope.node
+        parameters = [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
+        for variadic in (function.args.vararg, function.args.kwarg):
+            if variadic is not None and variadic.arg == name:
+                return self._undecided_at(function, scope, context)
+        if any(p.arg == name for p in parameters):
+            return self._parameter(name, scope, context)
+        outer = self.scope_of(function)
+        if outer is not None:  # the closure: what the enclosing function held at the ``def``
+            return self.value_before(name, function, outer, None)
+        return self._module_value(name, context)
+
+    def _module_value(self, name: str, context: Context) -> ConstantFact | None:
+        """A global as a function sees it: the module's just before the call that started
+        the outermost of ``context``, or — a function the module does not call itself (an
+        entry point, a callback) — after the whole module ran."""
+        outermost = None
+        while context is not None:
+            outermost, context = context, context[2]
+        if outermost is not None and outermost[3] is None:
+            return self.value_before(name, outermost[1], None, None)
+        body = self.tree.body
+        return self._guarded(
+            ("module", name), lambda: self._scan(name, body, len(body), lambda: None, None, None)
+        )
+
+    def _parameter(self, name: str, scope: FunctionInfo, context: Context) -> ConstantFact | None:
+        if context is not None:
+            return self._argument(name, scope, context)
+        found: ConstantFact | None = None
+        sites = list(self.call_sites(scope))
+        for call, statement, caller in sites:
+            inner = (call, statement, None, caller)
+            if _depth(inner) > _MAX_CONTEXT:
+                continue
+            try:
+                found = join_constants(found, self._argument(name, scope, inner))
+            except _Cycle:
+                continue
+        if not sites:
+            return self._argument(name, scope, None)
+        return found
+
+    def _argument(self, name: str, scope: FunctionInfo, context: Context) -> ConstantFact | None:
+        """What the call ``context`` names passes as ``name`` (its default when nothing)."""
+        function = scope.node
+        entry = self.entry_condition(scope, context)
+        if context is not None:
+            call, statement, outer, caller = context
+            positional = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+            if scope.is_method and (
+                isinstance(call.func, ast.Attribute) or self._constructs(call, scope)
+            ):
+                positional = positional[1:]
+            argument = next((k.value for k in call.keywords if k.arg == name), None)
+            if argument is None and name in positional:
+                index = positional.index(name)
+                if any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
+                    return ConstantFact(
+                        UNDECIDED, self.run_at(statement, caller, outer)._evidence(call), entry
+                    )
+                if index < len(call.args):
+                    argument = call.args[index]
+            if argument is not None:
+                return self.fold(argument, statement, caller, outer).under(entry)
+            if any(k.arg is None for k in call.keywords):
+                return ConstantFact(
+                    UNDECIDED, self.run_at(statement, caller, outer)._evidence(call), entry
+                )
+        defaults = {p.arg: d for p, d in _parameter_defaults(function.args)}
+        if name in defaults:
+            return self.fold(defaults[name], function, self.scope_of(function), None).under(entry)
+        return ConstantFact(
+            UNDECIDED, self.run_at(function, scope, context)._evidence(function), entry
+        )
+
+    def _constructs(self, call: ast.Call, scope: FunctionInfo) -> bool:
+        return scope.class_name is not None and dotted(call.func) == scope.class_name
+
+    # --- conditions ---------------------------------------------------------------------
+    def condition_in(
+        self, statement: ast.AST, scope: FunctionInfo | None, context: Context
+    ) -> PathCondition:
+        key = (id(statement), context)
+        known = self._conditions.get(key)
+        if known is not None:
+            return known
+        if ("condition",) + key in self._active or self._steps > _STEPS:
+            raise self._cycle()
+        self._steps += 1
+        self._active.add(("condition",) + key)
+        cycles = self._cycles
+        try:
+            condition = (
+                self.entry_condition(scope, context) if scope is not None else PathCondition.DEFAULT
+            )
+            if scope is not None and statement is scope.node:
+                found = condition
+            else:
+                found = self._gated(statement, scope, context, condition)
+        finally:
+            self._active.discard(("condition",) + key)
+        if cycles == self._cycles:
+            self._conditions[key] = found
+        return found
+
+    def _gated(
+        self,
+        statement: ast.AST,
+        scope: FunctionInfo | None,
+        context: Context,
+        condition: PathCondition,
+    ) -> PathCondition:
+        chain = self._chain(statement, scope)
+        for block, index, owner in reversed(chain):
+            if isinstance(owner, ast.If):
+                _, body, orelse = self._branches(owner, scope, context)
+                condition = condition.worst(body if block is owner.body else orelse)
+            elif isinstance(owner, ast.While) and block is owner.body:
+                test = self.fold(owner.test, owner, scope, context)
+                condition = condition.worst(branch_conditions(owner.test, test)[0])
+            elif isinstance(owner, _WITHS) and any(
+                _disables_grad(i.context_expr) for i in owner.items
+            ):
+                condition = condition.worst(PathCondition.VALIDATION)
+            if condition is PathCondition.DEFAULT and any(
+                self._raises(block[i], scope, context) for i in self._raising_in(block) if i < index
+            ):
+                condition = PathCondition.UNSURE  # after a raise a plain launch reaches
+        return condition
+
+    def _raising_in(self, block: list[ast.stmt]) -> list[int]:
+        """Where in ``block`` a statement may raise (:func:`_may_raise`), once per block."""
+        known = self._raising.get(id(block))
+        if known is None:
+            known = self._raising[id(block)] = [
+                i for i, statement in enumerate(block) if _may_raise(statement)
+            ]
+        return known
+
+    def _raises(self, statement: ast.stmt, scope: FunctionInfo | None, context: Context) -> bool:
+        """Whether a plain launch raises in ``statement`` (the rest of its block then runs
+        only with flags the defaults do not describe)."""
+        key = id(statement)
+        may = self._may_raise.get(key)
+        if may is None:
+            may = self._may_raise[key] = _may_raise(statement)
+        if not may:
+            return False
+        if isinstance(statement, ast.Raise):
+            return self.condition_in(statement, scope, context) is PathCondition.DEFAULT
+        if isinstance(statement, ast.Try) and statement.handlers:
+            return False
+        if isinstance(statement, (ast.If, *_WITHS, *_LOOPS)):
+            blocks = [statement.body, getattr(statement, "orelse", [])]
+            return any(self._raises(s, scope, context) for block in blocks for s in block)
+        return False
+
+    def _branches(
+        self, statement: ast.If, scope: FunctionInfo | None, context: Context
+    ) -> tuple[PathCondition, PathCondition, PathCondition]:
+        entry = self.condition_in(statement, scope, context)
+        test = self.fold(statement.test, statement, scope, context)
+        body, orelse = branch_conditions(statement.test, test)
+        return entry, entry.worst(body), entry.worst(orelse)
+
+    def entry_condition(self, scope: FunctionInfo, context: Context) -> PathCondition:
+        """Where ``scope``'s body starts: its call's condition, or the best of its call
+        sites'; a function nothing in the file calls as :func:`uncalled` says."""
+        key = (id(scope.node), context)
+        known = self._entries.get(key)
+        if known is not None:
+            return known
+        cycles = self._cycles
+        if context is not None:
+            _call, statement, outer, caller = context
+            found = self.condition_in(statement, caller, outer)
+        else:
+            conditions = []
+            for _call, statement, caller in self.call_sites(scope):
+                try:
+                    conditions.append(self.condition_in(statement, caller, None))
+                except _Cycle:
+                    continue
+            found = PathCondition.best(conditions) if conditions else uncalled(scope)
+        found = launch_entry_condition(scope, True, found)
+        if cycles == self._cycles:
+            self._entries[key] = found
+        return found
+
+    def call_sites(
+        self, scope: FunctionInfo
+    ) -> Iterator[tuple[ast.Call, ast.stmt, FunctionInfo | None]]:
+        """The calls that may run ``scope`` by name: ``name(...)`` / ``x.name(...)``; for a
+        class's ``__init__``, ``forward`` and ``__call__``, where the class is built."""
+        name = scope.node.name
+        names = [name]
+        if scope.class_name is not None and name in ("__init__", "forward", "__call__"):
+            names = [scope.class_name.rsplit(".", 1)[-1]]
+        for called in names:
+            for call, statement in self._calls_named(called):
+                # a method is called on an object, a function by its name
+                if isinstance(call.func, ast.Attribute) is (called == name and scope.is_method):
+                    if not self._inside(statement, scope.node):
+                        yield call, statement, self.scope_of(statement)
+
+    # --- the tree -----------------------------------------------------------------------
+    def _index_statements(self) -> None:
+        """Where each statement stands: its block, its place there and the block's owner
+        (the module's statements: none). Statements only — a walk of every expression
+        cost more than answering the questions; an expression's statement is found by
+        its position (:meth:`_statement_of`)."""
+        places = self._places
+        pending: list[tuple[list[ast.stmt], ast.AST | None]] = [(self.tree.body, None)]
+        while pending:
+            block, owner = pending.pop()
+            for index, statement in enumerate(block):
+                places[id(statement)] = (block, index, owner)
+                for inner in _blocks(statement, self._included(statement)):
+                    pending.append((inner, statement))
+        driver = self.analyzer.launch_driver
+        for included in driver.inputs.included.values() if driver is not None else ():
+            for statement in included:  # lines of another file: found by identity
+                for held in _own_statements([statement]):
+                    for node in _own_expressions(held):
+                        self._foreign[id(node)] = held
+
+    def _statement_of(self, node: ast.AST) -> ast.stmt | None:
+        """The innermost statement holding ``node``: descended to by position."""
+        if id(node) in self._places:
+            return node  # type: ignore[return-value]
+        if id(node) in self._foreign:
+            return self._foreign[id(node)]
+        position = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+        found: ast.stmt | None = None
+        block: list[ast.stmt] | None = self.tree.body
+        while block:
+            holder = _holding(block, position)
+            if holder is None:
+                break
+            found, block = holder, None
+            for inner in _blocks(holder, None):
+                if inner and _start(inner[0]) <= position <= _end(inner[-1]):
+                    block = inner
+                    break
+        return found
+
+    def _calls_named(self, name: str) -> list[tuple[ast.Call, ast.stmt]]:
+        """The calls ``name(...)`` / ``x.name(...)`` in the file, with their statements:
+        found in the source's text, then in the statements on those lines."""
+        known = self._calls.get(name)
+        if known is not None:
+            return known
+        found: list[tuple[ast.Call, ast.stmt]] = []
+        seen: set[int] = set()
+        if self._called_lines is None:  # one pass over the text for every name
+            self._called_lines = {}
+            source = self.analyzer.source
+            for match in _CALLED.finditer(source):
+                self._called_lines.setdefault(match.group(1), []).append(match.start())
+            self._line_starts = [0, *(m.end() for m in re.finditer("\n", source))]
+        for offset in self._called_lines.get(name, ()):
+            line = bisect.bisect_right(self._line_starts, offset)
+            for statement in self._statements_on(line):
+                if id(statement) in seen:
+                    continue
+                seen.add(id(statement))
+                for node in _own_expressions(statement):
+                    if isinstance(node, ast.Call) and (
+                        (isinstance(node.func, ast.Name) and node.func.id == name)
+                        or (isinstance(node.func, ast.Attribute) and node.func.attr == name)
+                    ):
+                        found.append((node, statement))
+        self._calls[name] = found
+        return found
+
+    def _statements_on(self, line: int) -> list[ast.stmt]:
+        """The innermost statements whose own lines hold ``line`` (several when written
+        on one line with ``;``)."""
+        statement: ast.stmt | None = None
+        block: list[ast.stmt] | None = self.tree.body
+        while block:  # descend by line: the statement starting last at or before it
+            holder = _holding(block, (line, 10**6), by_line=True)
+            if holder is None:
+                break
+            statement, block = holder, None
+            for inner in _blocks(holder, None):
+                if inner and inner[0].lineno <= line <= (inner[-1].end_lineno or 0):
+                    block = inner
+                    break
+        holding: list[ast.stmt] = []
+        while statement is not None:
+            holding.append(statement)
+            block, index, _ = self._places[id(statement)]
+            before = block[index - 1] if index else None
+            statement = before if before is not None and before.end_lineno == line else None
+        return holding
+
+    def scope_of(self, statement: ast.AST) -> FunctionInfo | None:
+        place = self._places.get(id(statement))
+        while place is not None:
+            owner = place[2]
+            if isinstance(owner, _FUNCTIONS):
+                return self.analyzer.index.by_node.get(id(owner))
+            place = self._places.get(id(owner)) if owner is not None else None
+        return None
+
+    def _inside(self, statement: ast.AST, ancestor: ast.AST) -> bool:
+        current: ast.AST | None = statement
+        while current is not None:
+            if current is ancestor:
+                return True
+            place = self._places.get(id(current))
+            current = place[2] if place is not None else None
+        return False
+
+    def _chain(
+        self, statement: ast.AST, scope: FunctionInfo | None
+    ) -> list[tuple[list[ast.stmt], int, ast.AST | None]]:
+        """The blocks around ``statement`` up to its scope's body, innermost first: each
+        block, ``statement``'s (or its ancestor's) place in it, and the block's owner
+        (None for the scope's own body)."""
+        top = scope.node if scope is not None else None
+        chain: list[tuple[list[ast.stmt], int, ast.AST | None]] = []
+        place = self._places.get(id(statement))
+        while place is not None:
+            block, index, owner = place
+            if owner is top:
+                chain.append((block, index, None))
+                break
+            chain.append(place)
+            place = self._places.get(id(owner))
+        return chain
+
+    def _included(self, statement: ast.stmt) -> list[ast.stmt] | None:
+        driver = self.analyzer.launch_driver
+        found = driver.inputs.included.get(id(statement)) if driver is not None else None
+        return found if found else None  # type: ignore[return-value]
+
+    def _bound_names(self, statement: ast.stmt) -> frozenset[str]:
+        """The names and attribute paths ``statement`` binds or changes in place, its
+        blocks included (not nested functions' or classes' bodies): its own, with its
+        blocks' statements' (each statement's expressions are walked once)."""
+        key = id(statement)
+        known = self._bound.get(key)
+        if known is None:
+            names = set(_own_bindings(statement))
+            if not isinstance(statement, (*_FUNCTIONS, ast.ClassDef)):
+                for block in _blocks(statement, self._included(statement)):
+                    for inner in block:
+                        names |= self._bound_names(inner)
+            known = self._bound[key] = frozenset(names)
+        return known
+
+
+class _Position:
+    """A position to descend to (:meth:`DemandLaunch._statement_of`)."""
+
+    def __init__(self, lineno: int, col_offset: int) -> None:
+        self.lineno, self.col_offset = lineno, col_offset
+
+
+def _start(statement: ast.stmt) -> tuple[int, int]:
+    return statement.lineno, statement.col_offset
+
+
+def _end(statement: ast.stmt) -> tuple[int, int]:
+    return statement.end_lineno or statement.lineno, statement.end_col_offset or 0
+
+
+def _holding(
+    block: list[ast.stmt], position: tuple[int, int], by_line: bool = False
+) -> ast.stmt | None:
+    """The statement of ``block`` whose span holds ``position`` (blocks are in order;
+    ``by_line``: whose lines hold the position's line)."""
+    low, high = 0, len(block)
+    while low < high:
+        middle = (low + high) // 2
+        if _start(block[middle]) <= position:
+            low = middle + 1
+        else:
+            high = middle
+    if low and (
+        position[0] <= _end(block[low - 1])[0] if by_line else position <= _end(block[low - 1])
+    ):
+        return block[low - 1]
+    return None
+
+
+def _blocks(statement: ast.stmt, included: list[ast.stmt] | None) -> list[list[ast.stmt]]:
+    """The blocks of statements ``statement`` holds (a configurator's lines for an
+    ``exec`` the caller supplied)."""
+    blocks = [
+        block
+        for block in (
+            getattr(statement, "body", None),
+            getattr(statement, "orelse", None),
+            getattr(statement, "finalbody", None),
+        )
+        if isinstance(block, list) and block
+    ]
+    blocks += [h.body for h in getattr(statement, "handlers", None) or ()]
+    blocks += [c.body for c in getattr(statement, "cases", None) or ()]
+    if included:
+        blocks.append(included)
+    return blocks
+
+
+_STATEMENT_BLOCKS = frozenset(("body", "orelse", "finalbody", "handlers", "cases"))
+
+
+def _own_expressions(statement: ast.stmt) -> Iterator[ast.AST]:
+    """The nodes of ``statement`` outside its blocks of statements (its test, targets,
+    values, decorators...), walked."""
+    pending: list[ast.AST] = [
+        item
+        for field, value in ast.iter_fields(statement)
+        if field not in _STATEMENT_BLOCKS
+        for item in (value if isinstance(value, list) else [value])
+        if isinstance(item, ast.AST)
+    ]
+    while pending:
+        node = pending.pop()
+        yield node
+        pending.extend(ast.iter_child_nodes(node))
+
+
+def _own_bindings(statement: ast.stmt) -> Iterator[str]:
+    """What ``statement`` itself binds or changes, its blocks aside."""
+    if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)):
+        yield statement.name
+        return
+    if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+        for target in targets:
+            yield from _target_names(target)
+    elif isinstance(statement, (ast.Import, ast.ImportFrom)):
+        for alias in statement.names:
+            yield (alias.asname or alias.name).split(".")[0]
+        return
+    yield from _header_names(statement)
+    for handler in getattr(statement, "handlers", None) or ():
+        if handler.name:
+            yield handler.name
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
+        # a change in place written as a statement (``config.update(...)``); one inside
+        # an expression is not followed
+        receiver = dotted(call.func.value)
+        if receiver is not None and (
+            call.func.attr in _MUTATING or call.func.attr in ("add_argument", "set_defaults")
+        ):
+            yield receiver
+
+
+def _once(compute: Callable[[], ConstantFact | None]) -> Callable[[], ConstantFact | None]:
+    """``compute``, run at most once (both branches of an ``if`` fall back to what came
+    before it: without this, a chain of ``if`` statements is exponential)."""
+    done: list[ConstantFact | None] = []
+
+    def once() -> ConstantFact | None:
+        if not done:
+            done.append(compute())
+        return done[0]
+
+    return once
+
+
+def _may_raise(statement: ast.stmt) -> bool:
+    """A ``raise`` in ``statement``'s blocks that no ``try`` with handlers catches."""
+    if isinstance(statement, ast.Raise):
+        return True
+    if isinstance(statement, ast.Try) and statement.handlers:
+        return False
+    if isinstance(statement, (ast.If, *_WITHS, *_LOOPS)):
+        blocks = [statement.body, getattr(statement, "orelse", [])]
+        return any(_may_raise(s) for block in blocks for s in block)
+    return False
+
+
+def _target_names(target: ast.AST) -> Iterator[str]:
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            yield from _target_names(element)
+    elif isinstance(target, ast.Starred):
+        yield from _target_names(target.value)
+    elif isinstance(target, ast.Subscript):
+        base = dotted(target.value)
+        if base is not None:
+            yield base
+    else:
+        path = dotted(target)
+        if path is not None:
+            yield path
+
+
+def _header_names(owner: ast.AST) -> frozenset[str]:
+    """Names a loop's target, a ``with``'s ``as`` or a handler binds at the block's top."""
+    if isinstance(owner, (ast.For, ast.AsyncFor)):
+        return frozenset(_target_names(owner.target))
+    if isinstance(owner, _WITHS):
+        return frozenset(
+            n
+            for item in owner.items
+            if item.optional_vars is not None
+            for n in _target_names(item.optional_vars)
+        )
+    if isinstance(owner, ast.ExceptHandler) and owner.name:
+        return frozenset((owner.name,))
+    return frozenset()
+
+
+def _own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements of a function's body and its blocks, not of nested definitions."""
+    pending = list(reversed(body))
+    while pending:
+        statement = pending.pop()
+        yield statement
+        if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            pending.extend(reversed(getattr(statement, field, None) or []))
+        for handler in getattr(statement, "handlers", None) or []:
+            pending.extend(reversed(handler.body))
+
+
+def _parameter_defaults(spec: ast.arguments) -> list[tuple[ast.arg, ast.expr]]:
+    positional = [*spec.posonlyargs, *spec.args]
+    pairs = list(zip(positional[len(positional) - len(spec.defaults) :], spec.defaults))
+    pairs += [(a, d) for a, d in zip(spec.kwonlyargs, spec.kw_defaults) if d is not None]
+    return pairs

@@ -41,7 +41,7 @@ from functools import partial
 from typing import TYPE_CHECKING, cast
 
 from .conditions import PathCondition
-from .constants import UNDECIDED, ConstantFact, is_items, join_constants
+from .constants import UNDECIDED, ConstantFact, Items, is_items, join_constants
 from .events import Trace
 from .interpreter import FunctionRun
 from .launch_arguments import ArgumentDefaults, declare
@@ -70,6 +70,7 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _WITHS = (ast.With, ast.AsyncWith)
 _TRACE = Trace(function="<demand>")
+_SPAWNERS = ("spawn", "start_processes")  # ``torch.multiprocessing``'s, by their leaf name
 _TRY_STAR: tuple[type, ...] = (ast.TryStar,) if hasattr(ast, "TryStar") else ()
 _CALLED = re.compile(r"(\w+)\s*\(")
 
@@ -113,6 +114,19 @@ class _DemandRun(FunctionRun):
             if fact is not None:  # ``args.batch_size = 8`` rebinds the attribute
                 return fact.value, fact.condition
         return super()._fold_attribute(node)
+
+    def _locals(self) -> Items:
+        """``locals()``: the function's parameters as they stand here (what ``dict(locals())``
+        at an entry point's top packages for its workers)."""
+        if self.scope is None:
+            return Items(())
+        spec = self.scope.node.args
+        parameters = [p.arg for p in (*spec.posonlyargs, *spec.args, *spec.kwonlyargs)]
+        facts = [
+            (p, self.demand.value_before(p, self.statement, self.scope, self.context))
+            for p in parameters
+        ]
+        return Items((p, f.value if f is not None else UNDECIDED) for p, f in facts)
 
     def _fold_call(self, node: ast.Call, name: str) -> tuple[Hashable, PathCondition]:
         found = super()._fold_call(node, name)
@@ -380,7 +394,14 @@ class DemandLaunch:
                 if path == name:
                     return run.fold(statement.value).under(here)
                 if isinstance(target, (ast.Tuple, ast.List)):
-                    return self._unpacked(name, target, run.fold(statement.value), statement, here)
+                    written = statement.value
+                    if isinstance(written, (ast.Tuple, ast.List)) and len(written.elts) == len(
+                        target.elts
+                    ):  # ``a, b = x, y``: each from its own expression
+                        for element, part in zip(target.elts, written.elts):
+                            if dotted(element) == name and not isinstance(part, ast.Starred):
+                                return run.fold(part).under(here)
+                    return self._unpacked(name, target, run.fold(written), statement, here)
                 if isinstance(target, ast.Subscript) and dotted(target.value) == name:
                     return self._item_set(before(), target, run.fold(statement.value), run)
         if isinstance(statement, ast.AugAssign) and dotted(statement.target) == name:
@@ -501,6 +522,9 @@ class DemandLaunch:
         """What the call ``context`` names passes as ``name`` (its default when nothing)."""
         function = scope.node
         entry = self.entry_condition(scope, context)
+        if context is not None and _spawned(context[0], function.name):
+            call, statement, outer, caller = context
+            return self._spawned_argument(name, function, context, entry)
         if context is not None:
             call, statement, outer, caller = context
             positional = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
@@ -519,16 +543,40 @@ class DemandLaunch:
                     argument = call.args[index]
             if argument is not None:
                 return self.fold(argument, statement, caller, outer).under(entry)
-            if any(k.arg is None for k in call.keywords):
-                return ConstantFact(
-                    UNDECIDED, self.run_at(statement, caller, outer)._evidence(call), entry
-                )
+            for spread in (k.value for k in call.keywords if k.arg is None):
+                # ``f(**config)``: the dict's item, when the launch knows the dict
+                items = self.fold(spread, statement, caller, outer)
+                if not is_items(items.value):
+                    return ConstantFact(UNDECIDED, items.evidence, entry)
+                for key, item in items.value:  # type: ignore[misc]
+                    if key == name:
+                        return ConstantFact(item, items.evidence, items.condition).under(entry)
         defaults = {p.arg: d for p, d in _parameter_defaults(function.args)}
         if name in defaults:
             return self.fold(defaults[name], function, self.scope_of(function), None).under(entry)
         return ConstantFact(
             UNDECIDED, self.run_at(function, scope, context)._evidence(function), entry
         )
+
+    def _spawned_argument(
+        self,
+        name: str,
+        function: ast.FunctionDef | ast.AsyncFunctionDef,
+        context: tuple,
+        entry: PathCondition,
+    ) -> ConstantFact:
+        """A worker ``mp.spawn(worker, args=(a, b))`` starts: ``worker(0, a, b)`` on a plain
+        launch's one process (rank 0), as the forward launch runs it."""
+        call, statement, outer, caller = context
+        run = self.run_at(statement, caller, outer)
+        positional = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+        if name in positional and positional.index(name) == 0:
+            return ConstantFact(0, run._evidence(call), entry)
+        passed = next((k.value for k in call.keywords if k.arg == "args"), None)
+        index = positional.index(name) - 1 if name in positional else -1
+        if isinstance(passed, ast.Tuple) and 0 <= index < len(passed.elts):
+            return self.fold(passed.elts[index], statement, caller, outer).under(entry)
+        return ConstantFact(UNDECIDED, run._evidence(call), entry)
 
     def _constructs(self, call: ast.Call, scope: FunctionInfo) -> bool:
         return scope.class_name is not None and dotted(call.func) == scope.class_name
@@ -653,6 +701,11 @@ class DemandLaunch:
         names = [name]
         if scope.class_name is not None and name in ("__init__", "forward", "__call__"):
             names = [scope.class_name.rsplit(".", 1)[-1]]
+        if scope.class_name is None:  # ``mp.spawn(worker, args=(...))`` runs ``worker``
+            for spawner in _SPAWNERS:
+                for call, statement in self._calls_named(spawner):
+                    if call.args and dotted(call.args[0]) == name:
+                        yield call, statement, self.scope_of(statement)
         for called in names:
             for call, statement in self._calls_named(called):
                 # a method is called on an object, a function by its name
@@ -907,6 +960,13 @@ def _own_bindings(statement: ast.stmt) -> Iterator[str]:
             call.func.attr in _MUTATING or call.func.attr in ("add_argument", "set_defaults")
         ):
             yield receiver
+
+
+def _spawned(call: ast.Call, worker: str) -> bool:
+    """``call`` spawns processes running ``worker`` (``mp.spawn(worker, ...)``)."""
+    func = call.func
+    called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return called in _SPAWNERS and bool(call.args) and dotted(call.args[0]) == worker
 
 
 def _once(compute: Callable[[], ConstantFact | None]) -> Callable[[], ConstantFact | None]:

@@ -1,0 +1,230 @@
+"""Launch facts on demand (:mod:`torchward.analysis.launch_demand`) against the forward launch.
+
+Each sample is a small script; the question is the value of the expression ``probe(...)``
+is called with, and the condition of the statement holding it. The demand engine must
+answer what the forward launch (:func:`~torchward.analysis.facts.build_launch_facts`)
+records for the same node — the same folding, bindings and joins, driven backwards — and
+the value the sample states.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+from torchward.analysis.analyzer import FileAnalyzer
+from torchward.analysis.conditions import PathCondition
+from torchward.analysis.constants import UNDECIDED
+from torchward.analysis.facts import build_launch_facts
+from torchward.analysis.launch_demand import DemandLaunch
+from torchward.analysis.launch_driver import LaunchInputs
+
+DEFAULT, UNSURE, MULTI_GPU = PathCondition.DEFAULT, PathCondition.UNSURE, PathCondition.MULTI_GPU
+
+#: samples whose call the forward launch does not follow (a call on a path a plain launch
+#: does not take: ``LaunchDriver.skips``); on demand the question still has its call site
+NOT_FOLLOWED_FORWARD = {"a function only a distributed launch calls"}
+
+SAMPLES = {
+    "the branch a plain launch takes, alone": (
+        """
+        batch = 8
+        if False:
+            batch = 16
+        probe(batch)
+        """,
+        8,
+        DEFAULT,
+    ),
+    "a branch nobody decides: neither value is the job's": (
+        """
+        import random
+        device = "cpu"
+        if random.random() > 0.5:
+            device = "cuda"
+        probe(device)
+        """,
+        UNDECIDED,
+        DEFAULT,
+    ),
+    "later assignments do not reach back": (
+        """
+        lr = 1e-3
+        probe(lr)
+        lr = 1e-4
+        """,
+        1e-3,
+        DEFAULT,
+    ),
+    "a parameter holds what its call passes": (
+        """
+        def train(batch_size):
+            probe(batch_size)
+
+        if __name__ == "__main__":
+            train(32)
+        """,
+        32,
+        DEFAULT,
+    ),
+    "a parser's default through parse_args": (
+        """
+        import argparse
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--lr", type=float, default=3e-4)
+        args = parser.parse_args()
+        probe(args.lr)
+        """,
+        3e-4,
+        DEFAULT,
+    ),
+    "a helper's return in the call's context": (
+        """
+        def micro_batch(total, steps):
+            return total // steps
+
+        probe(micro_batch(64, 4))
+        """,
+        16,
+        DEFAULT,
+    ),
+    "a dict changed in place before the use": (
+        """
+        config = {"batch_size": 4}
+        config.update({"batch_size": 12})
+        config["lr"] = 0.1
+        probe(config["batch_size"] * 2)
+        """,
+        24,
+        DEFAULT,
+    ),
+    "augmented assignment": (
+        """
+        steps = 10
+        steps += 5
+        probe(steps)
+        """,
+        15,
+        DEFAULT,
+    ),
+    "a loop runs once, joined with its entry": (
+        """
+        total = 1
+        for _ in range(3):
+            total = 2
+        probe(total)
+        """,
+        UNDECIDED,
+        DEFAULT,
+    ),
+    "a function only a distributed launch calls": (
+        """
+        import os
+        world_size = int(os.environ.get("WORLD_SIZE", 1))
+
+        def setup(rank):
+            probe(rank)
+
+        if world_size > 1:
+            setup(3)
+        """,
+        3,
+        MULTI_GPU,
+    ),
+}
+
+
+def _question(source: str) -> tuple[ast.Module, ast.expr, ast.stmt]:
+    tree = ast.parse(source)
+    for statement in ast.walk(tree):
+        if (
+            isinstance(statement, ast.Expr)
+            and isinstance(statement.value, ast.Call)
+            and getattr(statement.value.func, "id", None) == "probe"
+        ):
+            return tree, statement.value.args[0], statement
+    raise AssertionError("no probe(...) in the sample")
+
+
+@pytest.mark.parametrize("name", list(SAMPLES))
+def test_demand_answers_what_the_sample_states_and_the_forward_launch_records(name):
+    source, value, condition = SAMPLES[name]
+    source = textwrap.dedent(source)
+    tree, node, statement = _question(source)
+    demand = DemandLaunch(FileAnalyzer(tree, source, "sample.py", launch=LaunchInputs()))
+    fact = demand.constant(node)
+    assert fact is not None
+    assert fact.value == value or (value is UNDECIDED and fact.value is UNDECIDED)
+    assert demand.condition(statement) is condition
+    launch = build_launch_facts(tree, source, "sample.py").analyzer.launch
+    assert launch is not None
+    forward = launch.constant(node)
+    assert forward is not None
+    assert launch.condition(statement) is demand.condition(statement)
+    if name in NOT_FOLLOWED_FORWARD:
+        return
+    assert (forward.value, forward.condition) == (fact.value, fact.condition) or (
+        forward.value is UNDECIDED and fact.value is UNDECIDED
+    )
+
+
+def test_a_raise_the_plain_launch_reaches_leaves_the_rest_unsure():
+    source = textwrap.dedent(
+        """
+        import argparse
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--model")
+        args = parser.parse_args()
+        if args.model is None:
+            raise ValueError("give --model")
+        probe(args.model)
+        """
+    )
+    tree, _, statement = _question(source)
+    demand = DemandLaunch(FileAnalyzer(tree, source, "sample.py", launch=LaunchInputs()))
+    assert demand.condition(statement) is UNSURE
+
+
+def test_recursion_answers_without_looping():
+    source = textwrap.dedent(
+        """
+        def depth(n):
+            return depth(n - 1) if n else 0
+
+        probe(depth(3))
+        """
+    )
+    tree, node, _ = _question(source)
+    demand = DemandLaunch(FileAnalyzer(tree, source, "sample.py", launch=LaunchInputs()))
+    fact = demand.constant(node)
+    assert fact is None or fact.value is UNDECIDED or fact.value == 0
+
+
+def test_answers_do_not_depend_on_which_question_came_first():
+    source = textwrap.dedent(
+        """
+        def evaluate(model):
+            model.eval()
+
+        def train(epochs):
+            for epoch in range(epochs):
+                evaluate(None)
+            probe(epochs)
+
+        if __name__ == "__main__":
+            train(5)
+        """
+    )
+    tree, node, statement = _question(source)
+    inner = next(n for n in ast.walk(tree) if isinstance(n, ast.Expr) and n.lineno == 3)
+
+    def ask(order: str):
+        demand = DemandLaunch(FileAnalyzer(tree, source, "sample.py", launch=LaunchInputs()))
+        if order == "inner first":
+            demand.condition(inner)
+        return demand.constant(node), demand.condition(statement), demand.condition(inner)
+
+    first, second = ask("inner first"), ask("probe first")
+    assert first[0] is not None and first[0].value == 5
+    assert (first[0].value, first[1], first[2]) == (second[0].value, second[1], second[2])

@@ -104,6 +104,12 @@ class LaunchCallsMixin:
             return self._dataclass_instance(config_class.node, node), here
         if name == "locals" and not node.args:
             return self._locals(), here
+        if name == "vars" and len(node.args) == 1 and not node.keywords:
+            # ``vars(parser.parse_args())``: the flags as a dict
+            found = self._fold(node.args[0])
+            if isinstance(found[0], Namespace):
+                return Items(found[0].values), found[1]
+            return UNDECIDED, here
         if name == "dict" and not node.args and node.keywords:
             keywords = [(k.arg, self._fold(k.value)) for k in node.keywords]
             if any(key is None or part[0] is UNDECIDED for key, part in keywords):

@@ -72,6 +72,7 @@ _WITHS = (ast.With, ast.AsyncWith)
 _TRACE = Trace(function="<demand>")
 _SPAWNERS = ("spawn", "start_processes")  # ``torch.multiprocessing``'s, by their leaf name
 _TRY_STAR: tuple[type, ...] = (ast.TryStar,) if hasattr(ast, "TryStar") else ()
+_GLOBAL = re.compile(r"\bglobal\s")
 _CALLED = re.compile(r"(\w+)\s*\(")
 
 
@@ -152,6 +153,7 @@ class DemandLaunch:
         self._called_lines: dict[str, list[int]] | None = None  # name -> offsets of ``name(``
         self._line_starts: list[int] = []
         self._raising: dict[int, list[int]] = {}  # block id -> where a raise may be
+        self._globals: dict[str, set[int]] | None = None  # name -> functions declaring it
         self._index_statements()
         self._runs: dict[tuple, _DemandRun] = {}
         self._values: dict[tuple, ConstantFact | None] = {}
@@ -485,12 +487,21 @@ class DemandLaunch:
         outer = self.scope_of(function)
         if outer is not None:  # the closure: what the enclosing function held at the ``def``
             return self.value_before(name, function, outer, None)
-        return self._module_value(name, context)
+        return self._module_value(name, scope, context)
 
-    def _module_value(self, name: str, context: Context) -> ConstantFact | None:
+    def _module_value(
+        self, name: str, scope: FunctionInfo, context: Context
+    ) -> ConstantFact | None:
         """A global as a function sees it: the module's just before the call that started
         the outermost of ``context``, or — a function the module does not call itself (an
-        entry point, a callback) — after the whole module ran."""
+        entry point, a callback) — after the whole module ran. A global another function
+        rebinds (``global FLASH; FLASH = args.flash`` in ``main``) is that function's value
+        where it made the call that leads here; asked of no call, the join over the
+        function's call sites."""
+        if self._rebinders(name):
+            found = self._rebound_global(name, scope, context)
+            if found is not None:
+                return found
         outermost = None
         while context is not None:
             outermost, context = context, context[2]
@@ -500,6 +511,56 @@ class DemandLaunch:
         return self._guarded(
             ("module", name), lambda: self._scan(name, body, len(body), lambda: None, None, None)
         )
+
+    def _rebound_global(
+        self, name: str, scope: FunctionInfo, context: Context
+    ) -> ConstantFact | None:
+        rebinders = self._rebinders(name)
+        inner = context
+        while inner is not None:
+            _call, statement, outer, caller = inner
+            if caller is None:
+                return None  # called from the module's own code: the module's value
+            if id(caller.node) in rebinders:
+                return self.value_before(name, statement, caller, outer)
+            inner = outer
+        if context is not None:
+            return None
+        found: ConstantFact | None = None
+        for call, statement, caller in self.call_sites(scope):
+            site = (call, statement, None, caller)
+            if caller is None or _depth(site) > _MAX_CONTEXT:
+                continue
+            try:
+                found = join_constants(
+                    found,
+                    self._module_value(name, caller, site)
+                    if id(caller.node) not in rebinders
+                    else self.value_before(name, statement, caller, None),
+                )
+            except _Cycle:
+                continue
+        return found
+
+    def _rebinders(self, name: str) -> frozenset[int]:
+        """The functions (their nodes' ids) that declare ``name`` ``global``."""
+        if self._globals is None:
+            self._globals = {}
+            source = self.analyzer.source
+            for match in _GLOBAL.finditer(source):
+                line = bisect.bisect_right(self._line_starts_of(), match.start())
+                for statement in self._statements_on(line):
+                    if isinstance(statement, ast.Global):
+                        function = self.scope_of(statement)
+                        for declared in statement.names:
+                            if function is not None:
+                                self._globals.setdefault(declared, set()).add(id(function.node))
+        return frozenset(self._globals.get(name, ()))
+
+    def _line_starts_of(self) -> list[int]:
+        if not self._line_starts:
+            self._line_starts = [0, *(m.end() for m in re.finditer("\n", self.analyzer.source))]
+        return self._line_starts
 
     def _parameter(self, name: str, scope: FunctionInfo, context: Context) -> ConstantFact | None:
         if context is not None:
@@ -767,7 +828,7 @@ class DemandLaunch:
             source = self.analyzer.source
             for match in _CALLED.finditer(source):
                 self._called_lines.setdefault(match.group(1), []).append(match.start())
-            self._line_starts = [0, *(m.end() for m in re.finditer("\n", source))]
+            self._line_starts_of()
         for offset in self._called_lines.get(name, ()):
             line = bisect.bisect_right(self._line_starts, offset)
             for statement in self._statements_on(line):

@@ -12,13 +12,16 @@ Every field carries ``path:line``. The fields found go into an
 :class:`~torchward.estimator.runconfig.RunConfig`; what was not found stays ``None``, so
 the estimator names it as missing instead of guessing.
 
+Values and path conditions are the analysis engine's: its launch, asked on demand for
+the nodes the reader reads (:mod:`.launch_demand`), folds with the same code and joins by
+the same rules as the dataflow in launch mode; the reader evaluates nothing itself.
+
 The reader in modules, one concept each: what the script declares
-(:mod:`.runconfig_declarations`), evaluating expressions (:mod:`.runconfig_values`)
-and where a name's value comes from (:mod:`.runconfig_names`),
-which path a node is on (:mod:`.runconfig_paths`), files it executes
-(:mod:`.runconfig_includes`), what each call says (:mod:`.runconfig_calls`) and the model
-it builds itself (:mod:`.runconfig_model`). How this relates to the analysis engine, and
-what folding it into the engine still needs: ``docs/design/analysis.md``.
+(:mod:`.runconfig_declarations`), the engine's values in the reader's spelling
+(:mod:`.runconfig_values`), which path a node is on (:mod:`.runconfig_paths`), files it
+executes (:mod:`.runconfig_includes`), what each call says (:mod:`.runconfig_calls`) and
+the model it builds itself (:mod:`.runconfig_model`). How this came to be:
+``docs/design/analysis.md``.
 """
 
 from __future__ import annotations

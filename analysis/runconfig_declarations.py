@@ -7,7 +7,10 @@ included), literal module constants, ``argparse`` flags with their defaults and 
 ``add_dict_to_argparser``), the parameters of a command-line entry point (``@call_parse``,
 ``fire.Fire(main)``), dataclass field defaults, ``NAME.update(...)`` calls, JSON / YAML
 files loaded into a variable, and config files or configurators the script executes
-(:mod:`.runconfig_includes`). Evaluation itself is :class:`~.runconfig_values.Evaluator`.
+(:mod:`.runconfig_includes`, which hands the statements they run to the engine). Values
+themselves are the engine's (:class:`~.runconfig_values.LaunchValues`): a default written
+as an expression (``default=BATCH_SIZE``) is asked of it when first read, since the
+engine answers only once this index (and the files the script executes) is known.
 """
 
 from __future__ import annotations
@@ -17,13 +20,15 @@ import json
 import os
 from typing import Any
 
+import attrs
 from torchward.estimator import dependencies
 
 from .binding import field_default, parameter_defaults
+from .constants import UNDECIDED, as_constant
 from .names import dotted
 from .runconfig_includes import exec_target, include
 from .runconfig_paths import PathConditions
-from .runconfig_values import Evaluator, literal
+from .runconfig_values import LaunchValues, literal, written
 
 __all__ = ["Values"]
 
@@ -38,7 +43,7 @@ _ARG_PARSERS = (
 )
 
 
-class Values(Evaluator):
+class Values(LaunchValues):
     """Resolves expressions to the Python values they hold on a default launch.
 
     Sources, each with a confidence: literals at the use site (high); module and function
@@ -56,7 +61,7 @@ class Values(Evaluator):
         tree: ast.Module,
         path: str,
         notes: list[str],
-        source_text: str = "",
+        source_text: str,
         argv: tuple[str, ...] = (),
     ) -> None:
         self.argv = argv  # the launch's arguments (a plain ``python SCRIPT``: none)
@@ -67,31 +72,24 @@ class Values(Evaluator):
         self.path = path
         self.notes = notes
         self.constants: dict[str, tuple[Any, int]] = {}
-        self.defaults: dict[str, tuple[Any, int]] = {}
-        self.files: dict[str, tuple[dict, str]] = {}  # variable → (data, file path)
+        # flag → (its default, or the expression the engine is asked for it; line), in
+        # declaration order: the first declaration wins (:attr:`defaults`)
+        self._declared: list[tuple[str, Any, int]] = []
+        self._defaults: dict[str, tuple[Any, int]] | None = None
+        # what each top-level ``exec(open(PATH).read())`` runs, for the engine
+        self.included: dict[int, list[ast.stmt]] = {}
         # name -> (value, statement) of each assignment, in file order; a value of None:
         # rebound to something not followed (:meth:`_record`)
         self.assignments: dict[str, list[tuple[ast.expr | None, ast.stmt]]] = {}
         self.functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
-        # module names a function declares ``global`` (and so may rebind): name -> the ids
-        # of those functions
-        self.rebound_globally: dict[str, set[int]] = {}
         self.dataclasses: dict[str, ast.ClassDef] = {}
         self.classes: dict[str, ast.ClassDef] = {}
-        self.updates: dict[str, list[ast.Call]] = {}  # NAME.update(...) calls
-        # NAME["key"] = value statements, by key
-        self.item_stores: dict[str, list[ast.Assign]] = {}
         self.tree = tree
         self.paths = PathConditions(tree, self)  # indexes parents only; asks back lazily
-        self._active: set[int] = set()
-        self.cycles = 0  # how often a guard (cycle, depth, a path state in progress) answered
-        self._steps = 0  # expressions evaluated for the current top-level question
-        self._memo: dict[int, tuple[Any, str] | None] = {}
         fired = _fired(self.paths)
         for node in self.paths.nodes:
             if isinstance(node, ast.Assign):
                 self.assignment(node)
-                self._item_store(node)
             elif (
                 isinstance(node, ast.Expr)
                 and (executed := exec_target(node)) is not None
@@ -102,23 +100,10 @@ class Values(Evaluator):
                 self._record(node.target, node.value, node)
             elif isinstance(node, _REBINDING):
                 self._rebound(node)
-            elif isinstance(node, ast.Global):
-                function = self.paths.enclosing_function(node)
-                for name in node.names:
-                    self.rebound_globally.setdefault(name, set()).add(id(function))
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions.setdefault(node.name, []).append(node)
                 if _is_entry_point(node, fired):
                     self._entry_defaults(node)
-            elif (
-                isinstance(node, ast.Expr)
-                and isinstance(node.value, ast.Call)
-                and isinstance(node.value.func, ast.Attribute)
-                and node.value.func.attr == "update"
-                and isinstance(node.value.func.value, ast.Name)
-                and len(node.value.args) == 1
-            ):
-                self.updates.setdefault(node.value.func.value.id, []).append(node.value)
             if isinstance(node, ast.ClassDef):
                 self.classes[node.name] = node
             if isinstance(node, ast.ClassDef) and _is_dataclass(node):
@@ -130,9 +115,8 @@ class Values(Evaluator):
                         and stmt.value is not None
                     ):
                         default = field_default(stmt.value)
-                        found = self._try(default) if default is not None else None
-                        if found is not None:
-                            self.defaults.setdefault(stmt.target.id, (found[0], stmt.lineno))
+                        if default is not None:
+                            self._declared.append((stmt.target.id, default, stmt.lineno))
             elif (
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)
@@ -143,9 +127,7 @@ class Values(Evaluator):
             # in file order (the walk above is breadth-first): "the nearest assignment
             # before a use" is the last one before its line, at any depth of nesting
             entries.sort(key=lambda entry: (entry[1].lineno, entry[1].col_offset))
-        self._memo.clear()  # values found before every flag was declared are not final
         self._helpers(tree)
-        self._memo.clear()
 
     def _helpers(self, tree: ast.Module) -> None:
         """Flags declared elsewhere: ``add_dict_to_argparser(parser, defaults)`` with a dict
@@ -156,11 +138,7 @@ class Values(Evaluator):
                 continue
             name = (dotted(node.func) or "").rsplit(".", 1)[-1]
             if "argparser" in name.lower() and len(node.args) >= 2:
-                found = self.get(node.args[1])
-                if found is not None and isinstance(found[0], dict):
-                    for key, value in found[0].items():
-                        if isinstance(key, str):
-                            self.defaults.setdefault(key, (value, node.lineno))
+                self._declared.append(("**", node.args[1], node.lineno))
         if self.path.startswith("<"):
             return
         from .workspace import WORKSPACE, resolve_module  # the project's modules, by import
@@ -180,7 +158,7 @@ class Values(Evaluator):
                     and isinstance(inner.func, ast.Attribute)
                     and inner.func.attr == "add_argument"
                 ):
-                    self._argument(inner)
+                    self._argument(inner, elsewhere=True)
 
     def assignment(self, node: ast.Assign, cited: str | None = None) -> None:
         """``NAME = value`` in file order; ``cited``: it came from an executed config file
@@ -196,21 +174,6 @@ class Values(Evaluator):
                     self.cited.pop(name, None)
                 else:
                     self.cited[name] = cited
-            loaded = self._loaded_file(node.value)
-            if loaded is not None:
-                self.files[name] = loaded
-
-    def _item_store(self, node: ast.Assign) -> None:
-        """``NAME["key"] = value``: a dict (often the flags, ``args = vars(parse_args())``)
-        changed in place after it was built."""
-        for target in node.targets:
-            if (
-                isinstance(target, ast.Subscript)
-                and isinstance(target.value, ast.Name)
-                and isinstance(target.slice, ast.Constant)
-                and isinstance(target.slice.value, str)
-            ):
-                self.item_stores.setdefault(target.slice.value, []).append(node)
 
     def _record(self, target: ast.expr, value: ast.expr | None, stmt: ast.stmt) -> None:
         """``target = value`` at ``stmt``; a value of None: rebound to something the reader
@@ -262,9 +225,12 @@ class Values(Evaluator):
                             self.choices.setdefault(arg.arg, tuple(found))
             value = literal(_typer_default(default))
             if value is not None and value is not Ellipsis:  # ``...``: a required option
-                self.defaults.setdefault(arg.arg, (value, default.lineno))
+                self._declared.append((arg.arg, _Known(value), default.lineno))
 
-    def _argument(self, call: ast.Call) -> None:
+    def _argument(self, call: ast.Call, elsewhere: bool = False) -> None:
+        """A flag ``add_argument`` declares; ``elsewhere``: in an imported module, whose
+        expressions the engine (which reads this file) cannot fold — a default written
+        there counts only when it is written as a value."""
         names = [
             a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
         ]
@@ -283,32 +249,45 @@ class Values(Evaluator):
             self.choices.setdefault(key, tuple(literal(choices)))
         if default is None:
             if action in ("store_true", "store_false"):
-                self.defaults.setdefault(key, (action == "store_false", call.lineno))
+                self._declared.append((key, _Known(action == "store_false"), call.lineno))
             elif action in (None, "store"):
-                self.defaults.setdefault(key, (None, call.lineno))  # argparse: None if not given
+                # argparse: None if not given
+                self._declared.append((key, _Known(None), call.lineno))
             return
-        value = self._try(default)
-        if value is not None:
-            self.defaults.setdefault(key, (value[0], call.lineno))
+        if elsewhere:
+            found = written(default)
+            if found is not None:
+                self._declared.append((key, _Known(found), call.lineno))
+            return
+        self._declared.append((key, default, call.lineno))
 
-    def _loaded_file(self, node: ast.AST) -> tuple[dict, str] | None:
-        """``json.load(open("cfg.json"))``, ``yaml.safe_load(open(...))`` → (data, path)."""
-        if not isinstance(node, ast.Call) or not node.args:
-            return None
-        name = dotted(node.func) or ""
-        if not name.endswith(("json.load", "safe_load", "yaml.load", "full_load")):
-            return None
-        inner = node.args[0]
-        if (
-            isinstance(inner, ast.Call)
-            and inner.args
-            and (dotted(inner.func) or "").endswith("open")
-        ):
-            inner = inner.args[0]
-        filename = literal(inner)
-        if isinstance(filename, str):
-            return self.read_file(filename)
-        return None
+    @property
+    def defaults(self) -> dict[str, tuple[Any, int]]:
+        """Each flag's default (argparse, an entry point's parameters, dataclass fields,
+        ``add_dict_to_argparser``) and its line: what is written as an expression is the
+        engine's value of it on a plain launch (asked once, on first reading)."""
+        if self._defaults is None:
+            defaults: dict[str, tuple[Any, int]] = {}
+            for key, default, line in self._declared:
+                if isinstance(default, _Known):
+                    defaults.setdefault(key, (default.value, line))
+                    continue
+                found = self.get(default)
+                if found is None:
+                    continue
+                if key != "**":
+                    defaults.setdefault(key, (found[0], line))
+                elif isinstance(found[0], dict):  # ``add_dict_to_argparser(parser, d)``
+                    for name, value in found[0].items():
+                        if isinstance(name, str):
+                            defaults.setdefault(name, (value, line))
+            self._defaults = defaults
+        return self._defaults
+
+    def load_constant(self, filename: str) -> Any:
+        """A config file the script loads, as a launch constant (what the engine asks)."""
+        loaded = self.read_file(filename)
+        return as_constant(loaded[0]) if loaded is not None else UNDECIDED
 
     def read_file(self, filename: str) -> tuple[dict, str] | None:
         full = os.path.join(os.path.dirname(os.path.abspath(self.path)), filename)
@@ -397,3 +376,10 @@ def _fired(paths: PathConditions) -> set[str]:
             if isinstance(statement, (ast.If, ast.Expr)):
                 names.update(a.id for a in call.args if isinstance(a, ast.Name))
     return names
+
+
+@attrs.frozen
+class _Known:
+    """A flag's default known while indexing (a literal, ``store_true``'s ``False``)."""
+
+    value: Any

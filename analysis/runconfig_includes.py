@@ -27,13 +27,16 @@ would refuse to run).
 from __future__ import annotations
 
 import ast
+import operator
 import os
 from typing import TYPE_CHECKING, Any
 
 from torchward.estimator import dependencies
 
+from .constants import COMPARISONS
 from .names import dotted
 from .parsing import parse_module
+from .runconfig_values import literal
 
 if TYPE_CHECKING:
     from .runconfig import Values
@@ -69,7 +72,7 @@ def exec_target(statement: ast.stmt) -> ast.expr | None:
 
 def include(values: Values, statement: ast.stmt, target: ast.expr, depth: int = 0) -> None:
     """Take the top-level statements of the file ``target`` names as if run at ``statement``."""
-    found = values.get(target)
+    found = _known(values, target)
     if found is None or not isinstance(found[0], str):
         values.notes.append(
             f"{values.path}:{statement.lineno}: `{ast.unparse(target)[:60]}` is executed "
@@ -112,12 +115,16 @@ def _run(values: Values, body: list[ast.stmt], at: ast.stmt, shown: str, depth: 
             targets: list[ast.expr] = (
                 list(statement.targets) if isinstance(statement, ast.Assign) else [statement.target]
             )
-            moved = ast.copy_location(ast.Assign(targets=targets, value=statement.value), at)
-            values.assignment(moved, cited=f"{shown}:{statement.lineno}")
+            value = statement.value
+            known = _known(values, value) if literal(value) is None else None
+            if known is not None:  # ``config_file = sys.argv[1]``: as this launch passes it
+                value = ast.copy_location(ast.Constant(known[0]), value)
+            moved = ast.copy_location(ast.Assign(targets=targets, value=value), at)
+            _assign(values, moved, at, cited=f"{shown}:{statement.lineno}")
         elif isinstance(statement, ast.If):
-            decided = values.decide(statement.test)
-            if decided is not values.undecided:
-                _run(values, statement.body if decided else statement.orelse, at, shown, depth)
+            decided = _known(values, statement.test)
+            if decided is not None:
+                _run(values, statement.body if decided[0] else statement.orelse, at, shown, depth)
         elif (target := exec_target(statement)) is not None and depth < _MAX_DEPTH:
             include(values, at, target, depth + 1)
 
@@ -171,4 +178,44 @@ def _configurator(values: Values, at: ast.stmt, shown: str, depth: int, loop: bo
         moved = ast.copy_location(
             ast.Assign(targets=[ast.Name(key, ast.Store())], value=ast.Constant(value)), at
         )
-        values.assignment(moved, cited=f"command line `{argument}`")
+        _assign(values, moved, at, cited=f"command line `{argument}`")
+
+
+def _assign(values: Values, moved: ast.Assign, at: ast.stmt, cited: str) -> None:
+    """An assignment the executed file (or the command line) makes at ``at``: indexed as
+    the script's own, and run there by the engine's launch."""
+    values.assignment(moved, cited=cited)
+    values.included.setdefault(id(at), []).append(moved)
+
+
+def _known(values: Values, node: ast.expr) -> tuple[Any] | None:
+    """What an executed file's name, or a test at its top level, holds while the script is
+    indexed — the engine's launch runs after, with the included statements, and it knows
+    no launch arguments, which a configurator reads: a literal, a literal global set
+    before, ``sys.argv`` as this launch passes it, and ``len`` / an index / one comparison
+    of those (``config_file = sys.argv[1] if len(sys.argv) > 1``); None otherwise."""
+    found = literal(node)
+    if found is not None:
+        return (found,)
+    if isinstance(node, ast.Name) and node.id in values.constants:
+        return (values.constants[node.id][0],)
+    if dotted(node) == "sys.argv":
+        return ((values.path, *values.argv),)
+    parts: list[tuple[Any] | None]
+    if isinstance(node, ast.Call) and dotted(node.func) == "len" and len(node.args) == 1:
+        parts = [_known(values, node.args[0])]
+        operation: Any = len
+    elif isinstance(node, ast.Subscript):
+        parts = [_known(values, node.value), _known(values, node.slice)]
+        operation = operator.getitem
+    elif isinstance(node, ast.Compare) and len(node.ops) == 1:
+        parts = [_known(values, node.left), _known(values, node.comparators[0])]
+        operation = COMPARISONS.get(type(node.ops[0]))
+    else:
+        return None
+    if operation is None or any(part is None for part in parts):
+        return None
+    try:
+        return (operation(*(part[0] for part in parts if part is not None)),)
+    except (IndexError, KeyError, TypeError):
+        return None

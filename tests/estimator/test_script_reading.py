@@ -128,12 +128,12 @@ def test_a_model_the_counter_cannot_size_is_unknown_not_a_crash():
 
 
 def test_past_the_evaluation_budget_a_value_is_unknown_not_wrong(monkeypatch):
-    """One question evaluates at most ``_STEPS`` expressions (a BERT modelling file took a
-    minute: parameters followed through same-named methods' call sites); past it the
-    answer is "unknown", never a partial value."""
+    """One question visits at most ``_STEPS`` bindings (the engine's launch on demand: a
+    BERT modelling file took a minute when parameters were followed through same-named
+    methods' call sites); past it the answer is "unknown", never a partial value."""
     import ast
 
-    from torchward.analysis import runconfig_values
+    from torchward.analysis import launch_demand
     from torchward.analysis.runconfig import Values
 
     source = "a0 = 1\n" + "".join(f"a{i} = a{i - 1} + 1\n" for i in range(1, 15))
@@ -141,5 +141,5 @@ def test_past_the_evaluation_budget_a_value_is_unknown_not_wrong(monkeypatch):
     tree = ast.parse(source)
     use = tree.body[-1].value
     assert Values(tree, "chain.py", [], source).get(use) == (15, "medium")
-    monkeypatch.setattr(runconfig_values, "_STEPS", 20)
+    monkeypatch.setattr(launch_demand, "_STEPS", 10)
     assert Values(tree, "chain.py", [], source).get(use) is None

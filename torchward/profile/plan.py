@@ -33,7 +33,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .request import MEASURED_OPTIMIZERS, ModelRecipe, ProfileJob
 
@@ -154,6 +154,9 @@ def _loads(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
+_Node = TypeVar("_Node", bound=ast.AST)
+
+
 class _Substitute(ast.NodeTransformer):
     """Write in the literal the static reader resolves for a value the prelude cannot
     compute: one that reads a name the module does not define at its top level
@@ -166,13 +169,26 @@ class _Substitute(ast.NodeTransformer):
         self.values = values
         self.module_names = module_names
         self.defaults = defaults or {}  # the enclosing function's parameters → their defaults
+        # a copy's node id → the script's node it copies: the reader's values are the
+        # engine's facts of the script's own nodes (:meth:`copy_of`)
+        self._originals: dict[int, ast.AST] = {}
+
+    def copy_of(self, node: _Node) -> _Node:
+        """A copy of ``node`` to rewrite, each of its nodes remembering its original."""
+        memo: dict[int, Any] = {}
+        copied = copy.deepcopy(node, memo)
+        originals = {id(n): n for n in ast.walk(node)}
+        for key, value in memo.items():
+            if isinstance(value, ast.AST) and key in originals:
+                self._originals[id(value)] = originals[key]
+        return copied
 
     def _literal(self, node: ast.expr) -> ast.expr | None:
         if isinstance(node, ast.Constant):
             return None
         if _loads(node) <= self.module_names:
             return None
-        found = self.values.get(node)
+        found = self.values.get(self._originals.get(id(node), node))
         if found is None or not isinstance(found[0], _LITERALS):
             return None
         try:
@@ -339,10 +355,10 @@ def script_recipe(path: str, source: str, config: Any, inputs: str = "") -> Mode
     call = _find_construction(tree, name, line) if name.isidentifier() else None
     if call is None or (name not in local and not _imported_class(imported_names, name)):
         return recipe_for_config(config, inputs=inputs)
-    values = Values(tree, path, [])
+    values = Values(tree, path, [], source)
     module_names = set(dir(builtins)).union(*(_definitions(n) for n in tree.body))
     substitute = _Substitute(values, module_names, _parameter_defaults(tree, call))
-    expression = substitute.visit(ast.parse(ast.unparse(call), mode="eval"))
+    expression = substitute.visit(ast.Expression(substitute.copy_of(call)))
     ast.fix_missing_locations(expression)
     prelude = _prelude(tree, call, expression, substitute)
     return ModelRecipe(
@@ -390,7 +406,7 @@ def _prelude(
         ]
         if not defining:
             continue  # left for evaluation to report
-        statement = substitute.visit(ast.parse(ast.unparse(defining[-1])).body[0])
+        statement = substitute.visit(substitute.copy_of(defining[-1]))
         ast.fix_missing_locations(statement)
         order[id(statement)] = order[id(defining[-1])]
         extra.append(statement)

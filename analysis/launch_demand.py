@@ -153,6 +153,8 @@ class DemandLaunch:
         self._called_lines: dict[str, list[int]] | None = None  # name -> offsets of ``name(``
         self._line_starts: list[int] = []
         self._raising: dict[int, list[int]] = {}  # block id -> where a raise may be
+        self._raised: dict[tuple, bool] = {}  # (statement id, context) -> :meth:`_raises`
+        self._branch_memo: dict[tuple, tuple[PathCondition, PathCondition, PathCondition]] = {}
         self._globals: dict[str, set[int]] | None = None  # name -> functions declaring it
         self._index_statements()
         self._runs: dict[tuple, _DemandRun] = {}
@@ -656,42 +658,50 @@ class DemandLaunch:
         self._active.add(("condition",) + key)
         cycles = self._cycles
         try:
-            condition = (
-                self.entry_condition(scope, context) if scope is not None else PathCondition.DEFAULT
-            )
-            if scope is not None and statement is scope.node:
-                found = condition
-            else:
-                found = self._gated(statement, scope, context, condition)
+            found = self._condition_of(statement, scope, context)
         finally:
             self._active.discard(("condition",) + key)
         if cycles == self._cycles:
             self._conditions[key] = found
         return found
 
-    def _gated(
-        self,
-        statement: ast.AST,
-        scope: FunctionInfo | None,
-        context: Context,
-        condition: PathCondition,
+    def _condition_of(
+        self, statement: ast.AST, scope: FunctionInfo | None, context: Context
     ) -> PathCondition:
-        chain = self._chain(statement, scope)
-        for block, index, owner in reversed(chain):
-            if isinstance(owner, ast.If):
-                _, body, orelse = self._branches(owner, scope, context)
-                condition = condition.worst(body if block is owner.body else orelse)
-            elif isinstance(owner, ast.While) and block is owner.body:
-                test = self.fold(owner.test, owner, scope, context)
-                condition = condition.worst(branch_conditions(owner.test, test)[0])
-            elif isinstance(owner, _WITHS) and any(
-                _disables_grad(i.context_expr) for i in owner.items
-            ):
-                condition = condition.worst(PathCondition.VALIDATION)
-            if condition is PathCondition.DEFAULT and any(
-                self._raises(block[i], scope, context) for i in self._raising_in(block) if i < index
-            ):
-                condition = PathCondition.UNSURE  # after a raise a plain launch reaches
+        """Where ``statement``'s block starts (its scope's entry, or its owner's condition
+        and gate), and ``unsure`` past a statement of the block that raises by default."""
+        top = scope.node if scope is not None else None
+        if statement is top and scope is not None:
+            return self.entry_condition(scope, context)
+        place = self._places.get(id(statement))
+        if place is None:
+            return PathCondition.DEFAULT if scope is None else self.entry_condition(scope, context)
+        block, index, owner = place
+        if owner is top:
+            start = (
+                self.entry_condition(scope, context) if scope is not None else PathCondition.DEFAULT
+            )
+        else:
+            start = self._block_start(owner, block, scope, context)
+        if start is PathCondition.DEFAULT and any(
+            self._raises(block[i], scope, context) for i in self._raising_in(block) if i < index
+        ):
+            return PathCondition.UNSURE  # after a raise a plain launch reaches
+        return start
+
+    def _block_start(
+        self, owner: ast.AST, block: list[ast.stmt], scope: FunctionInfo | None, context: Context
+    ) -> PathCondition:
+        """The condition a block of ``owner`` starts under: the owner's, and its gate."""
+        if isinstance(owner, ast.If):
+            _, body, orelse = self._branches(owner, scope, context)
+            return body if block is owner.body else orelse
+        condition = self.condition_in(owner, scope, context)
+        if isinstance(owner, ast.While) and block is owner.body:
+            test = self.fold(owner.test, owner, scope, context)
+            return condition.worst(branch_conditions(owner.test, test)[0])
+        if isinstance(owner, _WITHS) and any(_disables_grad(i.context_expr) for i in owner.items):
+            return condition.worst(PathCondition.VALIDATION)
         return condition
 
     def _raising_in(self, block: list[ast.stmt]) -> list[int]:
@@ -712,22 +722,35 @@ class DemandLaunch:
             may = self._may_raise[key] = _may_raise(statement)
         if not may:
             return False
+        known = self._raised.get((key, context))
+        if known is not None:
+            return known
+        cycles = self._cycles
         if isinstance(statement, ast.Raise):
-            return self.condition_in(statement, scope, context) is PathCondition.DEFAULT
-        if isinstance(statement, ast.Try) and statement.handlers:
-            return False
-        if isinstance(statement, (ast.If, *_WITHS, *_LOOPS)):
+            found = self.condition_in(statement, scope, context) is PathCondition.DEFAULT
+        elif isinstance(statement, (ast.If, *_WITHS, *_LOOPS)):
             blocks = [statement.body, getattr(statement, "orelse", [])]
-            return any(self._raises(s, scope, context) for block in blocks for s in block)
-        return False
+            found = any(self._raises(s, scope, context) for block in blocks for s in block)
+        else:
+            found = False  # a ``try`` with handlers may catch it
+        if cycles == self._cycles:
+            self._raised[(key, context)] = found
+        return found
 
     def _branches(
         self, statement: ast.If, scope: FunctionInfo | None, context: Context
     ) -> tuple[PathCondition, PathCondition, PathCondition]:
-        entry = self.condition_in(statement, scope, context)
-        test = self.fold(statement.test, statement, scope, context)
-        body, orelse = branch_conditions(statement.test, test)
-        return entry, entry.worst(body), entry.worst(orelse)
+        key = (id(statement), context)
+        known = self._branch_memo.get(key)
+        if known is None:
+            cycles = self._cycles
+            entry = self.condition_in(statement, scope, context)
+            test = self.fold(statement.test, statement, scope, context)
+            body, orelse = branch_conditions(statement.test, test)
+            known = (entry, entry.worst(body), entry.worst(orelse))
+            if cycles == self._cycles:
+                self._branch_memo[key] = known
+        return known
 
     def entry_condition(self, scope: FunctionInfo, context: Context) -> PathCondition:
         """Where ``scope``'s body starts: its call's condition, or the best of its call

@@ -73,7 +73,6 @@ _TRACE = Trace(function="<demand>")
 _SPAWNERS = ("spawn", "start_processes")  # ``torch.multiprocessing``'s, by their leaf name
 _TRY_STAR: tuple[type, ...] = (ast.TryStar,) if hasattr(ast, "TryStar") else ()
 _GLOBAL = re.compile(r"\bglobal\s")
-_CALLED = re.compile(r"(\w+)\s*\(")
 
 
 class _Cycle(Exception):
@@ -103,6 +102,7 @@ class _DemandRun(FunctionRun):
             demand.analyzer, _TRACE, [], env={}, outer={}, grad_enabled=True, condition=condition
         )
         self.demand, self.statement, self.scope, self.context = demand, statement, scope, context
+        self._locals_found: Items | None = None
 
     def lookup(self, name: str) -> Value | None:
         fact = self.demand.value_before(name, self.statement, self.scope, self.context)
@@ -121,13 +121,16 @@ class _DemandRun(FunctionRun):
         at an entry point's top packages for its workers)."""
         if self.scope is None:
             return Items(())
+        if self._locals_found is not None:
+            return self._locals_found
         spec = self.scope.node.args
         parameters = [p.arg for p in (*spec.posonlyargs, *spec.args, *spec.kwonlyargs)]
         facts = [
             (p, self.demand.value_before(p, self.statement, self.scope, self.context))
             for p in parameters
         ]
-        return Items((p, f.value if f is not None else UNDECIDED) for p, f in facts)
+        self._locals_found = Items((p, f.value if f is not None else UNDECIDED) for p, f in facts)
+        return self._locals_found
 
     def _fold_call(self, node: ast.Call, name: str) -> tuple[Hashable, PathCondition]:
         found = super()._fold_call(node, name)
@@ -150,9 +153,9 @@ class DemandLaunch:
         self._places: dict[int, tuple[list[ast.stmt], int, ast.AST | None]] = {}
         self._foreign: dict[int, ast.stmt] = {}  # expressions of an executed file's lines
         self._calls: dict[str, list[tuple[ast.Call, ast.stmt]]] = {}
-        self._called_lines: dict[str, list[int]] | None = None  # name -> offsets of ``name(``
         self._line_starts: list[int] = []
         self._raising: dict[int, list[int]] = {}  # block id -> where a raise may be
+        self._sites: dict[int, list[tuple[ast.Call, ast.stmt, FunctionInfo | None]]] = {}
         self._raised: dict[tuple, bool] = {}  # (statement id, context) -> :meth:`_raises`
         self._branch_memo: dict[tuple, tuple[PathCondition, PathCondition, PathCondition]] = {}
         self._globals: dict[str, set[int]] | None = None  # name -> functions declaring it
@@ -778,9 +781,14 @@ class DemandLaunch:
 
     def call_sites(
         self, scope: FunctionInfo
-    ) -> Iterator[tuple[ast.Call, ast.stmt, FunctionInfo | None]]:
+    ) -> list[tuple[ast.Call, ast.stmt, FunctionInfo | None]]:
         """The calls that may run ``scope`` by name: ``name(...)`` / ``x.name(...)``; for a
-        class's ``__init__``, ``forward`` and ``__call__``, where the class is built."""
+        class's ``__init__``, ``forward`` and ``__call__``, where the class is built; a
+        worker ``mp.spawn`` starts. Found once per function."""
+        known = self._sites.get(id(scope.node))
+        if known is not None:
+            return known
+        found: list[tuple[ast.Call, ast.stmt, FunctionInfo | None]] = []
         name = scope.node.name
         names = [name]
         if scope.class_name is not None and name in ("__init__", "forward", "__call__"):
@@ -789,13 +797,15 @@ class DemandLaunch:
             for spawner in _SPAWNERS:
                 for call, statement in self._calls_named(spawner):
                     if call.args and dotted(call.args[0]) == name:
-                        yield call, statement, self.scope_of(statement)
+                        found.append((call, statement, self.scope_of(statement)))
         for called in names:
             for call, statement in self._calls_named(called):
                 # a method is called on an object, a function by its name
                 if isinstance(call.func, ast.Attribute) is (called == name and scope.is_method):
                     if not self._inside(statement, scope.node):
-                        yield call, statement, self.scope_of(statement)
+                        found.append((call, statement, self.scope_of(statement)))
+        self._sites[id(scope.node)] = found
+        return found
 
     # --- the tree -----------------------------------------------------------------------
     def _index_statements(self) -> None:
@@ -846,14 +856,8 @@ class DemandLaunch:
             return known
         found: list[tuple[ast.Call, ast.stmt]] = []
         seen: set[int] = set()
-        if self._called_lines is None:  # one pass over the text for every name
-            self._called_lines = {}
-            source = self.analyzer.source
-            for match in _CALLED.finditer(source):
-                self._called_lines.setdefault(match.group(1), []).append(match.start())
-            self._line_starts_of()
-        for offset in self._called_lines.get(name, ()):
-            line = bisect.bisect_right(self._line_starts, offset)
+        for offset in _called_at(self.analyzer.source, name):
+            line = bisect.bisect_right(self._line_starts_of(), offset)
             for statement in self._statements_on(line):
                 if id(statement) in seen:
                     continue
@@ -1044,6 +1048,23 @@ def _own_bindings(statement: ast.stmt) -> Iterator[str]:
             call.func.attr in _MUTATING or call.func.attr in ("add_argument", "set_defaults")
         ):
             yield receiver
+
+
+def _called_at(source: str, name: str) -> Iterator[int]:
+    """Where ``name(`` (a whole word, spaces allowed before the parenthesis) stands in
+    ``source``: ``str.find`` per name (a regular expression over every call of the file
+    cost more than the questions it served)."""
+    start, end_of_source = source.find(name), len(source)
+    while start != -1:
+        end = start + len(name)
+        before = source[start - 1] if start else " "
+        if not (before.isalnum() or before == "_"):
+            after = end
+            while after < end_of_source and source[after] in " \t":
+                after += 1
+            if after < end_of_source and source[after] == "(":
+                yield start
+        start = source.find(name, end)
 
 
 def _spawned(call: ast.Call, worker: str) -> bool:

@@ -71,6 +71,9 @@ class LaunchCallsMixin:
 
     def _fold_call(self, node: ast.Call, name: str) -> tuple[Hashable, PathCondition]:
         here = self.condition
+        parsers = self.analyzer.launch_driver.inputs.parsers
+        if parsers and isinstance(node.func, ast.Name) and node.func.id in parsers:
+            return parsers[node.func.id], here  # ``args = parse_args()`` from the project
         if name.endswith("argparse.ArgumentParser") or name == "ArgumentParser":
             return ArgumentDefaults(), here
         if name.endswith("HfArgumentParser") and node.args:

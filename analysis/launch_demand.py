@@ -75,6 +75,31 @@ _TRY_STAR: tuple[type, ...] = (ast.TryStar,) if hasattr(ast, "TryStar") else ()
 _GLOBAL = re.compile(r"\bglobal\s")
 
 
+_MISSING = object()
+
+
+class _Memo:
+    """Answers by key: final ones for good; ones that met a cycle's guess (:class:`_Cycle`)
+    only until the question being answered is done — kept for good they would depend on
+    which question came first, dropped at once a chain of cycles recomputes them
+    exponentially (a Megatron modelling file: seconds)."""
+
+    def __init__(self) -> None:
+        self._final: dict = {}
+        self._guesses: dict = {}
+
+    def get(self, key: Hashable) -> object:
+        found = self._final.get(key, _MISSING)
+        return self._guesses.get(key, _MISSING) if found is _MISSING else found
+
+    def keep(self, key: Hashable, value: object, final: bool) -> None:
+        (self._final if final else self._guesses)[key] = value
+
+    def forget_guesses(self) -> None:
+        if self._guesses:
+            self._guesses.clear()
+
+
 class _Cycle(Exception):
     """A question that re-entered itself: its answer is a guess, not to be kept."""
 
@@ -156,14 +181,21 @@ class DemandLaunch:
         self._line_starts: list[int] = []
         self._raising: dict[int, list[int]] = {}  # block id -> where a raise may be
         self._sites: dict[int, list[tuple[ast.Call, ast.stmt, FunctionInfo | None]]] = {}
-        self._raised: dict[tuple, bool] = {}  # (statement id, context) -> :meth:`_raises`
-        self._branch_memo: dict[tuple, tuple[PathCondition, PathCondition, PathCondition]] = {}
+        self._raised = _Memo()  # (statement id, context) -> :meth:`_raises`
+        self._branch_memo = _Memo()  # (``if`` id, context) -> :meth:`_branches`
         self._globals: dict[str, set[int]] | None = None  # name -> functions declaring it
         self._index_statements()
         self._runs: dict[tuple, _DemandRun] = {}
-        self._values: dict[tuple, ConstantFact | None] = {}
-        self._conditions: dict[tuple, PathCondition] = {}
-        self._entries: dict[tuple, PathCondition] = {}
+        self._values = _Memo()  # bindings' and returns' facts (:meth:`_guarded`)
+        self._conditions = _Memo()  # (statement id, context) -> :meth:`condition_in`
+        self._entries = _Memo()  # (function node id, context) -> :meth:`entry_condition`
+        self._memos = (
+            self._values,
+            self._conditions,
+            self._entries,
+            self._branch_memo,
+            self._raised,
+        )
         self._bound: dict[int, frozenset[str]] = {}
         self._may_raise: dict[int, bool] = {}
         self._active: set[tuple] = set()
@@ -190,6 +222,8 @@ class DemandLaunch:
 
     def _ask(self, question: Callable):
         self._steps = 0
+        for memo in self._memos:
+            memo.forget_guesses()
         try:
             return question()
         except (_Cycle, RecursionError):
@@ -242,8 +276,9 @@ class DemandLaunch:
     def _guarded(
         self, key: tuple, compute: Callable[[], ConstantFact | None]
     ) -> ConstantFact | None:
-        if key in self._values:
-            return self._values[key]
+        known = self._values.get(key)
+        if known is not _MISSING:
+            return known  # type: ignore[return-value]
         if key in self._active or self._steps > _STEPS:
             raise self._cycle()
         self._steps += 1
@@ -253,8 +288,7 @@ class DemandLaunch:
             found = compute()
         finally:
             self._active.discard(key)
-        if cycles == self._cycles:  # a guess met on the way is final for no one
-            self._values[key] = found
+        self._values.keep(key, found, cycles == self._cycles)
         return found
 
     def _cycle(self) -> _Cycle:
@@ -653,8 +687,8 @@ class DemandLaunch:
     ) -> PathCondition:
         key = (id(statement), context)
         known = self._conditions.get(key)
-        if known is not None:
-            return known
+        if known is not _MISSING:
+            return known  # type: ignore[return-value]
         if ("condition",) + key in self._active or self._steps > _STEPS:
             raise self._cycle()
         self._steps += 1
@@ -664,8 +698,7 @@ class DemandLaunch:
             found = self._condition_of(statement, scope, context)
         finally:
             self._active.discard(("condition",) + key)
-        if cycles == self._cycles:
-            self._conditions[key] = found
+        self._conditions.keep(key, found, cycles == self._cycles)
         return found
 
     def _condition_of(
@@ -726,8 +759,8 @@ class DemandLaunch:
         if not may:
             return False
         known = self._raised.get((key, context))
-        if known is not None:
-            return known
+        if known is not _MISSING:
+            return known  # type: ignore[return-value]
         cycles = self._cycles
         if isinstance(statement, ast.Raise):
             found = self.condition_in(statement, scope, context) is PathCondition.DEFAULT
@@ -736,8 +769,7 @@ class DemandLaunch:
             found = any(self._raises(s, scope, context) for block in blocks for s in block)
         else:
             found = False  # a ``try`` with handlers may catch it
-        if cycles == self._cycles:
-            self._raised[(key, context)] = found
+        self._raised.keep((key, context), found, cycles == self._cycles)
         return found
 
     def _branches(
@@ -745,23 +777,22 @@ class DemandLaunch:
     ) -> tuple[PathCondition, PathCondition, PathCondition]:
         key = (id(statement), context)
         known = self._branch_memo.get(key)
-        if known is None:
+        if known is _MISSING:
             cycles = self._cycles
             entry = self.condition_in(statement, scope, context)
             test = self.fold(statement.test, statement, scope, context)
             body, orelse = branch_conditions(statement.test, test)
             known = (entry, entry.worst(body), entry.worst(orelse))
-            if cycles == self._cycles:
-                self._branch_memo[key] = known
-        return known
+            self._branch_memo.keep(key, known, cycles == self._cycles)
+        return known  # type: ignore[return-value]
 
     def entry_condition(self, scope: FunctionInfo, context: Context) -> PathCondition:
         """Where ``scope``'s body starts: its call's condition, or the best of its call
         sites'; a function nothing in the file calls as :func:`uncalled` says."""
         key = (id(scope.node), context)
         known = self._entries.get(key)
-        if known is not None:
-            return known
+        if known is not _MISSING:
+            return known  # type: ignore[return-value]
         cycles = self._cycles
         if context is not None:
             _call, statement, outer, caller = context
@@ -775,8 +806,7 @@ class DemandLaunch:
                     continue
             found = PathCondition.best(conditions) if conditions else uncalled(scope)
         found = launch_entry_condition(scope, True, found)
-        if cycles == self._cycles:
-            self._entries[key] = found
+        self._entries.keep(key, found, cycles == self._cycles)
         return found
 
     def call_sites(

@@ -25,6 +25,7 @@ from torchward.estimator import dependencies
 
 from .binding import field_default, parameter_defaults
 from .constants import UNDECIDED, as_constant
+from .launch_arguments import Namespace
 from .names import dotted
 from .runconfig_includes import exec_target, include
 from .runconfig_paths import PathConditions
@@ -78,6 +79,8 @@ class Values(LaunchValues):
         self._defaults: dict[str, tuple[Any, int]] | None = None
         # what each top-level ``exec(open(PATH).read())`` runs, for the engine
         self.included: dict[int, list[ast.stmt]] = {}
+        # a flag parser imported from the project -> the flags it returns (:meth:`_helpers`)
+        self.parsers: dict[str, Namespace] = {}
         # name -> (value, statement) of each assignment, in file order; a value of None:
         # rebound to something not followed (:meth:`_record`)
         self.assignments: dict[str, list[tuple[ast.expr | None, ast.stmt]]] = {}
@@ -152,6 +155,7 @@ class Values(LaunchValues):
             module = WORKSPACE.summary(module_path) if module_path is not None else None
             if module is None:
                 continue
+            first = len(self._declared)
             for inner in ast.walk(module.tree):
                 if (
                     isinstance(inner, ast.Call)
@@ -159,6 +163,15 @@ class Values(LaunchValues):
                     and inner.func.attr == "add_argument"
                 ):
                     self._argument(inner, elsewhere=True)
+            flags = Namespace(
+                tuple(
+                    (key, as_constant(default.value) if isinstance(default, _Known) else UNDECIDED)
+                    for key, default, _ in self._declared[first:]
+                )
+            )
+            for alias in node.names:
+                if alias.name in _ARG_PARSERS:  # what the engine's launch folds it to
+                    self.parsers[alias.asname or alias.name] = flags
 
     def assignment(self, node: ast.Assign, cited: str | None = None) -> None:
         """``NAME = value`` in file order; ``cited``: it came from an executed config file

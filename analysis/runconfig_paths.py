@@ -96,7 +96,9 @@ class PathConditions:
         files the script executes and loads are known by then)."""
         if self._demand is None:
             values = self.values
-            inputs = LaunchInputs(included=values.included, load=values.load_constant)
+            inputs = LaunchInputs(
+                included=values.included, load=values.load_constant, parsers=values.parsers
+            )
             analyzer = FileAnalyzer(self.tree, values.source_text or "", values.path, launch=inputs)
             self._demand = DemandLaunch(analyzer)
         return self._demand

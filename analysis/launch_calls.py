@@ -71,6 +71,9 @@ class LaunchCallsMixin:
 
     def _fold_call(self, node: ast.Call, name: str) -> tuple[Hashable, PathCondition]:
         here = self.condition
+        parsers = self.analyzer.launch_driver.inputs.parsers
+        if parsers and isinstance(node.func, ast.Name) and node.func.id in parsers:
+            return parsers[node.func.id], here  # ``args = parse_args()`` from the project
         if name.endswith("argparse.ArgumentParser") or name == "ArgumentParser":
             return ArgumentDefaults(), here
         if name.endswith("HfArgumentParser") and node.args:
@@ -104,6 +107,12 @@ class LaunchCallsMixin:
             return self._dataclass_instance(config_class.node, node), here
         if name == "locals" and not node.args:
             return self._locals(), here
+        if name == "vars" and len(node.args) == 1 and not node.keywords:
+            # ``vars(parser.parse_args())``: the flags as a dict
+            found = self._fold(node.args[0])
+            if isinstance(found[0], Namespace):
+                return Items(found[0].values), found[1]
+            return UNDECIDED, here
         if name == "dict" and not node.args and node.keywords:
             keywords = [(k.arg, self._fold(k.value)) for k in node.keywords]
             if any(key is None or part[0] is UNDECIDED for key, part in keywords):

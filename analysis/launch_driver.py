@@ -59,11 +59,15 @@ class LaunchInputs:
       script's globals (a configurator, a config file), by the ``exec`` statement's id,
       already placed at its line (:mod:`.runconfig_includes`);
     - ``load``: the data of a config file the script loads (``json.load(open(PATH))``,
-      ``yaml.safe_load``), as a launch constant — ``UNDECIDED`` when it cannot be read.
+      ``yaml.safe_load``), as a launch constant — ``UNDECIDED`` when it cannot be read;
+    - ``parsers``: what a flag-parsing function the script imports from its project
+      returns on a plain launch (``from utils import parse_args``: the ``Namespace`` of
+      the flags that module declares), by the name the script calls it.
     """
 
     included: Mapping[int, Sequence[ast.stmt]] = attrs.field(factory=dict)
     load: Callable[[str], Hashable] = _nothing_loaded
+    parsers: Mapping[str, Hashable] = attrs.field(factory=dict)
 
 
 class LaunchDriver:

@@ -214,10 +214,27 @@ def unreached_condition(
 
 
 def _disables_grad(context: ast.expr) -> bool:
-    """``torch.no_grad()`` and friends as the engine's catalog names them (the import
-    table is not consulted: the catalog's leaf-name test needs none)."""
+    """``torch.no_grad()`` and friends as the engine's catalog names them, in either arm of
+    a conditional, and ``set_grad_enabled(False)`` (the import table is not consulted: the
+    catalog's leaf-name test needs none)."""
+    if isinstance(context, ast.IfExp):
+        return _disables_grad(context.body) or _disables_grad(context.orelse)
     func = context.func if isinstance(context, ast.Call) else context
-    return catalog.is_grad_disabling(dotted(func))
+    name = dotted(func) or ""
+    if catalog.is_grad_disabling(name):
+        return not (
+            isinstance(context, ast.Call)
+            and context.args
+            and isinstance(context.args[0], ast.Constant)
+            and context.args[0].value is False
+        )
+    return (
+        name.rsplit(".", 1)[-1] == catalog.GRAD_SETTING.rsplit(".", 1)[-1]
+        and isinstance(context, ast.Call)
+        and bool(context.args)
+        and isinstance(context.args[0], ast.Constant)
+        and context.args[0].value is False
+    )
 
 
 @attrs.define

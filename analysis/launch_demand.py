@@ -28,15 +28,19 @@ call's context. In-place changes (``parser.add_argument``, ``config.update``,
 (:mod:`.launch_bindings`, :mod:`.launch_arguments`).
 
 Every answer is memoised by node and context; a question re-entering itself (a
-recursive helper, ``x = f(x)`` cycles) gets an undecided fact, which is then not kept.
+recursive helper, ``x = f(x)`` cycles) gets an undecided fact, and what met that guess is
+kept only until the question is answered (:class:`_Memo`). Where statements stand and what
+they bind is :mod:`.launch_places`.
+
+Past 400 lines: the next seam is the bindings (``value_before`` down to ``_constructs``:
+what a name holds where it is read), a mixin of its own as :mod:`.launch_bindings` is for
+the forward launch.
 """
 
 from __future__ import annotations
 
 import ast
-import bisect
-import re
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable
 from functools import partial
 from typing import TYPE_CHECKING, cast
 
@@ -52,6 +56,7 @@ from .launch_paths import (
     launch_entry_condition,
     uncalled,
 )
+from .launch_places import LOOPS, WITHS, Places, header_names, own_statements
 from .names import dotted
 from .values import Value
 
@@ -66,13 +71,9 @@ __all__ = ["DemandLaunch"]
 Context = tuple | None
 _MAX_CONTEXT = 4  # calls deep; a deeper question joins every call site instead
 _STEPS = 4000  # bindings and folds one question may visit before it answers undecided
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_LOOPS = (ast.For, ast.AsyncFor, ast.While)
-_WITHS = (ast.With, ast.AsyncWith)
 _TRACE = Trace(function="<demand>")
 _SPAWNERS = ("spawn", "start_processes")  # ``torch.multiprocessing``'s, by their leaf name
 _TRY_STAR: tuple[type, ...] = (ast.TryStar,) if hasattr(ast, "TryStar") else ()
-_GLOBAL = re.compile(r"\bglobal\s")
 
 
 _MISSING = object()
@@ -174,17 +175,10 @@ class DemandLaunch:
     def __init__(self, analyzer: FileAnalyzer) -> None:
         self.analyzer = analyzer
         self.tree = analyzer.tree
-        # statement id -> (its block, its place in it, the block's owner)
-        self._places: dict[int, tuple[list[ast.stmt], int, ast.AST | None]] = {}
-        self._foreign: dict[int, ast.stmt] = {}  # expressions of an executed file's lines
-        self._calls: dict[str, list[tuple[ast.Call, ast.stmt]]] = {}
-        self._line_starts: list[int] = []
-        self._raising: dict[int, list[int]] = {}  # block id -> where a raise may be
+        self.places = Places(analyzer)
         self._sites: dict[int, list[tuple[ast.Call, ast.stmt, FunctionInfo | None]]] = {}
         self._raised = _Memo()  # (statement id, context) -> :meth:`_raises`
         self._branch_memo = _Memo()  # (``if`` id, context) -> :meth:`_branches`
-        self._globals: dict[str, set[int]] | None = None  # name -> functions declaring it
-        self._index_statements()
         self._runs: dict[tuple, _DemandRun] = {}
         self._values = _Memo()  # bindings' and returns' facts (:meth:`_guarded`)
         self._conditions = _Memo()  # (statement id, context) -> :meth:`condition_in`
@@ -196,11 +190,13 @@ class DemandLaunch:
             self._branch_memo,
             self._raised,
         )
-        self._bound: dict[int, frozenset[str]] = {}
-        self._may_raise: dict[int, bool] = {}
         self._active: set[tuple] = set()
         self._cycles = 0  # how many guesses cycles forced: what met one is not memoised
         self._steps = 0
+
+    def scope_of(self, statement: ast.AST) -> FunctionInfo | None:
+        """The function ``statement`` is in (None: the module's code)."""
+        return self.places.scope_of(statement)
 
     # --- the two questions --------------------------------------------------------------
     def constant(self, node: ast.AST) -> ConstantFact | None:
@@ -208,16 +204,18 @@ class DemandLaunch:
         function runs in (None: not an expression of this tree)."""
         if not isinstance(node, ast.expr):
             return None
-        statement = self._statement_of(node)
+        statement = self.places.statement_of(node)
         if statement is None:
             return None
-        return self._ask(lambda: self.fold(node, statement, self.scope_of(statement), None))
+        return self._ask(lambda: self.fold(node, statement, self.places.scope_of(statement), None))
 
     def condition(self, statement: ast.AST) -> PathCondition | None:
         """The condition statement ``statement`` runs under on a plain launch."""
         if not isinstance(statement, ast.stmt):
             return None
-        found = self._ask(lambda: self.condition_in(statement, self.scope_of(statement), None))
+        found = self._ask(
+            lambda: self.condition_in(statement, self.places.scope_of(statement), None)
+        )
         return found if found is not None else PathCondition.UNSURE
 
     def _ask(self, question: Callable):
@@ -250,7 +248,7 @@ class DemandLaunch:
         if _depth(context) > _MAX_CONTEXT:
             return None
         found: ConstantFact | None = None
-        for statement in _own_statements(info.node.body):
+        for statement in own_statements(info.node.body):
             if isinstance(statement, ast.Return) and statement.value is not None:
                 returned = statement.value
                 found = join_constants(
@@ -270,7 +268,9 @@ class DemandLaunch:
         it where ``statement`` can see: a builtin, or an unresolved import)."""
         return self._guarded(
             ("name", name, id(statement), context),
-            lambda: self._before_level(name, self._chain(statement, scope), 0, scope, context),
+            lambda: self._before_level(
+                name, self.places.chain(statement, scope), 0, scope, context
+            ),
         )
 
     def _guarded(
@@ -308,7 +308,7 @@ class DemandLaunch:
         block, index, owner = chain[level]
 
         def earlier() -> ConstantFact | None:
-            if owner is not None and name in _header_names(owner):
+            if owner is not None and name in header_names(owner):
                 return self._undecided_at(owner, scope, context)  # the loop's or ``with``'s
             return self._before_level(name, chain, level + 1, scope, context)
 
@@ -326,7 +326,7 @@ class DemandLaunch:
         """What ``name`` holds after ``block[:end]`` ran (``earlier``: before it)."""
         for index in range(end - 1, -1, -1):
             statement = block[index]
-            if name not in self._bound_names(statement):
+            if name not in self.places.bound_names(statement):
                 continue
 
             return self._after(
@@ -349,10 +349,10 @@ class DemandLaunch:
         """What ``name`` holds after ``statement``, which binds or changes it."""
         if isinstance(statement, ast.If):
             return self._after_if(name, statement, before, scope, context)
-        if isinstance(statement, _LOOPS):
+        if isinstance(statement, LOOPS):
             entry = before()
             inner = before
-            if name in _header_names(statement):
+            if name in header_names(statement):
                 undecided = self._undecided_at(statement, scope, context)
                 inner = lambda: undecided  # noqa: E731
             body = self._scan(name, statement.body, len(statement.body), inner, scope, context)
@@ -360,9 +360,9 @@ class DemandLaunch:
             return self._scan(
                 name, statement.orelse, len(statement.orelse), lambda: after, scope, context
             )
-        if isinstance(statement, _WITHS):
+        if isinstance(statement, WITHS):
             inner = before
-            if name in _header_names(statement):
+            if name in header_names(statement):
                 undecided = self._undecided_at(statement, scope, context)
                 inner = lambda: undecided  # noqa: E731
             return self._scan(name, statement.body, len(statement.body), inner, scope, context)
@@ -387,7 +387,7 @@ class DemandLaunch:
                     merged, self._scan(name, case.body, len(case.body), before, scope, context)
                 )
             return merged
-        included = self._included(statement)
+        included = self.places.included(statement)
         if included is not None:  # ``exec(open(PATH).read())``: the configurator's lines
             return self._scan(name, included, len(included), before, scope, context)
         return self._bound_by(name, statement, before, scope, context)
@@ -523,7 +523,7 @@ class DemandLaunch:
                 return self._undecided_at(function, scope, context)
         if any(p.arg == name for p in parameters):
             return self._parameter(name, scope, context)
-        outer = self.scope_of(function)
+        outer = self.places.scope_of(function)
         if outer is not None:  # the closure: what the enclosing function held at the ``def``
             return self.value_before(name, function, outer, None)
         return self._module_value(name, scope, context)
@@ -537,7 +537,7 @@ class DemandLaunch:
         rebinds (``global FLASH; FLASH = args.flash`` in ``main``) is that function's value
         where it made the call that leads here; asked of no call, the join over the
         function's call sites."""
-        if self._rebinders(name):
+        if self.places.rebinders(name):
             found = self._rebound_global(name, scope, context)
             if found is not None:
                 return found
@@ -554,7 +554,7 @@ class DemandLaunch:
     def _rebound_global(
         self, name: str, scope: FunctionInfo, context: Context
     ) -> ConstantFact | None:
-        rebinders = self._rebinders(name)
+        rebinders = self.places.rebinders(name)
         inner = context
         while inner is not None:
             _call, statement, outer, caller = inner
@@ -580,26 +580,6 @@ class DemandLaunch:
             except _Cycle:
                 continue
         return found
-
-    def _rebinders(self, name: str) -> frozenset[int]:
-        """The functions (their nodes' ids) that declare ``name`` ``global``."""
-        if self._globals is None:
-            self._globals = {}
-            source = self.analyzer.source
-            for match in _GLOBAL.finditer(source):
-                line = bisect.bisect_right(self._line_starts_of(), match.start())
-                for statement in self._statements_on(line):
-                    if isinstance(statement, ast.Global):
-                        function = self.scope_of(statement)
-                        for declared in statement.names:
-                            if function is not None:
-                                self._globals.setdefault(declared, set()).add(id(function.node))
-        return frozenset(self._globals.get(name, ()))
-
-    def _line_starts_of(self) -> list[int]:
-        if not self._line_starts:
-            self._line_starts = [0, *(m.end() for m in re.finditer("\n", self.analyzer.source))]
-        return self._line_starts
 
     def _parameter(self, name: str, scope: FunctionInfo, context: Context) -> ConstantFact | None:
         if context is not None:
@@ -653,7 +633,9 @@ class DemandLaunch:
                         return ConstantFact(item, items.evidence, items.condition).under(entry)
         defaults = {p.arg: d for p, d in _parameter_defaults(function.args)}
         if name in defaults:
-            return self.fold(defaults[name], function, self.scope_of(function), None).under(entry)
+            return self.fold(defaults[name], function, self.places.scope_of(function), None).under(
+                entry
+            )
         return ConstantFact(
             UNDECIDED, self.run_at(function, scope, context)._evidence(function), entry
         )
@@ -709,18 +691,20 @@ class DemandLaunch:
         top = scope.node if scope is not None else None
         if statement is top and scope is not None:
             return self.entry_condition(scope, context)
-        place = self._places.get(id(statement))
+        place = self.places.places.get(id(statement))
         if place is None:
             return PathCondition.DEFAULT if scope is None else self.entry_condition(scope, context)
         block, index, owner = place
-        if owner is top:
+        if owner is top or owner is None:
             start = (
                 self.entry_condition(scope, context) if scope is not None else PathCondition.DEFAULT
             )
         else:
             start = self._block_start(owner, block, scope, context)
         if start is PathCondition.DEFAULT and any(
-            self._raises(block[i], scope, context) for i in self._raising_in(block) if i < index
+            self._raises(block[i], scope, context)
+            for i in self.places.raising_in(block)
+            if i < index
         ):
             return PathCondition.UNSURE  # after a raise a plain launch reaches
         return start
@@ -736,27 +720,15 @@ class DemandLaunch:
         if isinstance(owner, ast.While) and block is owner.body:
             test = self.fold(owner.test, owner, scope, context)
             return condition.worst(branch_conditions(owner.test, test)[0])
-        if isinstance(owner, _WITHS) and any(_disables_grad(i.context_expr) for i in owner.items):
+        if isinstance(owner, WITHS) and any(_disables_grad(i.context_expr) for i in owner.items):
             return condition.worst(PathCondition.VALIDATION)
         return condition
-
-    def _raising_in(self, block: list[ast.stmt]) -> list[int]:
-        """Where in ``block`` a statement may raise (:func:`_may_raise`), once per block."""
-        known = self._raising.get(id(block))
-        if known is None:
-            known = self._raising[id(block)] = [
-                i for i, statement in enumerate(block) if _may_raise(statement)
-            ]
-        return known
 
     def _raises(self, statement: ast.stmt, scope: FunctionInfo | None, context: Context) -> bool:
         """Whether a plain launch raises in ``statement`` (the rest of its block then runs
         only with flags the defaults do not describe)."""
         key = id(statement)
-        may = self._may_raise.get(key)
-        if may is None:
-            may = self._may_raise[key] = _may_raise(statement)
-        if not may:
+        if not self.places.may_raise(statement):
             return False
         known = self._raised.get((key, context))
         if known is not _MISSING:
@@ -764,7 +736,7 @@ class DemandLaunch:
         cycles = self._cycles
         if isinstance(statement, ast.Raise):
             found = self.condition_in(statement, scope, context) is PathCondition.DEFAULT
-        elif isinstance(statement, (ast.If, *_WITHS, *_LOOPS)):
+        elif isinstance(statement, (ast.If, *WITHS, *LOOPS)):
             blocks = [statement.body, getattr(statement, "orelse", [])]
             found = any(self._raises(s, scope, context) for block in blocks for s in block)
         else:
@@ -825,259 +797,17 @@ class DemandLaunch:
             names = [scope.class_name.rsplit(".", 1)[-1]]
         if scope.class_name is None:  # ``mp.spawn(worker, args=(...))`` runs ``worker``
             for spawner in _SPAWNERS:
-                for call, statement in self._calls_named(spawner):
+                for call, statement in self.places.calls_named(spawner):
                     if call.args and dotted(call.args[0]) == name:
-                        found.append((call, statement, self.scope_of(statement)))
+                        found.append((call, statement, self.places.scope_of(statement)))
         for called in names:
-            for call, statement in self._calls_named(called):
+            for call, statement in self.places.calls_named(called):
                 # a method is called on an object, a function by its name
                 if isinstance(call.func, ast.Attribute) is (called == name and scope.is_method):
-                    if not self._inside(statement, scope.node):
-                        found.append((call, statement, self.scope_of(statement)))
+                    if not self.places.inside(statement, scope.node):
+                        found.append((call, statement, self.places.scope_of(statement)))
         self._sites[id(scope.node)] = found
         return found
-
-    # --- the tree -----------------------------------------------------------------------
-    def _index_statements(self) -> None:
-        """Where each statement stands: its block, its place there and the block's owner
-        (the module's statements: none). Statements only — a walk of every expression
-        cost more than answering the questions; an expression's statement is found by
-        its position (:meth:`_statement_of`)."""
-        places = self._places
-        pending: list[tuple[list[ast.stmt], ast.AST | None]] = [(self.tree.body, None)]
-        while pending:
-            block, owner = pending.pop()
-            for index, statement in enumerate(block):
-                places[id(statement)] = (block, index, owner)
-                for inner in _blocks(statement, self._included(statement)):
-                    pending.append((inner, statement))
-        driver = self.analyzer.launch_driver
-        for included in driver.inputs.included.values() if driver is not None else ():
-            for statement in included:  # lines of another file: found by identity
-                for held in _own_statements([statement]):
-                    for node in _own_expressions(held):
-                        self._foreign[id(node)] = held
-
-    def _statement_of(self, node: ast.AST) -> ast.stmt | None:
-        """The innermost statement holding ``node``: descended to by position."""
-        if id(node) in self._places:
-            return node  # type: ignore[return-value]
-        if id(node) in self._foreign:
-            return self._foreign[id(node)]
-        position = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
-        found: ast.stmt | None = None
-        block: list[ast.stmt] | None = self.tree.body
-        while block:
-            holder = _holding(block, position)
-            if holder is None:
-                break
-            found, block = holder, None
-            for inner in _blocks(holder, None):
-                if inner and _start(inner[0]) <= position <= _end(inner[-1]):
-                    block = inner
-                    break
-        return found
-
-    def _calls_named(self, name: str) -> list[tuple[ast.Call, ast.stmt]]:
-        """The calls ``name(...)`` / ``x.name(...)`` in the file, with their statements:
-        found in the source's text, then in the statements on those lines."""
-        known = self._calls.get(name)
-        if known is not None:
-            return known
-        found: list[tuple[ast.Call, ast.stmt]] = []
-        seen: set[int] = set()
-        for offset in _called_at(self.analyzer.source, name):
-            line = bisect.bisect_right(self._line_starts_of(), offset)
-            for statement in self._statements_on(line):
-                if id(statement) in seen:
-                    continue
-                seen.add(id(statement))
-                for node in _own_expressions(statement):
-                    if isinstance(node, ast.Call) and (
-                        (isinstance(node.func, ast.Name) and node.func.id == name)
-                        or (isinstance(node.func, ast.Attribute) and node.func.attr == name)
-                    ):
-                        found.append((node, statement))
-        self._calls[name] = found
-        return found
-
-    def _statements_on(self, line: int) -> list[ast.stmt]:
-        """The innermost statements whose own lines hold ``line`` (several when written
-        on one line with ``;``)."""
-        statement: ast.stmt | None = None
-        block: list[ast.stmt] | None = self.tree.body
-        while block:  # descend by line: the statement starting last at or before it
-            holder = _holding(block, (line, 10**6), by_line=True)
-            if holder is None:
-                break
-            statement, block = holder, None
-            for inner in _blocks(holder, None):
-                if inner and inner[0].lineno <= line <= (inner[-1].end_lineno or 0):
-                    block = inner
-                    break
-        holding: list[ast.stmt] = []
-        while statement is not None:
-            holding.append(statement)
-            block, index, _ = self._places[id(statement)]
-            before = block[index - 1] if index else None
-            statement = before if before is not None and before.end_lineno == line else None
-        return holding
-
-    def scope_of(self, statement: ast.AST) -> FunctionInfo | None:
-        place = self._places.get(id(statement))
-        while place is not None:
-            owner = place[2]
-            if isinstance(owner, _FUNCTIONS):
-                return self.analyzer.index.by_node.get(id(owner))
-            place = self._places.get(id(owner)) if owner is not None else None
-        return None
-
-    def _inside(self, statement: ast.AST, ancestor: ast.AST) -> bool:
-        current: ast.AST | None = statement
-        while current is not None:
-            if current is ancestor:
-                return True
-            place = self._places.get(id(current))
-            current = place[2] if place is not None else None
-        return False
-
-    def _chain(
-        self, statement: ast.AST, scope: FunctionInfo | None
-    ) -> list[tuple[list[ast.stmt], int, ast.AST | None]]:
-        """The blocks around ``statement`` up to its scope's body, innermost first: each
-        block, ``statement``'s (or its ancestor's) place in it, and the block's owner
-        (None for the scope's own body)."""
-        top = scope.node if scope is not None else None
-        chain: list[tuple[list[ast.stmt], int, ast.AST | None]] = []
-        place = self._places.get(id(statement))
-        while place is not None:
-            block, index, owner = place
-            if owner is top:
-                chain.append((block, index, None))
-                break
-            chain.append(place)
-            place = self._places.get(id(owner))
-        return chain
-
-    def _included(self, statement: ast.stmt) -> list[ast.stmt] | None:
-        driver = self.analyzer.launch_driver
-        found = driver.inputs.included.get(id(statement)) if driver is not None else None
-        return found if found else None  # type: ignore[return-value]
-
-    def _bound_names(self, statement: ast.stmt) -> frozenset[str]:
-        """The names and attribute paths ``statement`` binds or changes in place, its
-        blocks included (not nested functions' or classes' bodies): its own, with its
-        blocks' statements' (each statement's expressions are walked once)."""
-        key = id(statement)
-        known = self._bound.get(key)
-        if known is None:
-            names = set(_own_bindings(statement))
-            if not isinstance(statement, (*_FUNCTIONS, ast.ClassDef)):
-                for block in _blocks(statement, self._included(statement)):
-                    for inner in block:
-                        names |= self._bound_names(inner)
-            known = self._bound[key] = frozenset(names)
-        return known
-
-
-class _Position:
-    """A position to descend to (:meth:`DemandLaunch._statement_of`)."""
-
-    def __init__(self, lineno: int, col_offset: int) -> None:
-        self.lineno, self.col_offset = lineno, col_offset
-
-
-def _start(statement: ast.stmt) -> tuple[int, int]:
-    return statement.lineno, statement.col_offset
-
-
-def _end(statement: ast.stmt) -> tuple[int, int]:
-    return statement.end_lineno or statement.lineno, statement.end_col_offset or 0
-
-
-def _holding(
-    block: list[ast.stmt], position: tuple[int, int], by_line: bool = False
-) -> ast.stmt | None:
-    """The statement of ``block`` whose span holds ``position`` (blocks are in order;
-    ``by_line``: whose lines hold the position's line)."""
-    low, high = 0, len(block)
-    while low < high:
-        middle = (low + high) // 2
-        if _start(block[middle]) <= position:
-            low = middle + 1
-        else:
-            high = middle
-    if low and (
-        position[0] <= _end(block[low - 1])[0] if by_line else position <= _end(block[low - 1])
-    ):
-        return block[low - 1]
-    return None
-
-
-def _blocks(statement: ast.stmt, included: list[ast.stmt] | None) -> list[list[ast.stmt]]:
-    """The blocks of statements ``statement`` holds (a configurator's lines for an
-    ``exec`` the caller supplied)."""
-    blocks = [
-        block
-        for block in (
-            getattr(statement, "body", None),
-            getattr(statement, "orelse", None),
-            getattr(statement, "finalbody", None),
-        )
-        if isinstance(block, list) and block
-    ]
-    blocks += [h.body for h in getattr(statement, "handlers", None) or ()]
-    blocks += [c.body for c in getattr(statement, "cases", None) or ()]
-    if included:
-        blocks.append(included)
-    return blocks
-
-
-_STATEMENT_BLOCKS = frozenset(("body", "orelse", "finalbody", "handlers", "cases"))
-
-
-def _own_expressions(statement: ast.stmt) -> Iterator[ast.AST]:
-    """The nodes of ``statement`` outside its blocks of statements (its test, targets,
-    values, decorators...), walked."""
-    pending: list[ast.AST] = [
-        item
-        for field, value in ast.iter_fields(statement)
-        if field not in _STATEMENT_BLOCKS
-        for item in (value if isinstance(value, list) else [value])
-        if isinstance(item, ast.AST)
-    ]
-    while pending:
-        node = pending.pop()
-        yield node
-        pending.extend(ast.iter_child_nodes(node))
-
-
-def _own_bindings(statement: ast.stmt) -> Iterator[str]:
-    """What ``statement`` itself binds or changes, its blocks aside."""
-    if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)):
-        yield statement.name
-        return
-    if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-        for target in targets:
-            yield from _target_names(target)
-    elif isinstance(statement, (ast.Import, ast.ImportFrom)):
-        for alias in statement.names:
-            yield (alias.asname or alias.name).split(".")[0]
-        return
-    yield from _header_names(statement)
-    for handler in getattr(statement, "handlers", None) or ():
-        if handler.name:
-            yield handler.name
-    call = statement.value if isinstance(statement, ast.Expr) else None
-    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
-        # a change in place written as a statement (``config.update(...)``); one inside
-        # an expression is not followed
-        receiver = dotted(call.func.value)
-        if receiver is not None and (
-            call.func.attr in _MUTATING or call.func.attr in ("add_argument", "set_defaults")
-        ):
-            yield receiver
 
 
 def _called_at(source: str, name: str) -> Iterator[int]:
@@ -1115,64 +845,6 @@ def _once(compute: Callable[[], ConstantFact | None]) -> Callable[[], ConstantFa
         return done[0]
 
     return once
-
-
-def _may_raise(statement: ast.stmt) -> bool:
-    """A ``raise`` in ``statement``'s blocks that no ``try`` with handlers catches."""
-    if isinstance(statement, ast.Raise):
-        return True
-    if isinstance(statement, ast.Try) and statement.handlers:
-        return False
-    if isinstance(statement, (ast.If, *_WITHS, *_LOOPS)):
-        blocks = [statement.body, getattr(statement, "orelse", [])]
-        return any(_may_raise(s) for block in blocks for s in block)
-    return False
-
-
-def _target_names(target: ast.AST) -> Iterator[str]:
-    if isinstance(target, (ast.Tuple, ast.List)):
-        for element in target.elts:
-            yield from _target_names(element)
-    elif isinstance(target, ast.Starred):
-        yield from _target_names(target.value)
-    elif isinstance(target, ast.Subscript):
-        base = dotted(target.value)
-        if base is not None:
-            yield base
-    else:
-        path = dotted(target)
-        if path is not None:
-            yield path
-
-
-def _header_names(owner: ast.AST) -> frozenset[str]:
-    """Names a loop's target, a ``with``'s ``as`` or a handler binds at the block's top."""
-    if isinstance(owner, (ast.For, ast.AsyncFor)):
-        return frozenset(_target_names(owner.target))
-    if isinstance(owner, _WITHS):
-        return frozenset(
-            n
-            for item in owner.items
-            if item.optional_vars is not None
-            for n in _target_names(item.optional_vars)
-        )
-    if isinstance(owner, ast.ExceptHandler) and owner.name:
-        return frozenset((owner.name,))
-    return frozenset()
-
-
-def _own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """The statements of a function's body and its blocks, not of nested definitions."""
-    pending = list(reversed(body))
-    while pending:
-        statement = pending.pop()
-        yield statement
-        if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)):
-            continue
-        for field in ("body", "orelse", "finalbody"):
-            pending.extend(reversed(getattr(statement, field, None) or []))
-        for handler in getattr(statement, "handlers", None) or []:
-            pending.extend(reversed(handler.body))
 
 
 def _parameter_defaults(spec: ast.arguments) -> list[tuple[ast.arg, ast.expr]]:

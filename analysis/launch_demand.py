@@ -810,23 +810,6 @@ class DemandLaunch:
         return found
 
 
-def _called_at(source: str, name: str) -> Iterator[int]:
-    """Where ``name(`` (a whole word, spaces allowed before the parenthesis) stands in
-    ``source``: ``str.find`` per name (a regular expression over every call of the file
-    cost more than the questions it served)."""
-    start, end_of_source = source.find(name), len(source)
-    while start != -1:
-        end = start + len(name)
-        before = source[start - 1] if start else " "
-        if not (before.isalnum() or before == "_"):
-            after = end
-            while after < end_of_source and source[after] in " \t":
-                after += 1
-            if after < end_of_source and source[after] == "(":
-                yield start
-        start = source.find(name, end)
-
-
 def _spawned(call: ast.Call, worker: str) -> bool:
     """``call`` spawns processes running ``worker`` (``mp.spawn(worker, ...)``)."""
     func = call.func

@@ -120,7 +120,7 @@ class PathConditions:
             if isinstance(parent, ast.IfExp) and statement is not parent.test:
                 arms = arms.worst(self._arm(parent, statement is parent.body))
             statement = parent
-        if id(statement) not in self.demand._places and self._in_class(statement):
+        if id(statement) not in self.demand.places.places and self._in_class(statement):
             return arms
         condition = self.demand.condition(statement)
         return (condition or PathCondition.UNSURE).worst(arms)

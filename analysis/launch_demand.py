@@ -40,6 +40,7 @@ the forward launch.
 from __future__ import annotations
 
 import ast
+import bisect
 from collections.abc import Callable, Hashable
 from functools import partial
 from typing import TYPE_CHECKING, cast
@@ -323,20 +324,29 @@ class DemandLaunch:
         scope: FunctionInfo | None,
         context: Context,
     ) -> ConstantFact | None:
-        """What ``name`` holds after ``block[:end]`` ran (``earlier``: before it)."""
-        for index in range(end - 1, -1, -1):
-            statement = block[index]
-            if name not in self.places.bound_names(statement):
-                continue
-
-            return self._after(
-                name,
-                statement,
-                _once(partial(self._scan, name, block, index, earlier, scope, context)),
-                scope,
-                context,
-            )
-        return earlier()
+        """What ``name`` holds after ``block[:end]`` ran (``earlier``: before it, the same
+        for every question about this block). The value after the last statement that binds
+        it is kept by that statement: every later statement of the block reads it."""
+        indices = self.places.binding_indices(name, block)
+        position = bisect.bisect_left(indices, end) - 1
+        if position < 0:
+            return earlier()
+        index = indices[position]
+        statement = block[index]
+        key = ("after", name, id(statement), context)
+        known = self._values.get(key)
+        if known is not _MISSING:
+            return known  # type: ignore[return-value]
+        cycles = self._cycles
+        found = self._after(
+            name,
+            statement,
+            _once(partial(self._scan, name, block, index, earlier, scope, context)),
+            scope,
+            context,
+        )
+        self._values.keep(key, found, cycles == self._cycles)
+        return found
 
     def _after(
         self,

@@ -45,7 +45,19 @@ class Places:
         self._raising: dict[int, list[int]] = {}  # block id -> where a raise may be
         self._globals: dict[str, set[int]] | None = None  # name -> functions declaring it
         self._may_raise: dict[int, bool] = {}
+        # (name, block id) -> where in the block a statement binds or changes it
+        self._binding_indices: dict[tuple[str, int], list[int]] = {}
         self._index()
+
+    def binding_indices(self, name: str, block: list[ast.stmt]) -> list[int]:
+        """The places in ``block`` of the statements that bind or change ``name``."""
+        key = (name, id(block))
+        known = self._binding_indices.get(key)
+        if known is None:
+            known = self._binding_indices[key] = [
+                i for i, statement in enumerate(block) if name in self.bound_names(statement)
+            ]
+        return known
 
     def may_raise(self, statement: ast.stmt) -> bool:
         """Whether a ``raise`` stands in ``statement``'s blocks (:func:`_may_raise`)."""

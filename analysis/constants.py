@@ -100,7 +100,24 @@ def join_constants(a: ConstantFact | None, b: ConstantFact | None) -> ConstantFa
     )
     if same:
         return first
+    if is_items(a.value) and is_items(b.value):
+        # a dict built alike on both paths, a key set on one (``if fp16:
+        # config["fp16"] = {...}``): the keys both agree on keep their values
+        return ConstantFact(_items_joined(a.value, b.value), first.evidence, a.condition)
     return ConstantFact(UNDECIDED, first.evidence, a.condition)
+
+
+def _items_joined(a: Items, b: Items) -> Items:
+    """Two dicts joined key by key: a value both hold stays, any other is undecided (a
+    key only one holds may be missing: undecided too). Keys in a canonical order, so the
+    join stays commutative and associative."""
+    left, right = dict(a), dict(b)
+    joined = []
+    for key in sorted(left.keys() | right.keys(), key=repr):
+        mine, theirs = left.get(key, UNDECIDED), right.get(key, UNDECIDED)
+        same = mine is theirs or (type(mine) is type(theirs) and mine == theirs)
+        joined.append((key, mine if same else UNDECIDED))
+    return Items(joined)
 
 
 def _not_nan(value: object) -> bool:

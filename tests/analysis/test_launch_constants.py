@@ -13,13 +13,28 @@ import textwrap
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from torchward.analysis.conditions import PathCondition
-from torchward.analysis.constants import UNDECIDED, ConstantFact, join_constants
+from torchward.analysis.constants import UNDECIDED, ConstantFact, Items, join_constants
 from torchward.analysis.facts import build_facts, build_launch_facts
 from torchward.analysis.finding import Evidence, Span
 
 FACTS = st.none() | st.builds(
     ConstantFact,
-    st.sampled_from([1, 2, 1.0, True, "fp16", None, UNDECIDED]),
+    st.sampled_from(
+        [
+            1,
+            2,
+            1.0,
+            True,
+            "fp16",
+            None,
+            UNDECIDED,
+            # dicts join key by key (``config["fp16"] = ...`` on one path)
+            Items((("stage", 3),)),
+            Items((("stage", 3), ("fp16", True))),
+            Items((("fp16", True), ("stage", 3))),
+            Items((("stage", 2),)),
+        ]
+    ),
     st.builds(
         Evidence,
         st.builds(Span, st.integers(1, 3), st.just(0), st.just(9), st.just(0)),
@@ -425,3 +440,15 @@ def test_a_class_the_script_defines_is_built_in_launch_mode_as_in_a_lint():
     )
     fact = _value_at(tree, launch, "lr * 1000")
     assert (fact.value, fact.condition) == (10.0, PathCondition.DEFAULT)
+
+
+def test_a_dict_a_branch_adds_a_key_to_keeps_the_keys_both_paths_agree_on():
+    """DeepSpeed's offload example: ``config = {..., "zero_optimization": {"stage": 3}}``,
+    then ``config["fp16"] = {...}`` under a test the defaults leave open. The keys both
+    paths agree on stay; the one a branch adds is undecided (it may be missing)."""
+    here = Evidence(Span(1, 0, 1, 9), "a plain launch")
+    with_fp16 = ConstantFact(Items((("batch", 1), ("fp16", True))), here, PathCondition.UNSURE)
+    without = ConstantFact(Items((("batch", 1),)), here, PathCondition.UNSURE)
+    joined = join_constants(with_fp16, without)
+    assert joined is not None and dict(joined.value) == {"batch": 1, "fp16": UNDECIDED}
+    assert joined.condition is PathCondition.UNSURE

@@ -63,9 +63,11 @@ def python_value(value: Hashable) -> Any:
     if value is UNDECIDED or isinstance(value, (ArgumentDefaults, DataclassParser)):
         raise TypeError(f"no value: {value!r}")
     if isinstance(value, Namespace):
-        return {name: _part(item) for name, item in value.values}
+        return {name: _part(item) for name, item in value.values if item is not UNDECIDED}
     if isinstance(value, tuple) and value and is_items(value):
-        return {key: _part(item) for key, item in value}
+        # a key whose value the launch does not decide is left out, as the reader left out
+        # a key stored under a condition nobody decides
+        return {key: _part(item) for key, item in value if item is not UNDECIDED}
     if isinstance(value, tuple):
         return tuple(_part(item) for item in value)
     if isinstance(value, frozenset):
@@ -74,7 +76,8 @@ def python_value(value: Hashable) -> Any:
 
 
 def _part(value: Hashable) -> Any:
-    """An item of a container: undecided items stay in the container, as the marker."""
+    """An item of a container: an undecided item of a list stays in it, as the marker (its
+    place counts); a dict leaves undecided keys out (:func:`python_value`)."""
     return value if value is UNDECIDED else python_value(value)
 
 

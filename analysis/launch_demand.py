@@ -244,6 +244,20 @@ class DemandLaunch:
             run = self._runs[key] = _DemandRun(self, statement, scope, context, condition)
         return run
 
+    def test_fact(
+        self, test: ast.expr, statement: ast.AST, scope: FunctionInfo | None, context: Context
+    ) -> ConstantFact:
+        """The fact of an ``if`` / ``while`` test as its operands hold it, apart from
+        whether the statement itself runs: a test the defaults decide takes its branch even
+        where the ``if`` stands under an undecided gate (the branch it skips is off, not
+        unsure). Folded in a run of its own, at the default condition."""
+        key = (id(statement), context, "test")
+        run = self._runs.get(key)
+        if run is None:
+            run = _DemandRun(self, statement, scope, context, PathCondition.DEFAULT)
+            self._runs[key] = run
+        return run.fold(test)
+
     def returned(self, info: FunctionInfo, context: Context) -> ConstantFact | None:
         """The join of ``info``'s ``return`` facts when called as ``context`` says."""
         if _depth(context) > _MAX_CONTEXT:
@@ -728,7 +742,7 @@ class DemandLaunch:
             return body if block is owner.body else orelse
         condition = self.condition_in(owner, scope, context)
         if isinstance(owner, ast.While) and block is owner.body:
-            test = self.fold(owner.test, owner, scope, context)
+            test = self.test_fact(owner.test, owner, scope, context)
             return condition.worst(branch_conditions(owner.test, test)[0])
         if isinstance(owner, WITHS) and any(_disables_grad(i.context_expr) for i in owner.items):
             return condition.worst(PathCondition.VALIDATION)
@@ -762,7 +776,7 @@ class DemandLaunch:
         if known is _MISSING:
             cycles = self._cycles
             entry = self.condition_in(statement, scope, context)
-            test = self.fold(statement.test, statement, scope, context)
+            test = self.test_fact(statement.test, statement, scope, context)
             body, orelse = branch_conditions(statement.test, test)
             known = (entry, entry.worst(body), entry.worst(orelse))
             self._branch_memo.keep(key, known, cycles == self._cycles)

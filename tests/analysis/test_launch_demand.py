@@ -228,3 +228,29 @@ def test_answers_do_not_depend_on_which_question_came_first():
     first, second = ask("inner first"), ask("probe first")
     assert first[0] is not None and first[0].value == 5
     assert (first[0].value, first[1], first[2]) == (second[0].value, second[1], second[2])
+
+
+def test_a_branch_the_defaults_skip_is_off_even_under_an_undecided_gate():
+    """A diffusion script's validation: ``if accelerator.is_main_process:`` (nobody decides
+    it), then ``if args.validation_prompt is not None:`` with the flag's default ``None``.
+    The inner branch is off — what the defaults decide stays decided under an unsure gate —
+    and the function only it calls is off with it. (The forward launch leaves both unsure:
+    it folds a test under its statement's condition.)"""
+    source = textwrap.dedent(
+        """
+        import argparse, random
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--validation_prompt", default=None)
+        args = parser.parse_args()
+
+        def log_validation(prompt):
+            probe(prompt)
+
+        if random.random() > 0.5:
+            if args.validation_prompt is not None:
+                log_validation(args.validation_prompt)
+        """
+    )
+    tree, _, statement = _question(source)
+    demand = DemandLaunch(FileAnalyzer(tree, source, "sample.py", launch=LaunchInputs()))
+    assert demand.condition(statement) is PathCondition.OFF

@@ -55,9 +55,10 @@ from .launch_paths import (
     _disables_grad,
     branch_conditions,
     launch_entry_condition,
+    periodic,
     uncalled,
 )
-from .launch_places import LOOPS, WITHS, Places, header_names, own_statements
+from .launch_places import FUNCTIONS, LOOPS, WITHS, Places, header_names, own_statements
 from .names import dotted
 from .values import Value
 
@@ -325,6 +326,13 @@ class DemandLaunch:
         def earlier() -> ConstantFact | None:
             if owner is not None and name in header_names(owner):
                 return self._undecided_at(owner, scope, context)  # the loop's or ``with``'s
+            if (
+                isinstance(owner, LOOPS)
+                and block is owner.body
+                and any(name in self.places.bound_names(s) for s in block)
+            ):
+                # a value the loop changes (``step += 1``): no single value is the job's
+                return self._undecided_at(owner, scope, context)
             return self._before_level(name, chain, level + 1, scope, context)
 
         return self._scan(name, block, index, _once(earlier), scope, context)
@@ -778,9 +786,23 @@ class DemandLaunch:
             entry = self.condition_in(statement, scope, context)
             test = self.test_fact(statement.test, statement, scope, context)
             body, orelse = branch_conditions(statement.test, test)
+            if not test.decided and periodic(statement.test) and self._in_a_loop(statement):
+                body = orelse = PathCondition.DEFAULT  # opens every N iterations: both run
             known = (entry, entry.worst(body), entry.worst(orelse))
             self._branch_memo.keep(key, known, cycles == self._cycles)
         return known  # type: ignore[return-value]
+
+    def _in_a_loop(self, statement: ast.AST) -> bool:
+        """Whether a loop of ``statement``'s own function (or the module) holds it."""
+        place = self.places.places.get(id(statement))
+        while place is not None:
+            owner = place[2]
+            if owner is None or isinstance(owner, FUNCTIONS):
+                return False
+            if isinstance(owner, LOOPS):
+                return True
+            place = self.places.places.get(id(owner))
+        return False
 
     def entry_condition(self, scope: FunctionInfo, context: Context) -> PathCondition:
         """Where ``scope``'s body starts: its call's condition, or the best of its call

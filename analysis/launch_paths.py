@@ -31,6 +31,7 @@ __all__ = [
     "launch_entry_condition",
     "launch_entry_points",
     "names_distributed_launch",
+    "periodic",
     "uncalled",
     "unreached_condition",
 ]
@@ -68,6 +69,24 @@ def branch_conditions(
         return PathCondition.UNSURE, PathCondition.UNSURE
     skipped = PathCondition.MULTI_GPU if distributed else PathCondition.OFF
     return (PathCondition.DEFAULT, skipped) if holds else (skipped, PathCondition.DEFAULT)
+
+
+def periodic(test: ast.expr) -> bool:
+    """``step % N == 0`` (or ``!=``, ``not step % N``): in a loop whose counter the
+    defaults leave open, a gate that opens every N iterations — each arm runs."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+        return isinstance(test, ast.BinOp) and isinstance(test.op, ast.Mod)
+    return (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.Eq, ast.NotEq))
+        and any(
+            isinstance(side, ast.BinOp) and isinstance(side.op, ast.Mod)
+            for side in (test.left, test.comparators[0])
+        )
+        and any(isinstance(side, ast.Constant) for side in (test.left, test.comparators[0]))
+    )
 
 
 def names_distributed_launch(test: ast.expr) -> bool:

@@ -254,3 +254,25 @@ def test_a_branch_the_defaults_skip_is_off_even_under_an_undecided_gate():
     tree, _, statement = _question(source)
     demand = DemandLaunch(FileAnalyzer(tree, source, "sample.py", launch=LaunchInputs()))
     assert demand.condition(statement) is PathCondition.OFF
+
+
+def test_a_periodic_gate_in_a_loop_opens_during_a_launch():
+    """``if step % eval_every == 0:`` on a counter the loop changes: no single value
+    decides it, yet both arms run during a plain launch (rasbt's periodic evaluation)."""
+    source = textwrap.dedent(
+        """
+        step = 0
+        for batch in range(100):
+            step += 1
+            if step % 50 == 0:
+                probe(step)
+        """
+    )
+    tree, _, statement = _question(source)
+    demand = DemandLaunch(FileAnalyzer(tree, source, "sample.py", launch=LaunchInputs()))
+    assert demand.condition(statement) is PathCondition.DEFAULT
+    # another test on the counter decides nothing: unsure
+    other = source.replace("step % 50 == 0", "step > 50")
+    tree, _, statement = _question(other)
+    demand = DemandLaunch(FileAnalyzer(tree, other, "sample.py", launch=LaunchInputs()))
+    assert demand.condition(statement) is PathCondition.UNSURE

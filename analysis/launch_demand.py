@@ -329,7 +329,7 @@ class DemandLaunch:
             if (
                 isinstance(owner, LOOPS)
                 and block is owner.body
-                and any(name in self.places.bound_names(s) for s in block)
+                and self.places.binding_indices(name, block)
             ):
                 # a value the loop changes (``step += 1``): no single value is the job's
                 return self._undecided_at(owner, scope, context)

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from . import catalog
 from .conditions import PathCondition
-from .launch_paths import evaluates, names_distributed_launch
+from .launch_paths import evaluates, names_distributed_launch, periodic
 from .names import dotted
 
 if TYPE_CHECKING:
@@ -75,24 +75,6 @@ def _may_raise(statement: ast.stmt) -> bool:
         return True
     return isinstance(statement, ast.If) and any(
         _may_raise(s) for s in (*statement.body, *statement.orelse)
-    )
-
-
-def _periodic(test: ast.expr) -> bool:
-    """``step % N == 0`` (or ``!=``, ``not step % N``): in a loop whose counter the
-    defaults leave open, a gate that opens every N iterations — each arm runs."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        test = test.operand
-        return isinstance(test, ast.BinOp) and isinstance(test.op, ast.Mod)
-    return (
-        isinstance(test, ast.Compare)
-        and len(test.ops) == 1
-        and isinstance(test.ops[0], (ast.Eq, ast.NotEq))
-        and any(
-            isinstance(side, ast.BinOp) and isinstance(side.op, ast.Mod)
-            for side in (test.left, test.comparators[0])
-        )
-        and any(isinstance(side, ast.Constant) for side in (test.left, test.comparators[0]))
     )
 
 
@@ -322,7 +304,7 @@ class PathConditions:
         if key not in self._distributed:  # a pure function of the test: asked per node below
             self._distributed[key] = names_distributed_launch(test)
         distributed = self._distributed[key]
-        if value is UNDECIDED and _periodic(test) and self.loops_around(test):
+        if value is UNDECIDED and periodic(test) and self.loops_around(test):
             return PathCondition.DEFAULT  # every N steps: both arms run during a launch
         if value is UNDECIDED:
             return PathCondition.MULTI_GPU if distributed and in_body else PathCondition.UNSURE

@@ -45,6 +45,7 @@ from collections.abc import Callable, Hashable
 from functools import partial
 from typing import TYPE_CHECKING, cast
 
+from .binding import parameter_defaults
 from .conditions import PathCondition
 from .constants import UNDECIDED, ConstantFact, Items, is_items, join_constants
 from .events import Trace
@@ -663,7 +664,7 @@ class DemandLaunch:
                 for key, item in items.value:  # type: ignore[misc]
                     if key == name:
                         return ConstantFact(item, items.evidence, items.condition).under(entry)
-        defaults = {p.arg: d for p, d in _parameter_defaults(function.args)}
+        defaults = {p.arg: d for p, d in parameter_defaults(function.args)}
         if name in defaults:
             return self.fold(defaults[name], function, self.places.scope_of(function), None).under(
                 entry
@@ -874,10 +875,3 @@ def _once(compute: Callable[[], ConstantFact | None]) -> Callable[[], ConstantFa
         return done[0]
 
     return once
-
-
-def _parameter_defaults(spec: ast.arguments) -> list[tuple[ast.arg, ast.expr]]:
-    positional = [*spec.posonlyargs, *spec.args]
-    pairs = list(zip(positional[len(positional) - len(spec.defaults) :], spec.defaults))
-    pairs += [(a, d) for a, d in zip(spec.kwonlyargs, spec.kw_defaults) if d is not None]
-    return pairs

@@ -126,6 +126,8 @@ class DemandRun(FunctionRun):
 class DemandLaunch(NamesMixin, EntryMixin, ConditionsMixin):
     """Launch facts of one file, computed when asked (see the module docstring)."""
 
+    budget = STEPS  # bindings, folds and conditions one question may visit
+
     def __init__(self, analyzer: FileAnalyzer) -> None:
         self.analyzer = analyzer
         self.tree = analyzer.tree
@@ -232,7 +234,7 @@ class DemandLaunch(NamesMixin, EntryMixin, ConditionsMixin):
         known = self._values.get(key)
         if known is not MISSING:
             return known  # type: ignore[return-value]
-        if key in self._active or self._steps > STEPS:
+        if key in self._active or self._steps > self.budget:
             raise self._cycle()
         self._steps += 1
         self._active.add(key)

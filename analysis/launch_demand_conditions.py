@@ -12,7 +12,7 @@ import ast
 from typing import TYPE_CHECKING, Any
 
 from .conditions import PathCondition
-from .launch_demand_memo import MISSING, STEPS, Context, Cycle
+from .launch_demand_memo import MISSING, Context, Cycle
 from .launch_paths import (
     _disables_grad,
     branch_conditions,
@@ -35,6 +35,7 @@ class ConditionsMixin:
 
     if TYPE_CHECKING:  # the rest of DemandLaunch (the other mixins, the questions, the memo)
         _steps: int
+        budget: int
 
         def __getattr__(self, name: str) -> Any: ...
 
@@ -45,7 +46,7 @@ class ConditionsMixin:
         known = self._conditions.get(key)
         if known is not MISSING:
             return known  # type: ignore[return-value]
-        if ("condition",) + key in self._active or self._steps > STEPS:
+        if ("condition",) + key in self._active or self._steps > self.budget:
             raise self._cycle()
         self._steps += 1
         self._active.add(("condition",) + key)

@@ -141,5 +141,5 @@ def test_past_the_evaluation_budget_a_value_is_unknown_not_wrong(monkeypatch):
     tree = ast.parse(source)
     use = tree.body[-1].value
     assert Values(tree, "chain.py", [], source).get(use) == (15, "medium")
-    monkeypatch.setattr(launch_demand, "_STEPS", 10)
+    monkeypatch.setattr(launch_demand.DemandLaunch, "budget", 10)
     assert Values(tree, "chain.py", [], source).get(use) is None

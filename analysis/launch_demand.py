@@ -103,11 +103,9 @@ class DemandRun(FunctionRun):
             return Items(())
         if self._locals_found is not None:
             return self._locals_found
-        spec = self.scope.node.args
-        parameters = [p.arg for p in (*spec.posonlyargs, *spec.args, *spec.kwonlyargs)]
         facts = [
             (p, self.demand.value_before(p, self.statement, self.scope, self.context))
-            for p in parameters
+            for p in self.demand.places.parameters(self.scope.node).names
         ]
         self._locals_found = Items((p, f.value if f is not None else UNDECIDED) for p, f in facts)
         return self._locals_found

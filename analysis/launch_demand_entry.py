@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any
 
-from .binding import parameter_defaults
 from .conditions import PathCondition
 from .constants import UNDECIDED, ConstantFact, is_items, join_constants
 from .launch_demand_memo import MAX_CONTEXT, Context, Cycle, depth
@@ -34,15 +33,22 @@ class EntryMixin:
     def _at_entry(
         self, name: str, scope: FunctionInfo | None, context: Context
     ) -> ConstantFact | None:
-        """A name its block does not bind: a parameter, the closure's, the module's."""
+        """A name its block does not bind: a parameter, the closure's, the module's — the
+        same at every read of the function that no binding precedes, so kept once per
+        function and context."""
         if scope is None:
             return None
+        return self._guarded(
+            ("entry", name, id(scope.node), context),
+            lambda: self._entry_value(name, scope, context),
+        )
+
+    def _entry_value(self, name: str, scope: FunctionInfo, context: Context) -> ConstantFact | None:
         function = scope.node
-        parameters = [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
-        for variadic in (function.args.vararg, function.args.kwarg):
-            if variadic is not None and variadic.arg == name:
-                return self._undecided_at(function, scope, context)
-        if any(p.arg == name for p in parameters):
+        parameters = self.places.parameters(function)
+        if name in parameters.variadic:
+            return self._undecided_at(function, scope, context)
+        if name in parameters.names:
             return self._parameter(name, scope, context)
         outer = self.places.scope_of(function)
         if outer is not None:  # the closure: what the enclosing function held at the ``def``
@@ -128,7 +134,7 @@ class EntryMixin:
             return self._spawned_argument(name, function, context, entry)
         if context is not None:
             call, statement, outer, caller = context
-            positional = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+            positional = self.places.parameters(function).positional
             if scope.is_method and (
                 isinstance(call.func, ast.Attribute) or self._constructs(call, scope)
             ):
@@ -152,7 +158,7 @@ class EntryMixin:
                 for key, item in items.value:  # type: ignore[misc]
                     if key == name:
                         return ConstantFact(item, items.evidence, items.condition).under(entry)
-        defaults = {p.arg: d for p, d in parameter_defaults(function.args)}
+        defaults = self.places.parameters(function).defaults
         if name in defaults:
             return self.fold(defaults[name], function, self.places.scope_of(function), None).under(
                 entry
@@ -172,7 +178,7 @@ class EntryMixin:
         launch's one process (rank 0), as the forward launch runs it."""
         call, statement, outer, caller = context
         run = self.run_at(statement, caller, outer)
-        positional = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+        positional = self.places.parameters(function).positional
         if name in positional and positional.index(name) == 0:
             return ConstantFact(0, run._evidence(call), entry)
         passed = next((k.value for k in call.keywords if k.arg == "args"), None)

@@ -17,8 +17,10 @@ import ast
 import bisect
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .binding import parameter_defaults
 from .launch_bindings import _MUTATING
 from .names import dotted
 
@@ -26,12 +28,42 @@ if TYPE_CHECKING:
     from .analyzer import FileAnalyzer
     from .semantic import FunctionInfo
 
-__all__ = ["FUNCTIONS", "LOOPS", "WITHS", "Places", "header_names", "own_statements"]
+__all__ = [
+    "FUNCTIONS",
+    "LOOPS",
+    "WITHS",
+    "Parameters",
+    "Places",
+    "header_names",
+    "own_statements",
+]
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 WITHS = (ast.With, ast.AsyncWith)
 _GLOBAL = re.compile(r"\bglobal\s")
+_NONE: list[int] = []  # no statement of a block binds the name (shared: never changed)
+
+
+@dataclass(frozen=True)
+class Parameters:
+    """A function's parameters by name: in order, the positional ones, the ``*args`` /
+    ``**kwargs`` names, and the defaults."""
+
+    names: tuple[str, ...]  # every named parameter, in order (keyword-only ones last)
+    positional: tuple[str, ...]
+    variadic: frozenset[str]
+    defaults: dict[str, ast.expr]
+
+    @classmethod
+    def of(cls, spec: ast.arguments) -> Parameters:
+        positional = tuple(p.arg for p in (*spec.posonlyargs, *spec.args))
+        return cls(
+            names=(*positional, *(p.arg for p in spec.kwonlyargs)),
+            positional=positional,
+            variadic=frozenset(v.arg for v in (spec.vararg, spec.kwarg) if v is not None),
+            defaults={p.arg: d for p, d in parameter_defaults(spec)},
+        )
 
 
 class Places:
@@ -49,18 +81,28 @@ class Places:
         self._raising: dict[int, list[int]] = {}  # block id -> where a raise may be
         self._globals: dict[str, set[int]] | None = None  # name -> functions declaring it
         self._may_raise: dict[int, bool] = {}
-        # (name, block id) -> where in the block a statement binds or changes it
-        self._binding_indices: dict[tuple[str, int], list[int]] = {}
+        self._parameters: dict[int, Parameters] = {}
+        # block id -> name -> where in the block a statement binds or changes it
+        self._binding_indices: dict[int, dict[str, list[int]]] = {}
         self._index()
 
     def binding_indices(self, name: str, block: list[ast.stmt]) -> list[int]:
-        """The places in ``block`` of the statements that bind or change ``name``."""
-        key = (name, id(block))
-        known = self._binding_indices.get(key)
+        """The places in ``block`` of the statements that bind or change ``name``: every
+        name's places indexed in one pass over the block, when it is first asked about."""
+        by_name = self._binding_indices.get(id(block))
+        if by_name is None:
+            by_name = self._binding_indices[id(block)] = {}
+            for index, statement in enumerate(block):
+                for bound in self.bound_names(statement):
+                    by_name.setdefault(bound, []).append(index)
+        return by_name.get(name, _NONE)
+
+    def parameters(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> Parameters:
+        """``function``'s parameters, read once (a worker's entry point may have a hundred,
+        and every read of one asked for them all)."""
+        known = self._parameters.get(id(function))
         if known is None:
-            known = self._binding_indices[key] = [
-                i for i, statement in enumerate(block) if name in self.bound_names(statement)
-            ]
+            known = self._parameters[id(function)] = Parameters.of(function.args)
         return known
 
     def may_raise(self, statement: ast.stmt) -> bool:

@@ -96,13 +96,10 @@ def read_source(
     reader = CallReader(
         ImportTable(tree), values, os.path.basename(path) if path.startswith("<") else path
     )
-    calls: list[ast.Call] = []
-    for node in values.paths.nodes:
-        if isinstance(node, ast.Call):
-            calls.append(node)
-        elif (
-            isinstance(node, ast.Subscript)
-            and (dotted(node.value) or "").endswith("environ")
+    calls = list(values.paths.of_type(ast.Call))
+    for node in values.paths.of_type(ast.Subscript):
+        if (
+            (dotted(node.value) or "").endswith("environ")
             and isinstance(node.slice, ast.Constant)
             and node.slice.value == "WORLD_SIZE"
         ):
@@ -110,7 +107,7 @@ def read_source(
                 reader.signals.setdefault("world-size-env", node.lineno)
             else:
                 reader.skipped.append((node, values.paths.state(node)))
-        elif isinstance(node, ast.Subscript):
+        else:
             model_by_name(node, values, reader)
     calls.sort(key=lambda c: (c.lineno, c.col_offset))
     for node in calls:

@@ -66,10 +66,9 @@ class CallReader(FamiliesMixin, ConventionsMixin, LaunchMixin, StructureMixin):
         cannot follow (torchtune's ``self._dtype = training.get_dtype(cfg.dtype)``, a
         precision read from a config file given at launch): the job's precision is then
         not "fp32 for want of an autocast", so none is claimed."""
-        for node in self.values.paths.nodes:
+        for node in self.values.paths.of_type(ast.Assign):
             if (
-                isinstance(node, ast.Assign)
-                and any(_names_a_dtype(t) for t in node.targets)
+                any(_names_a_dtype(t) for t in node.targets)
                 and self.values.paths.state(node).runs
                 and self.values.get(node.value) is None
             ):

@@ -90,7 +90,7 @@ class Values(LaunchValues):
         self.tree = tree
         self.paths = PathConditions(tree, self)  # indexes parents only; asks back lazily
         fired = _fired(self.paths)
-        for node in self.paths.nodes:
+        for node in self.paths.of_type(*_DECLARING):
             if isinstance(node, ast.Assign):
                 self.assignment(node)
             elif (
@@ -136,9 +136,7 @@ class Values(LaunchValues):
         """Flags declared elsewhere: ``add_dict_to_argparser(parser, defaults)`` with a dict
         the script builds, and ``parse_args`` / ``get_args`` imported from a file of the same
         folder (its ``add_argument`` defaults, read as data)."""
-        for node in self.paths.nodes:
-            if not isinstance(node, ast.Call):
-                continue
+        for node in self.paths.of_type(ast.Call):
             name = (dotted(node.func) or "").rsplit(".", 1)[-1]
             if "argparser" in name.lower() and len(node.args) >= 2:
                 self._declared.append(("**", node.args[1], node.lineno))
@@ -359,6 +357,17 @@ def _typer_default(default: ast.expr) -> ast.expr:
 
 #: statements that bind names without an assignment's ``=`` (:meth:`Values._rebound`)
 _REBINDING = (ast.AugAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)
+# the nodes that declare something (the walk in :class:`Values` reads only these)
+_DECLARING = (
+    ast.Assign,
+    ast.Expr,
+    ast.AnnAssign,
+    *_REBINDING,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.Call,
+)
 
 
 def _is_entry_point(function: ast.FunctionDef | ast.AsyncFunctionDef, fired: set[str]) -> bool:

@@ -77,10 +77,9 @@ class LaunchMixin(ReaderState):
     def _accumulation_loop(self, values) -> None:
         """``for micro in range(N): ... loss.backward()`` with the optimizer step after the
         loop: N micro-batches accumulate (an unresolved N says so, it is not 1)."""
-        for node in values.paths.nodes:
+        for node in values.paths.of_type(ast.Call):
             if not (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Attribute)
+                isinstance(node.func, ast.Attribute)
                 and node.func.attr == "backward"
                 and values.paths.state(node).runs
             ):

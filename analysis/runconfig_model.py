@@ -51,11 +51,10 @@ _LOADS = re.compile(r"(?i)load.*(weight|state_dict|checkpoint|pretrained)|from_p
 def _loads_weights(values: Values) -> bool:
     """Whether the default path loads trained weights (``load_state_dict``,
     ``load_weights_into_gpt``, ``GPT.from_pretrained``)."""
-    for node in values.paths.nodes:
-        if isinstance(node, ast.Call):
-            name = (dotted(node.func) or "").rsplit(".", 1)[-1]
-            if _LOADS.search(name) and values.paths.state(node) == "default":
-                return True
+    for node in values.paths.of_type(ast.Call):
+        name = (dotted(node.func) or "").rsplit(".", 1)[-1]
+        if _LOADS.search(name) and values.paths.state(node) == "default":
+            return True
     return False
 
 
@@ -74,11 +73,7 @@ def registered_model_call(tree: ast.Module, path: str, values: Values, reader: C
     from .workspace.models import indirect_models
 
     source = reader.fields["model"].source
-    calls = [
-        n
-        for n in values.paths.nodes
-        if isinstance(n, ast.Call) and source == f"{reader.path}:{n.lineno}"
-    ]
+    calls = [n for n in values.paths.of_type(ast.Call) if source == f"{reader.path}:{n.lineno}"]
     return bool(calls) and bool(
         indirect_models(tree, path, calls, lambda n: (values.get(n) or (None,))[0])
     )
@@ -93,7 +88,7 @@ def _models_by_key(
     (:func:`torchward.analysis.workspace.models.indirect_models`)."""
     from .workspace.models import indirect_models
 
-    calls = [n for n in values.paths.nodes if isinstance(n, ast.Call)]
+    calls = values.paths.of_type(ast.Call)
     found: dict[int, str] = {}
     for call, model in indirect_models(tree, path, calls, lambda n: (values.get(n) or (None,))[0]):
         if isinstance(model, str):
@@ -116,8 +111,8 @@ def workspace_model(
     """
     called = {  # classes (by convention capitalised) the script instantiates
         n.func.id
-        for n in values.paths.nodes
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id[:1].isupper()
+        for n in values.paths.of_type(ast.Call)
+        if isinstance(n.func, ast.Name) and n.func.id[:1].isupper()
     }
     counter = ModuleCounter(tree, path, module_constants(tree), wanted=called)
     chosen = _models_by_key(tree, path, values, counter)
@@ -128,9 +123,8 @@ def workspace_model(
     best_name = ""
     candidates = [
         (node, name)
-        for node in values.paths.nodes
-        if isinstance(node, ast.Call)
-        and (
+        for node in values.paths.of_type(ast.Call)
+        if (
             name := chosen.get(id(node))
             or (node.func.id if isinstance(node.func, ast.Name) else None)
         )

@@ -18,7 +18,7 @@ conditional expression.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from .analyzer import FileAnalyzer
 from .conditions import PathCondition
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["UNDECIDED", "PathConditions"]
 
 # shared singletons (``ast.Load()``...) and operators: no parent, nothing below them
+_Node = TypeVar("_Node", bound=ast.AST)
 _SKIPPED = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
 
 
@@ -45,8 +46,17 @@ class PathConditions:
         # every node in ast.walk's (breadth-first) order, each child indexed as it is queued:
         # one pass over the tree per script
         self.nodes: list[ast.AST] = [tree]
-        parents, nodes = self.parents, self.nodes
+        # the same nodes by their class, each list in walk order (:meth:`of_type`): the
+        # reader's passes read a few kinds of node, and one test per node per pass was a
+        # tenth of a read
+        self._by_type: dict[type, list[ast.AST]] = {}
+        parents, nodes, by_type = self.parents, self.nodes, self._by_type
         for node in nodes:  # grows as it goes: a breadth-first queue
+            kind = type(node)
+            of_kind = by_type.get(kind)
+            if of_kind is None:
+                of_kind = by_type[kind] = []
+            of_kind.append(node)
             for field in node._fields:
                 child = getattr(node, field, None)
                 if isinstance(child, list):
@@ -57,7 +67,7 @@ class PathConditions:
                 elif isinstance(child, ast.AST) and not isinstance(child, _SKIPPED):
                     parents[id(child)] = node
                     nodes.append(child)
-            if isinstance(node, ast.Call):
+            if kind is ast.Call:
                 func = node.func
                 name = (
                     func.id
@@ -75,6 +85,13 @@ class PathConditions:
         self._states: dict[int, PathCondition] = {}
         self._functions: dict[int, ast.AST | None] = {}
         self._demand: DemandLaunch | None = None
+
+    def of_type(self, *kinds: type[_Node]) -> list[_Node]:
+        """The nodes of exactly these classes, in :attr:`nodes`' order."""
+        if len(kinds) == 1:
+            return self._by_type.get(kinds[0], [])  # type: ignore[return-value]
+        wanted = set(kinds)
+        return [node for node in self.nodes if type(node) in wanted]  # type: ignore[misc]
 
     def parent(self, node: ast.AST) -> ast.AST | None:
         return self.parents.get(id(node))

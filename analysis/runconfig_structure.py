@@ -32,10 +32,9 @@ class StructureMixin(ReaderState):
         model owns is named in a note, not guessed."""
         freezes = list(self.freezes)
         replacements: dict[str, int | None] = {}  # sub-modules replaced → a new layer's width
-        for node in values.paths.nodes:  # for p in model.parameters(): p.requires_grad = False
+        for node in values.paths.of_type(ast.Assign):  # p.requires_grad = False in a loop
             if (
-                isinstance(node, ast.Assign)
-                and len(node.targets) == 1
+                len(node.targets) == 1
                 and isinstance(node.targets[0], ast.Attribute)
                 and node.targets[0].attr == "requires_grad"
                 and isinstance(node.value, ast.Constant)

@@ -117,9 +117,10 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
         # launch mode: the path condition of the statement being run (:mod:`.launch`), and
         # the facts of the expressions this run evaluated (each at most once: one pass)
         self.condition = condition
-        # launch mode: a ``raise`` ran on the path a plain launch takes (what follows runs
-        # only with flags the defaults do not describe: unsure)
-        self.raised = False
+        # launch mode: a ``raise`` or a ``return`` ran on the path a plain launch takes
+        # (what follows in the function runs only with flags the defaults do not
+        # describe: unsure)
+        self.stopped = False
         self.folded: dict[int, tuple] = {}
         self.trace = trace
         self.body = body
@@ -564,6 +565,15 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
         self.returns.append(value)
         self.trace.returned_locs |= value.locs
         self.trace.returns_graph = self.trace.returns_graph or value.graph is not None
+        self._stop()
+
+    def _stop(self) -> None:
+        """Launch mode: a plain launch leaves the function here (a ``raise``, an early
+        ``return`` — ``if not (args.checkpoint_dir or args.resume): return``); what
+        follows runs only with flags the defaults do not describe."""
+        if self.analyzer.launch is not None and self.condition is PathCondition.DEFAULT:
+            self.stopped = True
+            self.condition = PathCondition.UNSURE  # dead code after it, in this block
 
     def _exec_Delete(self, node: ast.Delete) -> None:
         for target in node.targets:
@@ -573,9 +583,7 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
 
     def _exec_Raise(self, node: ast.Raise) -> None:
         self.evaluate(node.exc)
-        if self.analyzer.launch is not None and self.condition is PathCondition.DEFAULT:
-            self.raised = True
-            self.condition = PathCondition.UNSURE  # dead code after it, in this block
+        self._stop()
 
     def _exec_Assert(self, node: ast.Assert) -> None:
         self.evaluate(node.test)
@@ -594,7 +602,8 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
         body_condition = else_condition = entry
         if self.analyzer.launch is not None:
             body_condition, else_condition = (
-                entry.worst(c) for c in branch_conditions(node.test, test.constant)
+                entry.worst(c)
+                for c in branch_conditions(node.test, self.test_fact(node.test, test.constant))
             )
         gate = Gate(
             self.analyzer.lines.head_span(node),
@@ -604,10 +613,10 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
         )
         before = dict(self.env)
         self.gates.append(gate)
-        raised_before, self.raised = self.raised, False
+        stopped_before, self.stopped = self.stopped, False
         self.condition = body_condition
         self.execute(node.body)
-        body_raised, self.raised = self.raised, False
+        body_stopped, self.stopped = self.stopped, False
         after_body = self.env
         self.env = dict(before)
         self.condition = else_condition
@@ -615,10 +624,10 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
         self.condition = entry
         self.gates.pop()
         if self.analyzer.launch is not None:
-            # the arm a plain launch takes raised (``else: raise ValueError("give
-            # --model")``): the rest of this block runs only with flags
-            self.raised = raised_before or body_raised or self.raised
-            if self.raised and not raised_before:
+            # the arm a plain launch takes stopped (``else: raise ValueError("give
+            # --model")``, an early ``return``): the rest of this block runs only with flags
+            self.stopped = stopped_before or body_stopped or self.stopped
+            if self.stopped and not stopped_before:
                 self.condition = entry.worst(PathCondition.UNSURE)
             taken = self.taken_branch(
                 entry, (body_condition, after_body), (else_condition, self.env)
@@ -644,7 +653,7 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
 
     def _exec_Try(self, node: ast.Try) -> None:
         before = dict(self.env)
-        raised_before, condition_before = self.raised, self.condition
+        stopped_before, condition_before = self.stopped, self.condition
         self.execute(node.body)
         self.execute(node.orelse)
         merged = self.env
@@ -654,7 +663,7 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
             merged = join_env(merged, self.env)
         self.env = merged
         if node.handlers:  # launch mode: a handler may catch what the body raised
-            self.raised, self.condition = raised_before, condition_before
+            self.stopped, self.condition = stopped_before, condition_before
         self.execute(node.finalbody)
 
     _exec_TryStar = _exec_Try
@@ -690,11 +699,11 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
                 self.assign(
                     item.optional_vars, value if value.kind else UNKNOWN, item.optional_vars
                 )
-        raised_before = self.raised
+        stopped_before = self.stopped
         self.execute(node.body)
         self.grad_enabled, self.in_accumulate = saved_grad, saved_accumulate
         self.condition = saved_condition
-        if self.raised and not raised_before:  # launch mode: a raise in the block
+        if self.stopped and not stopped_before:  # launch mode: a raise or return in the block
             self.condition = saved_condition.worst(PathCondition.UNSURE)
 
     _exec_AsyncWith = _exec_With

@@ -220,11 +220,47 @@ class LaunchMixin(LaunchCallsMixin, LaunchBindingsMixin):
         return apply_folded(_UNARY_OPERATORS.get(type(node.op)), (operand,), self.condition)
 
     def _fold_choice(self, node: ast.IfExp) -> tuple[Hashable, PathCondition]:
-        test = self._fold(node.test)
-        if test[0] is UNDECIDED:
+        test = self.truth(node.test)
+        if test is None:
             return UNDECIDED, self.condition
         chosen = self._fold(node.body if test[0] else node.orelse)
         return chosen[0], worst_condition(self.condition, [test, chosen])
+
+    def test_fact(self, test: ast.expr, folded: ConstantFact | None) -> ConstantFact | None:
+        """The fact of an ``if`` / ``while`` test as a branch reads it: ``folded`` (its
+        value), or — undecided — its truth alone when that is decided
+        (:meth:`truth`)."""
+        if folded is not None and folded.decided:
+            return folded
+        truth = self.truth(test)
+        if truth is None:
+            return folded
+        return ConstantFact(truth[0], self._evidence(test), truth[1])
+
+    def truth(self, node: ast.expr) -> tuple[bool, PathCondition] | None:
+        """Whether ``node`` is true on a plain launch, where its value may not be known:
+        ``Path(opt.model).is_file() or opt.model.endswith(".pt")`` is true once its last
+        operand is, whatever the first holds; ``a and b`` false once one operand is.
+        None: undecided."""
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            inner = self.truth(node.operand)
+            return None if inner is None else (not inner[0], inner[1])
+        if isinstance(node, ast.BoolOp):
+            deciding = isinstance(node.op, ast.Or)  # the operand truth that decides it all
+            operands = [self.truth(operand) for operand in node.values]
+            for operand in operands:
+                if operand is not None and operand[0] is deciding:
+                    return deciding, self.condition.worst(operand[1])
+            if any(operand is None for operand in operands):
+                return None
+            return not deciding, worst_condition(self.condition, operands)  # type: ignore[arg-type]
+        value, condition = self._fold(node)
+        if value is UNDECIDED:
+            return None
+        try:
+            return bool(value), condition
+        except Exception:  # a value whose truth cannot be taken
+            return None
 
     def _fold_call_node(self, node: ast.Call) -> tuple[Hashable, PathCondition]:
         return self._fold_call(node, self._call_name(node))

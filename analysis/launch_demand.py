@@ -131,7 +131,7 @@ class DemandLaunch(NamesMixin, EntryMixin, ConditionsMixin):
         self.tree = analyzer.tree
         self.places = Places(analyzer)
         self._sites: dict[int, list[tuple[ast.Call, ast.stmt, FunctionInfo | None]]] = {}
-        self._raised = Memo()  # (statement id, context) -> :meth:`_raises`
+        self._stopped = Memo()  # (statement id, context) -> :meth:`_stops`
         self._branch_memo = Memo()  # (``if`` id, context) -> :meth:`_branches`
         self._runs: dict[tuple, DemandRun] = {}
         self._values = Memo()  # bindings' and returns' facts (:meth:`_guarded`)
@@ -142,7 +142,7 @@ class DemandLaunch(NamesMixin, EntryMixin, ConditionsMixin):
             self._conditions,
             self._entries,
             self._branch_memo,
-            self._raised,
+            self._stopped,
         )
         self._active: set[tuple] = set()
         self._cycles = 0  # how many guesses cycles forced: what met one is not memoised
@@ -207,7 +207,8 @@ class DemandLaunch(NamesMixin, EntryMixin, ConditionsMixin):
         if run is None:
             run = DemandRun(self, statement, scope, context, PathCondition.DEFAULT)
             self._runs[key] = run
-        return run.fold(test)
+        folded = run.fold(test)
+        return run.test_fact(test, folded) or folded
 
     def returned(self, info: FunctionInfo, context: Context) -> ConstantFact | None:
         """The join of ``info``'s ``return`` facts when called as ``context`` says."""

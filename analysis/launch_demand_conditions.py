@@ -1,7 +1,7 @@
 """Path conditions on demand (:mod:`.launch_demand`): where a statement's block starts —
 its function's entry, the best of its call sites' conditions (a function nothing calls as
 :func:`~.launch_paths.uncalled` says), or its owner's condition and gate — and ``unsure``
-past a statement of the block that raises on a plain launch. A test is folded apart from
+past a statement of the block that raises or returns on a plain launch. A test is folded apart from
 whether its statement runs, so a branch the defaults skip is off even under an undecided
 gate; a periodic ``step % N`` gate in a loop opens.
 """
@@ -62,7 +62,7 @@ class ConditionsMixin:
         self, statement: ast.AST, scope: FunctionInfo | None, context: Context
     ) -> PathCondition:
         """Where ``statement``'s block starts (its scope's entry, or its owner's condition
-        and gate), and ``unsure`` past a statement of the block that raises by default."""
+        and gate), and ``unsure`` past a statement of the block that raises or returns by default."""
         top = scope.node if scope is not None else None
         if statement is top and scope is not None:
             return self.entry_condition(scope, context)
@@ -77,11 +77,11 @@ class ConditionsMixin:
         else:
             start = self._block_start(owner, block, scope, context)
         if start is PathCondition.DEFAULT and any(
-            self._raises(block[i], scope, context)
-            for i in self.places.raising_in(block)
+            self._stops(block[i], scope, context)
+            for i in self.places.stopping_in(block)
             if i < index
         ):
-            return PathCondition.UNSURE  # after a raise a plain launch reaches
+            return PathCondition.UNSURE  # after a raise or return a plain launch reaches
         return start
 
     def _block_start(
@@ -103,24 +103,25 @@ class ConditionsMixin:
             return condition.worst(PathCondition.VALIDATION)
         return condition
 
-    def _raises(self, statement: ast.stmt, scope: FunctionInfo | None, context: Context) -> bool:
-        """Whether a plain launch raises in ``statement`` (the rest of its block then runs
-        only with flags the defaults do not describe)."""
+    def _stops(self, statement: ast.stmt, scope: FunctionInfo | None, context: Context) -> bool:
+        """Whether a plain launch leaves the function in ``statement`` — a ``raise``, an
+        early ``return`` (the rest of its block then runs only with flags the defaults do
+        not describe)."""
         key = id(statement)
-        if not self.places.may_raise(statement):
+        if not self.places.may_stop(statement):
             return False
-        known = self._raised.get((key, context))
+        known = self._stopped.get((key, context))
         if known is not MISSING:
             return known  # type: ignore[return-value]
         cycles = self._cycles
-        if isinstance(statement, ast.Raise):
+        if isinstance(statement, (ast.Raise, ast.Return)):
             found = self.condition_in(statement, scope, context) is PathCondition.DEFAULT
         elif isinstance(statement, (ast.If, *WITHS, *LOOPS)):
             blocks = [statement.body, getattr(statement, "orelse", [])]
-            found = any(self._raises(s, scope, context) for block in blocks for s in block)
+            found = any(self._stops(s, scope, context) for block in blocks for s in block)
         else:
             found = False  # a ``try`` with handlers may catch it
-        self._raised.keep((key, context), found, cycles == self._cycles)
+        self._stopped.keep((key, context), found, cycles == self._cycles)
         return found
 
     def _branches(

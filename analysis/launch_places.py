@@ -4,7 +4,7 @@ Each statement's block, its place in it and the block's owner; an expression's s
 found by its position (a walk of every expression cost more than the questions it served);
 a name's calls, found in the text (``name(``) and then in the statements on those lines;
 what each statement binds or changes in place; which functions declare a name ``global``;
-where a block may raise. Indexed once per file, statements only.
+where a block may raise or return. Indexed once per file, statements only.
 
 Past 400 lines (412) and left whole: the index and the syntax helpers below it (which
 statements a statement holds, what it binds) are one concept — a split would put the
@@ -78,9 +78,9 @@ class Places:
         self._calls: dict[str, list[tuple[ast.Call, ast.stmt]]] = {}
         self._line_starts: list[int] = []
         self._bound: dict[int, frozenset[str]] = {}
-        self._raising: dict[int, list[int]] = {}  # block id -> where a raise may be
+        self._stopping: dict[int, list[int]] = {}  # block id -> where a raise or return may be
         self._globals: dict[str, set[int]] | None = None  # name -> functions declaring it
-        self._may_raise: dict[int, bool] = {}
+        self._may_stop: dict[int, bool] = {}
         self._parameters: dict[int, Parameters] = {}
         # block id -> name -> where in the block a statement binds or changes it
         self._binding_indices: dict[int, dict[str, list[int]]] = {}
@@ -105,11 +105,12 @@ class Places:
             known = self._parameters[id(function)] = Parameters.of(function.args)
         return known
 
-    def may_raise(self, statement: ast.stmt) -> bool:
-        """Whether a ``raise`` stands in ``statement``'s blocks (:func:`_may_raise`)."""
-        known = self._may_raise.get(id(statement))
+    def may_stop(self, statement: ast.stmt) -> bool:
+        """Whether a ``raise`` or ``return`` stands in ``statement``'s blocks
+        (:func:`_may_stop`)."""
+        known = self._may_stop.get(id(statement))
         if known is None:
-            known = self._may_raise[id(statement)] = _may_raise(statement)
+            known = self._may_stop[id(statement)] = _may_stop(statement)
         return known
 
     def _index(self) -> None:
@@ -206,6 +207,21 @@ class Places:
             place = self.places.get(id(owner)) if owner is not None else None
         return None
 
+    def leaves_code_behind(self, statement: ast.stmt) -> bool:
+        """Whether statements of ``statement``'s function (or module) come after it, up to
+        a ``try`` with handlers: what a ``raise`` or ``return`` there leaves unsure."""
+        place = self.places.get(id(statement))
+        while place is not None:
+            block, index, owner = place
+            if index < len(block) - 1:
+                return True
+            if owner is None or isinstance(owner, (*FUNCTIONS, ast.ClassDef)):
+                return False
+            if isinstance(owner, ast.Try) and owner.handlers:
+                return False
+            place = self.places.get(id(owner))
+        return False
+
     def inside(self, statement: ast.AST, ancestor: ast.AST) -> bool:
         current: ast.AST | None = statement
         while current is not None:
@@ -273,12 +289,13 @@ class Places:
             self._line_starts = [0, *(m.end() for m in re.finditer("\n", self.analyzer.source))]
         return self._line_starts
 
-    def raising_in(self, block: list[ast.stmt]) -> list[int]:
-        """Where in ``block`` a statement may raise (:func:`_may_raise`), once per block."""
-        known = self._raising.get(id(block))
+    def stopping_in(self, block: list[ast.stmt]) -> list[int]:
+        """Where in ``block`` a statement may leave the function (:func:`_may_stop`), once
+        per block."""
+        known = self._stopping.get(id(block))
         if known is None:
-            known = self._raising[id(block)] = [
-                i for i, statement in enumerate(block) if _may_raise(statement)
+            known = self._stopping[id(block)] = [
+                i for i, statement in enumerate(block) if _may_stop(statement)
             ]
         return known
 
@@ -400,15 +417,17 @@ def _called_at(source: str, name: str) -> Iterator[int]:
         start = source.find(name, end)
 
 
-def _may_raise(statement: ast.stmt) -> bool:
-    """A ``raise`` in ``statement``'s blocks that no ``try`` with handlers catches."""
-    if isinstance(statement, ast.Raise):
+def _may_stop(statement: ast.stmt) -> bool:
+    """A ``raise`` or ``return`` in ``statement``'s blocks that no ``try`` with handlers
+    stands around (a handler may catch the raise; a ``return`` there is let be alike, as
+    the forward launch does)."""
+    if isinstance(statement, (ast.Raise, ast.Return)):
         return True
     if isinstance(statement, ast.Try) and statement.handlers:
         return False
     if isinstance(statement, (ast.If, *WITHS, *LOOPS)):
         blocks = [statement.body, getattr(statement, "orelse", [])]
-        return any(_may_raise(s) for block in blocks for s in block)
+        return any(_may_stop(s) for block in blocks for s in block)
     return False
 
 

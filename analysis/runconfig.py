@@ -74,6 +74,17 @@ def _call_name(call: ast.Call, imports: ImportTable, values: Values | None = Non
     return call.func.attr if isinstance(call.func, ast.Attribute) else ""
 
 
+def _stop_note(stop: ast.Raise | ast.Return, values: Values, path: str) -> str:
+    """What a ``raise`` / early ``return`` on a plain launch's path means for the read."""
+    function = values.paths.enclosing_function(stop)
+    where = f"`{function.name}`" if function is not None else "the script"
+    verb = "raises" if isinstance(stop, ast.Raise) else f"returns from {where}"
+    return (
+        f"{path}:{stop.lineno}: a plain launch {verb} here, so the rest of {where} runs only "
+        "with flags the defaults leave unset: what is read there is not high confidence"
+    )
+
+
 def read_source(
     source: str,
     path: str = "<script>",
@@ -121,6 +132,8 @@ def read_source(
         reader.cap = "low" if _EVAL_NAME.search(target) else state.confidence_cap
         reader.call(node, _call_name(node, reader.imports, values))
     reader.cap = "high"
+    for stop in values.paths.early_stops():
+        notes.append(_stop_note(stop, values, path))
     reader.conventions(values)
     if "model" in reader.fields and registered_model_call(tree, path, values, reader):
         del reader.fields["model"]  # ``create_model(args.arch)`` builds a project class

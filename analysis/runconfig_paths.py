@@ -142,6 +142,20 @@ class PathConditions:
         condition = self.demand.condition(statement)
         return (condition or PathCondition.UNSURE).worst(arms)
 
+    def early_stops(self) -> list[ast.Raise | ast.Return]:
+        """The ``raise`` and ``return`` statements a plain launch reaches with code of their
+        function still to come (``if not (args.checkpoint_dir or args.resume): return``):
+        past them the job runs only with flags the defaults leave unset, which the reader
+        says in a note. In line order."""
+        places = self.demand.places
+        found = [
+            statement
+            for statement in (*self.of_type(ast.Raise), *self.of_type(ast.Return))
+            if places.leaves_code_behind(statement)
+            and self.state(statement) is PathCondition.DEFAULT
+        ]
+        return sorted(found, key=lambda s: (s.lineno, s.col_offset))
+
     def _arm(self, choice: ast.IfExp, in_body: bool) -> PathCondition:
         """An arm of ``a if test else b``: the engine's fact of the test decides it."""
         fact = self.demand.constant(choice.test)

@@ -132,6 +132,62 @@ SAMPLES = {
         3,
         MULTI_GPU,
     ),
+    "an early return a plain launch reaches leaves the rest of its function unsure": (
+        """
+        def train(checkpoint_dir=None, resume_from=None, batch_size=8):
+            if checkpoint_dir is None and resume_from is None:
+                print("give --checkpoint_dir or --resume_from")
+                return
+            probe(batch_size)
+
+        if __name__ == "__main__":
+            train()
+        """,
+        8,
+        UNSURE,
+    ),
+    "a return on a branch the defaults skip changes nothing": (
+        """
+        def train(dry_run=False, batch_size=8):
+            if dry_run:
+                return
+            probe(batch_size)
+
+        if __name__ == "__main__":
+            train()
+        """,
+        8,
+        DEFAULT,
+    ),
+    "an 'or' a known operand makes true takes its branch, whatever the other holds": (
+        """
+        import argparse, os
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--weights", default="yolov5s-cls.pt")
+        args = parser.parse_args()
+        if os.path.isfile(args.weights) or args.weights.endswith(".pt"):
+            source = "checkpoint"
+        else:
+            source = "hub"
+        probe(source)
+        """,
+        "checkpoint",
+        DEFAULT,
+    ),
+    "an 'and' a known operand makes false skips its branch": (
+        """
+        import argparse, random
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--fp16", action="store_true")
+        args = parser.parse_args()
+        use_amp = False
+        if random.random() > 0.5 and args.fp16:
+            use_amp = True
+        probe(use_amp)
+        """,
+        False,
+        DEFAULT,
+    ),
 }
 
 

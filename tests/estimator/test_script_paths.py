@@ -458,10 +458,17 @@ def test_past_a_raise_a_plain_launch_reaches_nothing_is_read_with_high_confidenc
     """Found on a LoftQ fine-tune: without flags the script raises before it builds the
     model, yet 'trained from scratch' was read with high confidence from the branch the
     missing flag would have skipped. Past that raise the defaults describe no launch."""
-    config, values, _ = _read(NEEDS_A_MODEL_FLAG)
+    config, values, notes = _read(NEEDS_A_MODEL_FLAG)
     assert values["pretrained"] is False and values["optimizer"] == "adamw"
     assert all(field.confidence != "high" for _, field in config.fields()), config
     assert config.pretrained.confidence == "medium"
+    line = NEEDS_A_MODEL_FLAG.splitlines().index(
+        '    raise ValueError("give --tokenizer_name or --model_name_or_path")'
+    )
+    assert [n for n in notes if "plain launch raises" in n] == [
+        f"train.py:{line + 1}: a plain launch raises here, so the rest of the script runs only "
+        "with flags the defaults leave unset: what is read there is not high confidence"
+    ]
 
 
 def test_a_raise_on_a_branch_a_plain_launch_skips_changes_nothing():
@@ -469,8 +476,46 @@ def test_a_raise_on_a_branch_a_plain_launch_skips_changes_nothing():
         '    raise ValueError("give --tokenizer_name or --model_name_or_path")',
         '    tokenizer = load("gpt2")',
     )
-    config, _, _ = _read(source)
+    config, _, notes = _read(source)
     assert config.optimizer.confidence == "high"  # the debug branch's raise is not taken
+    assert not [n for n in notes if "a plain launch" in n]
+
+
+NEEDS_A_CHECKPOINT_DIR = """
+import fire, torch
+from transformers import RobertaConfig, RobertaForMaskedLM
+
+
+def train(checkpoint_dir: str = None, load_checkpoint_dir: str = None, h_dim: int = 256):
+    if checkpoint_dir is None and load_checkpoint_dir is None:
+        print("Need to specify one of checkpoint_dir or load_checkpoint_dir")
+        return
+    model = RobertaForMaskedLM(RobertaConfig(hidden_size=h_dim))
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+    for step in range(10):
+        optimizer.step()
+    return checkpoint_dir
+
+
+if __name__ == "__main__":
+    fire.Fire(train)
+"""
+
+
+def test_past_an_early_return_a_plain_launch_reaches_nothing_is_high_and_a_note_says_why():
+    """Found on DeepSpeed's HelloDeepSpeed BERT: without flags ``train`` logs an error and
+    returns before it builds anything, so what follows is the job of a launch with flags
+    the defaults do not describe — as after a raise. The final ``return`` is no stop."""
+    config, values, notes = _read(NEEDS_A_CHECKPOINT_DIR)
+    assert values["optimizer"] == "adam" and config.optimizer.confidence != "high"
+    assert [n for n in notes if "a plain launch" in n] == [
+        "train.py:9: a plain launch returns from `train` here, so the rest of `train` runs "
+        "only with flags the defaults leave unset: what is read there is not high confidence"
+    ]
+    given = NEEDS_A_CHECKPOINT_DIR.replace("(checkpoint_dir: str = None", '(checkpoint_dir="out"')
+    config, _, notes = _read(given)
+    assert config.optimizer.confidence == "high"
+    assert not [n for n in notes if "a plain launch" in n]
 
 
 TYPER_QLORA = """

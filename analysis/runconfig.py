@@ -77,11 +77,13 @@ def _call_name(call: ast.Call, imports: ImportTable, values: Values | None = Non
 def _stop_note(stop: ast.Raise | ast.Return, values: Values, path: str) -> str:
     """What a ``raise`` / early ``return`` on a plain launch's path means for the read."""
     function = values.paths.enclosing_function(stop)
-    where = f"`{function.name}`" if function is not None else "the script"
-    verb = "raises" if isinstance(stop, ast.Raise) else f"returns from {where}"
+    if isinstance(stop, ast.Raise) or function is None:  # the launch ends there
+        stops = "raises here, so what follows"
+    else:
+        stops = f"returns from `{function.name}` here, so the rest of `{function.name}`"
     return (
-        f"{path}:{stop.lineno}: a plain launch {verb} here, so the rest of {where} runs only "
-        "with flags the defaults leave unset: what is read there is not high confidence"
+        f"{path}:{stop.lineno}: a plain launch {stops} runs only with flags the defaults "
+        "leave unset: what is read there is not high confidence"
     )
 
 

@@ -466,8 +466,8 @@ def test_past_a_raise_a_plain_launch_reaches_nothing_is_read_with_high_confidenc
         '    raise ValueError("give --tokenizer_name or --model_name_or_path")'
     )
     assert [n for n in notes if "plain launch raises" in n] == [
-        f"train.py:{line + 1}: a plain launch raises here, so the rest of the script runs only "
-        "with flags the defaults leave unset: what is read there is not high confidence"
+        f"train.py:{line + 1}: a plain launch raises here, so what follows runs only with "
+        "flags the defaults leave unset: what is read there is not high confidence"
     ]
 
 

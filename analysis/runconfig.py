@@ -110,18 +110,18 @@ def read_source(
         ImportTable(tree), values, os.path.basename(path) if path.startswith("<") else path
     )
     calls = list(values.paths.of_type(ast.Call))
-    for node in values.paths.of_type(ast.Subscript):
+    for subscript in values.paths.of_type(ast.Subscript):
         if (
-            (dotted(node.value) or "").endswith("environ")
-            and isinstance(node.slice, ast.Constant)
-            and node.slice.value == "WORLD_SIZE"
+            (dotted(subscript.value) or "").endswith("environ")
+            and isinstance(subscript.slice, ast.Constant)
+            and subscript.slice.value == "WORLD_SIZE"
         ):
-            if values.paths.state(node).runs:  # os.environ["WORLD_SIZE"] on the default path
-                reader.signals.setdefault("world-size-env", node.lineno)
+            if values.paths.state(subscript).runs:  # os.environ["WORLD_SIZE"] on the default path
+                reader.signals.setdefault("world-size-env", subscript.lineno)
             else:
-                reader.skipped.append((node, values.paths.state(node)))
+                reader.skipped.append((subscript, values.paths.state(subscript)))
         else:
-            model_by_name(node, values, reader)
+            model_by_name(subscript, values, reader)
     calls.sort(key=lambda c: (c.lineno, c.col_offset))
     for node in calls:
         state = values.paths.state(node)

@@ -90,6 +90,7 @@ class Values(LaunchValues):
         self.tree = tree
         self.paths = PathConditions(tree, self)  # indexes parents only; asks back lazily
         fired = _fired(self.paths)
+        node: ast.AST
         for node in self.paths.of_type(*_DECLARING):
             if isinstance(node, ast.Assign):
                 self.assignment(node)
@@ -136,10 +137,10 @@ class Values(LaunchValues):
         """Flags declared elsewhere: ``add_dict_to_argparser(parser, defaults)`` with a dict
         the script builds, and ``parse_args`` / ``get_args`` imported from a file of the same
         folder (its ``add_argument`` defaults, read as data)."""
-        for node in self.paths.of_type(ast.Call):
-            name = (dotted(node.func) or "").rsplit(".", 1)[-1]
-            if "argparser" in name.lower() and len(node.args) >= 2:
-                self._declared.append(("**", node.args[1], node.lineno))
+        for call in self.paths.of_type(ast.Call):
+            name = (dotted(call.func) or "").rsplit(".", 1)[-1]
+            if "argparser" in name.lower() and len(call.args) >= 2:
+                self._declared.append(("**", call.args[1], call.lineno))
         if self.path.startswith("<"):
             return
         from .workspace import WORKSPACE, resolve_module  # the project's modules, by import

@@ -67,7 +67,7 @@ class PathConditions:
                 elif isinstance(child, ast.AST) and not isinstance(child, _SKIPPED):
                     parents[id(child)] = node
                     nodes.append(child)
-            if kind is ast.Call:
+            if isinstance(node, ast.Call):
                 func = node.func
                 name = (
                     func.id
@@ -148,9 +148,10 @@ class PathConditions:
         past them the job runs only with flags the defaults leave unset, which the reader
         says in a note. In line order."""
         places = self.demand.places
+        stops: list[ast.Raise | ast.Return] = [*self.of_type(ast.Raise), *self.of_type(ast.Return)]
         found = [
             statement
-            for statement in (*self.of_type(ast.Raise), *self.of_type(ast.Return))
+            for statement in stops
             if places.leaves_code_behind(statement)
             and self.state(statement) is PathCondition.DEFAULT
         ]

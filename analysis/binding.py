@@ -8,6 +8,7 @@ suggests (low confidence, :mod:`torchward.analysis.fallback`).
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 from . import catalog
 from .fallback import kind_from_name
@@ -31,6 +32,27 @@ def parameter_defaults(spec: ast.arguments) -> list[tuple[ast.arg, ast.expr]]:
         *zip(positional[len(positional) - len(spec.defaults) :], spec.defaults),
         *((p, d) for p, d in zip(spec.kwonlyargs, spec.kw_defaults) if d is not None),
     ]
+
+
+@dataclass(frozen=True)
+class Parameters:
+    """A function's parameters by name: in order, the positional ones, the ``*args`` /
+    ``**kwargs`` names, and the defaults."""
+
+    names: tuple[str, ...]  # every named parameter, in order (keyword-only ones last)
+    positional: tuple[str, ...]
+    variadic: frozenset[str]
+    defaults: dict[str, ast.expr]
+
+    @classmethod
+    def of(cls, spec: ast.arguments) -> Parameters:
+        positional = tuple(p.arg for p in (*spec.posonlyargs, *spec.args))
+        return cls(
+            names=(*positional, *(p.arg for p in spec.kwonlyargs)),
+            positional=positional,
+            variadic=frozenset(v.arg for v in (spec.vararg, spec.kwarg) if v is not None),
+            defaults={p.arg: d for p, d in parameter_defaults(spec)},
+        )
 
 
 def bind_parameters(

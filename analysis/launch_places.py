@@ -3,10 +3,11 @@
 Each statement's block, its place in it and the block's owner; an expression's statement,
 found by its position (a walk of every expression cost more than the questions it served);
 a name's calls, found in the text (``name(``) and then in the statements on those lines;
-what each statement binds or changes in place; which functions declare a name ``global``;
-where a block may raise or return. Indexed once per file, statements only.
+what each statement binds or changes in place; a function's parameters, read once; which
+functions declare a name ``global``; where a block may raise or return. Indexed once per
+file, statements only.
 
-Past 400 lines (412) and left whole: the index and the syntax helpers below it (which
+Past 400 lines (454) and left whole: the index and the syntax helpers below it (which
 statements a statement holds, what it binds) are one concept — a split would put the
 helpers in a module with nothing else to use them.
 """
@@ -17,10 +18,9 @@ import ast
 import bisect
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .binding import parameter_defaults
+from .binding import Parameters
 from .launch_bindings import _MUTATING
 from .names import dotted
 
@@ -32,7 +32,6 @@ __all__ = [
     "FUNCTIONS",
     "LOOPS",
     "WITHS",
-    "Parameters",
     "Places",
     "header_names",
     "own_statements",
@@ -43,27 +42,6 @@ LOOPS = (ast.For, ast.AsyncFor, ast.While)
 WITHS = (ast.With, ast.AsyncWith)
 _GLOBAL = re.compile(r"\bglobal\s")
 _NONE: list[int] = []  # no statement of a block binds the name (shared: never changed)
-
-
-@dataclass(frozen=True)
-class Parameters:
-    """A function's parameters by name: in order, the positional ones, the ``*args`` /
-    ``**kwargs`` names, and the defaults."""
-
-    names: tuple[str, ...]  # every named parameter, in order (keyword-only ones last)
-    positional: tuple[str, ...]
-    variadic: frozenset[str]
-    defaults: dict[str, ast.expr]
-
-    @classmethod
-    def of(cls, spec: ast.arguments) -> Parameters:
-        positional = tuple(p.arg for p in (*spec.posonlyargs, *spec.args))
-        return cls(
-            names=(*positional, *(p.arg for p in spec.kwonlyargs)),
-            positional=positional,
-            variadic=frozenset(v.arg for v in (spec.vararg, spec.kwarg) if v is not None),
-            defaults={p.arg: d for p, d in parameter_defaults(spec)},
-        )
 
 
 class Places:

@@ -26,6 +26,7 @@ from torchward.estimator import dependencies
 from .binding import field_default, parameter_defaults
 from .constants import UNDECIDED, as_constant
 from .launch_arguments import Namespace
+from .launch_places import FUNCTIONS
 from .names import dotted
 from .runconfig_includes import exec_target, include
 from .runconfig_paths import PathConditions
@@ -359,16 +360,7 @@ def _typer_default(default: ast.expr) -> ast.expr:
 #: statements that bind names without an assignment's ``=`` (:meth:`Values._rebound`)
 _REBINDING = (ast.AugAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)
 # the nodes that declare something (the walk in :class:`Values` reads only these)
-_DECLARING = (
-    ast.Assign,
-    ast.Expr,
-    ast.AnnAssign,
-    *_REBINDING,
-    ast.FunctionDef,
-    ast.AsyncFunctionDef,
-    ast.ClassDef,
-    ast.Call,
-)
+_DECLARING = (ast.Assign, ast.AnnAssign, ast.Expr, ast.Call, ast.ClassDef, *FUNCTIONS, *_REBINDING)
 
 
 def _is_entry_point(function: ast.FunctionDef | ast.AsyncFunctionDef, fired: set[str]) -> bool:

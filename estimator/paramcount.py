@@ -46,6 +46,7 @@ _BASE = dict(
     lm_head_bias=False,
     embed_norm=False,
     positions=0,
+    final_norm=True,
 )
 _CONVENTIONS: dict[str, dict[str, Any]] = {
     "llama": {},
@@ -116,6 +117,14 @@ def decoder_shape(model_type: str, cfg: Config) -> dict[str, Any]:
     if model_type in ("gpt2", "opt"):
         offset = 2 if model_type == "opt" else 0  # OPT's learned positions start at 2
         s["positions"] = _first(cfg, "n_positions", "max_position_embeddings") + offset
+    if model_type == "opt":
+        # OPT-350m embeds tokens at 512 and projects in and out of its 1024 hidden size
+        # (``project_in`` / ``project_out``, no bias); post-LN checkpoints
+        # (``do_layer_norm_before: false``) have no final layer norm
+        s["embed"] = _first(cfg, "word_embed_proj_dim", default=h)
+        s["final_norm"] = bool(cfg.get("do_layer_norm_before", True)) and not cfg.get(
+            "_remove_final_layer_norm", False
+        )
     if model_type == "falcon":
         if cfg.get("new_decoder_architecture"):
             s["norms"] = 2  # ln_attn and ln_mlp
@@ -213,14 +222,18 @@ def decoder_params(model_type: str, cfg: Config, *, active: bool = False) -> int
     """Total parameters (``active=True``: those one token uses, for MoE models)."""
     s = decoder_shape(model_type, cfg)
     h, vocab = s["hidden"], s["vocab"]
-    n = vocab * h + s["positions"] * h
+    embed = s.get("embed", h)  # the token embeddings' width (OPT may project it)
+    n = vocab * embed + s["positions"] * h
+    if embed != h:
+        n += 2 * embed * h  # project_in and project_out
     if not s["tied"]:
-        n += vocab * h
+        n += vocab * embed
     if s["lm_head_bias"]:
         n += vocab
     if s["embed_norm"]:
         n += 2 * h
-    n += s["norm"] * h  # final norm
+    if s["final_norm"]:
+        n += s["norm"] * h
     return n + sum(_layer(s, i, active=active) for i in range(s["layers"]))
 
 

@@ -129,6 +129,17 @@ def test_shared_calibration_counts_are_all_reproduced_exactly():
         assert lookup_model(name).params == count
 
 
+def test_opt_350m_embeds_at_512_and_has_no_final_layer_norm():
+    """OPT-350m, unlike its siblings, embeds tokens at 512 and projects them in and out of
+    its 1024 hidden size (no bias), and is post-LN without a final layer norm. Counted by
+    hand from transformers' module tree: embeddings 50272 x 512, positions 2050 x 1024,
+    project_in and project_out 2 x 512 x 1024, and 24 layers of four attention projections
+    with bias 4 x (1024^2 + 1024), fc1 and fc2 with bias (1024 x 4096 + 4096) + (4096 x
+    1024 + 1024) and two LayerNorms 2 x 2 x 1024: 331,196,416."""
+    assert lookup_model("facebook/opt-350m").params == 331_196_416
+    assert lookup_model("opt-125m").params == 125_239_296  # same widths: no projection
+
+
 @pytest.mark.parametrize(
     "name, total, active",
     [

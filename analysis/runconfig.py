@@ -54,24 +54,36 @@ def _assigned_name(node: ast.AST, values: Values) -> str:
     return ""
 
 
-def _call_name(call: ast.Call, imports: ImportTable, values: Values | None = None) -> str:
+def _call_name(
+    call: ast.Call, imports: ImportTable, values: Values, chosen: dict[str, str | None]
+) -> str:
     """Qualified name, else dotted path, else the method name of a call on a call's result.
 
     A class chosen into a variable first (``optimizer_class = torch.optim.AdamW`` on the
-    default branch, then ``optimizer_class(params)``) is called by that class's name."""
+    default branch, then ``optimizer_class(params)``) is called by that class's name
+    (``chosen``: each variable's, looked up once — per call it was quadratic in a script
+    that assigns ``model`` in every block)."""
     name = qualified_name(call.func, imports) or dotted(call.func)
-    if isinstance(call.func, ast.Name) and values is not None and name == call.func.id:
-        for value, stmt in reversed(values.assignments.get(call.func.id, [])):
-            if (
-                isinstance(value, (ast.Attribute, ast.Name))
-                and values.paths.state(stmt) == "default"
-            ):
-                chosen = qualified_name(value, imports) or dotted(value)
-                if chosen:
-                    return chosen
+    if isinstance(call.func, ast.Name) and name == call.func.id:
+        if name not in chosen:
+            chosen[name] = _chosen_class(name, imports, values)
+        found = chosen[name]
+        if found:
+            return found
     if name:
         return name
     return call.func.attr if isinstance(call.func, ast.Attribute) else ""
+
+
+def _chosen_class(variable: str, imports: ImportTable, values: Values) -> str | None:
+    """The class the last assignment of a class (not a call) to ``variable`` on the
+    default path names, if any."""
+    for value, stmt in reversed(values.assignments.get(variable, [])):
+        if isinstance(value, (ast.Attribute, ast.Name)) and values.paths.state(stmt) == "default":
+            found = qualified_name(value, imports) or dotted(value)
+            if found:
+                return found
+    return None
 
 
 def _stop_note(stop: ast.Raise | ast.Return, values: Values, path: str) -> str:
@@ -123,6 +135,7 @@ def read_source(
         else:
             model_by_name(subscript, values, reader)
     calls.sort(key=lambda c: (c.lineno, c.col_offset))
+    chosen: dict[str, str | None] = {}  # a variable -> the class chosen into it
     for node in calls:
         state = values.paths.state(node)
         if not state.runs:
@@ -132,7 +145,7 @@ def read_source(
         reader.target = target
         reader.path_cap = state.confidence_cap
         reader.cap = "low" if _EVAL_NAME.search(target) else state.confidence_cap
-        reader.call(node, _call_name(node, reader.imports, values))
+        reader.call(node, _call_name(node, reader.imports, values, chosen))
     reader.cap = "high"
     for stop in values.paths.early_stops():
         notes.append(_stop_note(stop, values, path))

@@ -332,3 +332,30 @@ def test_a_periodic_gate_in_a_loop_opens_during_a_launch():
     tree, _, statement = _question(other)
     demand = DemandLaunch(FileAnalyzer(tree, other, "sample.py", launch=LaunchInputs()))
     assert demand.condition(statement) is PathCondition.UNSURE
+
+
+def test_a_large_source_finds_call_sites_through_its_index_as_a_small_one_does():
+    """Past some 200 KB the call sites of a name come from one indexed pass over the text,
+    not a search per name (a 50,000-line script spent a second in the searches): the
+    parameters' values must not change with the route."""
+    body = textwrap.dedent(
+        """
+        def train(batch_size, lr):
+            probe(batch_size)
+
+        def evaluate(model):
+            model.eval()
+
+        if __name__ == "__main__":
+            train (32, lr=1e-3)
+            evaluate(None)
+        """
+    )
+    for padding in ("", "# a long comment line, as a generated file has many of them\n" * 4000):
+        source = padding + body
+        tree, node, statement = _question(source)
+        demand = DemandLaunch(FileAnalyzer(tree, source, "sample.py", launch=LaunchInputs()))
+        assert len(source) > 200_000 or not padding
+        fact = demand.constant(node)
+        assert fact is not None and fact.value == 32, padding[:10]
+        assert demand.condition(statement) is DEFAULT

@@ -7,7 +7,7 @@ what each statement binds or changes in place; a function's parameters, read onc
 functions declare a name ``global``; where a block may raise or return. Indexed once per
 file, statements only.
 
-Past 400 lines (473) and left whole: the index and the syntax helpers below it (which
+Past 400 lines (474) and left whole: the index and the syntax helpers below it (which
 statements a statement holds, what it binds) are one concept — a split would put the
 helpers in a module with nothing else to use them.
 """

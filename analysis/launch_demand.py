@@ -51,7 +51,16 @@ from .events import Trace
 from .interpreter import FunctionRun
 from .launch_demand_conditions import ConditionsMixin
 from .launch_demand_entry import EntryMixin
-from .launch_demand_memo import MAX_CONTEXT, MISSING, STEPS, Context, Cycle, Memo, depth
+from .launch_demand_memo import (
+    MAX_CONTEXT,
+    MISSING,
+    STEPS,
+    CallSite,
+    Context,
+    Cycle,
+    Memo,
+    depth,
+)
 from .launch_demand_names import NamesMixin
 from .launch_places import Places, own_statements
 from .names import dotted
@@ -117,7 +126,8 @@ class DemandRun(FunctionRun):
         info = self.analyzer.index.top_functions.get(node.func.id)
         if info is None:
             return found
-        fact = self.demand.returned(info, (node, self.statement, self.context, self.scope))
+        site = CallSite(node, self.statement, self.context, self.scope)
+        fact = self.demand.returned(info, site)
         return (fact.value, fact.condition) if fact is not None else found
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from .conditions import PathCondition
 from .constants import UNDECIDED, ConstantFact, is_items, join_constants
-from .launch_demand_memo import MAX_CONTEXT, Context, Cycle, depth
+from .launch_demand_memo import MAX_CONTEXT, CallSite, Context, Cycle, depth
 from .names import dotted
 
 if TYPE_CHECKING:
@@ -70,9 +70,9 @@ class EntryMixin:
                 return found
         outermost = None
         while context is not None:
-            outermost, context = context, context[2]
-        if outermost is not None and outermost[3] is None:
-            return self.value_before(name, outermost[1], None, None)
+            outermost, context = context, context.outer
+        if outermost is not None and outermost.caller is None:
+            return self.value_before(name, outermost.statement, None, None)
         body = self.tree.body
         return self._guarded(
             ("module", name), lambda: self._scan(name, body, len(body), lambda: None, None, None)
@@ -94,7 +94,7 @@ class EntryMixin:
             return None
         found: ConstantFact | None = None
         for call, statement, caller in self.call_sites(scope):
-            site = (call, statement, None, caller)
+            site = CallSite(call, statement, None, caller)
             if caller is None or depth(site) > MAX_CONTEXT:
                 continue
             try:
@@ -114,7 +114,7 @@ class EntryMixin:
         found: ConstantFact | None = None
         sites = list(self.call_sites(scope))
         for call, statement, caller in sites:
-            inner = (call, statement, None, caller)
+            inner = CallSite(call, statement, None, caller)
             if depth(inner) > MAX_CONTEXT:
                 continue
             try:
@@ -129,7 +129,7 @@ class EntryMixin:
         """What the call ``context`` names passes as ``name`` (its default when nothing)."""
         function = scope.node
         entry = self.entry_condition(scope, context)
-        if context is not None and spawned(context[0], function.name):
+        if context is not None and spawned(context.call, function.name):
             call, statement, outer, caller = context
             return self._spawned_argument(name, function, context, entry)
         if context is not None:
@@ -171,7 +171,7 @@ class EntryMixin:
         self,
         name: str,
         function: ast.FunctionDef | ast.AsyncFunctionDef,
-        context: tuple,
+        context: CallSite,
         entry: PathCondition,
     ) -> ConstantFact:
         """A worker ``mp.spawn(worker, args=(a, b))`` starts: ``worker(0, a, b)`` on a plain

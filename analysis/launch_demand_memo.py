@@ -5,17 +5,39 @@ re-enters itself raises, and a fallback computed at most once."""
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Hashable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from .constants import ConstantFact
+    from .semantic import FunctionInfo
 
-__all__ = ["MAX_CONTEXT", "MISSING", "STEPS", "Context", "Cycle", "Memo", "depth", "once"]
+__all__ = [
+    "MAX_CONTEXT",
+    "MISSING",
+    "STEPS",
+    "CallSite",
+    "Context",
+    "Cycle",
+    "Memo",
+    "depth",
+    "once",
+]
 
-#: the call a function's body is asked about for (None: every call site, joined), and the
-#: context that call itself stands in
-Context = tuple | None
+
+class CallSite(NamedTuple):
+    """The call a function's body is asked about for, where it stands, and the context that
+    call itself is asked in (a key of the memo: hashed and compared as a tuple)."""
+
+    call: ast.Call
+    statement: ast.AST  # the statement holding the call
+    outer: CallSite | None
+    caller: FunctionInfo | None  # the function holding the call (None: the module's code)
+
+
+#: a question's call site (None: every call site of the function, joined)
+Context = CallSite | None
 MAX_CONTEXT = 4  # calls deep; a deeper question joins every call site instead
 STEPS = 4000  # bindings and folds one question may visit before it answers undecided
 MISSING = object()
@@ -51,7 +73,7 @@ def depth(context: Context) -> int:
     """How many calls deep ``context`` is."""
     found = 0
     while context is not None:
-        found, context = found + 1, context[2]
+        found, context = found + 1, context.outer
     return found
 
 

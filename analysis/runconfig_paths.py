@@ -143,19 +143,77 @@ class PathConditions:
         return (condition or PathCondition.UNSURE).worst(arms)
 
     def early_stops(self) -> list[ast.Raise | ast.Return]:
-        """The ``raise`` and ``return`` statements a plain launch reaches with code of their
-        function still to come (``if not (args.checkpoint_dir or args.resume): return``):
-        past them the job runs only with flags the defaults leave unset, which the reader
-        says in a note. In line order."""
+        """Where a plain launch gives up with code of the job still to come: a ``raise``,
+        or a bare ``return`` in the function the module itself launches (``if
+        checkpoint_dir is None and load_checkpoint_dir is None: return`` in the ``train``
+        that ``fire.Fire(train)`` runs). Past them the job runs only with flags the
+        defaults leave unset, which the reader says in a note. A helper returning early
+        (``if torch.cuda.is_available(): return torch.device("cuda")``) is its control
+        flow, not the launch giving up: not noted, though the engine reads what follows
+        as unsure all the same. In line order."""
         places = self.demand.places
         stops: list[ast.Raise | ast.Return] = [*self.of_type(ast.Raise), *self.of_type(ast.Return)]
         found = [
             statement
             for statement in stops
-            if places.leaves_code_behind(statement)
+            if (isinstance(statement, ast.Raise) or self._gives_up(statement))
+            and self._gated_by_flags(statement)
+            and places.leaves_code_behind(statement)
             and self.state(statement) is PathCondition.DEFAULT
         ]
         return sorted(found, key=lambda s: (s.lineno, s.col_offset))
+
+    def _gated_by_flags(self, stop: ast.stmt) -> bool:
+        """Whether the ``if`` around ``stop`` tests only the launch's flags: parameters of
+        its function, names bound to ``parse_args()``. A test on what the script computes
+        (``if not check_if_running("ollama")``, ``if vram["total"] == 0``) the engine
+        decides from the default path's values only, a guess too weak to tell the user
+        that the launch gives up."""
+        gate = self.parent(stop)
+        while gate is not None and not isinstance(gate, ast.If):
+            if isinstance(gate, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+                return False  # no test gates it: always reached, not a matter of flags
+            gate = self.parent(gate)
+        if gate is None:
+            return False
+        function = self.enclosing_function(stop)
+        parameters = (
+            {a.arg for a in (*function.args.posonlyargs, *function.args.args)}
+            | {a.arg for a in function.args.kwonlyargs}
+            if function is not None
+            else set()
+        )
+        names = [n.id for n in ast.walk(gate.test) if isinstance(n, ast.Name)]
+        return bool(names) and all(
+            n in parameters or self._parsed_flags(n, function) for n in names
+        )
+
+    def _parsed_flags(self, name: str, function: ast.AST | None) -> bool:
+        """``name`` is bound in ``function`` (None: the module's code) only to a parser's
+        result (``args = parser.parse_args()``)."""
+        bound = [
+            (value, statement)
+            for value, statement in self.values.assignments.get(name, [])
+            if self.enclosing_function(statement) is function
+        ]
+        return bool(bound) and all(
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Attribute)
+            and value.func.attr.startswith("parse_")
+            for value, _ in bound
+        )
+
+    def _gives_up(self, stop: ast.Return) -> bool:
+        """A bare ``return`` in a function the module's own code calls or hands over."""
+        if stop.value is not None and not (
+            isinstance(stop.value, ast.Constant) and stop.value.value is None
+        ):
+            return False
+        function = self.enclosing_function(stop)
+        return function is not None and any(
+            self.enclosing_function(call) is None
+            for call in self.calls_by_name.get(function.name, ())
+        )
 
     def _arm(self, choice: ast.IfExp, in_body: bool) -> PathCondition:
         """An arm of ``a if test else b``: the engine's fact of the test decides it."""

@@ -15,7 +15,10 @@ The VRAM estimate is a second stage: it runs after the diagnostics are delivered
 the same worker, only if the version is still current), so reading the run
 configuration — another ``ast`` pass, about 40 ms at 1,000 lines — never delays the
 squiggles, and it waits for :data:`ESTIMATE_QUIET_S` of quiet first: while the user
-types, the next keystroke cancels it instead of competing with the next analysis.
+types, the next keystroke cancels it instead of competing with the next analysis. A
+document whose estimate takes long waits longer (twice its last estimate): once started,
+an estimate cannot be stopped, and on a 50,000-line script (seconds) it would hold a
+worker — and the interpreter's lock the next keystroke's analysis needs — at every pause.
 """
 
 from __future__ import annotations
@@ -160,6 +163,13 @@ def estimate_of(snapshot: Snapshot, estimates: EstimateService) -> GpuEstimate:
             cache.give_back_tree(snapshot.path, *taken)  # type: ignore[union-attr]
 
 
+def _timed_estimate(snapshot: Snapshot, estimates: EstimateService) -> tuple[GpuEstimate, float]:
+    """:func:`estimate_of`, and the seconds it ran on its worker (not its wait for one)."""
+    started = time.perf_counter()
+    estimate = estimate_of(snapshot, estimates)
+    return estimate, time.perf_counter() - started
+
+
 WARM_UP_SOURCE = "import torch\n\nfor x in loader:\n    loss = model(x)\n    loss.backward()\n"
 # a job the estimator sizes: its catalogs (models, GPUs) load here, not at the first hover
 WARM_UP_JOB = (
@@ -241,6 +251,7 @@ class Scheduler:
         self._estimates = estimates
         self._deliver_estimate = deliver_estimate
         self.estimate_quiet_s = ESTIMATE_QUIET_S
+        self._estimate_seconds: dict[str, float] = {}  # each document's last estimate took
         self._tasks: dict[str, asyncio.Task] = {}
         self._analysing: set[str] = set()
         # documents whose inputs changed while they were being analysed with the same text
@@ -273,8 +284,14 @@ class Scheduler:
         self._waiters.setdefault(uri, []).append(future)
         return future
 
+    def quiet_before_estimate(self, uri: str) -> float:
+        """The pause in typing that starts ``uri``'s estimate: :data:`ESTIMATE_QUIET_S`, or
+        twice what its last estimate took when that is longer."""
+        return max(self.estimate_quiet_s, 2 * self._estimate_seconds.get(uri, 0.0))
+
     def forget(self, uri: str) -> None:
         self._inputs_changed.discard(uri)
+        self._estimate_seconds.pop(uri, None)
         task = self._tasks.pop(uri, None)
         if task is not None and uri not in self._analysing:
             task.cancel()
@@ -288,13 +305,14 @@ class Scheduler:
     async def _estimate(self, uri: str, snapshot: Snapshot) -> None:
         if self._estimates is None or self._deliver_estimate is None:
             return
-        await asyncio.sleep(self.estimate_quiet_s)
+        await asyncio.sleep(self.quiet_before_estimate(uri))
         if self._current_key(uri) != snapshot.key:
             return
         loop = asyncio.get_running_loop()
-        estimate = await loop.run_in_executor(
-            self._executor, estimate_of, snapshot, self._estimates
+        estimate, seconds = await loop.run_in_executor(
+            self._executor, _timed_estimate, snapshot, self._estimates
         )
+        self._estimate_seconds[uri] = seconds
         if self._current_key(uri) == snapshot.key:
             self._deliver_estimate(snapshot, estimate)
 

@@ -9,10 +9,11 @@ statement holding the node on a plain launch — its ``if`` / ``while`` tests de
 launch's facts (argparse defaults, module constants, environment variables a plain launch
 does not set; a test naming a distributed set-up is ``multi-gpu``, one the facts cannot
 decide ``unsure``), grad turned off around it, an evaluating function around it
-(``validation``), a ``raise`` a plain launch reaches before it (``unsure``), and the
-conditions of the calls that reach its function. This module only indexes the tree for the
-reader (parents, calls by name, loops) and narrows a statement's condition to an arm of a
-conditional expression.
+(``validation``), a ``raise`` or an early ``return`` a plain launch reaches before it
+(``unsure``), and the conditions of the calls that reach its function. This module only
+indexes the tree for the reader (parents, calls by name, nodes by class), narrows a
+statement's condition to an arm of a conditional expression, and finds where a launch
+without flags gives up, for the reader's note.
 """
 
 from __future__ import annotations

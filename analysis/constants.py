@@ -26,6 +26,7 @@ __all__ = [
     "ConstantFact",
     "Items",
     "apply_folded",
+    "around_the_loop",
     "as_constant",
     "is_items",
     "join_constants",
@@ -79,6 +80,28 @@ class ConstantFact:
 _RANK = {condition: rank for rank, condition in enumerate(PathCondition)}
 
 
+def around_the_loop(entry: ConstantFact, pass_: ConstantFact) -> ConstantFact:
+    """A loop's entry fact as it reaches the join after the loop, beside what one pass
+    leaves (``pass_``).
+
+    A pass that changes the value under a condition worse than the entry's (``running =
+    True`` under ``if process.name() == "ollama":``, which no launch fact decides) leaves
+    the entry's value only where the pass does not change it: the entry holds under the
+    pass's condition, and two different values join to undecided — as an ``if`` joins
+    its arms. Joined as it stood, the entry's better condition won: a process scan folded
+    to "nothing found", and the script was read as raising where it does not."""
+    if _RANK[pass_.condition] > _RANK[entry.condition] and not _same_value(
+        entry.value, pass_.value
+    ):
+        return entry.under(pass_.condition)
+    return entry
+
+
+def _same_value(a: Hashable, b: Hashable) -> bool:
+    """The same Python value (``1`` is not ``1.0``; NaN is never the same)."""
+    return a is b or (type(a) is type(b) and a == b and _not_nan(a))
+
+
 def join_constants(a: ConstantFact | None, b: ConstantFact | None) -> ConstantFact | None:
     """The fact after two paths merge (None: no launch fact, as in a lint run).
 
@@ -95,10 +118,7 @@ def join_constants(a: ConstantFact | None, b: ConstantFact | None) -> ConstantFa
     if rank_a != rank_b:
         return a if rank_a < rank_b else b
     first = a if evidence_order(a.evidence) <= evidence_order(b.evidence) else b
-    same = a.value is b.value or (
-        type(a.value) is type(b.value) and a.value == b.value and _not_nan(a.value)
-    )
-    if same:
+    if _same_value(a.value, b.value):
         return first
     if is_items(a.value) and is_items(b.value):
         # a dict built alike on both paths, a key set on one (``if fp16:

@@ -19,7 +19,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
 from .conditions import PathCondition
-from .constants import UNDECIDED, ConstantFact, is_items, join_constants
+from .constants import UNDECIDED, ConstantFact, around_the_loop, is_items, join_constants
 from .launch_arguments import ArgumentDefaults, declare
 from .launch_bindings import _MUTATING, _with_item
 from .launch_demand_memo import MISSING, Context, once
@@ -136,6 +136,8 @@ class NamesMixin:
                 undecided = self._undecided_at(statement, scope, context)
                 inner = lambda: undecided  # noqa: E731
             body = self._scan(name, statement.body, len(statement.body), inner, scope, context)
+            if entry is not None and body is not None:
+                entry = around_the_loop(entry, body)
             after = join_constants(entry, body)
             return self._scan(
                 name, statement.orelse, len(statement.orelse), lambda: after, scope, context

@@ -12,11 +12,12 @@ import ast
 from typing import TYPE_CHECKING, Any
 
 from . import catalog
+from .constants import around_the_loop
 from .events import EventKind, Loop
 from .fallback import kind_from_name
 from .finding import Confidence
 from .names import dotted
-from .values import SCALAR, UNKNOWN, Kind, Value, join_env
+from .values import SCALAR, UNKNOWN, Kind, Value, join_env, with_constant
 
 MAX_LOOP_PASSES = 3
 
@@ -65,7 +66,7 @@ class LoopsMixin:
             # iteration joined with the entry is enough, and keeps nested loops linear.
             state = dict(self.env)
             one_iteration()
-            self.env = join_env(state, self.env)
+            self.env = join_env(self._around_the_loop(state, self.env), self.env)
             self.loops.pop()
             return
         saved_recording = self.recording
@@ -83,6 +84,27 @@ class LoopsMixin:
         one_iteration()
         self.env = join_env(state, self.env)
         self.loops.pop()
+
+    def _around_the_loop(
+        self, entry: dict[str, Value], after: dict[str, Value]
+    ) -> dict[str, Value]:
+        """Launch mode: the entry's values as they reach the join after the loop — a
+        constant one pass changes under a worse condition holds only under that condition
+        (:func:`~torchward.analysis.constants.around_the_loop`)."""
+        if self.analyzer.launch is None:
+            return entry
+        adjusted: dict[str, Value] | None = None
+        for name, value in after.items():
+            before = entry.get(name)
+            if before is None or before is value or before.constant is None:
+                continue
+            if value.constant is None:
+                continue
+            fact = around_the_loop(before.constant, value.constant)
+            if fact is not before.constant:
+                adjusted = dict(entry) if adjusted is None else adjusted
+                adjusted[name] = with_constant(before, fact)
+        return entry if adjusted is None else adjusted
 
     def loaders_iterated(self, node: ast.expr, value: Value | None = None) -> list[Value]:
         """The loaders a ``for`` iterates, through ``enumerate``/``tqdm``/``zip`` wrappers."""

@@ -174,6 +174,31 @@ SAMPLES = {
         "checkpoint",
         DEFAULT,
     ),
+    "a loop that may change a value under a gate nobody decides leaves it undecided": (
+        """
+        import psutil
+        running = False
+        for process in psutil.process_iter(["name"]):
+            if process.info["name"] == "ollama":
+                running = True
+                break
+        probe(running)
+        """,
+        UNDECIDED,
+        DEFAULT,
+    ),
+    "a loop that leaves a value alone keeps it": (
+        """
+        import psutil
+        running = False
+        for process in psutil.process_iter(["name"]):
+            if process.info["name"] == "ollama":
+                print("found")
+        probe(running)
+        """,
+        False,
+        DEFAULT,
+    ),
     "an 'and' a known operand makes false skips its branch": (
         """
         import argparse, random

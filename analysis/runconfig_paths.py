@@ -183,12 +183,7 @@ class PathConditions:
         if gate is None:
             return False
         function = self.enclosing_function(stop)
-        parameters = (
-            {a.arg for a in (*function.args.posonlyargs, *function.args.args)}
-            | {a.arg for a in function.args.kwonlyargs}
-            if function is not None
-            else set()
-        )
+        parameters = self.demand.places.parameters(function).names if function else ()
         names = [n.id for n in ast.walk(gate.test) if isinstance(n, ast.Name)]
         return bool(names) and all(
             n in parameters or self._parsed_flags(n, function) for n in names

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from .runconfig_declarations import Values
 
 __all__ = [
+    "DATASET_SIDES",
     "DTYPES",
     "HF_ARGUMENTS",
     "HF_OPTIM",
@@ -93,6 +94,21 @@ LIGHTNING_PRECISION = {
     "32": "fp32",
     "32-true": "fp32",
     "bf16": "amp-bf16",
+}
+
+#: torchvision datasets whose images all have one side (height = width), as stored: the
+#: input size unless a transform resizes or crops them (ImageFolder / ImageNet vary: only
+#: their transforms say)
+DATASET_SIDES = {
+    "MNIST": 28,
+    "FashionMNIST": 28,
+    "KMNIST": 28,
+    "EMNIST": 28,
+    "QMNIST": 28,
+    "CIFAR10": 32,
+    "CIFAR100": 32,
+    "SVHN": 32,
+    "STL10": 96,
 }
 
 MODEL_NAME = re.compile(r"(?i)model|net|unet|vae|encoder|transformer")

@@ -2,7 +2,7 @@
 
 Required keys (the issue's contract): ``model, params, mode, gpu, usable_bytes,
 peak_bytes, low_bytes, high_bytes, allocated_bytes, verdict, terms, config, remedies``.
-Added keys (also documented): ``confidence, peak_phase, phases, missing, notes, gpus,
+Added keys (also documented): ``confidence, peak_phase, phases, missing, unknown, notes, gpus,
 stacked_remedies, smallest_gpu, smallest_instance, max_batch_size, max_seq_len``.
 All sizes are bytes.
 """
@@ -21,9 +21,39 @@ from .remedies import (
     smallest_instance,
     stacked,
 )
-from .resolve import max_positions
+from .resolve import max_positions, unknown_fields
 
-__all__ = ["config_json", "estimate_report", "unknown_model_report"]
+__all__ = [
+    "bytes_text",
+    "config_json",
+    "count_text",
+    "estimate_report",
+    "unknown_model_report",
+]
+
+_COUNT_UNITS = ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K"))
+_BYTE_UNITS = ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"))
+
+
+def count_text(value: float) -> str:
+    """A parameter count in the unit that shows it: ``1.2M``, ``125M``, ``7.0B`` (two
+    significant digits under 10 of the unit, whole units above), ``850`` as is."""
+    for size, suffix in _COUNT_UNITS:
+        if value >= size:
+            scaled = value / size
+            return f"{scaled:.1f}{suffix}" if scaled < 9.95 else f"{scaled:.0f}{suffix}"
+    return f"{int(value)}"
+
+
+def bytes_text(value: float | None) -> str:
+    """Bytes in the unit that shows them: ``12.34 GiB``, ``696.3 MiB`` under 1 GiB, ``?``
+    for a size not known."""
+    if value is None:
+        return "?"
+    for size, unit in _BYTE_UNITS:
+        if abs(value) >= size:
+            return f"{value / size:.2f} {unit}" if unit == "GiB" else f"{value / size:.1f} {unit}"
+    return f"{int(value)} B"
 
 
 def config_json(config) -> dict:
@@ -63,6 +93,7 @@ def estimate_report(e: Estimate, *, search: bool = True) -> dict:
         "peak_phase": e.peak_phase.name,
         "phases": [{"name": p.name, "allocated_bytes": int(round(p.total))} for p in e.phases],
         "missing": list(r.missing),
+        "unknown": unknown_fields(r),
         "notes": list(e.notes),
         "gpus": int(r.config.value("gpus") or 1),
         "stacked_remedies": [],
@@ -126,6 +157,7 @@ def unknown_model_report(config, reason: str, notes: list[str] | tuple[str, ...]
         "peak_phase": None,
         "phases": [],
         "missing": [],
+        "unknown": [],
         "notes": [f"unknown: {reason}", *notes],
         "gpus": int(config.value("gpus") or 1),
         "stacked_remedies": [],

@@ -23,37 +23,7 @@ from .remedies import (
 )
 from .resolve import max_positions, unknown_fields
 
-__all__ = [
-    "bytes_text",
-    "config_json",
-    "count_text",
-    "estimate_report",
-    "unknown_model_report",
-]
-
-_COUNT_UNITS = ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K"))
-_BYTE_UNITS = ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"))
-
-
-def count_text(value: float) -> str:
-    """A parameter count in the unit that shows it: ``1.2M``, ``125M``, ``7.0B`` (two
-    significant digits under 10 of the unit, whole units above), ``850`` as is."""
-    for size, suffix in _COUNT_UNITS:
-        if value >= size:
-            scaled = value / size
-            return f"{scaled:.1f}{suffix}" if scaled < 9.95 else f"{scaled:.0f}{suffix}"
-    return f"{int(value)}"
-
-
-def bytes_text(value: float | None) -> str:
-    """Bytes in the unit that shows them: ``12.34 GiB``, ``696.3 MiB`` under 1 GiB, ``?``
-    for a size not known."""
-    if value is None:
-        return "?"
-    for size, unit in _BYTE_UNITS:
-        if abs(value) >= size:
-            return f"{value / size:.2f} {unit}" if unit == "GiB" else f"{value / size:.1f} {unit}"
-    return f"{int(value)} B"
+__all__ = ["config_json", "estimate_report", "unknown_model_report"]
 
 
 def config_json(config) -> dict:

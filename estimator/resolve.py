@@ -19,6 +19,7 @@ from .localmodels import from_hf_cache, lookup_user_model
 from .names import UnknownNameError, normalize
 from .runconfig import Field, RunConfig, parse_param_count
 from .shape import ModelShape, shape_of
+from .units import count_text
 
 __all__ = ["Resolved", "resolve", "unknown_fields"]
 
@@ -205,9 +206,8 @@ def _find_arch(config: RunConfig, models: Models = ()) -> tuple[Architecture, st
     if config.image_size is not None and config.seq_len is None:
         # an image job: a language model's shapes would invent activations (a 1.3 GiB CNN
         # job had been estimated at 248 GiB); weights and state only, said as unknown
-        label = f"{count / 1e9:.2f}B" if count >= 1e9 else f"{count / 1e6:.1f}M"
         arch = Architecture(
-            name=f"{label}-parameter model",
+            name=f"{count_text(count)}-parameter model",
             family="custom",
             model_type="custom",
             config={},
@@ -224,7 +224,7 @@ def _find_arch(config: RunConfig, models: Models = ()) -> tuple[Architecture, st
         f"only a parameter count ({count:,}) is known: layer shapes borrowed from "
         f"{proxy.name} ({proxy.params:,} parameters), activations are approximate"
     )
-    return proxy, f"{count / 1e9:.2f}B-parameter model", True, notes
+    return proxy, f"{count_text(count)}-parameter model", True, notes
 
 
 def resolve(config: RunConfig, models: Models = ()) -> Resolved:

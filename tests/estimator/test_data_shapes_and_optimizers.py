@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from torchward.estimator.precision import optimizer_cost
-from torchward.estimator.report import bytes_text, count_text
+from torchward.estimator.units import bytes_text, count_text
 
 from torchward.cli import main
 
@@ -195,3 +195,67 @@ def test_an_assumed_image_size_is_named_with_where_it_comes_from(tmp_path):
     # given on the command line it is no longer unknown
     given = _json("estimate", str(script), "--gpu", "t4", "--image-size", "224")
     assert given["unknown"] == [] and given["verdict"] == "oom"
+
+
+def _image_size_of(tmp_path, data: str) -> dict:
+    script = tmp_path / "train.py"
+    script.write_text(
+        textwrap.dedent(
+            """\
+            import torch
+            import torch.nn as nn
+            import torchvision
+            from torchvision import datasets, transforms
+
+            """
+        )
+        + textwrap.dedent(data)
+        + textwrap.dedent(
+            """
+            model = torchvision.models.resnet18(num_classes=10).cuda()
+            opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+            loader = torch.utils.data.DataLoader(train_set, batch_size=128)
+            for x, y in loader:
+                loss = nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+                loss.backward()
+                opt.step()
+                opt.zero_grad()
+            """
+        )
+    )
+    return _json("estimate", str(script))["config"].get("image_size")
+
+
+def test_cifar_images_are_32_pixels(tmp_path):
+    field = _image_size_of(
+        tmp_path,
+        'train_set = datasets.CIFAR10("data", train=True, transform=transforms.ToTensor())\n',
+    )
+    assert field["value"] == 32 and field["source"].endswith("train.py:6")
+
+
+def test_a_resize_transform_decides_over_the_datasets_own_size(tmp_path):
+    field = _image_size_of(
+        tmp_path,
+        """\
+        tf = transforms.Compose([transforms.Resize(224), transforms.ToTensor()])
+        train_set = datasets.CIFAR100("data", train=True, transform=tf)
+        """,
+    )
+    assert field["value"] == 224 and field["source"].endswith("train.py:6")
+
+
+def test_an_image_folder_takes_its_size_from_the_crop(tmp_path):
+    field = _image_size_of(
+        tmp_path,
+        """\
+        tf = transforms.Compose([transforms.RandomResizedCrop(176), transforms.ToTensor()])
+        train_set = datasets.ImageFolder("train", transform=tf)
+        """,
+    )
+    assert field["value"] == 176
+
+
+def test_an_image_folder_without_a_transform_size_is_unknown(tmp_path):
+    field = _image_size_of(tmp_path, 'train_set = datasets.ImageFolder("train")\n')
+    assert field["source"] == "assumed"

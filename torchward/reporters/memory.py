@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from torchward.estimator.report import bytes_text, count_text
+from torchward.estimator.units import bytes_text, count_text
 
 BAR = 40
 _VERDICTS = {"tight": "may not fit"}

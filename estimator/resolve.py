@@ -107,7 +107,10 @@ _WHERE_READ = {
     ),
     "dtype": "torch.autocast, a GradScaler, or 16-bit weights (.half(), torch_dtype=)",
     "optimizer": "a torch.optim / bitsandbytes optimizer built in the script",
-    "attention": "attn_implementation= where the model is loaded",
+    "attention": (
+        "attn_implementation= where a transformers model is loaded, or the attention the "
+        "model's forward calls"
+    ),
     "max_new_tokens": "generate(max_new_tokens=...)",
 }
 

@@ -142,3 +142,22 @@ def test_the_config_dataclass_defaults_when_the_call_gives_none(tmp_path):
     # the defaults keep bias=True: + 12 × (768 + 2304 + 768 + 768 + 3072 + 768) = 101,376
     # bias parameters + ln_f's 768: 124,373,760 + 102,144 = 124,475,904
     assert _estimate(path)["params"] == 124_475_904
+
+
+def test_the_config_bound_to_a_name_from_a_dict_changed_in_place(tmp_path):
+    # the trainer's own flow: vocab_size left None in the dict, set under the branch that
+    # runs on a plain launch, the config bound to a name and handed to the model
+    text = (SCRIPTS / "gpt_single_file.py").read_text()
+    assert "    vocab_size=50304,\n" in text and "model = GPT(GPTConfig(**model_args))\n" in text
+    text = text.replace("    vocab_size=50304,\n", "    vocab_size=None,\n").replace(
+        "model = GPT(GPTConfig(**model_args))\n",
+        "init_from = 'scratch'\n"
+        "meta_vocab_size = None\n"
+        "if init_from == 'scratch':\n"
+        "    model_args['vocab_size'] = meta_vocab_size if meta_vocab_size is not None else 50304\n"
+        "    gptconf = GPTConfig(**model_args)\n"
+        "    model = GPT(gptconf)\n",
+    )
+    path = tmp_path / "train.py"
+    path.write_text(text)
+    assert _estimate(path)["params"] == 124_373_760  # as above: bias=False, tied head

@@ -68,8 +68,14 @@ OPTIMIZERS = {
     "AdamW8bit": "adamw-8bit",
     "Adam8bit": "adamw-8bit",
     "PagedAdamW8bit": "paged-adamw-8bit",
+    "PagedAdam8bit": "paged-adamw-8bit",
     "PagedAdamW": "paged-adamw",
+    "PagedAdam": "paged-adamw",
     "PagedAdamW32bit": "paged-adamw",
+    "PagedAdam32bit": "paged-adamw",
+    # bitsandbytes' 32-bit Adam: two fp32 moments, stepped by its own fused kernel
+    "AdamW32bit": "adamw-fused",
+    "Adam32bit": "adamw-fused",
 }
 
 HF_OPTIM = {
@@ -82,6 +88,8 @@ HF_OPTIM = {
     "paged_adamw_8bit": "paged-adamw-8bit",
     "paged_adamw_32bit": "paged-adamw",
     "sgd": "sgd",
+    "adagrad": "adagrad",
+    "rmsprop": "rmsprop",
     "lion_32bit": "lion",
 }
 

@@ -91,6 +91,7 @@ def _optimizer_of(tmp_path, line: str) -> dict:
     script.write_text(
         textwrap.dedent(
             f"""\
+            import bitsandbytes as bnb
             import torch
             import torch.nn as nn
 
@@ -123,6 +124,11 @@ def _optimizer_of(tmp_path, line: str) -> dict:
         ("torch.optim.SGD(model.parameters(), lr=0.1)", "sgd", "high"),
         ("torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.0)", "sgd", "high"),
         ("torch.optim.AdamW(model.parameters(), fused=True)", "adamw-fused", "medium"),
+        ("bnb.optim.Adam8bit(model.parameters())", "adamw-8bit", "high"),
+        ("bnb.optim.PagedAdamW8bit(model.parameters())", "paged-adamw-8bit", "high"),
+        ("bnb.optim.PagedAdamW(model.parameters())", "paged-adamw", "high"),
+        ("bnb.optim.AdamW32bit(model.parameters())", "adamw-fused", "high"),
+        ("torch.optim.Adafactor(model.parameters())", "adafactor", "high"),
     ],
 )
 def test_the_optimizer_variant_comes_from_its_arguments(tmp_path, line, name, confidence):

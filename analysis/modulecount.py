@@ -345,7 +345,14 @@ class ModuleCounter:
             lists[key] = _add(lists[key], _add(self.expr(stmt.value, env, lists), times=times))
             return
         try:
-            value = self.value(ast.BinOp(ast.Name(key), stmt.op, stmt.value), {**env})
+            current = env.get(key, UNTRACED)
+            if isinstance(current, tuple) and isinstance(stmt.op, ast.Add):
+                added = self.value(stmt.value, env)  # dims += [128]: a list of sizes grows
+                if not isinstance(added, tuple):
+                    raise _Unknown
+                value: Any = current + added
+            else:
+                value = self.value(ast.BinOp(ast.Name(key), stmt.op, stmt.value), env)
         except _Unknown:
             env.pop(key, None)  # no longer known: later layers sized by it are unknown
             count = self.expr(stmt.value, env, lists)

@@ -161,3 +161,23 @@ def test_the_config_bound_to_a_name_from_a_dict_changed_in_place(tmp_path):
     path = tmp_path / "train.py"
     path.write_text(text)
     assert _estimate(path)["params"] == 124_373_760  # as above: bias=False, tied head
+
+
+def test_sizes_grown_in_a_loop_size_the_layers_after_it(tmp_path):
+    path = _script(
+        tmp_path,
+        """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                dims = [64]
+                c = 64
+                for i in range(2):
+                    c *= 2
+                    dims += [c]
+                self.layers = nn.ModuleList([nn.Linear(dims[i], dims[i + 1]) for i in range(2)])
+        """,
+    )
+    # dims = [64, 128, 256]: Linear(64, 128) = 8,320; Linear(128, 256) = 33,024
+    data = _estimate(path)
+    assert data["params"] == 41_344 and data["config"]["params"]["confidence"] == "high"

@@ -8,7 +8,10 @@ local names, ``+ - * // / **`` of those. Understood layers: ``nn.Linear``,
 ``BatchNorm*``, ``GroupNorm``, ``InstanceNorm*``, ``MultiheadAttention``, ``LSTM`` /
 ``GRU`` / ``RNN``, ``nn.Parameter(torch.zeros(...))``, parameter-free layers
 (activations, pooling, dropout...), ``Sequential`` / ``ModuleList`` / ``ModuleDict`` of
-those, list comprehensions and ``append`` loops over ``range(N)``, ``copy.deepcopy``, local
+those, list comprehensions and ``append`` loops over ``range(N)``, lists grown with ``+=``
+/ ``+`` (``layers += [nn.Linear(w, w), nn.ReLU()]`` then ``nn.Sequential(*layers)``),
+modules chosen by a conditional expression, ``with`` / ``try`` bodies (a ``while`` or
+``match`` that builds layers is unknown, never a silent zero), ``copy.deepcopy``, local
 classes (also classes imported from other modules of the project, found through the
 workspace index, :mod:`torchward.analysis.workspace`), helper functions with one
 ``return`` (the file's own and other project modules': ``clones(layer, N)``) and the

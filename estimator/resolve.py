@@ -92,6 +92,8 @@ ALTERNATIVES = {
     "dtype": (lambda d: "bf16", lambda d: "fp32"),
     "optimizer": (lambda d: "sgd", lambda d: "adamw"),
 }
+# models whose patch / position embeddings take one input side only (remedies.image_limits)
+_FIXED_SIDE = ("vision-transformer", "clip", "diffusion-transformer")
 # assumptions that make an estimate low-confidence
 _CRITICAL = ("batch_size", "seq_len", "image_size", "dtype")
 
@@ -277,6 +279,11 @@ def resolve(config: RunConfig, models: Models = ()) -> Resolved:
             if name in ("max_new_tokens", "num_beams", "use_cache") and mode != "generate":
                 continue
             if name in ("optimizer", "accumulation", "grads_persist") and mode != "train":
+                continue
+            if name == "image_size" and shape.image_size and shape.kind in _FIXED_SIDE:
+                # its position embeddings fix the input: the model's config says the size
+                source = f"{label}'s config (its position embeddings fix the input size)"
+                assumed[name] = Field(shape.image_size, source, "medium")
                 continue
             assumed[name] = Field(value, "assumed", "low")
     if (

@@ -265,3 +265,24 @@ def test_an_image_folder_takes_its_size_from_the_crop(tmp_path):
 def test_an_image_folder_without_a_transform_size_is_unknown(tmp_path):
     field = _image_size_of(tmp_path, 'train_set = datasets.ImageFolder("train")\n')
     assert field["source"] == "assumed"
+
+
+def test_a_vision_transformer_takes_the_size_its_position_embeddings_fix():
+    data = _json(
+        "estimate",
+        "--model",
+        "vit-base-patch16-224",
+        "--gpu",
+        "t4",
+        "--mode",
+        "train",
+        "--batch-size",
+        "64",
+        "--dtype",
+        "amp-bf16",
+        "--optimizer",
+        "adamw",
+    )
+    field = data["config"]["image_size"]
+    assert field["value"] == 224 and "config" in field["source"] and field["source"] != "assumed"
+    assert "image_size" not in data["missing"]

@@ -181,8 +181,15 @@ class LaunchCallsMixin:
         for name, argument in zip(list(fields), call.args):
             fields[name] = self._fold(argument)[0]
         for keyword in call.keywords:
-            if keyword.arg is None:
-                return UNDECIDED
+            if keyword.arg is None:  # ``GPTConfig(**model_args)``: a dict the launch decides
+                unpacked = self._fold(keyword.value)[0]
+                if not is_items(unpacked):
+                    return UNDECIDED
+                for key, item in unpacked:
+                    if not isinstance(key, str):
+                        return UNDECIDED
+                    fields[key] = item
+                continue
             fields[keyword.arg] = self._fold(keyword.value)[0]
         return Namespace(tuple(fields.items()))
 

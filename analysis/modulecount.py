@@ -8,7 +8,10 @@ local names, ``+ - * // / **`` of those. Understood layers: ``nn.Linear``,
 ``BatchNorm*``, ``GroupNorm``, ``InstanceNorm*``, ``MultiheadAttention``, ``LSTM`` /
 ``GRU`` / ``RNN``, ``nn.Parameter(torch.zeros(...))``, parameter-free layers
 (activations, pooling, dropout...), ``Sequential`` / ``ModuleList`` / ``ModuleDict`` of
-those, list comprehensions and ``append`` loops over ``range(N)``, ``copy.deepcopy``, local
+those, list comprehensions and ``append`` loops over ``range(N)``, lists grown with ``+=``
+/ ``+`` (``layers += [nn.Linear(w, w), nn.ReLU()]`` then ``nn.Sequential(*layers)``),
+modules chosen by a conditional expression, ``with`` / ``try`` bodies (a ``while`` or
+``match`` that builds layers is unknown, never a silent zero), ``copy.deepcopy``, local
 classes (also classes imported from other modules of the project, found through the
 workspace index, :mod:`torchward.analysis.workspace`), helper functions with one
 ``return`` (the file's own and other project modules': ``clones(layer, N)``) and the
@@ -312,6 +315,54 @@ class ModuleCounter:
                     parts.append(ModuleCount(0, ("a layer built under an untraceable `if`",)))
                     continue
                 self._statements(stmt.body if test else stmt.orelse, env, lists, parts, times)
+            elif isinstance(stmt, ast.AugAssign):
+                self._augmented(stmt, env, lists, parts, times)
+            elif isinstance(stmt, ast.With):
+                self._statements(stmt.body, env, lists, parts, times)
+            elif isinstance(stmt, ast.Try):  # the path that does not raise
+                self._statements(stmt.body + stmt.orelse + stmt.finalbody, env, lists, parts, times)
+            elif isinstance(stmt, (ast.While, ast.Match)) and any(
+                isinstance(n, ast.Call) for n in ast.walk(stmt)
+            ):
+                # layers may be built there: an unknown, never a silent zero (a partial
+                # count at high confidence is the one answer that must not happen)
+                kind = type(stmt).__name__.lower()
+                parts.append(ModuleCount(0, (f"layers built in a `{kind}` block (not followed)",)))
+
+    def _augmented(self, stmt: ast.AugAssign, env, lists, parts, times) -> None:
+        """``layers += [nn.Linear(w, w), nn.ReLU()]`` (a list of modules grows), or ``c *= 2``
+        (a size the next layers read)."""
+        target = stmt.target
+        key = (
+            target.id
+            if isinstance(target, ast.Name)
+            else "self." + target.attr
+            if isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and target.value.id == "self"
+            else None
+        )
+        if key is None:
+            return
+        if key in lists and isinstance(stmt.op, ast.Add):
+            lists[key] = _add(lists[key], _add(self.expr(stmt.value, env, lists), times=times))
+            return
+        try:
+            current = env.get(key, UNTRACED)
+            if isinstance(current, tuple) and isinstance(stmt.op, ast.Add):
+                added = self.value(stmt.value, env)  # dims += [128]: a list of sizes grows
+                if not isinstance(added, tuple):
+                    raise _Unknown
+                value: Any = current + added
+            else:
+                value = self.value(ast.BinOp(ast.Name(key), stmt.op, stmt.value), env)
+        except _Unknown:
+            env.pop(key, None)  # no longer known: later layers sized by it are unknown
+            count = self.expr(stmt.value, env, lists)
+            if count.params or count.unknown:  # self.blocks += [Block()]: modules kept
+                parts.append(_add(count, times=times))
+            return
+        env[key] = value
 
     def _assign(self, target, value, env, lists, parts, times) -> None:
         is_self = (
@@ -321,15 +372,17 @@ class ModuleCounter:
         )
         if isinstance(target, ast.Name) or is_self:
             key = target.id if isinstance(target, ast.Name) else "self." + target.attr
+            if isinstance(value, ast.List) and not value.elts:
+                lists[key] = _ZERO  # a list that layers are appended to (or sizes: see expr)
+                env.pop(key, None)
+                return
             try:
                 found = self.value(value, env)
             except _Unknown:
                 found = UNTRACED
             if found is not UNTRACED and not isinstance(found, Built):
                 env[key] = found
-                return
-            if isinstance(value, ast.List) and not value.elts:
-                lists[key] = _ZERO
+                lists.pop(key, None)
                 return
             count = self.expr(value, env, lists)
             if isinstance(target, ast.Name):
@@ -386,6 +439,18 @@ class ModuleCounter:
             and isinstance(node.left, ast.List)
         ):
             return self.expr(node.left, env, lists)  # [Block()] * n is one module n times
+        if isinstance(node, ast.IfExp):  # nn.Parameter(torch.zeros(n)) if bias else None
+            try:
+                test = self.value(node.test, env)
+            except _Unknown:
+                body, orelse = self.expr(node.body, env, lists), self.expr(node.orelse, env, lists)
+                larger = body if body.params >= orelse.params else orelse
+                return _add(
+                    larger, ModuleCount(0, (f"{ast.unparse(node)[:40]} (untraceable test)",))
+                )
+            return self.expr(node.body if test else node.orelse, env, lists)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            return _add(self.expr(node.left, env, lists), self.expr(node.right, env, lists))
         if isinstance(node, ast.ListComp):
             return ModuleCount(0, (f"{ast.unparse(node)[:40]} (count not traced)",))
         if isinstance(node, ast.Call):
@@ -612,7 +677,10 @@ class ModuleCounter:
             and node.func.id in ("int", "max", "min")
         ):
             values = [self.value(a, env) for a in node.args]
-            return {"int": lambda *v: int(v[0]), "max": max, "min": min}[node.func.id](*values)
+            try:
+                return {"int": lambda *v: int(v[0]), "max": max, "min": min}[node.func.id](*values)
+            except (TypeError, ValueError, IndexError):  # int(None), max(()): not a size
+                raise _Unknown from None
         raise _Unknown
 
 

@@ -19,6 +19,7 @@ from torchward.estimator.runconfig import Field, RunConfig
 from .runconfig_conventions import ConventionsMixin
 from .runconfig_families import FamiliesMixin
 from .runconfig_fields import (
+    DATASET_SIDES,
     HF_ARGUMENTS,
     HF_TRAINERS,
     MODEL_NAME,
@@ -206,6 +207,9 @@ class CallReader(FamiliesMixin, ConventionsMixin, LaunchMixin, StructureMixin):
                 size = size[0]
             if positive_int(size) and ("image_size" not in self.fields or tail != "Resize"):
                 self.set("image_size", size, call.lineno, "medium")
+        elif tail in DATASET_SIDES and name.startswith("torchvision.datasets"):
+            # the stored side: applied last, when no transform or flag set the size
+            self.deferred.append(("image_size", DATASET_SIDES[tail], f"{self.path}:{call.lineno}"))
         elif tail.startswith("create_model") or tail in ("get_model", "build_model"):
             found = self.values.get(call.args[0]) if call.args else self.keyword(call, "model_name")
             built = model_name(found[0]) if found else None

@@ -255,4 +255,16 @@ def _flag_optimizer(value: str, defaults: dict) -> str | None:
         return None  # momentum unknown: the state it keeps is not knowable
     if text in HF_OPTIM:
         return HF_OPTIM[text]
-    return {"adamw": "adamw", "adam": "adam", "adafactor": "adafactor", "lion": "lion"}.get(text)
+    if text == "rmsprop":
+        momentum = defaults.get("momentum", (None,))[0]
+        if isinstance(momentum, (int, float)) and not isinstance(momentum, bool):
+            return "rmsprop-momentum" if momentum > 0 else "rmsprop"
+        return None
+    return {
+        "adamw": "adamw",
+        "adam": "adam",
+        "adafactor": "adafactor",
+        "lion": "lion",
+        "adadelta": "adadelta",
+        "adagrad": "adagrad",
+    }.get(text)

@@ -21,11 +21,11 @@ from .runconfig_fields import (
     HF_OPTIM,
     LIGHTNING_PRECISION,
     MODEL_NAME,
-    OPTIMIZERS,
     RANK,
     TRL_CONFIGS,
     ReaderState,
     min_confidence,
+    optimizer_of,
     positive_int,
 )
 
@@ -281,22 +281,10 @@ class FamiliesMixin(ReaderState):
                 self.set("sharding", "ddp", call.lineno, found[1])
 
     def optimizer(self, call: ast.Call, tail: str) -> None:
-        name = OPTIMIZERS[tail]
         if call.args:
             self.optimized |= {n.id for n in ast.walk(call.args[0]) if isinstance(n, ast.Name)}
-        text = ast.unparse(call)
-        fused = self.keyword(call, "fused")
-        if name in ("adamw", "adam") and (
-            "fused=True" in text
-            or (any(k.arg == "fused" for k in call.keywords) and (fused is None or fused[0]))
-        ):
-            # ``fused=use_fused`` (true on CUDA in the scripts that compute it): fused
-            name = "adamw-fused"
-        if name == "sgd":
-            momentum = self.keyword(call, "momentum")
-            if momentum and momentum[0]:
-                name = "sgd-momentum"
-        self.set("optimizer", name, call.lineno, "high" if "fused" not in text else "medium")
+        name, confidence = optimizer_of(call, tail, self.values.get)
+        self.set("optimizer", name, call.lineno, confidence)
 
     def deepspeed(self, value: Any, line: int, confidence: str) -> None:
         """A DeepSpeed config (a dict, or the JSON file it names): sharding, offload, batch,

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from .runconfig_declarations import Values
 
 __all__ = [
+    "DATASET_SIDES",
     "DTYPES",
     "HF_ARGUMENTS",
     "HF_OPTIM",
@@ -34,6 +35,7 @@ __all__ = [
     "ReaderState",
     "min_confidence",
     "model_name",
+    "optimizer_of",
     "positive_int",
     "precision_of",
 ]
@@ -58,13 +60,22 @@ OPTIMIZERS = {
     "AdamW": "adamw",
     "Adam": "adam",
     "SGD": "sgd",
+    "Adadelta": "adadelta",
+    "Adagrad": "adagrad",
+    "RMSprop": "rmsprop",
     "Adafactor": "adafactor",
     "Lion": "lion",
     "AdamW8bit": "adamw-8bit",
     "Adam8bit": "adamw-8bit",
     "PagedAdamW8bit": "paged-adamw-8bit",
+    "PagedAdam8bit": "paged-adamw-8bit",
     "PagedAdamW": "paged-adamw",
+    "PagedAdam": "paged-adamw",
     "PagedAdamW32bit": "paged-adamw",
+    "PagedAdam32bit": "paged-adamw",
+    # bitsandbytes' 32-bit Adam: two fp32 moments, stepped by its own fused kernel
+    "AdamW32bit": "adamw-fused",
+    "Adam32bit": "adamw-fused",
 }
 
 HF_OPTIM = {
@@ -77,6 +88,8 @@ HF_OPTIM = {
     "paged_adamw_8bit": "paged-adamw-8bit",
     "paged_adamw_32bit": "paged-adamw",
     "sgd": "sgd",
+    "adagrad": "adagrad",
+    "rmsprop": "rmsprop",
     "lion_32bit": "lion",
 }
 
@@ -89,6 +102,21 @@ LIGHTNING_PRECISION = {
     "32": "fp32",
     "32-true": "fp32",
     "bf16": "amp-bf16",
+}
+
+#: torchvision datasets whose images all have one side (height = width), as stored: the
+#: input size unless a transform resizes or crops them (ImageFolder / ImageNet vary: only
+#: their transforms say)
+DATASET_SIDES = {
+    "MNIST": 28,
+    "FashionMNIST": 28,
+    "KMNIST": 28,
+    "EMNIST": 28,
+    "QMNIST": 28,
+    "CIFAR10": 32,
+    "CIFAR100": 32,
+    "SVHN": 32,
+    "STL10": 96,
 }
 
 MODEL_NAME = re.compile(r"(?i)model|net|unet|vae|encoder|transformer")
@@ -185,6 +213,42 @@ _NOT_MODEL_NAMES = frozenset(
         "false",
     }
 )
+
+
+def optimizer_of(call: ast.Call, tail: str, value_of) -> tuple[str, str]:
+    """(optimizer, confidence) of the constructor ``call`` of class ``tail`` (a key of
+    :data:`OPTIMIZERS`): the variant whose state the arguments decide — SGD's and RMSprop's
+    ``momentum`` (keyword or positional), RMSprop's ``centered``, Adam's ``fused``.
+    ``value_of(node)``: the reader's ``(value, confidence)`` of an expression, or None. An
+    argument present but not followed lowers the confidence: its state is not known."""
+    name, confidence = OPTIMIZERS[tail], "high"
+    keywords = {k.arg: k.value for k in call.keywords if k.arg}
+
+    def argument(key: str, position: int | None = None):
+        node = keywords.get(key)
+        if node is None and position is not None and len(call.args) > position:
+            node = call.args[position]
+        if node is None:
+            return None, True  # absent: the class's default, known
+        found = value_of(node)
+        return (found[0], True) if found is not None else (None, False)
+
+    if name in ("adamw", "adam") and "fused" in keywords:
+        fused, known = argument("fused")
+        if fused or not known:  # ``fused=use_fused`` (true on CUDA in scripts that compute it)
+            name, confidence = "adamw-fused", "medium"
+    elif name == "sgd":
+        momentum, known = argument("momentum", 2)
+        if momentum or not known:
+            name = "sgd-momentum"
+        confidence = "high" if known else "low"
+    elif name == "rmsprop":
+        momentum, known_m = argument("momentum", 5)
+        centered, known_c = argument("centered", 6)
+        name = "rmsprop" + ("-momentum" if momentum or not known_m else "")
+        name += "-centered" if centered else ""
+        confidence = "high" if known_m and known_c else "low"
+    return name, confidence
 
 
 def model_name(value: Any) -> str | None:

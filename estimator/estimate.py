@@ -16,7 +16,9 @@ what occupies the card. The interval:
   50% (:data:`.resolve.UNSIZED_LAYERS_SPREAD`).
 
 Verdict against the GPU's usable memory: ``oom`` when the nominal peak exceeds it,
-``tight`` when only the high end does, ``fits`` otherwise. Confidence is ``low`` when a
+``tight`` when only the high end does, ``fits`` otherwise. With assumed inputs the
+verdict is over the interval: ``oom`` only when its low end exceeds the usable memory
+too, ``tight`` (may not fit) when the interval straddles it. Confidence is ``low`` when a
 critical input (batch, sequence, precision) was assumed, the structure is borrowed, or
 the activations of this kind of model are not modelled; TW010 stays silent then.
 """
@@ -69,11 +71,12 @@ class Estimate:
     def verdict(self) -> str | None:
         if self.gpu is None:
             return None
-        if self.peak > self.usable:
+        usable = self.gpu.usable_bytes
+        if self.peak > usable and not (self.resolved.missing and self.low <= usable):
             return "oom"  # even the lower bound does not fit
         if not self.activations_modelled:
             return "unknown"
-        return "tight" if self.high > self.usable else "fits"
+        return "tight" if self.high > usable else "fits"
 
     @property
     def terms(self) -> dict[str, int]:

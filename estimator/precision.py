@@ -19,6 +19,12 @@ Where the numbers come from (see also ``shared/MEMORY-MODEL.md``):
 - The ``foreach`` Adam/AdamW implementation (the default on CUDA) allocates one
   parameter-sized temporary during ``step()`` (``_foreach_sqrt`` of the second moment);
   ``fused=True`` and the 8-bit / paged kernels do not.
+- The other ``torch.optim`` classes, read from their ``_multi_tensor_*`` step (torch 2.x,
+  float ``lr``): Adadelta keeps ``square_avg`` and ``acc_delta`` and allocates ``std`` and
+  ``deltas`` during the step (2 states, 2 temporaries); Adagrad keeps ``sum`` and allocates
+  ``std`` and the scaled gradient (1 state, 2 temporaries); RMSprop keeps ``square_avg``,
+  plus ``momentum_buffer`` with ``momentum > 0`` and ``grad_avg`` with ``centered=True``,
+  and allocates ``avg`` (1 temporary); SGD's momentum buffer is its only state.
 """
 
 from __future__ import annotations
@@ -75,6 +81,22 @@ def optimizer_cost(name: str, state_dtype: int, hidden: int | None) -> Optimizer
         return OptimizerCost(0, 0, "no state")
     if name == "sgd-momentum":
         return OptimizerCost(state_dtype, 0, "one momentum buffer")
+    if name == "adadelta":
+        return OptimizerCost(
+            2 * state_dtype, 2 * state_dtype, "square_avg and acc_delta; two foreach temporaries"
+        )
+    if name == "adagrad":
+        return OptimizerCost(
+            state_dtype, 2 * state_dtype, "one sum of squares; two foreach temporaries"
+        )
+    if name.startswith("rmsprop"):
+        states = 1 + ("momentum" in name) + ("centered" in name)
+        what = " + ".join(
+            ["square_avg"]
+            + (["momentum_buffer"] if "momentum" in name else [])
+            + (["grad_avg"] if "centered" in name else [])
+        )
+        return OptimizerCost(states * state_dtype, state_dtype, f"{what}; one foreach temporary")
     if name == "lion":
         return OptimizerCost(state_dtype, state_dtype, "one momentum buffer; foreach temporary")
     if name == "adafactor":

@@ -2,7 +2,7 @@
 
 Required keys (the issue's contract): ``model, params, mode, gpu, usable_bytes,
 peak_bytes, low_bytes, high_bytes, allocated_bytes, verdict, terms, config, remedies``.
-Added keys (also documented): ``confidence, peak_phase, phases, missing, notes, gpus,
+Added keys (also documented): ``confidence, peak_phase, phases, missing, unknown, notes, gpus,
 stacked_remedies, smallest_gpu, smallest_instance, max_batch_size, max_seq_len``.
 All sizes are bytes.
 """
@@ -21,7 +21,7 @@ from .remedies import (
     smallest_instance,
     stacked,
 )
-from .resolve import max_positions
+from .resolve import max_positions, unknown_fields
 
 __all__ = ["config_json", "estimate_report", "unknown_model_report"]
 
@@ -63,6 +63,7 @@ def estimate_report(e: Estimate, *, search: bool = True) -> dict:
         "peak_phase": e.peak_phase.name,
         "phases": [{"name": p.name, "allocated_bytes": int(round(p.total))} for p in e.phases],
         "missing": list(r.missing),
+        "unknown": unknown_fields(r),
         "notes": list(e.notes),
         "gpus": int(r.config.value("gpus") or 1),
         "stacked_remedies": [],
@@ -126,6 +127,7 @@ def unknown_model_report(config, reason: str, notes: list[str] | tuple[str, ...]
         "peak_phase": None,
         "phases": [],
         "missing": [],
+        "unknown": [],
         "notes": [f"unknown: {reason}", *notes],
         "gpus": int(config.value("gpus") or 1),
         "stacked_remedies": [],

@@ -19,8 +19,9 @@ from .localmodels import from_hf_cache, lookup_user_model
 from .names import UnknownNameError, normalize
 from .runconfig import Field, RunConfig, parse_param_count
 from .shape import ModelShape, shape_of
+from .units import count_text
 
-__all__ = ["Resolved", "resolve"]
+__all__ = ["Resolved", "resolve", "unknown_fields"]
 
 UNSIZED_LAYERS_SPREAD = 0.5  # a workspace nn.Module with layers whose sizes could not be followed
 Models = tuple[tuple[str, str], ...]  # (name, JSON record) pairs, see .localmodels
@@ -85,12 +86,35 @@ def _defaults(arch: Architecture, mode: str, shape: ModelShape) -> dict[str, Any
 ALTERNATIVES = {
     "batch_size": (lambda d: 1, lambda d: d * 4),
     "seq_len": (lambda d: min(d, 128), lambda d: d * 2),
-    "image_size": (lambda d: d, lambda d: d),
+    # a CIFAR-sized input at the optimistic end: an image size nobody gave is a real unknown
+    "image_size": (lambda d: min(d, 32), lambda d: d),
     "max_new_tokens": (lambda d: 1, lambda d: d * 8),
     "dtype": (lambda d: "bf16", lambda d: "fp32"),
     "optimizer": (lambda d: "sgd", lambda d: "adamw"),
 }
-_CRITICAL = ("batch_size", "seq_len", "dtype")  # assumptions that make an estimate low-confidence
+# models whose patch / position embeddings take one input side only (remedies.image_limits)
+_FIXED_SIDE = ("vision-transformer", "clip", "diffusion-transformer")
+# assumptions that make an estimate low-confidence
+_CRITICAL = ("batch_size", "seq_len", "image_size", "dtype")
+
+# where the script would say each field, for the "unknown" answer (one place: the CLI and
+# the JSON the hover reads both show it)
+_WHERE_READ = {
+    "mode": "a training loop (loss.backward(), optimizer.step()) or a generate() call",
+    "batch_size": "a DataLoader's batch_size, or a --batch-size flag's default",
+    "seq_len": "a tokenizer's max_length, a block_size, or a --seq-len flag's default",
+    "image_size": (
+        "a torchvision dataset (MNIST, CIFAR10, ...) or a Resize / RandomResizedCrop / "
+        "CenterCrop transform"
+    ),
+    "dtype": "torch.autocast, a GradScaler, or 16-bit weights (.half(), torch_dtype=)",
+    "optimizer": "a torch.optim / bitsandbytes optimizer built in the script",
+    "attention": (
+        "attn_implementation= where a transformers model is loaded, or the attention the "
+        "model's forward calls"
+    ),
+    "max_new_tokens": "generate(max_new_tokens=...)",
+}
 
 
 def _from_script_config(model: str, structure: dict[str, Any], source: str) -> Architecture:
@@ -187,9 +211,8 @@ def _find_arch(config: RunConfig, models: Models = ()) -> tuple[Architecture, st
     if config.image_size is not None and config.seq_len is None:
         # an image job: a language model's shapes would invent activations (a 1.3 GiB CNN
         # job had been estimated at 248 GiB); weights and state only, said as unknown
-        label = f"{count / 1e9:.2f}B" if count >= 1e9 else f"{count / 1e6:.1f}M"
         arch = Architecture(
-            name=f"{label}-parameter model",
+            name=f"{count_text(count)}-parameter model",
             family="custom",
             model_type="custom",
             config={},
@@ -206,7 +229,7 @@ def _find_arch(config: RunConfig, models: Models = ()) -> tuple[Architecture, st
         f"only a parameter count ({count:,}) is known: layer shapes borrowed from "
         f"{proxy.name} ({proxy.params:,} parameters), activations are approximate"
     )
-    return proxy, f"{count / 1e9:.2f}B-parameter model", True, notes
+    return proxy, f"{count_text(count)}-parameter model", True, notes
 
 
 def resolve(config: RunConfig, models: Models = ()) -> Resolved:
@@ -251,11 +274,16 @@ def resolve(config: RunConfig, models: Models = ()) -> Resolved:
                 continue
             if name == "seq_len" and shape.kind not in ("decoder", "encoder", "encoder-decoder"):
                 continue
-            if name == "attention" and shape.kind == "custom":
-                continue  # no attention layers torchward models
+            if name == "attention" and not shape.stacks:
+                continue  # no attention layers torchward models (a CNN, a custom module)
             if name in ("max_new_tokens", "num_beams", "use_cache") and mode != "generate":
                 continue
             if name in ("optimizer", "accumulation", "grads_persist") and mode != "train":
+                continue
+            if name == "image_size" and shape.image_size and shape.kind in _FIXED_SIDE:
+                # its position embeddings fix the input: the model's config says the size
+                source = f"{label}'s config (its position embeddings fix the input size)"
+                assumed[name] = Field(shape.image_size, source, "medium")
                 continue
             assumed[name] = Field(value, "assumed", "low")
     if (
@@ -289,3 +317,26 @@ def resolve(config: RunConfig, models: Models = ()) -> Resolved:
 
 def is_critical(name: str) -> bool:
     return name in _CRITICAL
+
+
+def unknown_fields(r: Resolved) -> list[dict[str, Any]]:
+    """Each assumed field: what was assumed, where the script would have said it, and how
+    the user gives it (the estimate command's flag, the same key under
+    ``[tool.torchward.estimate]``)."""
+    out = []
+    for name in r.missing:
+        key = name.replace("_", "-")
+        value = r.config.value(name)
+        number = isinstance(value, int) and not isinstance(value, bool)
+        out.append(
+            {
+                "field": name,
+                "assumed": value,
+                "read_from": _WHERE_READ.get(name),
+                "give": (
+                    f"--{key} {'N' if number else 'VALUE'} or `{key} = ...` under "
+                    "[tool.torchward.estimate]"
+                ),
+            }
+        )
+    return out

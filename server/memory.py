@@ -126,6 +126,13 @@ def breakdown_markdown(estimate: GpuEstimate, report: dict[str, Any] | None = No
     missing = (report or {}).get("missing") or []
     if missing:
         lines += ["", "Assumed (not in the script): " + ", ".join(f"`{name}`" for name in missing)]
+    for unknown in (report or {}).get("unknown") or []:  # where each would come from
+        where = (
+            f"; the script would say it with {unknown['read_from']}" if unknown["read_from"] else ""
+        )
+        lines.append(
+            f"- `{unknown['field']}` assumed {unknown['assumed']!r}{where}; give {unknown['give']}"
+        )
     return "\n".join(lines)
 
 

@@ -30,15 +30,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .estimator.units import bytes_text
+
 __all__ = ["GuardReport", "VRAMError", "VRAMGuard", "check_vram"]
 
 _FRAGMENTATION = {"nominal": 0.105, "low": 0.062, "high": 0.125}
 _WORKSPACE_ALLOWANCE = 0.05  # kernel workspaces a fake device cannot see (MEMORY-MODEL.md)
-GIB = 2**30
-
-
-def _size(n: int) -> str:
-    return f"{n / GIB:.2f} GiB" if n >= GIB else f"{n / 2**20:.1f} MiB"
 
 
 class VRAMError(RuntimeError):
@@ -64,16 +61,16 @@ class GuardReport:
 
     def summary(self) -> str:
         text = (
-            f"torchward VRAMGuard: projected peak {_size(self.projected_allocated)} of tensors "
-            f"({_size(self.projected_low)} - {_size(self.projected_high)} on the card) "
+            f"torchward VRAMGuard: projected peak {bytes_text(self.projected_allocated)} of tensors "
+            f"({bytes_text(self.projected_low)} - {bytes_text(self.projected_high)} on the card) "
             f"in {self.peak_phase}"
         )
         if self.available is not None:
-            text += f"; {_size(self.available)} available → {self.verdict}"
+            text += f"; {bytes_text(self.available)} available → {self.verdict}"
         if self.actual_allocated is not None:
             ratio = self.actual_allocated / max(1, self.projected_allocated) - 1
             text += (
-                f"; used {_size(self.actual_allocated)} "
+                f"; used {bytes_text(self.actual_allocated)} "
                 f"(max_memory_allocated, {ratio:+.1%} against the projection)"
             )
         return text

@@ -76,6 +76,7 @@ async def test_hover_on_the_model_line_shows_the_memory_breakdown(a100):
     assert "**torchward memory estimate** — gpt2" in text
     assert "| weights |" in text and "| activations |" in text and "`█" in text
     assert "**fits**" in text and "Assumed (not in the script): " in text
+    assert "; the script would say it with " in text and "; give --" in text  # issue 26
     assert await a100.hover(uri, types.Position(5, 0)) is None
 
 

@@ -19,6 +19,7 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     from ..estimator.architecture import all_architectures
+    from ..estimator.units import count_text
 
     rows = [
         {
@@ -37,5 +38,5 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({"models": rows}, indent=2))
         return 0
     for r in rows:
-        print(f"{r['name']:<34} {r['kind']:<22} {r['params'] / 1e9:9.3f}B  {r['hf_id'] or ''}")
+        print(f"{r['name']:<34} {r['kind']:<22} {count_text(r['params']):>6}  {r['hf_id'] or ''}")
     return 0

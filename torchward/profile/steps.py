@@ -226,6 +226,15 @@ def _optimizer(model: nn.Module, name: str) -> torch.optim.Optimizer:
         return torch.optim.SGD(params, lr=1e-3, momentum=0.9, foreach=True)
     if name == "adafactor":
         return torch.optim.Adafactor(params, lr=1e-2, foreach=True)
+    if name == "adadelta":
+        return torch.optim.Adadelta(params, lr=1.0, foreach=True)
+    if name == "adagrad":
+        return torch.optim.Adagrad(params, lr=1e-2, foreach=True)
+    if name.startswith("rmsprop"):  # rmsprop[-momentum][-centered]
+        momentum = 0.9 if "momentum" in name else 0.0
+        return torch.optim.RMSprop(
+            params, lr=1e-2, momentum=momentum, centered="centered" in name, foreach=True
+        )
     raise ValueError(f"optimizer {name!r} cannot be profiled")
 
 

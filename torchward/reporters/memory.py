@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import TextIO
 
-GIB = 2**30
+from torchward.estimator.units import bytes_text, count_text
+
 BAR = 40
+_VERDICTS = {"tight": "may not fit"}
 _LABELS = {
     "weights": "weights",
     "gradients": "gradients",
@@ -23,45 +25,50 @@ _LABELS = {
 }
 
 
-def _gib(value: float | None) -> str:
-    return "?" if value is None else f"{value / GIB:.2f} GiB"
-
-
 def render(data: dict, out: TextIO) -> None:
     write = lambda text="": print(text, file=out)  # noqa: E731
     gpus = data.get("gpus", 1)
-    title = f"{data['model']} ({data['params'] / 1e9:.2f}B parameters), {data['mode']}"
+    title = f"{data['model']} ({count_text(data['params'])} parameters), {data['mode']}"
     write(title)
     if data["gpu"]:
         write(
             f"on {data['gpu']}"
             + (f" (per GPU, {gpus} GPUs)" if gpus > 1 else "")
-            + f": {_gib(data['usable_bytes'])} usable"
+            + f": {bytes_text(data['usable_bytes'])} usable"
         )
-    verdict = (data["verdict"] or "no GPU given").upper()
+    verdict = _VERDICTS.get(data["verdict"], data["verdict"] or "no GPU given").upper()
+    if data.get("unknown") and data["verdict"] in ("tight", "oom", "fits"):
+        verdict += " over the interval (inputs assumed, below)"
     write(
-        f"peak {_gib(data['peak_bytes'])}  (interval {_gib(data['low_bytes'])} – "
-        f"{_gib(data['high_bytes'])}, confidence {data['confidence']})  → {verdict}"
+        f"peak {bytes_text(data['peak_bytes'])}  (interval {bytes_text(data['low_bytes'])} – "
+        f"{bytes_text(data['high_bytes'])}, confidence {data['confidence']})  → {verdict}"
     )
-    write(f"peak phase: {data['peak_phase']}; live tensors {_gib(data['allocated_bytes'])}")
+    write(f"peak phase: {data['peak_phase']}; live tensors {bytes_text(data['allocated_bytes'])}")
     write()
     largest = max(data["terms"].values()) or 1
     for name, value in data["terms"].items():
         if value <= 0:
             continue
         bar = "█" * max(1, round(BAR * value / largest))
-        write(f"  {_LABELS[name]:<16} {_gib(value):>12}  {bar}")
+        write(f"  {_LABELS[name]:<16} {bytes_text(value):>12}  {bar}")
     write()
     write(
-        "phases: " + ", ".join(f"{p['name']} {_gib(p['allocated_bytes'])}" for p in data["phases"])
+        "phases: "
+        + ", ".join(f"{p['name']} {bytes_text(p['allocated_bytes'])}" for p in data["phases"])
     )
     for name, field in data["config"].items():
         if field["source"] == "assumed":
             continue
         write(f"  {name} = {field['value']!r}  ({field['source']}, {field['confidence']})")
-    if data["missing"]:
-        assumed = ", ".join(f"{m}={data['config'][m]['value']!r}" for m in data["missing"])
-        write(f"missing inputs, assumed (the interval covers alternatives): {assumed}")
+    for unknown in data.get("unknown", ()):
+        name = unknown["field"].replace("_", " ")
+        where = (
+            f"; the script would say it with {unknown['read_from']}" if unknown["read_from"] else ""
+        )
+        write(
+            f"{name} unknown — assumed {unknown['assumed']!r} (the interval covers alternatives)"
+            f"{where}; give {unknown['give']}"
+        )
     for note in data["notes"]:
         write(f"note: {note}")
     if data["remedies"]:
@@ -69,7 +76,7 @@ def render(data: dict, out: TextIO) -> None:
         write("what would make it fit (largest saving first):")
         for m in data["remedies"]:
             write(
-                f"  - {m['title']}: saves {_gib(m['saving_bytes'])} → {_gib(m['peak_bytes'])} "
+                f"  - {m['title']}: saves {bytes_text(m['saving_bytes'])} → {bytes_text(m['peak_bytes'])} "
                 f"({m['verdict']}); cost: {m['cost']}"
             )
     if data["stacked_remedies"]:

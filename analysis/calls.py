@@ -22,6 +22,7 @@ import ast
 from typing import TYPE_CHECKING, Any
 
 from . import adapters, catalog, tensors
+from .adapters.effects import current as library_effects
 from .events import EventKind, LossFacts, ModeSwitch
 from .fallback import kind_from_name
 from .finding import Confidence
@@ -50,6 +51,7 @@ _CALLABLE_KINDS = (
     Kind.ENGINE,
     Kind.INSTANCE,
     Kind.TOKENIZER,
+    Kind.SCALER,  # timm's ``self.loss_scaler(loss, optimizer)``
 )
 _MODEL_SELF_RETURNING = {
     "to",
@@ -154,6 +156,9 @@ class CallsMixin:
                 return self.call_local(info, args, kwargs, node)
         if callee.kind in (Kind.MODEL, Kind.ENGINE):
             return self.forward(callee, node)
+        adapted = adapters.value_call(self, callee, node)
+        if adapted is not None:
+            return adapted  # a library object called: timm's ``loss_scaler(loss, optimizer)``
         if callee.kind is Kind.CRITERION:
             args, kwargs = self.arguments(node)
             facts = callee.criterion_facts or CriterionFacts()
@@ -308,7 +313,7 @@ class CallsMixin:
             return Value(kind=Kind.TENSOR)
         if name in catalog.SCALING_FUNCTIONS:
             return evolve(combine(args), scaled=True)
-        if name in catalog.MODEL_PASSTHROUGH_FUNCTIONS:
+        if name in catalog.MODEL_PASSTHROUGH_FUNCTIONS or name in library_effects().model_wrappers:
             return first if first.kind is Kind.MODEL else Value(kind=Kind.MODEL, origin=origin)
         if name == "torch.autograd.grad":
             self.emit(EventKind.GRAD_CALL, node, value=first)

@@ -15,6 +15,7 @@ import warnings
 import attrs
 from torchward.estimator import dependencies
 
+from .adapters.effects import using as library_effects
 from .facts import FileFacts, build_facts
 from .finding import Finding, Severity, Span
 from .parsing import parse_module
@@ -127,7 +128,8 @@ def _analyze(
     if not rules:
         return FileReport(path)
     try:
-        facts = build_facts(tree, source, path, cache)
+        with library_effects(settings.effects):  # the project's [tool.torchward.effects]
+            facts = build_facts(tree, source, path, cache)
         facts.settings = settings
     except RecursionError:
         return FileReport(

@@ -17,7 +17,7 @@ by ``Trainer.__init__``, which the file cannot show; the plan supplies them.
 from __future__ import annotations
 
 from ..values import Kind, Value
-from . import Adapter, FrameworkTraits, HookPlan
+from . import Adapter, HookPlan
 
 FRAMEWORK = "transformers"
 TRAINER_BASES = {
@@ -43,8 +43,6 @@ def is_trainer_class(index, class_name: str) -> bool:
 
 
 class TrainerAdapter(Adapter):
-    traits = ((FRAMEWORK, FrameworkTraits(zeroes_gradients=True, scales_accumulation=True)),)
-
     def hook(self, index, info):
         name = info.node.name
         if name not in ("compute_loss", "training_step") or not is_trainer_class(

@@ -69,6 +69,22 @@ _MODEL_SELF_RETURNING = {
 }
 
 
+#: a mode switch only an ``nn.Module`` has: a value of no known kind switched so is a
+#: model. ``train()`` without a flag is not one (a trainer object has a ``train()``), nor
+#: ``load_state_dict`` (optimizers and schedulers share it). ``.parameters()`` is a
+#: module's too, but a model known from it makes every later call of it a forward with a
+#: graph, and the dev corpus showed that graph flowing through an untyped loss helper's
+#: tuple into a false TW001: a mode switch is the use the mode rules need, and enough.
+_MODEL_ONLY_METHODS = {"eval"}
+
+
+def _uses_as_model(method: str, node: ast.Call) -> bool:
+    """``x.eval()``, ``x.train(False)``: a use only a module has."""
+    if method == "train":
+        return len(node.args) == 1 and isinstance(literal(node.args[0]), bool) and not node.keywords
+    return method in _MODEL_ONLY_METHODS and not node.args and not node.keywords
+
+
 def literal(node: ast.expr | None) -> object:
     return node.value if isinstance(node, ast.Constant) else None
 
@@ -411,6 +427,17 @@ class CallsMixin:
         kind = receiver.kind
         receiver_path = dotted(func.value) or self.super_path(func.value)
         confidence = receiver.confidence
+        guessed_only = kind is None or (kind is Kind.MODEL and confidence is Confidence.LOW)
+        if (
+            guessed_only
+            and receiver_path is not None  # a named value, not ``deepcopy(m).eval()``
+            and not receiver.graph
+            and _uses_as_model(method, node)
+        ):
+            # recognised by use: only a module has ``.eval()`` / ``.parameters()``; weaker
+            # than a constructor, stronger than a name
+            receiver = self.model_by_use(receiver, receiver_path, node)
+            kind, confidence = receiver.kind, receiver.confidence
         if kind is None and receiver_path and not receiver.graph:
             guessed = kind_from_name(receiver_path)
             if guessed in (Kind.MODEL, Kind.OPTIMIZER) and method in (
@@ -472,6 +499,16 @@ class CallsMixin:
             self.arguments(node)
             return UNKNOWN
         return self.tensor_method(receiver, method, node, receiver_path)
+
+    def model_by_use(self, value: Value, path: str, node: ast.Call) -> Value:
+        """``value`` (of no known kind, or a model only by its name) as the model its use
+        at ``node`` shows it to be, with MEDIUM confidence; rebound at ``path`` so later
+        calls of it are forwards."""
+        run: Any = self  # a FunctionRun: its evidence, text and environment
+        origin = value.origin or run.evidence(node, f"`{run.text(node)}` uses it as a model")
+        model = evolve(value, kind=Kind.MODEL, confidence=Confidence.MEDIUM, origin=origin)
+        run.env[path] = model
+        return model
 
     def model_method(
         self, model: Value, method: str, node: ast.Call, path: str | None, confidence: Confidence

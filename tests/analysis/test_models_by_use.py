@@ -109,3 +109,34 @@ def test_unnamed_value_is_not_recognised():
                 scorer(x)
     """
     assert_quiet(source, "TW002")
+
+
+def test_greedy_generation_loop_with_autograd_on():
+    # generation by hand: a while loop calling the eval-mode model, no no_grad (TW002
+    # expresses it; the model is a parameter of no known kind, recognised by its eval())
+    source = """
+        import torch
+
+        def greedy(seq2seq, src, max_len):
+            seq2seq.eval()
+            ys = src[:, :1]
+            while ys.size(1) < max_len:  # expect: TW002
+                ys = torch.cat([ys, seq2seq(src, ys).argmax(-1)[:, -1:]], dim=1)
+            return ys
+    """
+    assert_exact(source, "TW002")
+
+
+def test_generation_under_no_grad_is_quiet():
+    source = """
+        import torch
+
+        @torch.no_grad()
+        def greedy(seq2seq, src, max_len):
+            seq2seq.eval()
+            ys = src[:, :1]
+            while ys.size(1) < max_len:
+                ys = torch.cat([ys, seq2seq(src, ys).argmax(-1)[:, -1:]], dim=1)
+            return ys
+    """
+    assert_quiet(source, "TW002")

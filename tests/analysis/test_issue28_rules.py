@@ -1,4 +1,4 @@
-"""The rules for issue 28's misses (TW025, TW026): every invalid example's exact finding.
+"""The rules for issue 28's misses (TW025, TW026, TW027): every invalid example's exact finding.
 
 Each example is checked for its code, full span, severity, message and evidence lines,
 so that a rule that stops running, moves its finding or rewords it fails here. The
@@ -27,6 +27,16 @@ def _tw026_message(function: str, count: int) -> str:
     )
 
 
+def _tw027_message(owner: str) -> str:
+    return (
+        f"`{owner}.state_dict` is replaced by one that returns the PEFT adapter's weights; since "
+        "PEFT 0.3 `save_pretrained` filters `state_dict()` for the adapter itself, so the filter "
+        "runs twice and the saved adapter is empty after the whole run. Delete the patch: "
+        "`save_pretrained` already saves only the adapter."
+    )
+
+
+SAVED = "the model is saved here"
 GATED = "the step is gated here, once every N micro-steps"
 STEPS = "the scaler steps only here"
 EXPECTED = {
@@ -61,7 +71,16 @@ EXPECTED = {
         _tw026_message("pack_padded_sequence", 3),
         [(3, "`pack_padded_sequence(...)` is called here")],
     ),
+    ("TW027", 0): ((5, 4, 5, 20), _tw027_message("model"), [(8, SAVED)]),
+    ("TW027", 1): (
+        (5, 4, 5, 20),
+        _tw027_message("model"),
+        [(6, "this Trainer's checkpoints call `save_pretrained`")],
+    ),
+    ("TW027", 2): ((4, 4, 4, 20), _tw027_message("model"), [(5, SAVED)]),
+    ("TW027", 3): ((7, 8, 7, 29), _tw027_message("self.model"), [(9, SAVED)]),
 }
+SEVERITY = {"TW025": "error", "TW026": "error", "TW027": "warning"}
 
 
 @pytest.mark.parametrize(("code", "index"), sorted(EXPECTED), ids=lambda v: str(v))
@@ -75,14 +94,14 @@ def test_invalid_example_finding_is_exact(code, index):
     span, message, evidence = EXPECTED[(code, index)]
     f_span = finding.span
     assert (f_span.line, f_span.column, f_span.end_line, f_span.end_column) == span
-    assert (finding.code, finding.severity.value) == (code, "error")
+    assert (finding.code, finding.severity.value) == (code, SEVERITY[code])
     assert finding.message == message
     assert [(e.span.line, e.message) for e in finding.evidence] == evidence
     assert finding.fixes == ()
 
 
 def test_every_invalid_example_is_covered():
-    for code in ("TW025", "TW026"):
+    for code in SEVERITY:
         rule = rule_by_code(code)
         assert rule is not None
         assert {i for c, i in EXPECTED if c == code} == set(range(len(rule.INVALID)))

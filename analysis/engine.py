@@ -114,7 +114,9 @@ def analyze_source(
     project files the analysis reads are checked once each (a memoised module resolution
     is revalidated against the file system, and one file imports many siblings).
     """
-    with dependencies.one_observation_each():
+    # the project's [tool.torchward.effects] extend the library-effects table for the
+    # dataflow and the rules alike
+    with dependencies.one_observation_each(), library_effects(settings.effects):
         return _analyze(source, path, settings, cache)
 
 
@@ -128,8 +130,7 @@ def _analyze(
     if not rules:
         return FileReport(path)
     try:
-        with library_effects(settings.effects):  # the project's [tool.torchward.effects]
-            facts = build_facts(tree, source, path, cache)
+        facts = build_facts(tree, source, path, cache)
         facts.settings = settings
     except RecursionError:
         return FileReport(

@@ -92,7 +92,8 @@ class MethodEffects:
 
 @attrs.frozen(eq=False)
 class LibraryEffects:
-    """The table: framework traits, constructors' kinds, model wrappers, methods' effects.
+    """The table: framework traits, constructors' kinds, model wrappers, trainer classes,
+    methods' effects.
 
     Equal (and hashed) by content, so that a project configuration holding one can key a
     cache (the server keys its rule selections by configuration)."""
@@ -101,11 +102,22 @@ class LibraryEffects:
     constructors: Mapping[str, Kind] = attrs.field(factory=dict)  # qualified name -> kind
     optimizer_packages: tuple[str, ...] = ()
     model_wrappers: frozenset[str] = frozenset()
+    trainer_classes: frozenset[str] = frozenset()
+    trainer_packages: tuple[str, ...] = ()
     methods: Mapping[tuple[str, str], MethodEffects] = attrs.field(factory=dict)
 
     def method(self, receiver: str, name: str) -> MethodEffects | None:
         """What ``NAME(...)`` on a receiver of the table's kind ``receiver`` does."""
         return self.methods.get((receiver, name))
+
+    def is_trainer(self, name: str | None) -> bool:
+        """A class that runs the loop itself (a Hugging Face ``Trainer``, trl's trainers)."""
+        if not name:
+            return False
+        package = name.partition(".")[0]
+        return name in self.trainer_classes or (
+            package in self.trainer_packages and name.endswith("Trainer")
+        )
 
     def constructed_kind(self, name: str) -> Kind | None:
         """The kind of what a call to the canonical ``name`` builds, if the table says."""
@@ -129,6 +141,8 @@ class LibraryEffects:
                 sorted((name, kind.value) for name, kind in self.constructors.items()),
                 self.optimizer_packages,
                 sorted(self.model_wrappers),
+                sorted(self.trainer_classes),
+                self.trainer_packages,
                 sorted(self.methods.items()),
             )
         )
@@ -146,11 +160,13 @@ class LibraryEffects:
             constructors={**self.constructors, **other.constructors},
             optimizer_packages=self.optimizer_packages + other.optimizer_packages,
             model_wrappers=self.model_wrappers | other.model_wrappers,
+            trainer_classes=self.trainer_classes | other.trainer_classes,
+            trainer_packages=self.trainer_packages + other.trainer_packages,
             methods={**self.methods, **other.methods},
         )
 
 
-_SECTIONS = ("frameworks", "constructors", "wrappers", "methods")
+_SECTIONS = ("frameworks", "constructors", "wrappers", "trainers", "methods")
 
 
 def parse_effects(table: Any, where: str) -> LibraryEffects:
@@ -184,6 +200,12 @@ def parse_effects(table: Any, where: str) -> LibraryEffects:
         if key != "model":
             raise EffectsError(f"{where} wrappers: unknown kind '{key}' (known: model)")
         wrappers.update(_names(names, f"{where} wrappers.model"))
+    trainers = _mapping(table.get("trainers", {}), f"{where} trainers")
+    for key in trainers:
+        if key not in ("classes", "packages"):
+            raise EffectsError(f"{where} trainers: unknown key '{key}' (known: classes, packages)")
+    trainer_classes = _names(trainers.get("classes", []), f"{where} trainers.classes")
+    trainer_packages = _names(trainers.get("packages", []), f"{where} trainers.packages")
     methods: dict[tuple[str, str], MethodEffects] = {}
     for receiver, entries in _mapping(table.get("methods", {}), f"{where} methods").items():
         if receiver not in RECEIVERS:
@@ -197,6 +219,8 @@ def parse_effects(table: Any, where: str) -> LibraryEffects:
         constructors=constructors,
         optimizer_packages=packages,
         model_wrappers=frozenset(wrappers),
+        trainer_classes=frozenset(trainer_classes),
+        trainer_packages=tuple(trainer_packages),
         methods=methods,
     )
 

@@ -18,14 +18,9 @@ from __future__ import annotations
 
 from ..values import Kind, Value
 from . import Adapter, HookPlan
+from .effects import current
 
 FRAMEWORK = "transformers"
-TRAINER_BASES = {
-    "transformers.Trainer",
-    "transformers.Seq2SeqTrainer",
-    "transformers.trainer.Trainer",
-    "transformers.trainer_seq2seq.Seq2SeqTrainer",
-}
 _SELF_ATTRIBUTES = (
     ("accelerator", Value(kind=Kind.ACCELERATOR)),
     ("lr_scheduler", Value(kind=Kind.SCHEDULER)),
@@ -35,11 +30,10 @@ _SELF_ATTRIBUTES = (
 
 
 def is_trainer_class(index, class_name: str) -> bool:
-    """Derived (through local bases too) from a ``transformers`` or ``trl`` trainer."""
-    return any(
-        base in TRAINER_BASES or (base.startswith("trl.") and base.endswith("Trainer"))
-        for base in index.all_bases(class_name)
-    )
+    """Derived (through local bases too) from a trainer class of the library-effects
+    table (``transformers.Trainer``, trl's trainers)."""
+    table = current()
+    return any(table.is_trainer(base) for base in index.all_bases(class_name))
 
 
 class TrainerAdapter(Adapter):

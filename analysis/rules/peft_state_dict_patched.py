@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import ast
 
+from ..adapters.effects import current as library_effects
 from ..finding import Evidence, Severity
 from ..names import dotted, qualified_name
 from ..rule import Invalid, Rule
-
-#: the Trainer classes whose checkpoints call the model's ``save_pretrained``
-_TRAINERS = ("transformers.Trainer", "transformers.Seq2SeqTrainer")
 
 
 def _is_peft_state_dict(name: str | None) -> bool:
@@ -18,12 +16,6 @@ def _is_peft_state_dict(name: str | None) -> bool:
         name is not None
         and name.startswith("peft.")
         and name.endswith(".get_peft_model_state_dict")
-    )
-
-
-def _is_trainer(name: str | None) -> bool:
-    return name is not None and (
-        name in _TRAINERS or (name.startswith("trl.") and name.endswith("Trainer"))
     )
 
 
@@ -115,6 +107,7 @@ class PeftStateDictPatched(Rule):
         if "get_peft_model_state_dict" not in source or "state_dict" not in source:
             return
         imports = facts.index.imports
+        trainers = library_effects()  # whose checkpoints call the model's save_pretrained
         patches: list[tuple[str, ast.Assign]] = []
         saves: dict[str, tuple[ast.AST, str]] = {}  # model path -> where and how it is saved
         for node in ast.walk(facts.analyzer.tree):
@@ -131,7 +124,7 @@ class PeftStateDictPatched(Rule):
                     owner = dotted(func.value)
                     if owner:
                         saves.setdefault(owner, (node, "the model is saved here"))
-                elif _is_trainer(qualified_name(func, imports)):
+                elif trainers.is_trainer(qualified_name(func, imports)):
                     for keyword in node.keywords:
                         owner = dotted(keyword.value) if keyword.arg == "model" else None
                         if owner:

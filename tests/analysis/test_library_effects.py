@@ -235,3 +235,28 @@ def test_equal_tables_are_equal_and_hash_alike():
     assert parse_effects(PROJECT_TABLE, "a") == parse_effects(PROJECT_TABLE, "b")
     assert hash(parse_effects(PROJECT_TABLE, "a")) == hash(parse_effects(PROJECT_TABLE, "b"))
     assert parse_effects(PROJECT_TABLE, "a") != builtin()
+
+
+def test_trainer_classes_come_from_the_table():
+    table = builtin()
+    assert table.is_trainer("transformers.Trainer")
+    assert table.is_trainer("trl.SFTTrainer")
+    assert not table.is_trainer("trl.SFTConfig")
+    assert not table.is_trainer("mylib.Trainer")
+    # a project's own trainer class, declared in [tool.torchward.effects.trainers]: its
+    # checkpoints call save_pretrained, so TW027 follows a model handed to it
+    source = textwrap.dedent(
+        """
+        from peft import get_peft_model_state_dict
+        from mylib import Runner
+
+        def main(model, data):
+            old = model.state_dict
+            model.state_dict = lambda *a, **k: get_peft_model_state_dict(model, old())
+            Runner(model=model, data=data).train()
+        """
+    )
+    extension = parse_effects({"trainers": {"classes": ["mylib.Runner"]}}, "test")
+    extended = analyze_source(source, "train.py", LintSettings(effects=extension)).findings
+    assert [f.span.line for f in extended if f.code == "TW027"] == [7]
+    assert [f for f in analyze_source(source, "train.py").findings if f.code == "TW027"] == []

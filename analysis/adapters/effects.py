@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import sys
 from collections.abc import Iterator, Mapping
 from functools import cache
@@ -300,13 +301,28 @@ def current() -> LibraryEffects:
     return _ACTIVE.get() or builtin()
 
 
+def token() -> int:
+    """Which table is in force, for the keys of caches that outlive one analysis (the
+    editor's function summaries): 0 for the built-in table, else a number the same
+    extension keeps for as long as the process lives."""
+    active = _ACTIVE.get()
+    return 0 if active is None else id(active)
+
+
+@functools.lru_cache(maxsize=16)
+def _extended(extension: LibraryEffects) -> LibraryEffects:
+    """The built-in table extended by ``extension``: one object per distinct extension
+    (kept alive here, so :func:`token` never sees an id reused)."""
+    return builtin().extended(extension)
+
+
 @contextlib.contextmanager
 def using(extension: LibraryEffects | None) -> Iterator[None]:
     """Analyse with ``extension`` added to the built-in table (None: the built-in alone)."""
     if extension is None:
         yield
         return
-    token = _ACTIVE.set(builtin().extended(extension))
+    token = _ACTIVE.set(_extended(extension))
     try:
         yield
     finally:

@@ -260,3 +260,22 @@ def test_trainer_classes_come_from_the_table():
     extended = analyze_source(source, "train.py", LintSettings(effects=extension)).findings
     assert [f.span.line for f in extended if f.code == "TW027"] == [7]
     assert [f for f in analyze_source(source, "train.py").findings if f.code == "TW027"] == []
+
+
+def test_editor_cache_keeps_tables_apart():
+    # the language server keeps function analyses across edits; a project table added
+    # (or removed) mid-session must not replay an analysis made under the other table
+    from torchward.analysis import SummaryCache
+
+    cache = SummaryCache()
+    source = textwrap.dedent(PROJECT_SCALER)
+    extension = parse_effects(PROJECT_TABLE, "test")
+
+    def lines(settings: LintSettings) -> list[int]:
+        report = analyze_source(source, "train.py", settings, cache)
+        return [f.span.line for f in report.findings if f.code == "TW003"]
+
+    assert lines(LintSettings()) == []
+    assert lines(LintSettings(effects=extension)) == [7]
+    assert lines(LintSettings()) == []
+    assert lines(LintSettings(effects=parse_effects(PROJECT_TABLE, "again"))) == [7]

@@ -434,8 +434,8 @@ class CallsMixin:
             and not receiver.graph
             and _uses_as_model(method, node)
         ):
-            # recognised by use: only a module has ``.eval()`` / ``.parameters()``; weaker
-            # than a constructor, stronger than a name
+            # recognised by use: only a module switches mode with ``.eval()``; weaker than
+            # a constructor, stronger than a name
             receiver = self.model_by_use(receiver, receiver_path, node)
             kind, confidence = receiver.kind, receiver.confidence
         if kind is None and receiver_path and not receiver.graph:

@@ -279,3 +279,53 @@ def test_editor_cache_keeps_tables_apart():
     assert lines(LintSettings(effects=extension)) == [7]
     assert lines(LintSettings()) == []
     assert lines(LintSettings(effects=parse_effects(PROJECT_TABLE, "again"))) == [7]
+
+
+def _events(source: str) -> list[tuple[int, str]]:
+    """The training events of ``train`` in ``source``, as (line, kind), in order."""
+    import ast
+
+    from torchward.analysis.events import EventKind
+    from torchward.analysis.facts import build_facts
+
+    text = textwrap.dedent(source)
+    facts = build_facts(ast.parse(text), text, "train.py")
+    (trace,) = [t for t in facts.traces if t.function == "train"]
+    wanted = {
+        EventKind.SCALER_SCALE,
+        EventKind.BACKWARD,
+        EventKind.SCALER_UNSCALE,
+        EventKind.CLIP_GRAD,
+        EventKind.SCALER_STEP,
+        EventKind.STEP,
+    }
+    return [(e.span.line, e.kind.value) for e in trace.events if e.kind in wanted]
+
+
+SCALER_CALL = """
+    from timm.utils import NativeScaler
+
+    def train(model, loader, optimizer, criterion, last):
+        loss_scaler = NativeScaler()
+        for x, y in loader:
+            loss_scaler(criterion(model(x), y), optimizer{extra})
+"""
+
+
+@pytest.mark.parametrize(
+    ("extra", "kinds"),
+    [
+        ("", ["scaler_scale", "backward", "scaler_step", "step"]),
+        (
+            ", clip_grad=1.0",
+            ["scaler_scale", "backward", "scaler_unscale", "clip_grad", "scaler_step", "step"],
+        ),
+        (", clip_grad=None", ["scaler_scale", "backward", "scaler_step", "step"]),
+        (", clip_grad=1.0, need_update=last", ["scaler_scale", "backward"]),
+        (", need_update=True", ["scaler_scale", "backward", "scaler_step", "step"]),
+    ],
+)
+def test_timm_scaler_call_events(extra, kinds):
+    events = _events(SCALER_CALL.format(extra=extra))
+    assert [kind for _, kind in events] == kinds
+    assert {line for line, _ in events} == {7}

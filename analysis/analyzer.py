@@ -24,6 +24,7 @@ import attrs
 
 from . import adapters, catalog
 from .adapters.driver import drive_hook
+from .adapters.effects import token as effects_token
 from .binding import bind_parameters, class_fields, parameter_names
 from .conditions import PathCondition
 from .events import Event, EventKind, Gate, Trace
@@ -454,7 +455,9 @@ class FileAnalyzer:
                 condition=condition,
             )
         self._contexts[info.qualname] = contexts + 1
-        cache_key = self.fingerprints.key(info, key) if self.cache is not None else None
+        cache_key = (
+            (effects_token(), self.fingerprints.key(info, key)) if self.cache is not None else None
+        )  # a function analysed under a project's library-effects table is another entry
         if cache_key is not None:
             entry = self.cache.get(cache_key)
             if entry is not None and self._replay(info, entry):

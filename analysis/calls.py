@@ -22,6 +22,7 @@ import ast
 from typing import TYPE_CHECKING, Any
 
 from . import adapters, catalog, tensors
+from .adapters.effects import current as library_effects
 from .events import EventKind, LossFacts, ModeSwitch
 from .fallback import kind_from_name
 from .finding import Confidence
@@ -50,6 +51,7 @@ _CALLABLE_KINDS = (
     Kind.ENGINE,
     Kind.INSTANCE,
     Kind.TOKENIZER,
+    Kind.SCALER,  # timm's ``self.loss_scaler(loss, optimizer)``
 )
 _MODEL_SELF_RETURNING = {
     "to",
@@ -65,6 +67,22 @@ _MODEL_SELF_RETURNING = {
     "apply",
     "type",
 }
+
+
+#: a mode switch only an ``nn.Module`` has: a value of no known kind switched so is a
+#: model. ``train()`` without a flag is not one (a trainer object has a ``train()``), nor
+#: ``load_state_dict`` (optimizers and schedulers share it). ``.parameters()`` is a
+#: module's too, but a model known from it makes every later call of it a forward with a
+#: graph, and the dev corpus showed that graph flowing through an untyped loss helper's
+#: tuple into a false TW001: a mode switch is the use the mode rules need, and enough.
+_MODEL_ONLY_METHODS = {"eval"}
+
+
+def _uses_as_model(method: str, node: ast.Call) -> bool:
+    """``x.eval()``, ``x.train(False)``: a use only a module has."""
+    if method == "train":
+        return len(node.args) == 1 and isinstance(literal(node.args[0]), bool) and not node.keywords
+    return method in _MODEL_ONLY_METHODS and not node.args and not node.keywords
 
 
 def literal(node: ast.expr | None) -> object:
@@ -154,6 +172,9 @@ class CallsMixin:
                 return self.call_local(info, args, kwargs, node)
         if callee.kind in (Kind.MODEL, Kind.ENGINE):
             return self.forward(callee, node)
+        adapted = adapters.value_call(self, callee, node)
+        if adapted is not None:
+            return adapted  # a library object called: timm's ``loss_scaler(loss, optimizer)``
         if callee.kind is Kind.CRITERION:
             args, kwargs = self.arguments(node)
             facts = callee.criterion_facts or CriterionFacts()
@@ -308,7 +329,7 @@ class CallsMixin:
             return Value(kind=Kind.TENSOR)
         if name in catalog.SCALING_FUNCTIONS:
             return evolve(combine(args), scaled=True)
-        if name in catalog.MODEL_PASSTHROUGH_FUNCTIONS:
+        if name in catalog.MODEL_PASSTHROUGH_FUNCTIONS or name in library_effects().model_wrappers:
             return first if first.kind is Kind.MODEL else Value(kind=Kind.MODEL, origin=origin)
         if name == "torch.autograd.grad":
             self.emit(EventKind.GRAD_CALL, node, value=first)
@@ -406,6 +427,17 @@ class CallsMixin:
         kind = receiver.kind
         receiver_path = dotted(func.value) or self.super_path(func.value)
         confidence = receiver.confidence
+        guessed_only = kind is None or (kind is Kind.MODEL and confidence is Confidence.LOW)
+        if (
+            guessed_only
+            and receiver_path is not None  # a named value, not ``deepcopy(m).eval()``
+            and not receiver.graph
+            and _uses_as_model(method, node)
+        ):
+            # recognised by use: only a module switches mode with ``.eval()``; weaker than
+            # a constructor, stronger than a name
+            receiver = self.model_by_use(receiver, receiver_path, node)
+            kind, confidence = receiver.kind, receiver.confidence
         if kind is None and receiver_path and not receiver.graph:
             guessed = kind_from_name(receiver_path)
             if guessed in (Kind.MODEL, Kind.OPTIMIZER) and method in (
@@ -467,6 +499,16 @@ class CallsMixin:
             self.arguments(node)
             return UNKNOWN
         return self.tensor_method(receiver, method, node, receiver_path)
+
+    def model_by_use(self, value: Value, path: str, node: ast.Call) -> Value:
+        """``value`` (of no known kind, or a model only by its name) as the model its use
+        at ``node`` shows it to be, with MEDIUM confidence; rebound at ``path`` so later
+        calls of it are forwards."""
+        run: Any = self  # a FunctionRun: its evidence, text and environment
+        origin = value.origin or run.evidence(node, f"`{run.text(node)}` uses it as a model")
+        model = evolve(value, kind=Kind.MODEL, confidence=Confidence.MEDIUM, origin=origin)
+        run.env[path] = model
+        return model
 
     def model_method(
         self, model: Value, method: str, node: ast.Call, path: str | None, confidence: Confidence

@@ -3,11 +3,15 @@
 Every recognition in the analysis starts here: a constructor or factory named by its
 canonical qualified name (see :mod:`torchward.analysis.names`) gives a value its kind.
 Nothing here looks at variable names; the one name heuristic of the analysis lives in
-:mod:`torchward.analysis.fallback`.
+:mod:`torchward.analysis.fallback`. What third-party libraries' calls build or do (timm's
+scalers and ``create_model``, Accelerate, PEFT, bitsandbytes optimizers) is data: the
+library-effects table (:mod:`torchward.analysis.adapters.effects`), which
+:func:`kind_of_constructor` consults first.
 """
 
 from __future__ import annotations
 
+from .adapters.effects import current as library_effects
 from .values import Kind
 
 # --- losses -------------------------------------------------------------------------
@@ -91,7 +95,6 @@ MODEL_PASSTHROUGH_FUNCTIONS = {
     "torch.nn.parallel.DataParallel",
     "torch.jit.script",
 } | DDP_WRAPPERS
-MODEL_FACTORIES = {"timm.create_model", "peft.get_peft_model", "peft.PeftModel.from_pretrained"}
 TOKENIZER_MARKERS = ("Tokenizer", "Processor", "FeatureExtractor", "ImageProcessor")
 MODEL_MARKERS = ("Model", "For", "Transformer", "Net")
 #: every import path of ``LightningModule`` (``pytorch_lightning.`` and ``lightning.pytorch.``
@@ -111,30 +114,13 @@ LIGHTNING_NO_GRAD_HOOKS = {
 }
 
 # --- optimisation -------------------------------------------------------------------
-OPTIMIZER_PREFIXES = (
-    "torch.optim.",
-    "bitsandbytes.optim.",
-    "apex.optimizers.",
-    "deepspeed.ops.",
-    "torch_optimizer.",
-)
-OPTIMIZER_EXACT = {
-    "transformers.AdamW",
-    "transformers.Adafactor",
-    "transformers.optimization.Adafactor",
-    "transformers.optimization.AdamW",
-    "timm.optim.create_optimizer_v2",
-    "timm.optim.create_optimizer",
-    "lion_pytorch.Lion",
-}
+OPTIMIZER_PREFIX = "torch.optim."  # other libraries' optimizers: the library-effects table
 SCHEDULER_PREFIXES = (
     "torch.optim.lr_scheduler.",
     "transformers.get_",
     "transformers.optimization.get_",
     "timm.scheduler.",
 )
-GRAD_SCALERS = {"torch.amp.GradScaler", "torch.GradScaler", "torch.cpu.amp.GradScaler"}
-ACCELERATORS = {"accelerate.Accelerator", "lightning.Fabric"}
 
 # --- data ---------------------------------------------------------------------------
 LOADERS = {"torch.utils.data.DataLoader", "torch_geometric.loader.DataLoader"}
@@ -311,6 +297,12 @@ CONTAINER_CONSTRUCTORS = {
 
 def kind_of_constructor(name: str) -> Kind | None:
     """The kind of the value a call to the canonical ``name`` returns, if known."""
+    effects = library_effects()
+    listed = effects.constructed_kind(name)
+    if listed is not None:
+        return listed  # a library's scaler, accelerator, model factory or optimizer
+    if name in effects.model_wrappers:
+        return Kind.MODEL
     last = name.rsplit(".", 1)[-1]
     if name in LOSS_CLASSES or (name.startswith("torch.nn.") and last.endswith("Loss")):
         return Kind.CRITERION
@@ -322,23 +314,13 @@ def kind_of_constructor(name: str) -> Kind | None:
         return Kind.SAMPLER
     if name in DATASET_BASES or (name.startswith("torch.utils.data.") and last.endswith("Dataset")):
         return Kind.DATASET
-    if name in GRAD_SCALERS:
-        return Kind.SCALER
     if name in CONTAINER_CONSTRUCTORS:
         return Kind.CONTAINER
-    if name in ACCELERATORS:
-        return Kind.ACCELERATOR
     if name.startswith(SCHEDULER_PREFIXES):
         return Kind.SCHEDULER
-    if name in OPTIMIZER_EXACT or (
-        name.startswith(OPTIMIZER_PREFIXES) and last[:1].isupper() and last != "Optimizer"
-    ):
+    if name.startswith(OPTIMIZER_PREFIX) and last[:1].isupper() and last != "Optimizer":
         return Kind.OPTIMIZER
-    if (
-        name in MODEL_FACTORIES
-        or name in ("torch.nn.parallel.DataParallel",)
-        or name in DDP_WRAPPERS
-    ):
+    if name in ("torch.nn.parallel.DataParallel",) or name in DDP_WRAPPERS:
         return Kind.MODEL
     if (
         name.startswith("torch.nn.")

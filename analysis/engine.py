@@ -15,6 +15,7 @@ import warnings
 import attrs
 from torchward.estimator import dependencies
 
+from .adapters.effects import using as library_effects
 from .facts import FileFacts, build_facts
 from .finding import Finding, Severity, Span
 from .parsing import parse_module
@@ -113,7 +114,9 @@ def analyze_source(
     project files the analysis reads are checked once each (a memoised module resolution
     is revalidated against the file system, and one file imports many siblings).
     """
-    with dependencies.one_observation_each():
+    # the project's [tool.torchward.effects] extend the library-effects table for the
+    # dataflow and the rules alike
+    with dependencies.one_observation_each(), library_effects(settings.effects):
         return _analyze(source, path, settings, cache)
 
 

@@ -101,7 +101,7 @@ def observe_method(run, receiver: Value, method: str, node: ast.Call) -> None:
             run.emit(EventKind.TRANSFER, node, target=receiver, call=CallFacts(moved=moved))
     elif receiver.kind is Kind.SCHEDULER and method == "step":
         run.emit(EventKind.SCHEDULER_STEP, node, target=receiver)
-    # a GradScaler's scale / unscale_ / step: see adapters/amp.py
+    # a scaler's scale / unscale_ / step: the library-effects table (adapters/library.py)
 
 
 def _optimizer_facts(run, name: str, node: ast.Call) -> CallFacts:

@@ -129,6 +129,32 @@ def train_on_shards(model, optimizer):
         torch.cuda.synchronize()  # TW007
 
 
+
+def train_amp_accumulating(model, loader, optimizer, accumulate):
+    scaler = torch.amp.GradScaler()
+    for i, (x, y) in enumerate(loader):
+        scaler.scale(F.cross_entropy(model(x), y) / accumulate).backward()
+        scaler.unscale_(optimizer)  # TW025
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        if (i + 1) % accumulate == 0:
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+
+
+def encode(rnn, embedded, lengths):
+    data, sizes = nn.utils.rnn.pack_padded_sequence(embedded, lengths, batch_first=True)  # TW026
+    return rnn(data), sizes
+
+
+def save_adapter(model, output_dir):
+    from peft import get_peft_model_state_dict
+
+    old_state_dict = model.state_dict
+    model.state_dict = lambda *_, **__: get_peft_model_state_dict(model, old_state_dict())  # TW027
+    model.save_pretrained(output_dir)
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--batch-size", type=int, default=64)

@@ -46,6 +46,8 @@ class Config:
     target_gpu: str | None = None  # the card TW010 and `torchward estimate` project onto
     estimate: tuple[tuple[str, Any], ...] = ()  # [tool.torchward.estimate]: RunConfig overrides
     models: tuple[tuple[str, str], ...] = ()  # user architectures: (name, JSON record)
+    # [tool.torchward.effects]: the project's additions to the library-effects table
+    effects: Any = None  # torchward.analysis.adapters.effects.LibraryEffects | None
 
     def estimator_settings(self):
         """The estimator's view (``None`` when nothing is set): overrides and user models."""
@@ -187,6 +189,15 @@ def _models_file(value: Any) -> str:
     return value
 
 
+def _effects(value: Any):
+    from .analysis.adapters.effects import EffectsError, parse_effects
+
+    try:
+        return parse_effects(value, "[tool.torchward.effects]")
+    except EffectsError as error:
+        raise ValueError(str(error)) from None
+
+
 SCHEMA: dict[str, Callable[[Any], Any]] = {
     "select": _selectors,
     "ignore": _selectors,
@@ -199,6 +210,7 @@ SCHEMA: dict[str, Callable[[Any], Any]] = {
     "estimate": _estimate,
     "models": _models,
     "models-file": _models_file,
+    "effects": _effects,
 }
 
 

@@ -34,6 +34,7 @@ class RuleSelection:
         # every note of a file (``--all-notes``), not only its first (the default)
         self.notes_per_file: int | None = None if all_notes else LintSettings().notes_per_file
         self.estimator = config.estimator_settings()
+        self.effects = config.effects
         self.per_file = tuple(
             (PatternList.parse("", [glob]), codes) for glob, codes in config.per_file_ignores
         )
@@ -48,6 +49,8 @@ class RuleSelection:
         }
         if self.estimator is not None:
             self._identity["estimator"] = self.estimator.identity()
+        if self.effects is not None:
+            self._identity["effects"] = self.effects.identity()
         self._by_extra: dict[tuple[str, ...], LintSettings] = {}
 
     def identity(self) -> dict:
@@ -74,6 +77,7 @@ class RuleSelection:
                 severity=self.severity,
                 target_gpu=self.target_gpu,
                 estimator=self.estimator,
+                effects=self.effects,
                 notes_per_file=self.notes_per_file,
             )
             self._by_extra[extra] = settings

@@ -13,8 +13,15 @@ one adapter module here, and the engine asks the registry at four points:
 - a method the framework itself calls once per batch (``training_step``,
   ``compute_loss``): :func:`framework_hook` gives the plan that
   :mod:`.driver` runs inside a loop standing for the framework's own;
+- calling a library object (timm's ``loss_scaler(loss, optimizer)``): :func:`value_call`;
 - what a framework-tagged event means for the update (:func:`traits_of`): whether the
   framework zeroes the gradients, divides an accumulated loss, owns the optimizer step.
+
+What library calls do (which call runs backward, steps, scales, wraps a model, builds a
+model) is data: the library-effects table of :mod:`.effects`, which :mod:`.library`
+applies to methods and calls and :mod:`torchward.analysis.catalog` asks for constructors.
+The adapters keep what is structure rather than a call's effect: Lightning's and the
+Trainer's hooks, ``deepspeed.initialize``'s four results, the distributed wraps.
 
 An adapter answers ``None`` when a call is not its business, so the registry tries them in
 order and the engine's own torch semantics apply when none claims the call.
@@ -28,22 +35,10 @@ from typing import TYPE_CHECKING
 import attrs
 
 from ..values import Value
+from .effects import FrameworkTraits, current
 
 if TYPE_CHECKING:
     from ..semantic import FunctionInfo, ModuleIndex
-
-
-@attrs.frozen
-class FrameworkTraits:
-    """What a framework does around the backward and step events tagged with its name.
-
-    A rule asks the question it needs (does it zero? does it scale?) rather than "is this a
-    framework", because the answers differ: ``accelerator.backward`` divides the loss by
-    the accumulation count but never zeroes the gradients, a DeepSpeed engine does both.
-    """
-
-    zeroes_gradients: bool  # its step (or its loop) resets the gradients every update
-    scales_accumulation: bool  # its backward divides the loss by the accumulation count
 
 
 @attrs.frozen
@@ -70,9 +65,6 @@ class HookPlan:
 class Adapter:
     """One framework's translation. Every hook answers None when the call is not its own."""
 
-    #: the event tags this adapter emits, with what each means for the update
-    traits: tuple[tuple[str, FrameworkTraits], ...] = ()
-
     def api(self, run, name: str, node: ast.Call, args: list[Value], kwargs: dict[str, Value]):
         """The value of a call to the imported API ``name`` (arguments already evaluated)."""
         return None
@@ -81,28 +73,28 @@ class Adapter:
         """The value of ``receiver.method(...)``; the adapter evaluates the arguments."""
         return None
 
+    def call(self, run, callee: Value, node: ast.Call):
+        """The value of calling the object ``callee`` (``loss_scaler(loss, optimizer)``)."""
+        return None
+
     def hook(self, index: ModuleIndex, info: FunctionInfo) -> HookPlan | None:
         """The plan by which the framework calls ``info`` once per batch, if it does."""
         return None
 
 
 def _registry() -> tuple[Adapter, ...]:
-    from . import accelerate, amp, deepspeed, distributed, lightning, transformers
+    from . import deepspeed, distributed, library, lightning, transformers
 
     return (
         lightning.ADAPTER,
-        accelerate.ADAPTER,
+        library.ADAPTER,
         deepspeed.ADAPTER,
         transformers.ADAPTER,
         distributed.ADAPTER,
-        amp.ADAPTER,
     )
 
 
 ADAPTERS: tuple[Adapter, ...] = _registry()
-_TRAITS: dict[str, FrameworkTraits] = {
-    tag: traits for adapter in ADAPTERS for tag, traits in adapter.traits
-}
 
 
 def api_call(run, name: str, node: ast.Call, args: list[Value], kwargs: dict[str, Value]):
@@ -121,6 +113,14 @@ def method_call(run, receiver: Value, method: str, node: ast.Call):
     return None
 
 
+def value_call(run, callee: Value, node: ast.Call):
+    for adapter in ADAPTERS:
+        value = adapter.call(run, callee, node)
+        if value is not None:
+            return value
+    return None
+
+
 def framework_hook(index: ModuleIndex, info: FunctionInfo) -> HookPlan | None:
     if info.class_name is None or not info.is_method:
         return None
@@ -133,4 +133,4 @@ def framework_hook(index: ModuleIndex, info: FunctionInfo) -> HookPlan | None:
 
 def traits_of(framework: str | None) -> FrameworkTraits | None:
     """What the framework that tagged an event does; None for plain torch."""
-    return _TRAITS.get(framework) if framework else None
+    return current().frameworks.get(framework) if framework else None

@@ -11,18 +11,16 @@ engine. A loader built by ``initialize(training_data=...)`` is sharded by DeepSp
 
 from __future__ import annotations
 
-from ..events import EventKind
-from ..names import dotted
-from ..values import UNKNOWN, Kind, LoaderFacts, Value
-from . import Adapter, FrameworkTraits
+from ..values import Kind, LoaderFacts, Value
+from . import Adapter
 
 FRAMEWORK = "deepspeed"
 INITIALIZE = "deepspeed.initialize"
-_MODEL_METHODS = {"train", "eval", "forward"}
 
 
 class DeepSpeedAdapter(Adapter):
-    traits = ((FRAMEWORK, FrameworkTraits(zeroes_gradients=True, scales_accumulation=True)),)
+    """``deepspeed.initialize``; the engine's methods are the library-effects table's
+    ``engine`` entries (:mod:`.library`)."""
 
     def api(self, run, name, node, args, kwargs):
         if name != INITIALIZE:
@@ -37,21 +35,6 @@ class DeepSpeedAdapter(Adapter):
                 Value(kind=Kind.SCHEDULER),
             ),
         )
-
-    def method(self, run, receiver, method, node):
-        if receiver.kind is not Kind.ENGINE:
-            return None
-        if method in _MODEL_METHODS:
-            # the engine is the model for calling and mode switching
-            return run.model_method(
-                receiver, method, node, dotted(node.func.value), receiver.confidence
-            )
-        args, _ = run.arguments(node)
-        if method == "backward":
-            run.backward(args[0] if args else UNKNOWN, node, framework=FRAMEWORK)
-        elif method == "step":
-            run.emit(EventKind.STEP, node, target=receiver, framework=FRAMEWORK)
-        return UNKNOWN
 
 
 ADAPTER = DeepSpeedAdapter()

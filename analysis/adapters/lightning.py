@@ -4,7 +4,7 @@ Lightning's fit loop calls ``training_step(batch, batch_idx)`` once per batch. U
 *automatic optimization* (the default) it then runs backward on the returned loss, steps
 the optimizers and zeroes the gradients itself, dividing the loss by
 ``Trainer(accumulate_grad_batches=N)`` when it accumulates: the events it adds are tagged
-``"lightning"``, whose traits say it zeroes and scales. Under *manual optimization*
+``"lightning"``, whose traits (in the library-effects table) say it zeroes and scales. Under *manual optimization*
 (``self.automatic_optimization = False``) the step's body does all of it by hand —
 ``opt = self.optimizers()``, ``self.manual_backward(loss)``, ``opt.step()``,
 ``opt.zero_grad()`` — and Lightning neither zeroes nor scales, so a forgotten
@@ -23,14 +23,11 @@ from __future__ import annotations
 
 import ast
 
-from ..events import EventKind
-from ..values import UNKNOWN, Kind, Value
-from . import Adapter, FrameworkTraits, HookPlan
+from ..values import Kind, Value
+from . import Adapter, HookPlan
 
 AUTOMATIC = "lightning"
 MANUAL = "lightning.manual"
-_LOGGING = {"log", "log_dict"}
-_QUIET = {"toggle_optimizer", "untoggle_optimizer", "print"}
 
 
 def is_lightning_module(run, receiver: Value) -> bool:
@@ -80,10 +77,8 @@ def _names_the_switch(target: ast.expr) -> bool:
 
 
 class LightningAdapter(Adapter):
-    traits = (
-        (AUTOMATIC, FrameworkTraits(zeroes_gradients=True, scales_accumulation=True)),
-        (MANUAL, FrameworkTraits(zeroes_gradients=False, scales_accumulation=False)),
-    )
+    """The hooks Lightning calls; ``self``'s API (``manual_backward``, ``optimizers``,
+    ``log``) is the library-effects table's ``lightning_module`` entries (:mod:`.library`)."""
 
     def hook(self, index, info):
         if info.node.name != "training_step" or not index.is_lightning_class(info.class_name):
@@ -91,35 +86,6 @@ class LightningAdapter(Adapter):
         if uses_manual_optimization(index, info.class_name):
             return HookPlan(MANUAL, backward_returned=False, steps=False)
         return HookPlan(AUTOMATIC, backward_returned=True, steps=True)
-
-    def method(self, run, receiver, method, node):
-        if not is_lightning_module(run, receiver):
-            return None
-        if method == "manual_backward":
-            args, _ = run.arguments(node)
-            run.backward(args[0] if args else UNKNOWN, node, framework=MANUAL)
-            return UNKNOWN
-        if method == "optimizers":
-            run.arguments(node)
-            # one ``LightningOptimizer`` or a list of them (``opt_g, opt_d = self.optimizers()``);
-            # built once by ``configure_optimizers``, not here: no construction site
-            return Value(kind=Kind.OPTIMIZER)
-        if method == "lr_schedulers":
-            run.arguments(node)
-            return Value(kind=Kind.SCHEDULER)
-        if method == "clip_gradients":
-            run.arguments(node)
-            run.emit(EventKind.CLIP_GRAD, node)
-            return UNKNOWN
-        if method == "all_gather":
-            run.arguments(node)
-            return Value(kind=Kind.TENSOR)  # a collective: no graph unless sync_grads=True
-        if method in _LOGGING or method in _QUIET:
-            # the logged values are evaluated (a ``.item()`` there still waits for the
-            # device) but not kept: Lightning detaches what it stores
-            run.arguments(node)
-            return UNKNOWN
-        return None
 
 
 ADAPTER = LightningAdapter()

@@ -17,15 +17,10 @@ by ``Trainer.__init__``, which the file cannot show; the plan supplies them.
 from __future__ import annotations
 
 from ..values import Kind, Value
-from . import Adapter, FrameworkTraits, HookPlan
+from . import Adapter, HookPlan
+from .effects import current
 
 FRAMEWORK = "transformers"
-TRAINER_BASES = {
-    "transformers.Trainer",
-    "transformers.Seq2SeqTrainer",
-    "transformers.trainer.Trainer",
-    "transformers.trainer_seq2seq.Seq2SeqTrainer",
-}
 _SELF_ATTRIBUTES = (
     ("accelerator", Value(kind=Kind.ACCELERATOR)),
     ("lr_scheduler", Value(kind=Kind.SCHEDULER)),
@@ -35,16 +30,13 @@ _SELF_ATTRIBUTES = (
 
 
 def is_trainer_class(index, class_name: str) -> bool:
-    """Derived (through local bases too) from a ``transformers`` or ``trl`` trainer."""
-    return any(
-        base in TRAINER_BASES or (base.startswith("trl.") and base.endswith("Trainer"))
-        for base in index.all_bases(class_name)
-    )
+    """Derived (through local bases too) from a trainer class of the library-effects
+    table (``transformers.Trainer``, trl's trainers)."""
+    table = current()
+    return any(table.is_trainer(base) for base in index.all_bases(class_name))
 
 
 class TrainerAdapter(Adapter):
-    traits = ((FRAMEWORK, FrameworkTraits(zeroes_gradients=True, scales_accumulation=True)),)
-
     def hook(self, index, info):
         name = info.node.name
         if name not in ("compute_loss", "training_step") or not is_trainer_class(

@@ -50,7 +50,9 @@ class MissingNoGrad(Rule):
     ## Known limitations
     A loop is an evaluation pass when the model it calls was switched to eval mode (in
     the same function, or by the caller) and the loop takes no gradients; a single
-    forward outside any loop is not reported. Lightning's `validation_step`,
+    forward outside any loop is not reported. A value of no known kind switched with
+    `.eval()` counts as a model, so a hand-written generation or beam-search loop
+    (`while` included) over an eval-mode decoder is an evaluation pass too. Lightning's `validation_step`,
     `test_step` and `predict_step` run under `no_grad` already and are never flagged;
     tokenizers and other non-model callables are never counted as forward passes.
     """

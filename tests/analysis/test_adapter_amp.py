@@ -1,4 +1,4 @@
-"""Mixed-precision adapter (analysis/adapters/amp.py): ``GradScaler`` in every spelling.
+"""Mixed precision (the library-effects table's scaler entries): ``GradScaler`` in every spelling.
 
 Snippets follow PyTorch's AMP recipe: ``scaler.scale(loss).backward()``, then
 ``scaler.unscale_(optimizer)`` before clipping, ``scaler.step(optimizer)`` and

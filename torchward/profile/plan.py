@@ -191,12 +191,18 @@ class _Substitute(ast.NodeTransformer):
         found = self.values.get(self._originals.get(id(node), node))
         if found is None or not isinstance(found[0], _LITERALS):
             return None
+        if isinstance(node, ast.Name) and isinstance(found[0], dict):
+            # a variable the reader sees as a dict may hold a config object
+            # (``config = GPTConfig(...)``): its own assignment is run instead
+            return None
         try:
             return ast.parse(repr(found[0]), mode="eval").body
         except SyntaxError:
             return None
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
+        if isinstance(node.func, ast.Subscript):  # models.__dict__[args.arch]()
+            node.func.slice = self.visit(node.func.slice)
         node.args = [self.visit(a) for a in node.args]
         node.keywords = [self.visit(k) for k in node.keywords]
         return node
@@ -256,147 +262,121 @@ def _parameter_defaults(tree: ast.Module, call: ast.Call) -> dict[str, ast.expr]
     return found
 
 
-def _find_construction(tree: ast.Module, name: str, line: int | None) -> ast.Call | None:
-    classes = {id(n) for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == name}
-    parents = _parents(tree)
-    best = None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name:
-            up = parents.get(id(node))
-            inside_own_class = False
-            while up is not None:
-                if id(up) in classes:
-                    inside_own_class = True
-                up = parents.get(id(up))
-            if inside_own_class:
-                continue
-            if line is None or node.lineno == line:
-                return node
-            best = best or node
-    return best
+# keyword arguments that load trained weights: a profile builds the same architecture
+# without them (no download, no checkpoint read; a step's memory is the same)
+_NO_WEIGHTS: dict[str, Any] = {"pretrained": False, "weights": None, "checkpoint_path": ""}
 
 
-_MODULE_BASES = {"Module", "nn.Module", "torch.nn.Module", "LightningModule", "pl.LightningModule"}
+def _without_weights(call: ast.expr) -> None:
+    if isinstance(call, ast.Call):
+        for keyword in call.keywords:
+            if keyword.arg in _NO_WEIGHTS:
+                keyword.value = ast.Constant(_NO_WEIGHTS[keyword.arg])
 
 
-def _local_model_call(tree: ast.Module) -> tuple[str, int] | None:
-    """The outermost local ``nn.Module`` the script builds: (class, line) or ``None``.
-
-    Local classes deriving from ``nn.Module`` (or from one another); a class built inside
-    another local class is a submodule, not the model. Among the rest, a construction
-    assigned to a name like ``model`` / ``net`` wins, else the last one.
-    """
-    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
-    modules: set[str] = set()
-    changed = True
-    while changed:
-        changed = False
-        for name, class_def in classes.items():
-            bases = {ast.unparse(b) for b in class_def.bases}
-            if name not in modules and (bases & _MODULE_BASES or bases & modules):
-                modules.add(name)
-                changed = True
-    inner = {
-        c.func.id
-        for cls in classes.values()
-        for c in ast.walk(cls)
-        if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
-    }
-    candidates: list[tuple[int, int, str]] = []
-    for statement in tree.body:
-        if isinstance(statement, ast.ClassDef):
-            continue
-        for node in ast.walk(statement):
-            if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
-                continue
-            value = node.value
-            if (
-                isinstance(value, ast.Call)
-                and isinstance(value.func, ast.Name)
-                and value.func.id in modules - inner
-            ):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                named = any(
-                    isinstance(t, ast.Name) and ("model" in t.id.lower() or "net" in t.id.lower())
-                    for t in targets
-                )
-                candidates.append((int(named), value.lineno, value.func.id))
-    if not candidates:
-        return None
-    _, line, name = max(candidates)
-    return name, line
-
-
-def _line_of(source: str) -> int | None:
-    head = source.split(" ", 1)[0]
-    tail = head.rpartition(":")[2]
-    return int(tail) if tail.isdigit() else None
+def _not_built(path: str, call: ast.Call | None, why: str) -> PlanError:
+    """A refusal that names the construct and what the user can do about it."""
+    where = f"{path}:{call.lineno}: " if call is not None else f"{path}: "
+    construct = f" `{ast.unparse(call)}`" if call is not None else ""
+    return PlanError(
+        f"{where}cannot build the model{construct}: {why}. Set the value in the script, or "
+        "profile a function that returns the model: torchward profile FILE.py:FUNCTION "
+        "[NAME=VALUE ...]"
+    )
 
 
 def script_recipe(path: str, source: str, config: Any, inputs: str = "") -> ModelRecipe:
-    """The recipe for the model ``config`` (read from ``source``) names, or :class:`PlanError`."""
-    from torchward.analysis.names import ImportTable
+    """The recipe for the model ``config`` (read from ``source``) names, or :class:`PlanError`.
+
+    The construction is the call the static reader found (:mod:`.construction`), so the
+    profile builds the model ``torchward estimate`` sized; a model named by a hub id or
+    a checkpoint (``from_pretrained``) is built from its config."""
     from torchward.analysis.runconfig import Values
 
+    from .construction import find_construction
+
     tree = ast.parse(source, filename=path)
-    field = config.model
-    if field is not None:
-        name, line = str(field.value), _line_of(field.source)
-    else:  # the estimator could not size a model; a profile only needs to find it
-        found = _local_model_call(tree)
-        if found is None:
-            raise PlanError(
-                f"{path}: no model construction found; name a factory: "
-                "torchward profile module:function"
-            )
-        name, line = found
-    local = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
-    imported_names = ImportTable(tree)
-    call = _find_construction(tree, name, line) if name.isidentifier() else None
-    if call is None or (name not in local and not _imported_class(imported_names, name)):
-        return recipe_for_config(config, inputs=inputs)
+    found = find_construction(tree, path, config)
+    if found is None:
+        if config.model is not None:
+            return recipe_for_config(config, inputs=inputs)
+        raise _not_built(
+            path,
+            None,
+            "no construction of it was found (a call of a class or function of the project, "
+            "of torchvision, timm or transformers, assigned to a name like `model` or `net`)",
+        )
+    call = found.call
     values = Values(tree, path, [], source)
-    module_names = set(dir(builtins)).union(*(_definitions(n) for n in tree.body))
-    substitute = _Substitute(values, module_names, _parameter_defaults(tree, call))
+    prelude, defined = _definitions_prelude(tree)
+    substitute = _Substitute(values, defined, _parameter_defaults(tree, call))
     expression = substitute.visit(ast.Expression(substitute.copy_of(call)))
+    if found.library in ("torchvision", "timm"):
+        _without_weights(expression.body)
     ast.fix_missing_locations(expression)
-    prelude = _prelude(tree, call, expression, substitute)
+    needed, missing = _needed(tree, call, expression, substitute, defined)
+    if missing:
+        shown = ", ".join(f"`{name}`" for name in sorted(missing))
+        raise _not_built(
+            path,
+            call,
+            f"the value of {shown} is not known from the source (it is set only when the "
+            "script runs: a command-line argument without a default, data it loads)",
+        )
+    order = {id(s): i for i, s in enumerate(ast.walk(tree)) if isinstance(s, ast.stmt)}
+    for statement, original in needed:
+        order[id(statement)] = order[id(original)]
+    statements = sorted([*prelude, *(s for s, _ in needed)], key=lambda s: order.get(id(s), 0))
     return ModelRecipe(
         kind="script",
         target=str(Path(path).resolve()),
-        label=name,
-        prelude=tuple(ast.unparse(s) for s in prelude),
+        label=found.label,
+        prelude=tuple(ast.unparse(s) for s in statements),
         expression=ast.unparse(expression),
         inputs=inputs,
     )
 
 
-def _imported_class(imports: Any, name: str) -> bool:
-    """A class imported from the user's own modules (``from model import GPT``)."""
-    qualified = imports.names.get(name)
-    return bool(qualified) and not str(qualified).startswith(("torch", "transformers"))
-
-
-def _prelude(
-    tree: ast.Module, call: ast.Call, expression: ast.AST, substitute: _Substitute
-) -> list[ast.stmt]:
-    """Statements to run before evaluating the construction (module order)."""
-    chosen: dict[int, ast.stmt] = {}
+def _definitions_prelude(tree: ast.Module) -> tuple[list[ast.stmt], set[str]]:
+    """The module's imports, definitions and constant assignments, in order, and the names
+    they define. A constant assignment is a pure expression of names already defined:
+    ``output = f"out/{args.model}"`` needs the parsed arguments and never runs (the
+    ``args`` a script parses at its top level is not there)."""
+    chosen: list[ast.stmt] = []
     defined: set[str] = set(dir(builtins))
     for node in tree.body:
         if _is_import_block(node) or isinstance(
             node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
         ):
-            chosen[id(node)] = node
+            chosen.append(node)
             defined |= _definitions(node)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-            if _is_pure(node.value):
-                chosen[id(node)] = node
-                defined |= _assigned(node)
-    candidates = [s for s in tree.body if id(s) not in chosen] + _enclosing_statements(tree, call)
+        elif (
+            isinstance(node, (ast.Assign, ast.AnnAssign))
+            and node.value is not None
+            and _is_pure(node.value)
+            and _loads(node.value) <= defined
+        ):
+            chosen.append(node)
+            defined |= _assigned(node)
+    return chosen, defined
+
+
+def _needed(
+    tree: ast.Module,
+    call: ast.Call,
+    expression: ast.AST,
+    substitute: _Substitute,
+    defined: set[str],
+) -> tuple[list[tuple[ast.stmt, ast.stmt]], set[str]]:
+    """The assignments the construction needs beyond the definitions (each rewritten with
+    the reader's values, with its original), and the names nothing runnable defines."""
+    candidates = [
+        s for s in tree.body if isinstance(s, (ast.Assign, ast.AnnAssign))
+    ] + _enclosing_statements(tree, call)
+    defined = set(defined)
     needed = _loads(expression) - defined
-    order = {id(s): i for i, s in enumerate(ast.walk(tree)) if isinstance(s, ast.stmt)}
-    extra: list[ast.stmt] = []
+    missing: set[str] = set()
+    extra: list[tuple[ast.stmt, ast.stmt]] = []
     while needed:
         name = needed.pop()
         defining = [
@@ -404,16 +384,26 @@ def _prelude(
             for s in candidates
             if isinstance(s, (ast.Assign, ast.AnnAssign)) and name in _assigned(s)
         ]
-        if not defining:
-            continue  # left for evaluation to report
+        if not defining or _parses_arguments(defining[-1]):
+            missing.add(name)
+            continue
         statement = substitute.visit(substitute.copy_of(defining[-1]))
         ast.fix_missing_locations(statement)
-        order[id(statement)] = order[id(defining[-1])]
-        extra.append(statement)
+        extra.append((statement, defining[-1]))
         defined |= _assigned(statement)
-        needed |= _loads(statement) - defined
-    statements = list(chosen.values()) + extra
-    return sorted(statements, key=lambda s: order.get(id(s), 0))
+        needed |= _loads(statement) - defined - missing
+    return extra, missing
+
+
+def _parses_arguments(statement: ast.stmt) -> bool:
+    """``args = parser.parse_args()`` and the like: a profile never runs them."""
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name.startswith("parse_") or name in ("get_args", "get_args_parser"):
+                return True
+    return False
 
 
 # -- catalog / Hugging Face architectures ----------------------------------------------------

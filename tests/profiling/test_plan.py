@@ -65,8 +65,10 @@ def test_names_the_construction_needs_bring_their_assignments_in_module_order(tm
     )
     recipe = recipe_of(source, tmp_path / "net.py")
     assert recipe.expression == "Net(config)"
+    # the assignment the construction needs, with the value the static reader read for it
+    # (``base.width * 2``: 32); the data loading never
     assigns = [s for s in recipe.prelude if s.startswith(("base =", "config =", "dataset ="))]
-    assert assigns == ["base = Config(width=16)", "config = Config(width=base.width * 2)"]
+    assert assigns == ["config = Config(width=32)"]
 
 
 def test_a_construction_inside_main_block_uses_that_blocks_assignments(tmp_path):
@@ -84,13 +86,24 @@ def test_a_construction_inside_main_block_uses_that_blocks_assignments(tmp_path)
             model = Net(width)
         """
     )
+    with pytest.raises(plan.PlanError) as raised:  # compute_width is defined nowhere
+        recipe_of(source, tmp_path / "net.py")
+    assert "net.py:11: cannot build the model `Net(width)`" in str(raised.value)
+    assert "`compute_width`" in str(raised.value)
+    source = source.replace(
+        "from torch import nn", "from torch import nn\nfrom sizes import compute_width"
+    )
     recipe = recipe_of(source, tmp_path / "net.py")
     assert "width = compute_width()" in recipe.prelude  # the worker reports it if it fails
 
 
-def test_a_script_without_a_model_asks_for_a_factory(tmp_path):
-    with pytest.raises(plan.PlanError, match="module:function"):
+def test_a_script_without_a_model_says_what_was_looked_for_and_what_to_do(tmp_path):
+    with pytest.raises(plan.PlanError) as raised:
         recipe_of("import torch\nprint('hello')\n", tmp_path / "nothing.py")
+    message = str(raised.value)
+    assert "no construction of it was found" in message
+    assert "torchvision, timm or transformers" in message
+    assert "torchward profile FILE.py:FUNCTION" in message  # what the user can do
 
 
 def test_factory_arguments_are_literals_or_text():

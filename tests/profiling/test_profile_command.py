@@ -124,8 +124,9 @@ def test_bad_input_is_a_one_line_error_with_exit_status_2(project, args, message
     assert "Traceback" not in result.stderr
 
 
-def test_a_script_without_a_model_asks_for_a_factory(project):
+def test_a_script_without_a_model_says_what_it_looked_for(project):
     (project / "empty.py").write_text("import torch\nprint('hi')\n")
     result = profile("empty.py", cwd=project)
     assert result.returncode == 2
-    assert "name a factory" in result.stderr
+    assert "empty.py: cannot build the model: no construction of it was found" in result.stderr
+    assert "Traceback" not in result.stderr

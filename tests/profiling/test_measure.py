@@ -110,3 +110,14 @@ def test_a_bigger_batch_measures_more_activations_and_the_same_weights(models):
     large = measure(recipe, ProfileJob(batch_size=8, seq_len=64), device="cpu")
     assert large.terms["weights"] == small.terms["weights"]
     assert large.allocated_bytes > small.allocated_bytes
+
+
+@pytest.mark.parametrize(("name", "moments"), [("adadelta", 2), ("adagrad", 1), ("rmsprop", 1)])
+def test_the_other_torch_optimizers_hold_their_own_state(models, name, moments):
+    """Adadelta keeps two running averages per parameter, Adagrad and RMSprop one (plus a
+    step count each): what the script's own optimizer holds, not AdamW's."""
+    recipe = ModelRecipe(kind="factory", target="nets.py:make_mlp", label="mlp")
+    result = measure(recipe, ProfileJob(batch_size=16, optimizer=name), device="cpu")
+    state = result.terms["optimizer_state"]
+    weights = result.terms["weights"]
+    assert moments * weights <= state < (moments + 1) * weights, (state, weights)

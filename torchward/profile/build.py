@@ -78,6 +78,20 @@ def uses_transformers(recipe: ModelRecipe) -> bool:
     return recipe.kind == "config"
 
 
+def _advice(error: BaseException) -> str:
+    """What the user can do about a construction that failed."""
+    if isinstance(error, ImportError):
+        return (
+            "install what the script imports into the interpreter that runs torchward (on a "
+            "machine without a GPU, torch's CPU builds: pip install torchvision --index-url "
+            "https://download.pytorch.org/whl/cpu)"
+        )
+    return (
+        "profile a function that returns the model instead: "
+        "torchward profile FILE.py:FUNCTION [NAME=VALUE ...]"
+    )
+
+
 def _from_script(recipe: ModelRecipe, before_call: Callable[[], None]) -> Any:
     path = Path(recipe.target).resolve()
     namespace: dict[str, Any] = {
@@ -86,20 +100,22 @@ def _from_script(recipe: ModelRecipe, before_call: Callable[[], None]) -> Any:
         "__builtins__": __builtins__,
     }
     sys.path.insert(0, str(path.parent))
-    prelude = "\n".join(recipe.prelude)
-    try:
-        exec(compile(prelude, f"{path} (imports and definitions)", "exec"), namespace)
-    except (Exception, SystemExit) as error:  # the user's code may sys.exit()
-        raise UserCodeError(
-            f"running {path.name}'s imports and definitions failed: {type(error).__name__}: {error}"
-        ) from error
+    for statement in recipe.prelude:  # one by one: a failure names its statement
+        try:
+            exec(compile(statement, f"{path} (imports and definitions)", "exec"), namespace)
+        except (Exception, SystemExit) as error:  # the user's code may sys.exit()
+            shown = statement.splitlines()[0][:120]
+            raise UserCodeError(
+                f"{path.name}: running `{shown}` (needed to build the model) failed: "
+                f"{type(error).__name__}: {error}; {_advice(error)}"
+            ) from error
     before_call()
     try:
         return eval(compile(recipe.expression, str(path), "eval"), namespace)
     except (Exception, SystemExit) as error:  # the user's code may sys.exit()
         raise UserCodeError(
-            f"building the model as `{recipe.expression}` failed: {type(error).__name__}: {error} "
-            "(name a factory instead: torchward profile module:function)"
+            f"{path.name}: building the model as `{recipe.expression}` failed: "
+            f"{type(error).__name__}: {error}; {_advice(error)}"
         ) from error
 
 

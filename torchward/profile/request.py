@@ -29,9 +29,19 @@ __all__ = [
 
 MEASURED_MODES = ("train", "inference", "generate")
 MEASURED_DTYPES = ("fp32", "amp-bf16", "amp-fp16", "bf16", "fp16")
-# the estimator's optimizer names that torch.optim implements (8-bit / paged / lion need
-# bitsandbytes or other packages, which a fake device cannot run)
-MEASURED_OPTIMIZERS = ("adamw", "adam", "adamw-fused", "sgd", "sgd-momentum", "adafactor")
+# the optimizers torch.optim implements, by the estimator's names (8-bit / paged / lion
+# need bitsandbytes or other packages, which a fake device cannot run)
+MEASURED_OPTIMIZERS = (
+    "adamw",
+    "adam",
+    "adamw-fused",
+    "sgd",
+    "sgd-momentum",
+    "adafactor",
+    "adadelta",
+    "adagrad",
+    "rmsprop",
+)
 
 
 @dataclass(frozen=True)

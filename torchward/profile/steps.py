@@ -226,6 +226,12 @@ def _optimizer(model: nn.Module, name: str) -> torch.optim.Optimizer:
         return torch.optim.SGD(params, lr=1e-3, momentum=0.9, foreach=True)
     if name == "adafactor":
         return torch.optim.Adafactor(params, lr=1e-2, foreach=True)
+    if name == "adadelta":
+        return torch.optim.Adadelta(params, lr=1.0, foreach=True)
+    if name == "adagrad":
+        return torch.optim.Adagrad(params, lr=1e-2, foreach=True)
+    if name == "rmsprop":
+        return torch.optim.RMSprop(params, lr=1e-2, foreach=True)
     raise ValueError(f"optimizer {name!r} cannot be profiled")
 
 

@@ -92,13 +92,15 @@ with FakeTensorMode(allow_non_fake_inputs=True), Peak(device) as peak, torch.dev
     model, optimizer = build()
     for _ in range(2):
         step(model, optimizer)
-print(json.dumps({"peak": peak.peak, "device": setup.device}))
+params = sum(p.numel() for p in model.parameters())
+print(json.dumps({"peak": peak.peak, "device": setup.device, "params": params}))
 """
 
 
 @dataclass(frozen=True)
 class Case:
     script: str
+    model: str  # the model's name as the profile reports it
     replay: str  # defines build() -> (model, optimizer) and step(model, optimizer)
     needs: tuple[str, ...] = ()
     flags: tuple[str, ...] = ()  # fields the static reader does not read yet
@@ -254,15 +256,15 @@ def step(model, optimizer):
 """
 
 CASES = [
-    Case("chargpt/train.py", CHARGPT),
-    Case("cifar/train.py", CIFAR, ("torchvision",)),
+    Case("chargpt/train.py", "GPT", CHARGPT),
+    Case("cifar/train.py", "Net", CIFAR, ("torchvision",)),
     # the reader does not read MNIST's 28x28 inputs from the dataset yet (issue 26)
-    Case("mnist/main.py", MNIST, ("torchvision",), ("--image-size", "28")),
-    Case("imagenet/main.py", IMAGENET, ("torchvision",)),
-    Case("timm_script/train.py", TIMM, ("timm", "torchvision")),
-    Case("hf_tiny/train.py", HF_TINY, ("transformers",)),
-    Case("mlp_loop/train.py", MLP_LOOP),
-    Case("lora/train.py", LORA),
+    Case("mnist/main.py", "Net", MNIST, ("torchvision",), ("--image-size", "28")),
+    Case("imagenet/main.py", "resnet18", IMAGENET, ("torchvision",)),
+    Case("timm_script/train.py", "resnet26d", TIMM, ("timm", "torchvision")),
+    Case("hf_tiny/train.py", "GPT2LMHeadModel", HF_TINY, ("transformers",)),
+    Case("mlp_loop/train.py", "make_mlp", MLP_LOOP),
+    Case("lora/train.py", "Encoder", LORA),
 ]
 
 
@@ -321,6 +323,9 @@ def test_profile_peak_is_within_ten_percent_of_a_replay_of_the_scripts_own_step(
     measured = profile(case)
     replayed = replay(case)
     assert measured["source"] == "measured"
+    # the same model: the one the script builds, with the script's argument values
+    assert measured["model"] == case.model
+    assert measured["params"] == replayed["params"]
     assert measured["measured"]["device"].startswith(replayed["device"])
     assert replayed["peak"] > 0
     ratio = measured["allocated_bytes"] / replayed["peak"]

@@ -135,7 +135,8 @@ def _from_config(recipe: ModelRecipe) -> Any:
     except ImportError:
         raise UserCodeError(
             f"{recipe.label}: building a catalog architecture needs transformers in this "
-            "interpreter (pip install transformers), or name a factory"
+            "interpreter (pip install transformers), or profile a function that returns the "
+            "model (torchward profile FILE.py:FUNCTION)"
         ) from None
     fields = dict(recipe.config)
     fields.pop("model_type", None)

@@ -414,7 +414,10 @@ def recipe_for_config(config: Any, models: tuple = (), inputs: str = "") -> Mode
     try:
         resolved = resolve(config, models)
     except LookupError as error:
-        raise PlanError(f"{error}; name a factory: torchward profile module:function") from None
+        raise PlanError(
+            f"{error}; profile the script that builds the model (torchward profile train.py) "
+            "or a function that returns it (torchward profile FILE.py:FUNCTION)"
+        ) from None
     arch = resolved.arch
     if (
         resolved.proxy
@@ -422,8 +425,9 @@ def recipe_for_config(config: Any, models: tuple = (), inputs: str = "") -> Mode
         or arch.model_type.startswith("torchvision")
     ):
         raise PlanError(
-            f"{resolved.model_label}: torchward cannot build this model from a config; "
-            "name a factory that builds it: torchward profile module:function"
+            f"{resolved.model_label}: only a transformers architecture is built from a name "
+            "alone; profile the script that builds this model (torchward profile train.py) "
+            "or a function that returns it (torchward profile FILE.py:FUNCTION)"
         )
     return ModelRecipe(
         kind="config",

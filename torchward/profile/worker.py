@@ -134,8 +134,11 @@ def measure(
         notes.append(
             "kernel workspaces (cuBLAS / cuDNN, ~8-32 MiB) are not aten outputs and not counted"
         )
+    name = recipe.label or recipe.target
+    if not name or name.startswith("Auto"):  # AutoModelForCausalLM: say which model it built
+        name = type(model).__name__
     return ProfileResult(
-        model=recipe.label or recipe.target or type(model).__name__,
+        model=name,
         params=int(params),
         job=job,
         allocated_bytes=int(counter.peak),

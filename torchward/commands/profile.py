@@ -110,7 +110,7 @@ def plan(args: argparse.Namespace) -> tuple[Any, Any, Any, list[str], dict | Non
     from ..errors import UsageError
     from ..estimator.runconfig import Field, RunConfig
     from ..profile import plan as planning
-    from .estimate import build_config
+    from .estimate import ScriptProblem, build_config
 
     target = args.target
     is_file = os.path.isfile(target)
@@ -125,8 +125,8 @@ def plan(args: argparse.Namespace) -> tuple[Any, Any, Any, list[str], dict | Non
         script = str(found) if found is not None else None  # read for the job's values only
     try:
         config, choice, notes, models = build_config(_estimate_args(args, script))
-    except UsageError:
-        raise
+    except ScriptProblem as problem:  # not Python: nothing to build a model from
+        raise UsageError(f"{problem.line} (no profile: the script could not be read)") from None
     gpu = choice.gpu if choice else None
     try:
         if factory:

@@ -20,6 +20,7 @@ import importlib
 import importlib.util
 import os
 import sys
+import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -81,10 +82,16 @@ def uses_transformers(recipe: ModelRecipe) -> bool:
 def _advice(error: BaseException) -> str:
     """What the user can do about a construction that failed."""
     if isinstance(error, ImportError):
+        missing = (getattr(error, "name", None) or "").split(".")[0]
+        if missing in ("torchvision", "torchaudio"):  # PyPI's builds pin a CUDA torch on Linux
+            return (
+                f"install it beside this torch (on a machine without a GPU, the CPU build: "
+                f"pip install {missing} --index-url https://download.pytorch.org/whl/cpu)"
+            )
+        package = f" ({missing})" if missing else ""
         return (
-            "install what the script imports into the interpreter that runs torchward (on a "
-            "machine without a GPU, torch's CPU builds: pip install torchvision --index-url "
-            "https://download.pytorch.org/whl/cpu)"
+            f"install what the model's code imports{package} into the interpreter that runs "
+            "torchward"
         )
     return (
         "profile a function that returns the model instead: "
@@ -94,11 +101,12 @@ def _advice(error: BaseException) -> str:
 
 def _from_script(recipe: ModelRecipe, before_call: Callable[[], None]) -> Any:
     path = Path(recipe.target).resolve()
-    namespace: dict[str, Any] = {
-        "__name__": "__torchward_profile__",
-        "__file__": str(path),
-        "__builtins__": __builtins__,
-    }
+    # a real module, registered, not a bare dict: ``@dataclass`` and pickling look the
+    # class's module up in sys.modules; never ``__main__``, so the script's entry stays off
+    module = types.ModuleType("__torchward_profile__")
+    module.__file__ = str(path)
+    sys.modules[module.__name__] = module
+    namespace = module.__dict__
     sys.path.insert(0, str(path.parent))
     for statement in recipe.prelude:  # one by one: a failure names its statement
         try:

@@ -135,7 +135,11 @@ class _Classifier:
             imported = self.imports.names.get(func.id)
             if imported is not None:
                 module = imported.rpartition(".")[0]
-                return "local" if module and self._is_project_module(module) else None
+                if module and self._is_project_module(module):
+                    return "local"
+                # a class of an installed package (``from llms_from_scratch.ch04 import
+                # GPTModel``); a function of one may load data or weights: not built
+                return "local" if func.id[:1].isupper() else None
             if self.star_local and func.id[:1].isalpha():
                 return "local"
         return None
@@ -156,6 +160,18 @@ def _label(call: ast.Call, library: str, classifier: _Classifier, config_model: 
     if name == "from_config" and isinstance(call.func, ast.Attribute):
         return _last(classifier.qualified(call.func.value))
     return name
+
+
+def _wraps_or_configures(call: ast.Call) -> bool:
+    """``model_config = ModelConfig(...)``, ``model = DDP(model)``: not the model's
+    construction, though assigned to a name like ``model``."""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return (
+        name.endswith(("Config", "Args", "Arguments"))
+        or "DataParallel" in name
+        or (name in ("DDP", "FSDP"))
+    )
 
 
 def _inside_local_class(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
@@ -205,7 +221,7 @@ def find_construction(tree: ast.Module, path: str, config: Any) -> Construction 
             continue  # a layer of a model, not the model
         call = _unchained(node.value)
         library = classifier.library(call)
-        if library is not None:
+        if library is not None and not _wraps_or_configures(call):
             label = _label(call, library, classifier, None)
             found.append((node.lineno, node.col_offset, Construction(call, library, label)))
     if not found:

@@ -30,6 +30,7 @@ import copy
 import hashlib
 import itertools
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -285,6 +286,28 @@ def _not_built(path: str, call: ast.Call | None, why: str) -> PlanError:
     )
 
 
+def _named_elsewhere(path: str, source: str, model: Any, error: PlanError) -> PlanError:
+    """The reader named a model the script does not build with a call torchward builds
+    (``MoCo(partial(models.__dict__[args.arch]))``, ``Model(args.cfg)`` of a YAML file),
+    and no config of that name is known: say where it is built and what to do."""
+    from .construction import line_of
+
+    line = line_of(str(model.source))
+    lines = source.splitlines()
+    where = f"{path}: "
+    construct = ""
+    if line is not None and 0 < line <= len(lines) and str(model.source).startswith(path):
+        where = f"{path}:{line}: "
+        construct = f" (`{lines[line - 1].strip()[:120]}`)"
+    reason = str(error).split(";")[0]
+    return PlanError(
+        f"{where}cannot build the model {model.value!r}{construct}: it is not a call of a "
+        "class or function of the project, of torchvision, timm or transformers, and "
+        f"{reason}. Profile a function that returns the model: torchward profile "
+        "FILE.py:FUNCTION [NAME=VALUE ...]"
+    )
+
+
 def script_recipe(path: str, source: str, config: Any, inputs: str = "") -> ModelRecipe:
     """The recipe for the model ``config`` (read from ``source``) names, or :class:`PlanError`.
 
@@ -299,7 +322,10 @@ def script_recipe(path: str, source: str, config: Any, inputs: str = "") -> Mode
     found = find_construction(tree, path, config)
     if found is None:
         if config.model is not None:
-            return recipe_for_config(config, inputs=inputs)
+            try:
+                return recipe_for_config(config, inputs=inputs)
+            except PlanError as error:
+                raise _named_elsewhere(path, source, config.model, error) from None
         raise _not_built(
             path,
             None,
@@ -321,8 +347,11 @@ def script_recipe(path: str, source: str, config: Any, inputs: str = "") -> Mode
             path,
             call,
             f"the value of {shown} is not known from the source (it is set only when the "
-            "script runs: a command-line argument without a default, data it loads)",
+            "script runs: a command-line argument without a default, data or a file it "
+            "loads)",
         )
+    roots = _loads(expression).union(*(_loads(s) for s, _ in needed))
+    prelude = _required(prelude, roots)
     order = {id(s): i for i, s in enumerate(ast.walk(tree)) if isinstance(s, ast.stmt)}
     for statement, original in needed:
         order[id(statement)] = order[id(original)]
@@ -361,6 +390,31 @@ def _definitions_prelude(tree: ast.Module) -> tuple[list[ast.stmt], set[str]]:
     return chosen, defined
 
 
+def _required(statements: list[ast.stmt], roots: set[str]) -> list[ast.stmt]:
+    """The definitions the names in ``roots`` need, transitively (a class needs its
+    bases, the imports and constants its body reads): an import the model does not need
+    (``from hellaswag import ...``, ``import wandb``) is never run, so a package missing
+    here that only the data or the logging uses does not stop the profile. A star import
+    may define anything: it is kept."""
+    defines = [_definitions(s) for s in statements]
+    keep: set[int] = set()
+    wanted = set(roots)
+    changed = True
+    while changed:
+        changed = False
+        for index, statement in enumerate(statements):
+            if index in keep:
+                continue
+            star = isinstance(statement, ast.ImportFrom) and any(
+                a.name == "*" for a in statement.names
+            )
+            if star or defines[index] & wanted:
+                keep.add(index)
+                wanted |= _loads(statement)
+                changed = True
+    return [s for index, s in enumerate(statements) if index in keep]
+
+
 def _needed(
     tree: ast.Module,
     call: ast.Call,
@@ -384,7 +438,7 @@ def _needed(
             for s in candidates
             if isinstance(s, (ast.Assign, ast.AnnAssign)) and name in _assigned(s)
         ]
-        if not defining or _parses_arguments(defining[-1]):
+        if not defining or _parses_arguments(defining[-1]) or _loads_data(defining[-1]):
             missing.add(name)
             continue
         statement = substitute.visit(substitute.copy_of(defining[-1]))
@@ -393,6 +447,24 @@ def _needed(
         defined |= _assigned(statement)
         needed |= _loads(statement) - defined - missing
     return extra, missing
+
+
+_DATA = re.compile(r"(?i)(dataset|dataloader|loader|download|open|read|load)")
+
+
+def _loads_data(statement: ast.stmt) -> bool:
+    """``train_set = datasets.CIFAR10(root, download=True)``, ``cfg = yaml.load(...)``:
+    reading data or files is the script's run, never the profile's."""
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            path = ast.unparse(func)  # torchvision.datasets.CIFAR10, datasets.ImageFolder
+            if _DATA.search(name) or "datasets." in path or "data." in path:
+                return True
+            if any(k.arg in ("download", "root", "data_dir", "data_path") for k in node.keywords):
+                return True
+    return False
 
 
 def _parses_arguments(statement: ast.stmt) -> bool:

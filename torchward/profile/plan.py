@@ -5,14 +5,16 @@ estimate`` (to find a cached measurement of the same model and job) and the lang
 server (to build the request it sends to a subprocess). It reads; it never imports or
 runs the user's code.
 
-- :func:`script_recipe`: the model construction the static reader found in a script
-  (``model = GPT(GPTConfig(n_layer=12))``) becomes an expression in which every value the
-  reader resolved (literals, module constants, ``argparse`` defaults, JSON config keys)
-  is written in as a literal, plus the statements it needs: the script's imports,
-  ``def`` / ``class`` statements, side-effect-free constant assignments, and the
-  assignments that define the names the construction uses (transitively) — never the
-  data loading or the training loop. A catalog or Hugging Face model becomes a ``config``
-  recipe built with transformers from its config fields.
+- :func:`script_recipe`: the call that builds the model the static reader named
+  (:mod:`.construction`: a class or function of the project, torchvision, timm,
+  transformers — the model ``torchward estimate`` sizes) becomes an expression in which
+  every value the reader resolved (literals, module constants, ``argparse`` defaults,
+  JSON config keys) is written in as a literal, plus only the statements it needs,
+  transitively: the imports, ``def`` / ``class`` statements and constants its names
+  lead to, and the assignments that define the rest — never the argument parsing, the
+  data loading or the training loop (a value only those decide is a refusal naming it).
+  A catalog or Hugging Face model becomes a ``config`` recipe built with transformers
+  from its config fields.
 - :func:`factory_recipe`: ``module:function`` with ``k=v`` arguments.
 - :func:`job_of`: the job from the layered run configuration (script, settings, flags),
   each assumed field named.
@@ -160,9 +162,10 @@ _Node = TypeVar("_Node", bound=ast.AST)
 
 class _Substitute(ast.NodeTransformer):
     """Write in the literal the static reader resolves for a value the prelude cannot
-    compute: one that reads a name the module does not define at its top level
-    (``args.layers`` — an argparse default —, a function's local, a JSON config key).
-    Values the module defines are left for the prelude to compute (callees stay)."""
+    compute: one that reads a name the prelude's definitions do not define
+    (``args.layers`` — an argparse default, also of an ``args`` parsed at the top level —,
+    a function's local, a JSON config key). Values of names the definitions define are
+    left for the prelude to compute (callees stay)."""
 
     def __init__(
         self, values: Any, module_names: set[str], defaults: dict[str, ast.expr] | None = None

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import sys
 import time
@@ -78,6 +79,10 @@ def measure(
     warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
+
+    # a failing op of the user's model is reported once, as the profile's error; torch
+    # would also log its whole stack to stderr
+    logging.getLogger("torch._subclasses.fake_tensor").setLevel(logging.CRITICAL)
 
     from . import emulation
     from .counter import BLOCK, LiveStorageCounter, rounded

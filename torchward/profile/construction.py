@@ -6,7 +6,9 @@ builds the model by evaluating *that* call, so both measure the same model. On t
 the call is one of:
 
 - a class or function of the project (``GPT(config)``, ``make_mlp(784, args.hidden)``,
-  a class imported from a sibling file, or one a ``from models import *`` brings in);
+  a class imported from a sibling file, or one a ``from models import *`` brings in), or
+  a class of an installed package (``from llms_from_scratch.ch04 import GPTModel``; a
+  function of one is never called: it may load data or weights);
 - a torchvision builder (``torchvision.models.resnet18()``, or
   ``models.__dict__[args.arch]()`` with the argparse default);
 - ``timm.create_model(name, ...)``;
@@ -15,7 +17,8 @@ the call is one of:
 A method chain around it (``GPT(config).to(device)``, ``.cuda()``) is not part of the
 construction. When the reader names no model (it could not count one), the profile
 still looks for it: the last assignment of such a call to a name like ``model`` /
-``net``. A model named by a checkpoint or hub id (``from_pretrained``) is built from its
+``net`` (not a config class, ``model_config = ModelConfig(...)``, nor a wrapper,
+``model = DDP(model)``). A model named by a checkpoint or hub id (``from_pretrained``) is built from its
 config instead (:func:`.plan.recipe_for_config`): :func:`find_construction` returns
 ``None`` for it.
 """

@@ -110,3 +110,56 @@ def test_a_bigger_batch_measures_more_activations_and_the_same_weights(models):
     large = measure(recipe, ProfileJob(batch_size=8, seq_len=64), device="cpu")
     assert large.terms["weights"] == small.terms["weights"]
     assert large.allocated_bytes > small.allocated_bytes
+
+
+@pytest.mark.parametrize(("name", "moments"), [("adadelta", 2), ("adagrad", 1), ("rmsprop", 1)])
+def test_the_other_torch_optimizers_hold_their_own_state(models, name, moments):
+    """Adadelta keeps two running averages per parameter, Adagrad and RMSprop one (plus a
+    step count each): what the script's own optimizer holds, not AdamW's."""
+    recipe = ModelRecipe(kind="factory", target="nets.py:make_mlp", label="mlp")
+    result = measure(recipe, ProfileJob(batch_size=16, optimizer=name), device="cpu")
+    state = result.terms["optimizer_state"]
+    weights = result.terms["weights"]
+    assert moments * weights <= state < (moments + 1) * weights, (state, weights)
+
+
+def test_a_script_that_parses_arguments_at_its_top_level_builds_without_running_them(tmp_path):
+    """The issue's NameError: ``args`` is parsed at the top level and read by later
+    top-level lines; the profile writes the defaults into the construction and runs none
+    of those lines. A config dataclass of the script itself builds (``@dataclass`` looks
+    its class's module up in ``sys.modules``)."""
+    from torchward.analysis.runconfig import read_source
+
+    from torchward.profile.plan import script_recipe
+
+    source = (
+        "import argparse\n"
+        "from dataclasses import dataclass\n"
+        "from torch import nn\n\n"
+        "@dataclass\n"
+        "class Config:\n"
+        "    width: int = 16\n"
+        "    depth: int = 2\n\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self, config):\n"
+        "        super().__init__()\n"
+        "        self.layers = nn.Sequential(\n"
+        "            *[nn.Linear(config.width, config.width) for _ in range(config.depth)]\n"
+        "        )\n\n"
+        "    def forward(self, x):\n"
+        "        return self.layers(x)\n\n"
+        "parser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--width', type=int, default=32)\n"
+        "args = parser.parse_args()\n"
+        "run_name = f'net-{args.width}'\n"
+        "model = Net(Config(width=args.width, depth=3))\n"
+        "raise SystemExit('the training would start here')\n"
+    )
+    path = tmp_path / "train.py"
+    path.write_text(source)
+    config, _ = read_source(source, str(path))
+    recipe = script_recipe(str(path), source, config)
+    assert recipe.expression == "Net(Config(width=32, depth=3))"
+    result = measure(recipe, ProfileJob(batch_size=4), device="cpu")
+    assert result.model == "Net"
+    assert result.params == 3 * (32 * 32 + 32)

@@ -34,7 +34,8 @@ def test_script_recipe_writes_in_resolved_values_and_leaves_out_the_training(tmp
     # args.layers is an argparse default (written in); WIDTH a constant the prelude defines
     assert recipe.expression == "TinyGPT(d=WIDTH, layers=2)"
     prelude = "\n".join(recipe.prelude)
-    assert "from gpt import TinyGPT" in prelude and "LAYERS = 2" in prelude
+    assert "from gpt import TinyGPT" in prelude and "WIDTH = 64" in prelude
+    assert "LAYERS = 2" not in prelude  # read by the argparse default only: not needed
     assert "write_text" not in prelude.split("def main")[0]  # the top-level marker line
     assert not any(s.startswith(("for ", "if __name__")) for s in recipe.prelude)
     compile(prelude, "prelude", "exec")  # what the worker will run is valid Python
@@ -65,8 +66,10 @@ def test_names_the_construction_needs_bring_their_assignments_in_module_order(tm
     )
     recipe = recipe_of(source, tmp_path / "net.py")
     assert recipe.expression == "Net(config)"
+    # the assignment the construction needs, with the value the static reader read for it
+    # (``base.width * 2``: 32); the data loading never
     assigns = [s for s in recipe.prelude if s.startswith(("base =", "config =", "dataset ="))]
-    assert assigns == ["base = Config(width=16)", "config = Config(width=base.width * 2)"]
+    assert assigns == ["config = Config(width=32)"]
 
 
 def test_a_construction_inside_main_block_uses_that_blocks_assignments(tmp_path):
@@ -84,13 +87,24 @@ def test_a_construction_inside_main_block_uses_that_blocks_assignments(tmp_path)
             model = Net(width)
         """
     )
+    with pytest.raises(plan.PlanError) as raised:  # compute_width is defined nowhere
+        recipe_of(source, tmp_path / "net.py")
+    assert "net.py:11: cannot build the model `Net(width)`" in str(raised.value)
+    assert "`compute_width`" in str(raised.value)
+    source = source.replace(
+        "from torch import nn", "from torch import nn\nfrom sizes import compute_width"
+    )
     recipe = recipe_of(source, tmp_path / "net.py")
     assert "width = compute_width()" in recipe.prelude  # the worker reports it if it fails
 
 
-def test_a_script_without_a_model_asks_for_a_factory(tmp_path):
-    with pytest.raises(plan.PlanError, match="module:function"):
+def test_a_script_without_a_model_says_what_was_looked_for_and_what_to_do(tmp_path):
+    with pytest.raises(plan.PlanError) as raised:
         recipe_of("import torch\nprint('hello')\n", tmp_path / "nothing.py")
+    message = str(raised.value)
+    assert "no construction of it was found" in message
+    assert "torchvision, timm or transformers" in message
+    assert "torchward profile FILE.py:FUNCTION" in message  # what the user can do
 
 
 def test_factory_arguments_are_literals_or_text():
@@ -239,3 +253,117 @@ def test_no_module_of_the_base_install_imports_the_torch_half_of_the_profile():
                     ):
                         violations.append(f"{path.relative_to(root)}:{node.lineno}: {name}")
     assert violations == []
+
+
+TOP_LEVEL_ARGS = """\
+import argparse
+
+import timm
+import wandb
+from hellaswag import iterate_examples
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--model", default="resnet26d")
+parser.add_argument("--num-classes", default=100, type=int)
+parser.add_argument("--pretrained", action="store_true")
+args = parser.parse_args()
+safe_name = args.model.replace("/", "_")
+output_dir = f"output/{safe_name}"
+EPOCHS = 10
+
+model = timm.create_model(args.model, pretrained=args.pretrained, num_classes=args.num_classes)
+model.cuda()
+for x in iterate_examples("val"):
+    wandb.log({"x": x})
+"""
+
+
+def test_top_level_arguments_are_written_in_and_never_parsed(tmp_path):
+    recipe = recipe_of(TOP_LEVEL_ARGS, tmp_path / "train.py")
+    assert recipe.label == "resnet26d"
+    # the argparse defaults, and no trained weights (the same architecture, no download)
+    assert recipe.expression == (
+        "timm.create_model('resnet26d', pretrained=False, num_classes=100)"
+    )
+    prelude = "\n".join(recipe.prelude)
+    assert "parse_args" not in prelude and "output_dir" not in prelude
+    # only what the construction needs: not the logging, not the evaluation's helpers
+    assert recipe.prelude == ("import timm",)
+
+
+def test_a_torchvision_model_chosen_by_its_argparse_default(tmp_path):
+    source = textwrap.dedent(
+        """
+        import argparse
+        import torchvision.models as models
+
+        def main():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("-a", "--arch", default="resnet18")
+            parser.add_argument("--pretrained", action="store_true")
+            args = parser.parse_args()
+            if args.pretrained:
+                model = models.__dict__[args.arch](pretrained=True)
+            else:
+                model = models.__dict__[args.arch]()
+            model = model.cuda()
+
+        if __name__ == "__main__":
+            main()
+        """
+    )
+    recipe = recipe_of(source, tmp_path / "main.py")
+    assert recipe.label == "resnet18"
+    assert recipe.expression == "models.__dict__['resnet18']()"
+    assert recipe.prelude == ("import torchvision.models as models",)
+
+
+def test_a_model_the_reader_cannot_count_is_still_found_and_its_chain_left_out(tmp_path):
+    source = textwrap.dedent(
+        """
+        import argparse
+        import torch
+        from torch import nn
+
+        def make_mlp(width, depth):
+            layers = [nn.Linear(784, width)]
+            for _ in range(depth):
+                layers += [nn.Linear(width, width), nn.ReLU()]
+            return nn.Sequential(*layers)
+
+        def main():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--width", type=int, default=512)
+            args = parser.parse_args()
+            model_config = ModelConfig(width=args.width)
+            model = make_mlp(args.width, 3).to("cuda")
+            model = DDP(model)
+        """
+    )
+    recipe = recipe_of(source, tmp_path / "train.py")
+    assert recipe.label == "make_mlp"
+    assert recipe.expression == "make_mlp(512, 3)"  # not ModelConfig, not the DDP wrapper
+    assert "from torch import nn" in recipe.prelude
+
+
+def test_a_value_that_comes_from_loaded_data_is_a_refusal_naming_it(tmp_path):
+    source = textwrap.dedent(
+        """
+        from torch import nn
+        from torchvision import datasets
+
+        class Net(nn.Module):
+            def __init__(self, classes):
+                super().__init__()
+                self.fc = nn.Linear(8, classes)
+
+        def main():
+            train_set = datasets.CIFAR10("data", download=True)
+            model = Net(len(train_set.classes))
+        """
+    )
+    with pytest.raises(plan.PlanError) as raised:
+        recipe_of(source, tmp_path / "train.py")
+    message = str(raised.value)
+    assert "train.py:12: cannot build the model `Net(len(train_set.classes))`" in message
+    assert "`train_set`" in message and "data or a file it loads" in message

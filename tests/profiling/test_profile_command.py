@@ -124,8 +124,34 @@ def test_bad_input_is_a_one_line_error_with_exit_status_2(project, args, message
     assert "Traceback" not in result.stderr
 
 
-def test_a_script_without_a_model_asks_for_a_factory(project):
+def test_a_script_without_a_model_says_what_it_looked_for(project):
     (project / "empty.py").write_text("import torch\nprint('hi')\n")
     result = profile("empty.py", cwd=project)
     assert result.returncode == 2
-    assert "name a factory" in result.stderr
+    assert "empty.py: cannot build the model: no construction of it was found" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_step_that_fails_on_an_assumed_input_size_says_it_was_assumed(project):
+    """A net for 28x28 inputs, its data not read: the step fails at 224x224, and the
+    refusal names the assumed size and the flag that sets it (no torch log noise)."""
+    (project / "mnist.py").write_text(
+        "import torch\n"
+        "from torch import nn\n\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.conv = nn.Conv2d(1, 8, 3)\n"
+        "        self.fc = nn.Linear(8 * 26 * 26, 10)\n\n"
+        "    def forward(self, x):\n"
+        "        return self.fc(torch.flatten(self.conv(x), 1))\n\n"
+        "def main():\n"
+        "    model = Net()\n"
+    )
+    failed = profile("mnist.py", "--batch-size", "4", cwd=project)
+    assert failed.returncode == 2
+    assert "one train step of Net failed" in failed.stderr
+    assert "assumed: image_size=224 (--image-size N)" in failed.stderr
+    assert "Traceback" not in failed.stderr and "fake_tensor.py" not in failed.stderr
+    measured = profile("mnist.py", "--batch-size", "4", "--image-size", "28", cwd=project)
+    assert measured.returncode == 0, measured.stderr

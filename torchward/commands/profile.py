@@ -110,7 +110,7 @@ def plan(args: argparse.Namespace) -> tuple[Any, Any, Any, list[str], dict | Non
     from ..errors import UsageError
     from ..estimator.runconfig import Field, RunConfig
     from ..profile import plan as planning
-    from .estimate import build_config
+    from .estimate import ScriptProblem, build_config
 
     target = args.target
     is_file = os.path.isfile(target)
@@ -125,8 +125,8 @@ def plan(args: argparse.Namespace) -> tuple[Any, Any, Any, list[str], dict | Non
         script = str(found) if found is not None else None  # read for the job's values only
     try:
         config, choice, notes, models = build_config(_estimate_args(args, script))
-    except UsageError:
-        raise
+    except ScriptProblem as problem:  # not Python: nothing to build a model from
+        raise UsageError(f"{problem.line} (no profile: the script could not be read)") from None
     gpu = choice.gpu if choice else None
     try:
         if factory:
@@ -161,6 +161,20 @@ def _static_estimate(config: Any, gpu: Any, models: tuple) -> dict | None:
         return None
 
 
+_SHAPE_FLAGS = {"image_size": "--image-size", "seq_len": "--seq-len", "batch_size": "--batch-size"}
+
+
+def _assumed_shapes(planned: Any) -> str:
+    """A failed step whose input shape was assumed, not read: say which, and the flag."""
+    assumed = [name for name in _SHAPE_FLAGS if name in planned.assumed]
+    if not assumed:
+        return ""
+    shown = ", ".join(
+        f"{name}={getattr(planned.job, name)} ({_SHAPE_FLAGS[name]} N)" for name in assumed
+    )
+    return f". Not read from the script, assumed: {shown}"
+
+
 def run(args: argparse.Namespace) -> int:
     import json
 
@@ -175,7 +189,7 @@ def run(args: argparse.Namespace) -> int:
 
         result = measure(recipe, planned.job)
     except UserCodeError as error:
-        raise UsageError(str(error)) from None
+        raise UsageError(str(error) + _assumed_shapes(planned)) from None
     except ImportError as error:
         raise UsageError(f"torchward profile needs torch: {error}") from None
     except ValueError as error:  # the job does not fit the model (no tokens to generate from...)

@@ -20,6 +20,7 @@ import importlib
 import importlib.util
 import os
 import sys
+import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -78,28 +79,51 @@ def uses_transformers(recipe: ModelRecipe) -> bool:
     return recipe.kind == "config"
 
 
+def _advice(error: BaseException) -> str:
+    """What the user can do about a construction that failed."""
+    if isinstance(error, ImportError):
+        missing = (getattr(error, "name", None) or "").split(".")[0]
+        if missing in ("torchvision", "torchaudio"):  # PyPI's builds pin a CUDA torch on Linux
+            return (
+                f"install it beside this torch (on a machine without a GPU, the CPU build: "
+                f"pip install {missing} --index-url https://download.pytorch.org/whl/cpu)"
+            )
+        package = f" ({missing})" if missing else ""
+        return (
+            f"install what the model's code imports{package} into the interpreter that runs "
+            "torchward"
+        )
+    return (
+        "profile a function that returns the model instead: "
+        "torchward profile FILE.py:FUNCTION [NAME=VALUE ...]"
+    )
+
+
 def _from_script(recipe: ModelRecipe, before_call: Callable[[], None]) -> Any:
     path = Path(recipe.target).resolve()
-    namespace: dict[str, Any] = {
-        "__name__": "__torchward_profile__",
-        "__file__": str(path),
-        "__builtins__": __builtins__,
-    }
+    # a real module, registered, not a bare dict: ``@dataclass`` and pickling look the
+    # class's module up in sys.modules; never ``__main__``, so the script's entry stays off
+    module = types.ModuleType("__torchward_profile__")
+    module.__file__ = str(path)
+    sys.modules[module.__name__] = module
+    namespace = module.__dict__
     sys.path.insert(0, str(path.parent))
-    prelude = "\n".join(recipe.prelude)
-    try:
-        exec(compile(prelude, f"{path} (imports and definitions)", "exec"), namespace)
-    except (Exception, SystemExit) as error:  # the user's code may sys.exit()
-        raise UserCodeError(
-            f"running {path.name}'s imports and definitions failed: {type(error).__name__}: {error}"
-        ) from error
+    for statement in recipe.prelude:  # one by one: a failure names its statement
+        try:
+            exec(compile(statement, f"{path} (imports and definitions)", "exec"), namespace)
+        except (Exception, SystemExit) as error:  # the user's code may sys.exit()
+            shown = statement.splitlines()[0][:120]
+            raise UserCodeError(
+                f"{path.name}: running `{shown}` (needed to build the model) failed: "
+                f"{type(error).__name__}: {error}; {_advice(error)}"
+            ) from error
     before_call()
     try:
         return eval(compile(recipe.expression, str(path), "eval"), namespace)
     except (Exception, SystemExit) as error:  # the user's code may sys.exit()
         raise UserCodeError(
-            f"building the model as `{recipe.expression}` failed: {type(error).__name__}: {error} "
-            "(name a factory instead: torchward profile module:function)"
+            f"{path.name}: building the model as `{recipe.expression}` failed: "
+            f"{type(error).__name__}: {error}; {_advice(error)}"
         ) from error
 
 
@@ -119,7 +143,8 @@ def _from_config(recipe: ModelRecipe) -> Any:
     except ImportError:
         raise UserCodeError(
             f"{recipe.label}: building a catalog architecture needs transformers in this "
-            "interpreter (pip install transformers), or name a factory"
+            "interpreter (pip install transformers), or profile a function that returns the "
+            "model (torchward profile FILE.py:FUNCTION)"
         ) from None
     fields = dict(recipe.config)
     fields.pop("model_type", None)

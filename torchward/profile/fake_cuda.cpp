@@ -8,11 +8,22 @@
 // every tensor on the device must be a FakeTensor (real storage would be allocated by
 // nobody). Built by torchward/profile/fakecuda.py with g++ against the wheel's headers and
 // loaded *before* `import torch` (torch caches the accelerator at import time).
+//
+// A CUDA build of torch on a machine without a GPU registers its own CUDA hooks and guard,
+// which answer "no device" and abort autograd on fake CUDA tensors. The hooks here are
+// registered with the preferred priority, so the CUDA build's own (default priority, loaded
+// later with torch) are skipped; its guard, registered when torch loads, is replaced by
+// calling torchward_install_fake_guard() after `import torch`.
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/core/impl/FakeGuardImpl.h>
 
 C10_REGISTER_GUARD_IMPL(CUDA, c10::impl::FakeGuardImpl<c10::DeviceType::CUDA>);
+
+extern "C" void torchward_install_fake_guard() {
+  static c10::impl::FakeGuardImpl<c10::DeviceType::CUDA> guard;
+  c10::impl::device_guard_impl_registry[static_cast<size_t>(c10::DeviceType::CUDA)].store(&guard);
+}
 
 namespace {
 struct FakeCUDAHooks : at::CUDAHooksInterface {
@@ -33,5 +44,6 @@ struct FakeCUDAHooks : at::CUDAHooksInterface {
 }  // namespace
 
 namespace at {
-C10_REGISTER_TYPED_CLASS(CUDAHooksRegistry, "CUDAHooks", FakeCUDAHooks);
+C10_REGISTER_TYPED_CLASS_WITH_PRIORITY(
+    CUDAHooksRegistry, "CUDAHooks", c10::REGISTRY_PREFERRED, FakeCUDAHooks);
 }

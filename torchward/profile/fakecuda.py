@@ -10,8 +10,12 @@ accelerator at import time.
 
 :func:`prepare` decides which device a profile measures on, without importing torch:
 
-- a CUDA build of torch needs no shim (fake tensors on ``cuda`` work natively);
-- a CPU build gets the shim when ``g++`` is there and the wheel ships its headers;
+- a CUDA build of torch on a machine with a GPU needs no shim (fake tensors on ``cuda``
+  work natively);
+- a CPU build, or a CUDA build where no GPU is visible (its own CUDA hooks then answer
+  "no device" and abort autograd on fake CUDA tensors), gets the shim when ``g++`` is
+  there and the wheel ships its headers; on a CUDA build the shim's guard replaces the
+  wheel's after ``import torch`` (:func:`load`, ``fake_cuda.cpp``);
 - otherwise the profile measures on a fake ``cpu`` device and says so (PyTorch picks
   different kernels by device: autocast op lists, ``foreach`` optimizers, SDPA kernels).
 """
@@ -30,7 +34,7 @@ from pathlib import Path
 
 SOURCE = Path(__file__).resolve().parent / "fake_cuda.cpp"
 
-__all__ = ["DeviceSetup", "build", "cache_dir", "load", "prepare", "torch_dir"]
+__all__ = ["DeviceSetup", "build", "cache_dir", "gpu_visible", "load", "prepare", "torch_dir"]
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,15 @@ def _cuda_build(folder: Path) -> bool:
     return False
 
 
+def gpu_visible() -> bool:
+    """Whether this process can see an NVIDIA GPU, told without importing torch (the
+    driver's device nodes; ``CUDA_VISIBLE_DEVICES`` empty or ``-1`` hides them all)."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None and visible.strip() in ("", "-1"):
+        return False
+    return Path("/dev/nvidiactl").exists() or Path("/dev/dxg").exists()
+
+
 def cache_dir() -> Path:
     """``$TORCHWARD_BUILD_DIR`` or ``$XDG_CACHE_HOME/torchward`` or ``~/.cache/torchward``."""
     base = os.environ.get("TORCHWARD_BUILD_DIR")
@@ -89,7 +102,7 @@ def build(folder: Path | None = None) -> Path:
         "-O1",
         "-shared",
         "-fPIC",
-        "-std=c++17",
+        "-std=c++20",  # torch 2.14's headers need C++20 (std::strong_ordering)
         "-D_GLIBCXX_USE_CXX11_ABI=1",
         f"-I{folder / 'include'}",
         str(SOURCE),
@@ -111,12 +124,26 @@ def build(folder: Path | None = None) -> Path:
 _LOADED: dict[str, DeviceSetup] = {}
 
 
-def load() -> Path:
-    """Build (if needed) and load the shim; raises when torch is already imported."""
+def load(cuda_build: bool = False) -> Path:
+    """Build (if needed) and load the shim; raises when torch is already imported.
+
+    ``cuda_build``: the wheel registers its own CUDA guard when torch loads, so torch is
+    imported here and the shim's guard put back in its place."""
     if "torch" in sys.modules:
         raise RuntimeError("the fake CUDA device must be loaded before `import torch`")
     path = build()
-    ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
+    library = ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
+    if cuda_build:
+        # the wheel's CUDA hooks, skipped for the shim's, say so on the C stderr: not for users
+        saved = os.dup(2)
+        try:
+            with open(os.devnull, "wb") as null:
+                os.dup2(null.fileno(), 2)
+                import torch  # noqa: F401  (the wheel's CUDA guard registers itself now)
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        library.torchward_install_fake_guard()
     return path
 
 
@@ -125,7 +152,8 @@ def prepare() -> DeviceSetup:
     if "setup" in _LOADED:
         return _LOADED["setup"]
     folder = torch_dir()
-    if _cuda_build(folder):
+    cuda_build = _cuda_build(folder)
+    if cuda_build and gpu_visible():
         setup = DeviceSetup("cuda", "native")
     elif "torch" in sys.modules:
         setup = DeviceSetup(
@@ -143,9 +171,9 @@ def prepare() -> DeviceSetup:
         )
     else:
         try:
-            load()
+            load(cuda_build)
             setup = DeviceSetup("cuda", "shim")
-        except (OSError, RuntimeError) as error:
+        except (OSError, RuntimeError, AttributeError) as error:
             setup = DeviceSetup(
                 "cpu", "fallback", f"measured on a fake cpu device: {str(error)[:300]}"
             )

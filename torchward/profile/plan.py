@@ -5,36 +5,33 @@ estimate`` (to find a cached measurement of the same model and job) and the lang
 server (to build the request it sends to a subprocess). It reads; it never imports or
 runs the user's code.
 
-- :func:`script_recipe`: the model construction the static reader found in a script
-  (``model = GPT(GPTConfig(n_layer=12))``) becomes an expression in which every value the
-  reader resolved (literals, module constants, ``argparse`` defaults, JSON config keys)
-  is written in as a literal, plus the statements it needs: the script's imports,
-  ``def`` / ``class`` statements, side-effect-free constant assignments, and the
-  assignments that define the names the construction uses (transitively) — never the
-  data loading or the training loop. A catalog or Hugging Face model becomes a ``config``
-  recipe built with transformers from its config fields.
+- :func:`script_recipe`: the call that builds the model the static reader named
+  (:mod:`.construction`: a class or function of the project, torchvision, timm,
+  transformers — the model ``torchward estimate`` sizes) becomes an expression in which
+  every value the reader resolved (literals, module constants, ``argparse`` defaults,
+  JSON config keys) is written in as a literal, plus only the statements it needs,
+  transitively: the imports, ``def`` / ``class`` statements and constants its names
+  lead to, and the assignments that define the rest — never the argument parsing, the
+  data loading or the training loop (a value only those decide is a refusal naming it).
+  A catalog or Hugging Face model becomes a ``config`` recipe built with transformers
+  from its config fields. Which statements run, and the values written in:
+  :mod:`.prelude`.
 - :func:`factory_recipe`: ``module:function`` with ``k=v`` arguments.
 - :func:`job_of`: the job from the layered run configuration (script, settings, flags),
   each assumed field named.
-
-Past 400 lines for now: the recipe (what to build) and the job (what to run) are both
-read from one parsed script. The seam for the next change: :class:`PlannedJob` /
-:func:`job_of` into ``profile/job.py`` apart from the recipe extraction.
 """
 
 from __future__ import annotations
 
 import ast
-import builtins
-import copy
 import hashlib
-import itertools
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
+from .prelude import prepare
 from .request import MEASURED_OPTIMIZERS, ModelRecipe, ProfileJob
 
 __all__ = [
@@ -90,330 +87,84 @@ def factory_file(target: str, cwd: str = ".") -> Path | None:
 
 
 # -- scripts ---------------------------------------------------------------------------------
-_PURE = (
-    ast.Constant,
-    ast.Name,
-    ast.Attribute,
-    ast.BinOp,
-    ast.UnaryOp,
-    ast.Tuple,
-    ast.List,
-    ast.Dict,
-    ast.Set,
-    ast.Subscript,
-    ast.Compare,
-    ast.BoolOp,
-    ast.IfExp,
-    ast.JoinedStr,
-    ast.FormattedValue,
-    ast.Load,
-    ast.Slice,
-    ast.operator,
-    ast.unaryop,
-    ast.cmpop,
-    ast.boolop,
-    ast.expr_context,
-)
-_LITERALS = (int, float, str, bool, type(None), tuple, list, dict)
 
 
-def _is_pure(node: ast.AST) -> bool:
-    return all(isinstance(n, _PURE) for n in ast.walk(node))
-
-
-def _is_import_block(node: ast.stmt) -> bool:
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return True
-    if isinstance(node, ast.Try):
-        return all(isinstance(s, (ast.Import, ast.ImportFrom, ast.Pass)) for s in node.body)
-    return False
-
-
-def _definitions(node: ast.stmt) -> set[str]:
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return {node.name}
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return {(a.asname or a.name).split(".")[0] for a in node.names}
-    if isinstance(node, ast.Try):
-        return set().union(*(_definitions(s) for s in node.body))
-    return _assigned(node)
-
-
-def _assigned(node: ast.stmt) -> set[str]:
-    targets: list[ast.expr] = []
-    if isinstance(node, ast.Assign):
-        targets = list(node.targets)
-    elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None:
-        targets = [node.target]
-    return {
-        n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)
-    }  # tuple unpacking too
-
-
-def _loads(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-
-
-_Node = TypeVar("_Node", bound=ast.AST)
-
-
-class _Substitute(ast.NodeTransformer):
-    """Write in the literal the static reader resolves for a value the prelude cannot
-    compute: one that reads a name the module does not define at its top level
-    (``args.layers`` — an argparse default —, a function's local, a JSON config key).
-    Values the module defines are left for the prelude to compute (callees stay)."""
-
-    def __init__(
-        self, values: Any, module_names: set[str], defaults: dict[str, ast.expr] | None = None
-    ) -> None:
-        self.values = values
-        self.module_names = module_names
-        self.defaults = defaults or {}  # the enclosing function's parameters → their defaults
-        # a copy's node id → the script's node it copies: the reader's values are the
-        # engine's facts of the script's own nodes (:meth:`copy_of`)
-        self._originals: dict[int, ast.AST] = {}
-
-    def copy_of(self, node: _Node) -> _Node:
-        """A copy of ``node`` to rewrite, each of its nodes remembering its original."""
-        memo: dict[int, Any] = {}
-        copied = copy.deepcopy(node, memo)
-        originals = {id(n): n for n in ast.walk(node)}
-        for key, value in memo.items():
-            if isinstance(value, ast.AST) and key in originals:
-                self._originals[id(value)] = originals[key]
-        return copied
-
-    def _literal(self, node: ast.expr) -> ast.expr | None:
-        if isinstance(node, ast.Constant):
-            return None
-        if _loads(node) <= self.module_names:
-            return None
-        found = self.values.get(self._originals.get(id(node), node))
-        if found is None or not isinstance(found[0], _LITERALS):
-            return None
-        try:
-            return ast.parse(repr(found[0]), mode="eval").body
-        except SyntaxError:
-            return None
-
-    def visit_Call(self, node: ast.Call) -> ast.AST:
-        node.args = [self.visit(a) for a in node.args]
-        node.keywords = [self.visit(k) for k in node.keywords]
-        return node
-
-    def generic_visit(self, node: ast.AST) -> ast.AST:
-        if isinstance(node, ast.Name) and node.id in self.defaults:
-            return ast.copy_location(copy.deepcopy(self.defaults[node.id]), node)
-        if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.BinOp)):
-            literal = self._literal(node)
-            if literal is not None:
-                return ast.copy_location(literal, node)
-        return super().generic_visit(node)
-
-
-def _parents(tree: ast.AST) -> dict[int, ast.AST]:
-    return {
-        id(child): parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)
-    }
-
-
-def _enclosing_statements(tree: ast.Module, call: ast.Call) -> list[ast.stmt]:
-    """The statements of every block around ``call`` (innermost last), before it."""
-    parents = _parents(tree)
-    chain: list[ast.AST] = []
-    node: ast.AST | None = call
-    while node is not None:
-        chain.append(node)
-        node = parents.get(id(node))
-    blocks: list[ast.stmt] = []
-    for inner, outer in itertools.pairwise(chain):
-        if isinstance(outer, ast.Module):
-            continue
-        for field in ("body", "orelse", "finalbody"):
-            body = getattr(outer, field, None)
-            if isinstance(body, list) and inner in body:
-                blocks += [s for s in body[: body.index(inner)] if isinstance(s, ast.stmt)]
-    return blocks
-
-
-def _parameter_defaults(tree: ast.Module, call: ast.Call) -> dict[str, ast.expr]:
-    """Defaults of the parameters of the functions around ``call`` (``def make(d=64)``)."""
-    parents = _parents(tree)
-    found: dict[str, ast.expr] = {}
-    node = parents.get(id(call))
-    while node is not None:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            args = node.args
-            positional = [*args.posonlyargs, *args.args]
-            for arg, default in zip(
-                positional[len(positional) - len(args.defaults) :], args.defaults
-            ):
-                found.setdefault(arg.arg, default)
-            for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults):
-                if kw_default is not None:
-                    found.setdefault(arg.arg, kw_default)
-        node = parents.get(id(node))
-    return found
-
-
-def _find_construction(tree: ast.Module, name: str, line: int | None) -> ast.Call | None:
-    classes = {id(n) for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == name}
-    parents = _parents(tree)
-    best = None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name:
-            up = parents.get(id(node))
-            inside_own_class = False
-            while up is not None:
-                if id(up) in classes:
-                    inside_own_class = True
-                up = parents.get(id(up))
-            if inside_own_class:
-                continue
-            if line is None or node.lineno == line:
-                return node
-            best = best or node
-    return best
-
-
-_MODULE_BASES = {"Module", "nn.Module", "torch.nn.Module", "LightningModule", "pl.LightningModule"}
-
-
-def _local_model_call(tree: ast.Module) -> tuple[str, int] | None:
-    """The outermost local ``nn.Module`` the script builds: (class, line) or ``None``.
-
-    Local classes deriving from ``nn.Module`` (or from one another); a class built inside
-    another local class is a submodule, not the model. Among the rest, a construction
-    assigned to a name like ``model`` / ``net`` wins, else the last one.
-    """
-    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
-    modules: set[str] = set()
-    changed = True
-    while changed:
-        changed = False
-        for name, class_def in classes.items():
-            bases = {ast.unparse(b) for b in class_def.bases}
-            if name not in modules and (bases & _MODULE_BASES or bases & modules):
-                modules.add(name)
-                changed = True
-    inner = {
-        c.func.id
-        for cls in classes.values()
-        for c in ast.walk(cls)
-        if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
-    }
-    candidates: list[tuple[int, int, str]] = []
-    for statement in tree.body:
-        if isinstance(statement, ast.ClassDef):
-            continue
-        for node in ast.walk(statement):
-            if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
-                continue
-            value = node.value
-            if (
-                isinstance(value, ast.Call)
-                and isinstance(value.func, ast.Name)
-                and value.func.id in modules - inner
-            ):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                named = any(
-                    isinstance(t, ast.Name) and ("model" in t.id.lower() or "net" in t.id.lower())
-                    for t in targets
-                )
-                candidates.append((int(named), value.lineno, value.func.id))
-    if not candidates:
-        return None
-    _, line, name = max(candidates)
-    return name, line
-
-
-def _line_of(source: str) -> int | None:
-    head = source.split(" ", 1)[0]
-    tail = head.rpartition(":")[2]
-    return int(tail) if tail.isdigit() else None
-
-
-def script_recipe(path: str, source: str, config: Any, inputs: str = "") -> ModelRecipe:
-    """The recipe for the model ``config`` (read from ``source``) names, or :class:`PlanError`."""
-    from torchward.analysis.names import ImportTable
-    from torchward.analysis.runconfig import Values
-
-    tree = ast.parse(source, filename=path)
-    field = config.model
-    if field is not None:
-        name, line = str(field.value), _line_of(field.source)
-    else:  # the estimator could not size a model; a profile only needs to find it
-        found = _local_model_call(tree)
-        if found is None:
-            raise PlanError(
-                f"{path}: no model construction found; name a factory: "
-                "torchward profile module:function"
-            )
-        name, line = found
-    local = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
-    imported_names = ImportTable(tree)
-    call = _find_construction(tree, name, line) if name.isidentifier() else None
-    if call is None or (name not in local and not _imported_class(imported_names, name)):
-        return recipe_for_config(config, inputs=inputs)
-    values = Values(tree, path, [], source)
-    module_names = set(dir(builtins)).union(*(_definitions(n) for n in tree.body))
-    substitute = _Substitute(values, module_names, _parameter_defaults(tree, call))
-    expression = substitute.visit(ast.Expression(substitute.copy_of(call)))
-    ast.fix_missing_locations(expression)
-    prelude = _prelude(tree, call, expression, substitute)
-    return ModelRecipe(
-        kind="script",
-        target=str(Path(path).resolve()),
-        label=name,
-        prelude=tuple(ast.unparse(s) for s in prelude),
-        expression=ast.unparse(expression),
-        inputs=inputs,
+def _not_built(path: str, call: ast.Call | None, why: str) -> PlanError:
+    """A refusal that names the construct and what the user can do about it."""
+    where = f"{path}:{call.lineno}: " if call is not None else f"{path}: "
+    construct = f" `{ast.unparse(call)}`" if call is not None else ""
+    return PlanError(
+        f"{where}cannot build the model{construct}: {why}. Set the value in the script, or "
+        "profile a function that returns the model: torchward profile FILE.py:FUNCTION "
+        "[NAME=VALUE ...]"
     )
 
 
-def _imported_class(imports: Any, name: str) -> bool:
-    """A class imported from the user's own modules (``from model import GPT``)."""
-    qualified = imports.names.get(name)
-    return bool(qualified) and not str(qualified).startswith(("torch", "transformers"))
+def _named_elsewhere(path: str, source: str, model: Any, error: PlanError) -> PlanError:
+    """The reader named a model the script does not build with a call torchward builds
+    (``MoCo(partial(models.__dict__[args.arch]))``, ``Model(args.cfg)`` of a YAML file),
+    and no config of that name is known: say where it is built and what to do."""
+    from .construction import line_of
+
+    line = line_of(str(model.source))
+    lines = source.splitlines()
+    where = f"{path}: "
+    construct = ""
+    if line is not None and 0 < line <= len(lines) and str(model.source).startswith(path):
+        where = f"{path}:{line}: "
+        construct = f" (`{lines[line - 1].strip()[:120]}`)"
+    reason = str(error).split(";")[0]
+    return PlanError(
+        f"{where}cannot build the model {model.value!r}{construct}: it is not a call of a "
+        "class or function of the project, of torchvision, timm or transformers, and "
+        f"{reason}. Profile a function that returns the model: torchward profile "
+        "FILE.py:FUNCTION [NAME=VALUE ...]"
+    )
 
 
-def _prelude(
-    tree: ast.Module, call: ast.Call, expression: ast.AST, substitute: _Substitute
-) -> list[ast.stmt]:
-    """Statements to run before evaluating the construction (module order)."""
-    chosen: dict[int, ast.stmt] = {}
-    defined: set[str] = set(dir(builtins))
-    for node in tree.body:
-        if _is_import_block(node) or isinstance(
-            node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-        ):
-            chosen[id(node)] = node
-            defined |= _definitions(node)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-            if _is_pure(node.value):
-                chosen[id(node)] = node
-                defined |= _assigned(node)
-    candidates = [s for s in tree.body if id(s) not in chosen] + _enclosing_statements(tree, call)
-    needed = _loads(expression) - defined
-    order = {id(s): i for i, s in enumerate(ast.walk(tree)) if isinstance(s, ast.stmt)}
-    extra: list[ast.stmt] = []
-    while needed:
-        name = needed.pop()
-        defining = [
-            s
-            for s in candidates
-            if isinstance(s, (ast.Assign, ast.AnnAssign)) and name in _assigned(s)
-        ]
-        if not defining:
-            continue  # left for evaluation to report
-        statement = substitute.visit(substitute.copy_of(defining[-1]))
-        ast.fix_missing_locations(statement)
-        order[id(statement)] = order[id(defining[-1])]
-        extra.append(statement)
-        defined |= _assigned(statement)
-        needed |= _loads(statement) - defined
-    statements = list(chosen.values()) + extra
-    return sorted(statements, key=lambda s: order.get(id(s), 0))
+def script_recipe(path: str, source: str, config: Any, inputs: str = "") -> ModelRecipe:
+    """The recipe for the model ``config`` (read from ``source``) names, or :class:`PlanError`.
+
+    The construction is the call the static reader found (:mod:`.construction`), so the
+    profile builds the model ``torchward estimate`` sized; a model named by a hub id or
+    a checkpoint (``from_pretrained``) is built from its config."""
+    from .construction import find_construction
+
+    tree = ast.parse(source, filename=path)
+    found = find_construction(tree, path, config)
+    if found is None:
+        if config.model is not None:
+            try:
+                return recipe_for_config(config, inputs=inputs)
+            except PlanError as error:
+                raise _named_elsewhere(path, source, config.model, error) from None
+        raise _not_built(
+            path,
+            None,
+            "no construction of it was found (a call of a class or function of the project, "
+            "of torchvision, timm or transformers, assigned to a name like `model` or `net`)",
+        )
+    call = found.call
+    prepared = prepare(
+        tree, path, source, call, drop_weights=found.library in ("torchvision", "timm")
+    )
+    if prepared.missing:
+        shown = ", ".join(f"`{name}`" for name in sorted(prepared.missing))
+        raise _not_built(
+            path,
+            call,
+            f"the value of {shown} is not known from the source (it is set only when the "
+            "script runs: a command-line argument without a default, data or a file it "
+            "loads)",
+        )
+    return ModelRecipe(
+        kind="script",
+        target=str(Path(path).resolve()),
+        label=found.label,
+        prelude=prepared.prelude,
+        expression=prepared.expression,
+        inputs=inputs,
+    )
 
 
 # -- catalog / Hugging Face architectures ----------------------------------------------------
@@ -424,7 +175,10 @@ def recipe_for_config(config: Any, models: tuple = (), inputs: str = "") -> Mode
     try:
         resolved = resolve(config, models)
     except LookupError as error:
-        raise PlanError(f"{error}; name a factory: torchward profile module:function") from None
+        raise PlanError(
+            f"{error}; profile the script that builds the model (torchward profile train.py) "
+            "or a function that returns it (torchward profile FILE.py:FUNCTION)"
+        ) from None
     arch = resolved.arch
     if (
         resolved.proxy
@@ -432,8 +186,9 @@ def recipe_for_config(config: Any, models: tuple = (), inputs: str = "") -> Mode
         or arch.model_type.startswith("torchvision")
     ):
         raise PlanError(
-            f"{resolved.model_label}: torchward cannot build this model from a config; "
-            "name a factory that builds it: torchward profile module:function"
+            f"{resolved.model_label}: only a transformers architecture is built from a name "
+            "alone; profile the script that builds this model (torchward profile train.py) "
+            "or a function that returns it (torchward profile FILE.py:FUNCTION)"
         )
     return ModelRecipe(
         kind="config",

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import sys
 import time
@@ -79,6 +80,10 @@ def measure(
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
 
+    # a failing op of the user's model is reported once, as the profile's error; torch
+    # would also log its whole stack to stderr
+    logging.getLogger("torch._subclasses.fake_tensor").setLevel(logging.CRITICAL)
+
     from . import emulation
     from .counter import BLOCK, LiveStorageCounter, rounded
     from .steps import run_step, torch_dtype
@@ -134,8 +139,11 @@ def measure(
         notes.append(
             "kernel workspaces (cuBLAS / cuDNN, ~8-32 MiB) are not aten outputs and not counted"
         )
+    name = recipe.label or recipe.target
+    if not name or name.startswith("Auto"):  # AutoModelForCausalLM: say which model it built
+        name = type(model).__name__
     return ProfileResult(
-        model=recipe.label or recipe.target or type(model).__name__,
+        model=name,
         params=int(params),
         job=job,
         allocated_bytes=int(counter.peak),

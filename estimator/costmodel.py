@@ -48,6 +48,7 @@ from .trainedtail import returns_cache, tail_backward
 
 __all__ = [
     "WORKSPACE_BYTES",
+    "NothingToGenerate",
     "Phase",
     "attention_path",
     "inference",
@@ -76,6 +77,11 @@ TERMS = (
     "kv_cache",
     "temporaries",
 )
+
+
+class NothingToGenerate(LookupError):
+    """``generate`` asked of a model without a language-model head (a CNN, a ViT, an
+    encoder): one line, answered by the CLI as a configuration error (exit 2)."""
 
 
 @attrs.frozen
@@ -388,6 +394,11 @@ def inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None) 
     n = numerics(cfg.value("dtype"))
     weights, _ = _weights(r, n)
     batch = int(cfg.value("batch_size"))
+    if generate and not shape.lm_head:
+        raise NothingToGenerate(
+            f"{r.model_label} ({shape.kind}) has no language-model head to generate with; "
+            "estimate --mode inference instead"
+        )
     if not shape.stacks:
         acts = 0.0
         if shape.cnn is not None and is_modelled(shape.cnn):

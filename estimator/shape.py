@@ -19,7 +19,7 @@ from typing import Any
 import attrs
 
 from .architecture import Architecture
-from .paramcount import DECODER_TYPES, decoder_shape
+from .paramcount import FIELD_NAMES, decoder_shape, is_t5_like, required
 
 __all__ = ["ModelShape", "Stack", "shape_of"]
 
@@ -194,7 +194,7 @@ def _decoder(arch: Architecture) -> ModelShape:
         kv_heads=s["kv_heads"],
         head_dim=s["head_dim"],
         intermediate=s["intermediate"],
-        norm="layer" if arch.model_type in _LAYERNORM else "rms",
+        norm="layer" if arch.model_type in _LAYERNORM or s["norm"] == 2 else "rms",
         norms=s["norms"],
         mlp=mlp,
         composite_act=mlp == "gated"
@@ -221,16 +221,17 @@ def _decoder(arch: Architecture) -> ModelShape:
 
 
 def _encoder(arch: Architecture) -> ModelShape:
-    c = arch.config
-    h = c.get("hidden_size", c.get("dim"))
-    heads = c.get("num_attention_heads", c.get("n_heads"))
+    c, t = arch.config, arch.model_type
+    h = required(c, "hidden size", t)
+    heads = required(c, "attention heads", t)
+    vocab = required(c, "vocabulary", t)
     stack = Stack(
-        layers=c.get("num_hidden_layers", c.get("n_layers")),
+        layers=required(c, "layers", t),
         hidden=h,
         heads=heads,
         kv_heads=heads,
         head_dim=h // heads,
-        intermediate=c.get("intermediate_size", c.get("hidden_dim")),
+        intermediate=_intermediate(c, h),
         dropout=True,
     )
     # Encoders are fine-tuned with a small head (classification): no vocab-sized logits.
@@ -238,17 +239,18 @@ def _encoder(arch: Architecture) -> ModelShape:
         "encoder",
         arch.params,
         (stack,),
-        c["vocab_size"],
+        vocab,
         False,
-        c["vocab_size"] * h,
+        vocab * h,
         eager_only=arch.model_type in _NO_SDPA,
     )
 
 
 def _seq2seq(arch: Architecture) -> ModelShape:
     c = arch.config
-    if arch.model_type == "t5":
-        d, heads, dkv = c["d_model"], c["num_heads"], c["d_kv"]
+    if is_t5_like(arch.model_type, c):
+        d, dkv = required(c, "hidden size"), c["d_kv"]
+        heads = required(c, "attention heads")
         gated = str(c.get("feed_forward_proj", "relu")).startswith("gated")
         common = dict(
             hidden=d,
@@ -262,9 +264,9 @@ def _seq2seq(arch: Architecture) -> ModelShape:
             # T5Config: "gated-gelu" runs gelu_new (NewGELU, a composite); else its own act
             composite_act=gated and str(c.get("feed_forward_proj")) == "gated-gelu",
         )
-        enc = Stack(layers=c["num_layers"], stream="src", **common)
+        enc = Stack(layers=required(c, "layers"), stream="src", **common)
         dec = Stack(
-            layers=c.get("num_decoder_layers") or c["num_layers"],
+            layers=c.get("num_decoder_layers") or required(c, "layers"),
             stream="tgt",
             cross_attention=True,
             norms=3,
@@ -274,34 +276,37 @@ def _seq2seq(arch: Architecture) -> ModelShape:
             "encoder-decoder",
             arch.params,
             (enc, dec),
-            c["vocab_size"],
+            required(c, "vocabulary"),
             True,
-            c["vocab_size"] * d,
-            c["vocab_size"] * d,
+            required(c, "vocabulary") * d,
+            required(c, "vocabulary") * d,
             note="T5 runs SDPA (transformers 5) with its relative position bias as "
             "an additive mask: the memory-efficient kernel, no s² scores; the "
             "masks (heads × s², not per batch row) are not charged "
             "(t5-*-train-* fixtures within 3% without them)",
         )
-    d = c["d_model"]
-    heads_e, heads_d = c["encoder_attention_heads"], c["decoder_attention_heads"]
+    d = required(c, "hidden size", arch.model_type)
+    vocab = required(c, "vocabulary", arch.model_type)
+    heads = c.get("encoder_attention_heads") or required(c, "attention heads", arch.model_type)
+    heads_e, heads_d = heads, c.get("decoder_attention_heads") or heads
+    enc_layers = c.get("encoder_layers") or required(c, "layers", arch.model_type)
     enc = Stack(
-        layers=c["encoder_layers"],
+        layers=enc_layers,
         hidden=d,
         heads=heads_e,
         kv_heads=heads_e,
         head_dim=d // heads_e,
-        intermediate=c["encoder_ffn_dim"],
+        intermediate=c.get("encoder_ffn_dim") or _intermediate(c, d),
         stream="src",
         dropout=True,
     )
     dec = Stack(
-        layers=c["decoder_layers"],
+        layers=c.get("decoder_layers") or c.get("num_decoder_layers") or enc_layers,
         hidden=d,
         heads=heads_d,
         kv_heads=heads_d,
         head_dim=d // heads_d,
-        intermediate=c["decoder_ffn_dim"],
+        intermediate=c.get("decoder_ffn_dim") or _intermediate(c, d),
         stream="tgt",
         norms=3,
         cross_attention=True,
@@ -311,23 +316,31 @@ def _seq2seq(arch: Architecture) -> ModelShape:
         "encoder-decoder",
         arch.params,
         (enc, dec),
-        c["vocab_size"],
+        vocab,
         True,
-        c["vocab_size"] * d,
-        c["vocab_size"] * d,
+        vocab * d,
+        vocab * d,
         fp32_logits=arch.model_type == "bart",
     )
 
 
+def _intermediate(c: Any, h: int) -> int:
+    for name in FIELD_NAMES["intermediate size"]:
+        if isinstance(c.get(name), int) and c[name] > 0:
+            return int(c[name])
+    return 4 * h
+
+
 def _vision_transformer(arch: Architecture, cfg: dict[str, Any]) -> ModelShape:
-    h, heads = cfg["hidden_size"], cfg["num_attention_heads"]
+    h = required(cfg, "hidden size", arch.model_type)
+    heads = required(cfg, "attention heads", arch.model_type)
     stack = Stack(
-        layers=cfg["num_hidden_layers"],
+        layers=required(cfg, "layers", arch.model_type),
         hidden=h,
         heads=heads,
         kv_heads=heads,
         head_dim=h // heads,
-        intermediate=cfg["intermediate_size"],
+        intermediate=_intermediate(cfg, h),
         stream="image",
     )
     return ModelShape(
@@ -365,7 +378,7 @@ def _dit(arch: Architecture) -> ModelShape:
 def shape_of(arch: Architecture) -> ModelShape:
     """The cost model's view of ``arch``."""
     kind = arch.kind
-    if arch.model_type in DECODER_TYPES:
+    if kind == "decoder":
         return _decoder(arch)
     if kind == "encoder":
         return _encoder(arch)

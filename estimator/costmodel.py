@@ -44,7 +44,7 @@ from .precision import QUANTIZED_WEIGHT_BYTES, numerics, optimizer_cost
 from .resolve import Resolved
 from .shape import ModelShape, Stack
 from .trainable import Trainable, trainable_parts
-from .trainedtail import returns_cache, tail_backward
+from .trainedtail import returns_cache, tail_backward, use_cache
 
 __all__ = [
     "WORKSPACE_BYTES",
@@ -52,6 +52,7 @@ __all__ = [
     "Phase",
     "attention_path",
     "inference",
+    "kv_cache_bytes",
     "returned_cache",
     "stack_tokens",
     "trainable_share",
@@ -354,34 +355,60 @@ def workspace_bytes(gpu: Gpu | None) -> float:
     return WORKSPACE_BYTES["hopper" if (sm or 0) >= 90 else "pre-hopper"]
 
 
-def kv_bytes_per_token(shape: ModelShape, activation: int) -> float:
-    """Cache bytes per cached token of one sequence (all layers, K and V)."""
+def _kv_layer_bytes(stack: Stack, dtype_bytes: float) -> float:
+    """Cache bytes per token of one layer of ``stack``: K and V at the KV heads' width (GQA /
+    MQA keep only their KV heads), or MLA's compressed latent plus its shared rotary key
+    (transformers caches ``kv_lora_rank + qk_rope_head_dim`` per token, not per head)."""
+    if stack.mla:
+        return (stack.mla["kv_lora_rank"] + stack.mla["qk_rope_head_dim"]) * dtype_bytes
+    return 2 * stack.kv_width * dtype_bytes
+
+
+def kv_cache_bytes(
+    shape: ModelShape,
+    dtype_bytes: float,
+    tokens: int,
+    rows: int,
+    *,
+    windowed: bool = False,
+    source: int = 0,
+) -> float:
+    """The KV cache of ``rows`` sequences of ``tokens`` tokens, all decoder layers.
+
+    ``windowed``: a sliding layer holds its window only (decoding). After a prefill it still
+    holds the whole prompt: transformers' sliding cache layer keeps a slice of the
+    concatenated keys, a view that keeps the full tensor's storage until the next step
+    (cache_utils.DynamicSlidingWindowLayer.update). ``source``: the encoder tokens a
+    seq2seq decoder's cross-attention caches (K and V at the query width, per layer)."""
     total = 0.0
     for stack in shape.stacks:
-        if stack.stream in ("text", "tgt"):
-            if stack.mla:
-                total += (
-                    stack.layers
-                    * (stack.mla["kv_lora_rank"] + stack.mla["qk_rope_head_dim"])
-                    * activation
-                )
-            else:
-                total += stack.layers * 2 * stack.kv_width * activation
+        if stack.stream not in ("text", "tgt"):
+            continue
+        per_layer = _kv_layer_bytes(stack, dtype_bytes)
+        windows = stack.cache_windows or (0,) * stack.layers
+        for window in windows:
+            if window < 0:
+                continue  # a layer without keys and values (linear attention, state space)
+            held = min(tokens, window) if (windowed and window > 0) else tokens
+            total += per_layer * held * rows
+        if stack.cross_attention:
+            total += stack.layers * 2 * stack.q_width * dtype_bytes * source * rows
     return total
 
 
 def returned_cache(r: Resolved, n, batch: int) -> float:
     """The cache a no_grad forward of an LM returns: self-attention K/V of every decoder layer
-    for the whole sequence, plus a seq2seq decoder's cross-attention K/V of the source. A
-    model the script defines returns its logits only (:func:`.trainedtail.returns_cache`)."""
+    for the whole sequence, plus a seq2seq decoder's cross-attention K/V of the source. None
+    when the cache is off (:func:`.trainedtail.use_cache`) or the model is one the script
+    defines (it returns its logits only, :func:`.trainedtail.returns_cache`)."""
     shape = r.shape
-    if not shape.lm_head or isinstance(r.config.value("structure"), dict):
+    if not shape.lm_head or isinstance(r.config.value("structure"), dict) or not use_cache(r):
         return 0.0
     total = 0.0
     for stack in shape.stacks:
         seq, source = stack_tokens(stack, r)
-        total += kv_bytes_per_token(_only(shape, stack), n.activation) * seq * batch
-        total += stack.layers * cross_kv_per_source_token(stack, n) * source * batch
+        only = _only(shape, stack)
+        total += kv_cache_bytes(only, n.activation, seq, batch, source=source)
     return total
 
 
@@ -459,10 +486,9 @@ def inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None) 
     new = int(cfg.value("max_new_tokens"))
     context = int(cfg.value("max_context") or prompt + new)
     kv_dtype = 2 if cfg.value("quantize") else n.activation
-    per_token = kv_bytes_per_token(shape, kv_dtype)
-    rows = batch * beams
+    rows = batch * beams  # generate expands the inputs to batch × beams before the prefill
     last_logits = 4 * shape.vocab * rows  # generate keeps last-position logits, fp32 scores
-    if cfg.value("use_cache") is False:
+    if not use_cache(r):
         # generate(use_cache=False): no cache; every new token re-runs the whole sequence
         return [
             _phase(
@@ -472,18 +498,23 @@ def inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None) 
                 temporaries=work + 2 * last_logits,
             )
         ]
+    seq2seq = any(stack.cross_attention for stack in shape.stacks)
+    # a decoder-only model caches the prompt, then the whole context; a seq2seq decoder its
+    # own tokens (one at the prefill) and, per layer, the encoded prompt for cross-attention
+    filled = (1, context - prompt) if seq2seq else (prompt, context)
+    source = prompt if seq2seq else 0
     return [
         _phase(
             "prefill",
             weights=weights,
-            kv_cache=per_token * prompt * rows,
+            kv_cache=kv_cache_bytes(shape, kv_dtype, filled[0], rows, source=source),
             activations=transient(prompt, rows),
             temporaries=work + last_logits,
         ),
         _phase(
             "decode",
             weights=weights,
-            kv_cache=per_token * context * rows,
+            kv_cache=kv_cache_bytes(shape, kv_dtype, filled[1], rows, windowed=True, source=source),
             activations=transient(1, rows),
             temporaries=work + 2 * last_logits,
         ),

@@ -42,6 +42,9 @@ class Stack:
     moe: dict | None = None  # {"experts", "active", "expert_intermediate", "shared_intermediate"}
     mla: dict | None = None  # DeepSeek latent sizes, for the KV cache
     qk_norm: bool = False  # RMSNorm on queries and keys (Qwen3, OLMo 2, Gemma 3)
+    cache_windows: tuple[int, ...] = ()
+    """Per layer, what its KV cache keeps: 0 every token, n > 0 a sliding window of n tokens,
+    -1 no KV cache (a linear-attention or state-space layer); empty: every layer keeps all."""
 
     @property
     def q_width(self) -> int:
@@ -172,6 +175,52 @@ def dropout_of(model_type: str, config: Any) -> bool:
     return model_type in _DEFAULT_DROPOUT
 
 
+# transformers' cache layer per ``layer_types`` entry (cache_utils.get_layer_types_and_kwargs):
+# sliding and chunked layers keep a window, these keep no key/value tensors at all
+_NO_KV_LAYERS = {"linear_attention", "mamba", "moe", "mlp", "dummy", "conv", "recurrent"}
+
+
+# Families whose config class lays out sliding and full layers when a config.json has no
+# ``layer_types``: every n-th layer full (``sliding_window_pattern`` when written)
+_DEFAULT_PATTERN = {"gemma2": 2, "gemma3_text": 6, "cohere2": 4}
+
+
+def cache_windows(model_type: str, config: Any, layers: int) -> tuple[int, ...]:
+    """What each layer's KV cache keeps (:attr:`Stack.cache_windows`), from the config.
+
+    transformers builds one cache layer per ``layer_types`` entry; without the list, every
+    layer slides when ``sliding_window`` is set (Mistral v0.1) — unless its family lays out a
+    pattern of sliding and full layers (Gemma 2 / 3, Cohere 2), or
+    ``use_sliding_window`` is false (Qwen2 writes a window it does not use). Chunked
+    attention keeps ``attention_chunk_size`` tokens (Llama 4)."""
+    window = config.get("sliding_window")
+    if config.get("use_sliding_window") is False:
+        window = None
+    types = config.get("layer_types")
+    pattern = config.get("sliding_window_pattern") or _DEFAULT_PATTERN.get(model_type)
+    if not isinstance(types, list) and isinstance(pattern, int) and pattern > 0:
+        types = [
+            "full_attention" if (i + 1) % pattern == 0 else "sliding_attention"
+            for i in range(layers)
+        ]
+    if not isinstance(types, list) or len(types) != layers:
+        if isinstance(window, int) and window > 0:
+            return (window,) * layers
+        return ()
+    chunk = config.get("attention_chunk_size")
+    out = []
+    for kind in types:
+        if kind in _NO_KV_LAYERS:
+            out.append(-1)
+        elif "sliding" in str(kind) and isinstance(window, int) and window > 0:
+            out.append(window)
+        elif kind == "chunked_attention" and isinstance(chunk, int) and chunk > 0:
+            out.append(chunk)
+        else:
+            out.append(0)
+    return tuple(out) if any(out) else ()
+
+
 def _decoder(arch: Architecture) -> ModelShape:
     s = decoder_shape(arch.model_type, arch.config)
     h, vocab = s["hidden"], s["vocab"]
@@ -203,6 +252,7 @@ def _decoder(arch: Architecture) -> ModelShape:
         moe=moe,
         mla=s.get("mla"),
         qk_norm=bool(s.get("qk_norm")),
+        cache_windows=cache_windows(arch.model_type, arch.config, s["layers"]),
     )
     embed = vocab * h * (1 if s["tied"] else 2) + s["positions"] * h
     attn_softcap, final_softcap = softcaps_of(arch.model_type, arch.config)

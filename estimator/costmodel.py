@@ -89,14 +89,21 @@ class NothingToGenerate(LookupError):
 class Phase:
     name: str
     parts: dict
+    formulas: dict = attrs.field(factory=dict)
+    """Term name → how its bytes were computed, with the inputs (``estimate --explain``)."""
 
     @property
     def total(self) -> float:
         return sum(self.parts.values())
 
 
-def _phase(name: str, **parts: float) -> Phase:
-    return Phase(name, {t: float(parts.get(t, 0.0)) for t in TERMS})
+def _phase(name: str, formulas: dict | None = None, **parts: float) -> Phase:
+    kept = {t: f for t, f in (formulas or {}).items() if parts.get(t)}
+    return Phase(name, {t: float(parts.get(t, 0.0)) for t in TERMS}, kept)
+
+
+def _count(value: float) -> str:
+    return f"{int(round(value)):,}"
 
 
 def stack_tokens(stack: Stack, r: Resolved) -> tuple[int, int]:
@@ -234,6 +241,61 @@ def _weights(r: Resolved, n) -> tuple[float, float]:
     return weights, shape.params
 
 
+def _weights_formula(r: Resolved, n) -> str:
+    """:func:`_weights` written out with its inputs."""
+    shape, cfg = r.shape, r.config
+    quant = cfg.value("quantize")
+    rank = cfg.value("lora_rank")
+    if quant:
+        linear = min(shape.linear_params, shape.params)
+        text = (
+            f"linear {_count(linear)} × {QUANTIZED_WEIGHT_BYTES[quant]:g} bytes ({quant}) + "
+            f"other {_count(shape.params - linear)} × {min(n.weight, 2)} bytes"
+        )
+    else:
+        text = f"params {_count(shape.params)} × {n.weight} bytes"
+    if rank:
+        adapters = lora_params(shape, int(rank), cfg.value("lora_targets"))
+        text += f" + LoRA adapters {_count(adapters)} × 4 bytes (rank {rank}, fp32)"
+    return text
+
+
+def _temporaries_formula(work: float, shape: ModelShape, n, cfg) -> str:
+    """The cuBLAS workspace and autocast's cached 16-bit weight copies, written out."""
+    text = f"cuBLAS workspace {_count(work)}"
+    if n.autocast_copies and not cfg.value("quantize"):
+        matmul = shape.linear_params + shape.lm_head_params
+        text += f" + autocast weight copies {_count(matmul)} × {n.autocast_copies} bytes"
+    return text
+
+
+_STATE_SHARDED = ("zero-1", "zero-2", "zero-3", "fsdp", "fsdp-grad-op")
+_GRAD_SHARDED = ("zero-2", "zero-3", "fsdp", "fsdp-grad-op")
+
+
+def _activations_formula(r: Resolved, batch: int, path: str, part: Trainable | None) -> str:
+    """What :func:`_training_activations` saves, named with its inputs."""
+    shape = r.shape
+    if not shape.stacks:
+        image = r.config.value("image_size")
+        return f"each layer's saved output over image {image}² × batch {batch} (layer shapes)"
+    check = (
+        ", checkpointed: each layer's input + one layer" if r.config.value("checkpointing") else ""
+    )
+    parts = [
+        f"{s.layers} layers × saved bytes per token ({path} attention{check}) × "
+        f"seq {stack_tokens(s, r)[0]} × batch {batch}"
+        for s in shape.stacks
+    ]
+    if part is not None and part.saved_layers is not None:
+        parts.append(f"only the last {part.saved_layers} layer(s) save")
+    if shape.lm_head:
+        tokens = stack_tokens(shape.stacks[-1], r)[0]
+        vocab = _logits_width(shape, part)
+        parts.append(f"logits + fp32 log-softmax vocab {vocab} × seq {tokens} × batch {batch}")
+    return " + ".join(parts)
+
+
 def trainable_share(r: Resolved) -> Trainable | None:
     """The model's trainable share when the script freezes parts of it and the freezing is
     one :mod:`.jobparts` can interpret (LoRA decides its own)."""
@@ -328,10 +390,54 @@ def training(
         seq = stack_tokens(shape.stacks[-1], r)[0] if shape.stacks else 0
         bwd_temp = max(bwd_temp, tail_backward(r, part, n, batch, seq))
         cache = returned_cache(r, n, batch) if returns_cache(r) else 0.0
+    split = f" ÷ {world} GPUs ({sharding})" if world > 1 and sharding != "none" else ""
+    w_text = _weights_formula(r, n)
+    if sharding in ("zero-3", "fsdp"):
+        w_text += split + f" + 2 gathered layers × {_count(shape.largest_layer_params)} × "
+        w_text += f"{n.weight} bytes"
+    if part is not None and part.dropped_params:
+        w_text += f" − replaced LM head {_count(part.dropped_params)} × {n.weight} bytes"
+    state_split = split if sharding in _STATE_SHARDED else ""
+    grad_split = split if sharding in _GRAD_SHARDED else ""
+    formulas = dict(
+        weights=w_text,
+        gradients=f"trainable {_count(trainable)} × {grad_bytes} bytes{grad_split}",
+        optimizer_state=(
+            f"trainable {_count(trainable)} × {opt.states:g} bytes "
+            f"({cfg.value('optimizer')}, state in {state_dtype}-byte elements){state_split}"
+        ),
+        master_weights=f"trainable {_count(trainable)} × 4 bytes (fp32 master copy){state_split}",
+        activations=_activations_formula(r, batch, attention_path(r, gpu), part),
+        kv_cache=returned_cache_formula(r, n, batch),
+    )
+    workspace = f"cuBLAS workspaces 2 × {_count(work)}"
+    if temporaries > 2 * work:
+        workspace += f" + DDP gradient buckets {_count(temporaries - 2 * work)}"
+    copied = f"autocast weight copies {_count(copies)}" if copies else ""
+
+    def temps(*more: str, grads_text: str | None = None) -> dict:
+        out = dict(formulas, temporaries=" + ".join(t for t in (workspace, *more) if t))
+        if grads_text is not None:
+            out["gradients"] = grads_text
+        return out
+
+    # gradients persist between steps only with accumulation (else zero_grad freed them);
+    # the backward's first is the LM head's
+    kept = formulas["gradients"] if live_grads else ""
+    first = f"LM head's gradient {_count(first_grads / grad_bytes)} × {grad_bytes} bytes"
+    at_backward = " + ".join(t for t in (kept, first if first_grads else "") if t)
+
     return [
-        _phase("step start", **base, gradients=live_grads, temporaries=temporaries),
+        _phase(
+            "step start",
+            temps(grads_text=kept),
+            **base,
+            gradients=live_grads,
+            temporaries=temporaries,
+        ),
         _phase(
             "forward",
+            temps(copied, f"loss upcast {_count(fwd_temp)}" if fwd_temp else "", grads_text=kept),
             **base,
             gradients=live_grads,
             activations=forward_acts,
@@ -340,13 +446,26 @@ def training(
         ),
         _phase(
             "backward start",
+            temps(
+                copied,
+                f"loss / head backward {_count(bwd_temp)}" if bwd_temp else "",
+                grads_text=at_backward,
+            ),
             **base,
             gradients=live_grads + first_grads,
             activations=acts,
             kv_cache=cache,
             temporaries=temporaries + copies + bwd_temp,
         ),
-        _phase("optimizer step", **base, gradients=grads, temporaries=temporaries + temp_opt),
+        _phase(
+            "optimizer step",
+            temps(
+                f"{cfg.value('optimizer')} step temporaries {_count(temp_opt)}" if temp_opt else ""
+            ),
+            **base,
+            gradients=grads,
+            temporaries=temporaries + temp_opt,
+        ),
     ]
 
 
@@ -396,6 +515,55 @@ def kv_cache_bytes(
     return total
 
 
+def kv_cache_formula(
+    shape: ModelShape,
+    dtype_bytes: float,
+    tokens: int,
+    rows: str,
+    *,
+    windowed: bool = False,
+    source: int = 0,
+) -> str:
+    """:func:`kv_cache_bytes` written out with its inputs; ``rows`` names the batch rows
+    (``batch 4``, ``batch 2 × beams 4``)."""
+    parts = []
+    for stack in shape.stacks:
+        if stack.stream not in ("text", "tgt"):
+            continue
+        windows = stack.cache_windows or (0,) * stack.layers
+        kv = [w for w in windows if w >= 0]
+        if stack.mla:
+            two, width = (
+                "",
+                (
+                    f"(kv_lora_rank {stack.mla['kv_lora_rank']} + "
+                    f"qk_rope_head_dim {stack.mla['qk_rope_head_dim']})"
+                ),
+            )
+        else:
+            two, width = "2 × ", f"kv_heads {stack.kv_heads} × head_dim {stack.head_dim}"
+        full = sum(1 for w in kv if w == 0 or not windowed)
+        sliding = sorted({w for w in kv if w > 0 and windowed})
+        if not sliding:
+            parts.append(
+                f"{two}layers {full} × {width} × seq {tokens} × {rows} × {dtype_bytes:g} bytes"
+            )
+        else:
+            width = two + width
+            held = [f"{full} full layers × {tokens}"] if full else []
+            held += [
+                f"{sum(1 for w in kv if w == win)} sliding layers × min({tokens}, window {win})"
+                for win in sliding
+            ]
+            parts.append(f"{width} × ({' + '.join(held)}) tokens × {rows} × {dtype_bytes:g} bytes")
+        if stack.cross_attention and source:
+            parts.append(
+                f"cross-attention 2 × width {stack.q_width} × layers {stack.layers} × "
+                f"source {source} × {rows} × {dtype_bytes:g} bytes"
+            )
+    return " + ".join(parts)
+
+
 def returned_cache(r: Resolved, n, batch: int) -> float:
     """The cache a no_grad forward of an LM returns: self-attention K/V of every decoder layer
     for the whole sequence, plus a seq2seq decoder's cross-attention K/V of the source. None
@@ -410,6 +578,18 @@ def returned_cache(r: Resolved, n, batch: int) -> float:
         only = _only(shape, stack)
         total += kv_cache_bytes(only, n.activation, seq, batch, source=source)
     return total
+
+
+def returned_cache_formula(r: Resolved, n, batch: int) -> str:
+    """:func:`returned_cache` written out with its inputs."""
+    if not returned_cache(r, n, batch):
+        return ""
+    parts = []
+    for stack in r.shape.stacks:
+        seq, source = stack_tokens(stack, r)
+        only = _only(r.shape, stack)
+        parts.append(kv_cache_formula(only, n.activation, seq, f"batch {batch}", source=source))
+    return " + ".join(p for p in parts if p)
 
 
 def _only(shape: ModelShape, stack: Stack) -> ModelShape:
@@ -472,12 +652,29 @@ def inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None) 
         # widest layer and the logits beside the final hidden state (fixtures *-infer-*)
         if logits:
             logits += n.activation * shape.stacks[-1].hidden * seq * batch
+        live = transient(seq, batch)
+        if logits > live:
+            acts = (
+                f"logits vocab {shape.vocab} × seq {seq} × batch {batch} × {n.activation} bytes"
+                f" + final hidden {shape.stacks[-1].hidden} × seq {seq} × batch {batch} × "
+                f"{n.activation} bytes (more than one layer's live intermediates, "
+                f"{_count(live)} bytes)"
+            )
+        else:
+            acts = f"one layer's live intermediates over seq {seq} × batch {batch} ({path})"
+        formulas = dict(
+            weights=_weights_formula(r, n),
+            kv_cache=returned_cache_formula(r, n, batch),
+            activations=acts,
+            temporaries=_temporaries_formula(work, shape, n, cfg),
+        )
         return [
             _phase(
                 "forward",
+                formulas,
                 weights=weights,
                 kv_cache=cache,
-                activations=max(transient(seq, batch), logits),
+                activations=max(live, logits),
                 temporaries=work + copies,
             )
         ]
@@ -488,11 +685,18 @@ def inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None) 
     kv_dtype = 2 if cfg.value("quantize") else n.activation
     rows = batch * beams  # generate expands the inputs to batch × beams before the prefill
     last_logits = 4 * shape.vocab * rows  # generate keeps last-position logits, fp32 scores
+    label = f"batch {batch}" + (f" × beams {beams}" if beams > 1 else "")
+    head = f"last-position logits 4 × vocab {shape.vocab} × {label}"
     if not use_cache(r):
         # generate(use_cache=False): no cache; every new token re-runs the whole sequence
         return [
             _phase(
                 "decode (no cache)",
+                dict(
+                    weights=_weights_formula(r, n),
+                    activations=f"one layer's live intermediates over seq {context} × {label}",
+                    temporaries=f"cuBLAS workspace {_count(work)} + 2 × {head}",
+                ),
                 weights=weights,
                 activations=transient(context, rows),
                 temporaries=work + 2 * last_logits,
@@ -506,6 +710,12 @@ def inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None) 
     return [
         _phase(
             "prefill",
+            dict(
+                weights=_weights_formula(r, n),
+                kv_cache=kv_cache_formula(shape, kv_dtype, filled[0], label, source=source),
+                activations=f"one layer's live intermediates over seq {prompt} × {label}",
+                temporaries=f"cuBLAS workspace {_count(work)} + {head}",
+            ),
             weights=weights,
             kv_cache=kv_cache_bytes(shape, kv_dtype, filled[0], rows, source=source),
             activations=transient(prompt, rows),
@@ -513,6 +723,14 @@ def inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None) 
         ),
         _phase(
             "decode",
+            dict(
+                weights=_weights_formula(r, n),
+                kv_cache=kv_cache_formula(
+                    shape, kv_dtype, filled[1], label, windowed=True, source=source
+                ),
+                activations=f"one layer's live intermediates for 1 token × {label}",
+                temporaries=f"cuBLAS workspace {_count(work)} + 2 × {head}",
+            ),
             weights=weights,
             kv_cache=kv_cache_bytes(shape, kv_dtype, filled[1], rows, windowed=True, source=source),
             activations=transient(1, rows),

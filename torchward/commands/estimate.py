@@ -104,7 +104,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--checkpointing", action="store_true", default=None, help="gradient checkpointing on"
     )
     parser.add_argument(
-        "--use-cache", choices=("true", "false"), help="generation keeps a KV cache (default true)"
+        "--use-cache",
+        choices=("true", "false"),
+        help="the forward / generate keeps a KV cache (default: the call's use_cache, then the "
+        "model's config.json, then true)",
+    )
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="show each term of the peak phase as its formula with its inputs",
     )
     parser.add_argument("--quantize", choices=QUANTIZE)
     parser.add_argument("--sharding", choices=SHARDINGS)
@@ -289,7 +297,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         if measured is not None:
             print("MEASURED (cached result of `torchward profile` for this model and job)")
-        render(data, sys.stdout)
+        render(data, sys.stdout, explain=args.explain)
     if args.fail_on_oom and data.get("verdict") == "oom":
         return 1
     return 0

@@ -654,18 +654,18 @@ def inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None) 
             logits += n.activation * shape.stacks[-1].hidden * seq * batch
         live = transient(seq, batch)
         if logits > live:
-            acts = (
+            acts_text = (
                 f"logits vocab {shape.vocab} × seq {seq} × batch {batch} × {n.activation} bytes"
                 f" + final hidden {shape.stacks[-1].hidden} × seq {seq} × batch {batch} × "
                 f"{n.activation} bytes (more than one layer's live intermediates, "
                 f"{_count(live)} bytes)"
             )
         else:
-            acts = f"one layer's live intermediates over seq {seq} × batch {batch} ({path})"
+            acts_text = f"one layer's live intermediates over seq {seq} × batch {batch} ({path})"
         formulas = dict(
             weights=_weights_formula(r, n),
             kv_cache=returned_cache_formula(r, n, batch),
-            activations=acts,
+            activations=acts_text,
             temporaries=_temporaries_formula(work, shape, n, cfg),
         )
         return [

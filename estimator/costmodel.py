@@ -650,12 +650,14 @@ def inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None) 
         cache = returned_cache(r, n, batch)
         # the layers' intermediates are gone when the head runs: the peak is the larger of the
         # widest layer and the logits beside the final hidden state (fixtures *-infer-*)
+        scaled = 2 if shape.scaled_logits else 1  # the head's output and its scaled copy
         if logits:
-            logits += n.activation * shape.stacks[-1].hidden * seq * batch
+            logits = scaled * logits + n.activation * shape.stacks[-1].hidden * seq * batch
         live = transient(seq, batch)
         if logits > live:
             acts_text = (
-                f"logits vocab {shape.vocab} × seq {seq} × batch {batch} × {n.activation} bytes"
+                ("2 × (logits and their scaled copy) " if scaled == 2 else "")
+                + f"logits vocab {shape.vocab} × seq {seq} × batch {batch} × {n.activation} bytes"
                 f" + final hidden {shape.stacks[-1].hidden} × seq {seq} × batch {batch} × "
                 f"{n.activation} bytes (more than one layer's live intermediates, "
                 f"{_count(live)} bytes)"
@@ -683,9 +685,17 @@ def inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None) 
     new = int(cfg.value("max_new_tokens"))
     context = int(cfg.value("max_context") or prompt + new)
     kv_dtype = 2 if cfg.value("quantize") else n.activation
-    rows = batch * beams  # generate expands the inputs to batch × beams before the prefill
+    # generate expands the inputs before the prefill: to batch × beams for beam search, else
+    # to batch × num_return_sequences (sampling several continuations of each prompt)
+    returned = int(cfg.value("num_return_sequences") or 1)
+    copies_per_prompt = beams if beams > 1 else returned
+    rows = batch * copies_per_prompt
     last_logits = 4 * shape.vocab * rows  # generate keeps last-position logits, fp32 scores
-    label = f"batch {batch}" + (f" × beams {beams}" if beams > 1 else "")
+    label = f"batch {batch}" + (
+        f" × beams {beams}"
+        if beams > 1
+        else (f" × num_return_sequences {returned}" if returned > 1 else "")
+    )
     head = f"last-position logits 4 × vocab {shape.vocab} × {label}"
     if not use_cache(r):
         # generate(use_cache=False): no cache; every new token re-runs the whole sequence

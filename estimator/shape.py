@@ -81,6 +81,9 @@ class ModelShape:
     eager_only: bool = False  # transformers runs eager attention only
     fp32_logits: bool = False  # logits + an fp32 bias (BART's final_logits_bias)
     logit_softcap: bool = False  # final logits soft-capped: tanh's output kept for backward
+    scaled_logits: bool = False
+    """The head's output is multiplied by a constant into a new tensor (Cohere's
+    ``logit_scale``, Granite's ``logits_scaling``): both are live for a moment."""
     tied_head: bool = False  # the LM head's weight is the input embedding's (one Parameter)
     image_size: int | None = None  # native input resolution (vision)
     patch_size: int | None = None
@@ -266,6 +269,7 @@ def _decoder(arch: Architecture) -> ModelShape:
         vocab * h,
         eager_only=arch.model_type in _NO_SDPA or attn_softcap,
         logit_softcap=final_softcap,
+        scaled_logits=any(k in arch.config for k in ("logit_scale", "logits_scaling")),
         tied_head=bool(s["tied"]),
     )
 

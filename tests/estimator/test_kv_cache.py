@@ -113,3 +113,22 @@ def test_a_seq2seq_decoder_caches_its_own_tokens_and_the_encoded_prompt():
     # 12 decoder layers × 2 × 768 wide: self-attention over 64 generated tokens,
     # cross-attention over the 512 prompt tokens
     assert phases["decode"]["kv_cache"] == 12 * 2 * 768 * 2 * 2 * (64 + 512)
+
+
+def test_sampled_sequences_multiply_the_rows_unless_beams_do():
+    base = dict(batch_size=2, seq_len=1024, max_new_tokens=64)
+    one = _phases("llama-3-8b", "generate", **base)
+    three = _phases("llama-3-8b", "generate", num_return_sequences=3, **base)
+    assert three["prefill"]["kv_cache"] == 3 * one["prefill"]["kv_cache"]
+    # with beam search the inputs are expanded by the beams; the returned sequences are
+    # chosen among them
+    beams = _phases("llama-3-8b", "generate", num_beams=4, num_return_sequences=2, **base)
+    assert beams["prefill"]["kv_cache"] == 4 * one["prefill"]["kv_cache"]
+
+
+def test_the_num_return_sequences_flag_reaches_the_estimate():
+    out = io.StringIO()
+    argv = ["estimate", "--model", "llama-3-8b", "--mode", "generate", "--batch-size", "2"]
+    with redirect_stdout(out):
+        assert main([*argv, "--num-return-sequences", "3", "--explain"]) == 0
+    assert "× batch 2 × num_return_sequences 3 ×" in out.getvalue()

@@ -650,13 +650,18 @@ def inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None) 
         cache = returned_cache(r, n, batch)
         # the layers' intermediates are gone when the head runs: the peak is the larger of the
         # widest layer and the logits beside the final hidden state (fixtures *-infer-*)
-        scaled = 2 if shape.scaled_logits else 1  # the head's output and its scaled copy
+        # the head's output and a second logits-sized tensor made from it, live together
+        # for a moment: a scaled copy (Cohere, Granite), each step of a soft-cap (Gemma 2),
+        # or BART's sum with final_logits_bias (fp32 under autocast, as the bias is)
+        scaled = 2 if (shape.scaled_logits or shape.logit_softcap) else 1
+        if shape.fp32_logits:
+            scaled = 1 + (4 if n.weight == 4 else n.activation) / n.activation
         if logits:
             logits = scaled * logits + n.activation * shape.stacks[-1].hidden * seq * batch
         live = transient(seq, batch)
         if logits > live:
             acts_text = (
-                ("2 × (logits and their scaled copy) " if scaled == 2 else "")
+                (f"{scaled:g} × (logits and the copy made from them) " if scaled > 1 else "")
                 + f"logits vocab {shape.vocab} × seq {seq} × batch {batch} × {n.activation} bytes"
                 f" + final hidden {shape.stacks[-1].hidden} × seq {seq} × batch {batch} × "
                 f"{n.activation} bytes (more than one layer's live intermediates, "

@@ -98,6 +98,11 @@ class Architecture:
     other_towers: int = 0
     """Parameters of the towers beside the one ``config`` describes (a multimodal
     checkpoint's vision / audio encoders and projector): weights only to the cost model."""
+    text_tower: Mapping[str, Any] | None = attrs.field(
+        default=None, converter=lambda c: None if c is None else MappingProxyType(dict(c))
+    )
+    """A contrastive image-text model's text tower (``config`` is its vision tower): the
+    cost model runs it as a stack of its own (:func:`.shape.shape_of`)."""
 
     @property
     def kind(self) -> str:
@@ -263,6 +268,7 @@ def from_config(config: Mapping[str, Any], *, name: str) -> Architecture:
     towers = {k: dict(config[k]) for k in _TOWERS if isinstance(config.get(k), Mapping)}
     notes: list[str] = []
     other = 0
+    main_key = ""
     if model_type in KNOWN_TYPES or not towers:
         main_type, main = model_type, dict(config)
     else:
@@ -281,6 +287,9 @@ def from_config(config: Mapping[str, Any], *, name: str) -> Architecture:
         projector = _projector(config, towers, main_key)
         other += projector
         what = f"the {main_key.removesuffix('_config')} tower of a {model_type!r} checkpoint"
+        if "text" in counted and _contrastive(towers, main_key):
+            counted.remove("text")
+            what += "; its text tower runs beside it (captions padded to its positions)"
         if counted:
             what += f"; {', '.join(counted)} tower(s)"
             what += " and projector" if projector else ""
@@ -290,6 +299,8 @@ def from_config(config: Mapping[str, Any], *, name: str) -> Architecture:
         notes.append(what)
     if main_type not in KNOWN_TYPES:
         notes.append(_generic_note(main_type, main))
+    contrastive = bool(towers) and model_type not in KNOWN_TYPES
+    contrastive = contrastive and _contrastive(towers, main_key)
     arch = Architecture(
         name=name,
         family=main_type,
@@ -298,9 +309,15 @@ def from_config(config: Mapping[str, Any], *, name: str) -> Architecture:
         hf_id=config.get("_name_or_path") or None,
         note="; ".join(notes),
         other_towers=other,
+        text_tower=towers["text_config"] if contrastive else None,
     )
     arch.params  # noqa: B018 -- counted now: a config that cannot be counted fails here
     return arch
+
+
+def _contrastive(towers: Mapping[str, Mapping[str, Any]], main_key: str) -> bool:
+    """A text tower beside a vision tower that is the main one: CLIP / SigLIP-style."""
+    return main_key == "vision_config" and "text_config" in towers
 
 
 def _main_tower(towers: Mapping[str, Mapping[str, Any]]) -> str:

@@ -112,6 +112,8 @@ def stack_tokens(stack: Stack, r: Resolved) -> tuple[int, int]:
     if stack.stream == "image":
         side = int(cfg.value("image_size") or shape.image_size or 224) // (shape.patch_size or 16)
         return side * side + 1, 0
+    if stack.stream == "caption":  # a contrastive text tower: captions of a fixed length
+        return stack.tokens, 0
     seq = int(cfg.value("seq_len"))
     if stack.stream == "src" and r.arch.model_type == "whisper":
         return 1500, 0  # 30 s of audio → 1500 encoder frames, whatever the text length

@@ -32,16 +32,19 @@ class Stack:
     kv_heads: int
     head_dim: int
     intermediate: int
-    stream: str = "text"  # "text" | "src" | "tgt" | "image"
+    stream: str = "text"  # "text" | "src" | "tgt" | "image" | "caption"
     norm: str = "layer"  # "rms" (HF computes in fp32) | "layer"
     norms: int = 2
-    mlp: str = "plain"  # "gated" | "plain" | "gelu-tanh" (composite) | "relu"
+    mlp: str = "plain"  # "gated" | "plain" | "gelu-tanh" (composite) | "relu" | "quick-gelu"
     dropout: bool = False  # residual / attention dropout on in training
     composite_act: bool = False  # a gated MLP whose activation is a Python tanh-GELU composite
     cross_attention: bool = False
     moe: dict | None = None  # {"experts", "active", "expert_intermediate", "shared_intermediate"}
     mla: dict | None = None  # DeepSeek latent sizes, for the KV cache
     qk_norm: bool = False  # RMSNorm on queries and keys (Qwen3, OLMo 2, Gemma 3)
+    tokens: int = 0
+    """Tokens per sample of a ``caption`` stream: a contrastive text tower's captions, padded
+    to its ``max_position_embeddings`` (CLIP 77, SigLIP 64) whatever the job's sequence."""
     cache_windows: tuple[int, ...] = ()
     """Per layer, what its KV cache keeps: 0 every token, n > 0 a sliding window of n tokens,
     -1 no KV cache (a linear-attention or state-space layer); empty: every layer keeps all."""
@@ -167,6 +170,8 @@ def _plain_mlp(model_type: str, config: Any) -> str:
     act = activation_of(model_type, config)
     if act in _COMPOSITE_GELU:
         return "gelu-tanh"
+    if act == "quick_gelu":  # CLIP's x * sigmoid(1.702 x), a Python composite
+        return "quick-gelu"
     return "relu" if act == "relu" else "plain"
 
 
@@ -396,6 +401,7 @@ def _vision_transformer(arch: Architecture, cfg: dict[str, Any]) -> ModelShape:
         head_dim=h // heads,
         intermediate=_intermediate(cfg, h),
         stream="image",
+        mlp=_plain_mlp(str(cfg.get("model_type") or ""), cfg),
     )
     return ModelShape(
         arch.kind,
@@ -429,6 +435,40 @@ def _dit(arch: Architecture) -> ModelShape:
     )
 
 
+def _caption_stack(text: Any) -> Stack | None:
+    """The text tower of a contrastive image-text model as a stack of its own (its
+    activations are as real as the vision tower's: CLIP's text tower is a quarter of its
+    vision tower's at ViT-B/16), or ``None`` when its fields do not give one."""
+    try:
+        h = required(text, "hidden size")
+        heads = required(text, "attention heads")
+        layers = required(text, "layers")
+    except LookupError:
+        return None
+    return Stack(
+        layers=layers,
+        hidden=h,
+        heads=heads,
+        kv_heads=heads,
+        head_dim=h // heads,
+        intermediate=_intermediate(text, h),
+        stream="caption",
+        mlp=_plain_mlp(str(text.get("model_type") or ""), text),
+        dropout=dropout_of("", text),
+        tokens=int(text.get("max_position_embeddings") or 77),
+    )
+
+
+def _with_text_tower(arch: Architecture, shape: ModelShape) -> ModelShape:
+    text = arch.text_tower
+    if text is None and arch.kind == "clip":
+        text = arch.config.get("text_config")
+    caption = _caption_stack(text) if text is not None else None
+    if caption is None:
+        return shape
+    return attrs.evolve(shape, stacks=(*shape.stacks, caption))
+
+
 def shape_of(arch: Architecture) -> ModelShape:
     """The cost model's view of ``arch``."""
     kind = arch.kind
@@ -439,15 +479,16 @@ def shape_of(arch: Architecture) -> ModelShape:
     if kind == "encoder-decoder":
         return _seq2seq(arch)
     if kind == "vision-transformer":
-        return _vision_transformer(arch, dict(arch.config))
+        return _with_text_tower(arch, _vision_transformer(arch, dict(arch.config)))
     if kind == "clip":
-        return _vision_transformer(
+        vision = _vision_transformer(
             arch,
             dict(
                 arch.config["vision_config"],
                 num_attention_heads=arch.config["vision_config"].get("num_attention_heads", 12),
             ),
         )
+        return _with_text_tower(arch, vision)
     if kind == "diffusion-transformer":
         return _dit(arch)
     return ModelShape(

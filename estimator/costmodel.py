@@ -660,7 +660,13 @@ def inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None) 
             scaled = 1 + (4 if n.weight == 4 else n.activation) / n.activation
         if logits:
             logits = scaled * logits + n.activation * shape.stacks[-1].hidden * seq * batch
-        live = transient(seq, batch)
+        # the caller's fp32 image batch stays referenced through the forward, beside the
+        # 16-bit copy the model casts it to (clip / siglip / vit *-infer-*: harness runs)
+        pixels = 0.0
+        if any(stack.stream == "image" for stack in shape.stacks):
+            image = int(cfg.value("image_size") or shape.image_size or 224)
+            pixels = (4 + (n.activation if n.activation != 4 else 0)) * 3 * image * image * batch
+        live = transient(seq, batch) + pixels
         if logits > live:
             acts_text = (
                 (f"{scaled:g} × (logits and the copy made from them) " if scaled > 1 else "")
@@ -671,6 +677,8 @@ def inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None) 
             )
         else:
             acts_text = f"one layer's live intermediates over seq {seq} × batch {batch} ({path})"
+            if pixels:
+                acts_text += f" + input images 3 × {image}² × batch {batch} (fp32 and its cast)"
         formulas = dict(
             weights=_weights_formula(r, n),
             kv_cache=returned_cache_formula(r, n, batch),

@@ -655,7 +655,7 @@ def inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None) 
         # the head's output and a second logits-sized tensor made from it, live together
         # for a moment: a scaled copy (Cohere, Granite), each step of a soft-cap (Gemma 2),
         # or BART's sum with final_logits_bias (fp32 under autocast, as the bias is)
-        scaled = 2 if (shape.scaled_logits or shape.logit_softcap) else 1
+        scaled = 2.0 if (shape.scaled_logits or shape.logit_softcap) else 1.0
         if shape.fp32_logits:
             scaled = 1 + (4 if n.weight == 4 else n.activation) / n.activation
         if logits:

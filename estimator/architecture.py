@@ -33,6 +33,7 @@ from .paramcount import (
     ENCODER_DECODER_TYPES,
     ENCODER_TYPES,
     MissingFieldError,
+    check_numbers,
     decoder_params,
     decoder_shape,
     encoder_decoder_params,
@@ -266,20 +267,24 @@ def from_config(config: Mapping[str, Any], *, name: str) -> Architecture:
     """
     model_type = str(config.get("model_type") or "unknown")
     towers = {k: dict(config[k]) for k in _TOWERS if isinstance(config.get(k), Mapping)}
+
     notes: list[str] = []
     other = 0
     main_key = ""
     if model_type in KNOWN_TYPES or not towers:
         main_type, main = model_type, dict(config)
+        check_numbers(main, main_type)
     else:
         main_key = _main_tower(towers)
         main = towers[main_key]
         main_type = str(main.get("model_type") or f"{model_type}:{main_key}")
+        check_numbers(main, main_type)
         counted, skipped = [], []
         for key, tower in towers.items():
             if key == main_key:
                 continue
             try:
+                check_numbers(tower, str(tower.get("model_type") or key))
                 other += _own_params(str(tower.get("model_type") or key), tower)
                 counted.append(key.removesuffix("_config"))
             except MissingFieldError as error:

@@ -22,7 +22,9 @@ __all__ = [
     "ENCODER_DECODER_TYPES",
     "ENCODER_TYPES",
     "FIELD_NAMES",
+    "NUMERIC_FIELDS",
     "MissingFieldError",
+    "check_numbers",
     "decoder_params",
     "decoder_shape",
     "encoder_decoder_params",
@@ -120,11 +122,72 @@ class MissingFieldError(LookupError, ValueError):
     A ``LookupError`` so that the CLI answers it as a configuration error (exit 2), a
     ``ValueError`` so that readers of cached configs skip it like any unreadable one."""
 
-    def __init__(self, model_type: object, quantity: str) -> None:
+    def __init__(self, model_type: object, quantity: str, got: object = None) -> None:
         names = " / ".join(FIELD_NAMES.get(quantity, (quantity,)))
-        super().__init__(
-            f"model_type {model_type!r}: missing structural field: {quantity} ({names})"
-        )
+        if got is not None:  # present, but not a number the count can use
+            message = f"structural field {quantity} is not a whole number (got {got!r})"
+        else:
+            message = f"missing structural field: {quantity} ({names})"
+        super().__init__(f"model_type {model_type!r}: {message}")
+
+
+# Fields the counts and the cost model do arithmetic with: when present (not null) each must
+# be a whole number (a list of them where a config may give one per layer or per side).
+NUMERIC_FIELDS = frozenset(
+    {name for names in FIELD_NAMES.values() for name in names}
+    | {
+        "head_dim",
+        "max_position_embeddings",
+        "n_positions",
+        "num_local_experts",
+        "num_experts",
+        "n_routed_experts",
+        "num_experts_per_tok",
+        "top_k",
+        "moe_intermediate_size",
+        "expert_ffn_hidden_size",
+        "shared_expert_intermediate_size",
+        "n_shared_experts",
+        "first_k_dense_replace",
+        "kv_lora_rank",
+        "q_lora_rank",
+        "qk_nope_head_dim",
+        "qk_rope_head_dim",
+        "v_head_dim",
+        "sliding_window",
+        "attention_chunk_size",
+        "sliding_window_pattern",
+        "type_vocab_size",
+        "embedding_size",
+        "projection_dim",
+        "projection_size",
+        "num_channels",
+        "encoder_layers",
+        "decoder_layers",
+        "encoder_ffn_dim",
+        "decoder_ffn_dim",
+        "encoder_attention_heads",
+        "decoder_attention_heads",
+        "d_kv",
+        "relative_attention_num_buckets",
+    }
+)
+_LISTED = ("intermediate_size", "image_size", "patch_size")
+
+
+def check_numbers(cfg: Config, model_type: object) -> None:
+    """Raise :class:`MissingFieldError` for a numeric field that holds something else."""
+    for name in NUMERIC_FIELDS:
+        value = cfg.get(name)
+        if value is None or _whole(value):
+            continue
+        if name in _LISTED and isinstance(value, list) and value and all(map(_whole, value)):
+            continue
+        raise MissingFieldError(model_type, name, got=value)
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def _first(cfg: Config, *names: str, default: Any = None) -> Any:

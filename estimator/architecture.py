@@ -46,6 +46,7 @@ from .visioncount import VISION_TYPES, vision_params, vit_params
 
 __all__ = [
     "Architecture",
+    "ConfigFileError",
     "all_architectures",
     "from_config",
     "kind_of",
@@ -233,6 +234,11 @@ def lookup_model(name: str) -> Architecture:
     raise UnknownNameError("model", name, suggestions(name, {k: a.name for k, a in index.items()}))
 
 
+class ConfigFileError(LookupError, ValueError):
+    """A config.json that cannot be read as one: one line saying why (the CLI's
+    configuration error, exit 2, like :class:`.paramcount.MissingFieldError`)."""
+
+
 def read_config_json(path: str | PathLike[str], *, name: str | None = None) -> Architecture:
     """Read a local HF-style ``config.json`` (a file, or a folder holding one) into an entry.
 
@@ -246,9 +252,11 @@ def read_config_json(path: str | PathLike[str], *, name: str | None = None) -> A
     try:
         config = json.loads(dependencies.read_text(p))
     except json.JSONDecodeError as error:
-        raise ValueError(f"{p}: not JSON ({error.msg}, line {error.lineno})") from None
+        raise ConfigFileError(f"{p}: not JSON ({error.msg}, line {error.lineno})") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigFileError(f"{p}: cannot be read ({error})") from None
     if not isinstance(config, Mapping):
-        raise ValueError(f"{p}: not a config.json (a JSON object of fields)")
+        raise ConfigFileError(f"{p}: not a config.json (a JSON object of fields)")
     return from_config(config, name=name or config.get("_name_or_path") or p.parent.name)
 
 

@@ -106,6 +106,15 @@ def test_a_numeric_field_holding_something_else_is_refused_naming_it(tmp_path, f
         read_config_json(tmp_path)
 
 
+@pytest.mark.parametrize(("text", "why"), [("{", "not JSON"), ("[1]", "not a config.json")])
+def test_a_config_json_that_is_not_one_is_a_usage_error(tmp_path, text, why):
+    (tmp_path / "config.json").write_text(text)
+    err = io.StringIO()
+    with redirect_stderr(err), redirect_stdout(io.StringIO()):
+        assert main(["estimate", "--model", str(tmp_path)]) == 2
+    assert why in err.getvalue() and "Traceback" not in err.getvalue()
+
+
 def test_a_vision_model_asked_to_generate_is_refused_in_one_line():
     err = io.StringIO()
     with redirect_stderr(err), redirect_stdout(io.StringIO()):

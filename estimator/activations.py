@@ -145,6 +145,10 @@ def saved_per_token(
         total += 3 * _upcast(n) * i + 2 * a * i
     elif stack.mlp == "relu":
         total += a * i  # ReLU's output, which is also fc2's saved input (opt-125m-train-*)
+    elif stack.mlp == "quick-gelu":
+        # CLIP's QuickGELU, x * sigmoid(1.702 x) in Python: fc1's output, the sigmoid's
+        # output (its backward's) and the product (fc2's input)
+        total += 3 * a * i
     else:
         total += 2 * a * i
     if stack.dropout:
@@ -178,7 +182,7 @@ def live_per_token(stack: Stack, n: Numerics) -> float:
     attention = 2 * stack.q_width + 2 * stack.kv_width
     if stack.moe:
         widest = max(attention, _moe_live(stack))
-    elif stack.mlp in ("plain", "relu"):
+    elif stack.mlp in ("plain", "relu", "quick-gelu"):
         widest = max(attention, 2 * stack.intermediate)
     elif stack.mlp == "gelu-tanh":  # input, 0.5·x, 1 + tanh(...) and their product
         widest = max(attention, 4 * stack.intermediate)  # (gpt2-gen-fp32-b8-p512-n32)

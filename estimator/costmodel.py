@@ -44,13 +44,15 @@ from .precision import QUANTIZED_WEIGHT_BYTES, numerics, optimizer_cost
 from .resolve import Resolved
 from .shape import ModelShape, Stack
 from .trainable import Trainable, trainable_parts
-from .trainedtail import returns_cache, tail_backward
+from .trainedtail import returns_cache, tail_backward, use_cache
 
 __all__ = [
     "WORKSPACE_BYTES",
+    "NothingToGenerate",
     "Phase",
     "attention_path",
     "inference",
+    "kv_cache_bytes",
     "returned_cache",
     "stack_tokens",
     "trainable_share",
@@ -78,18 +80,30 @@ TERMS = (
 )
 
 
+class NothingToGenerate(LookupError):
+    """``generate`` asked of a model without a language-model head (a CNN, a ViT, an
+    encoder): one line, answered by the CLI as a configuration error (exit 2)."""
+
+
 @attrs.frozen
 class Phase:
     name: str
     parts: dict
+    formulas: dict = attrs.field(factory=dict)
+    """Term name → how its bytes were computed, with the inputs (``estimate --explain``)."""
 
     @property
     def total(self) -> float:
         return sum(self.parts.values())
 
 
-def _phase(name: str, **parts: float) -> Phase:
-    return Phase(name, {t: float(parts.get(t, 0.0)) for t in TERMS})
+def _phase(name: str, formulas: dict | None = None, **parts: float) -> Phase:
+    kept = {t: f for t, f in (formulas or {}).items() if parts.get(t)}
+    return Phase(name, {t: float(parts.get(t, 0.0)) for t in TERMS}, kept)
+
+
+def _count(value: float) -> str:
+    return f"{int(round(value)):,}"
 
 
 def stack_tokens(stack: Stack, r: Resolved) -> tuple[int, int]:
@@ -98,6 +112,8 @@ def stack_tokens(stack: Stack, r: Resolved) -> tuple[int, int]:
     if stack.stream == "image":
         side = int(cfg.value("image_size") or shape.image_size or 224) // (shape.patch_size or 16)
         return side * side + 1, 0
+    if stack.stream == "caption":  # a contrastive text tower: captions of a fixed length
+        return stack.tokens, 0
     seq = int(cfg.value("seq_len"))
     if stack.stream == "src" and r.arch.model_type == "whisper":
         return 1500, 0  # 30 s of audio → 1500 encoder frames, whatever the text length
@@ -227,6 +243,61 @@ def _weights(r: Resolved, n) -> tuple[float, float]:
     return weights, shape.params
 
 
+def _weights_formula(r: Resolved, n) -> str:
+    """:func:`_weights` written out with its inputs."""
+    shape, cfg = r.shape, r.config
+    quant = cfg.value("quantize")
+    rank = cfg.value("lora_rank")
+    if quant:
+        linear = min(shape.linear_params, shape.params)
+        text = (
+            f"linear {_count(linear)} × {QUANTIZED_WEIGHT_BYTES[quant]:g} bytes ({quant}) + "
+            f"other {_count(shape.params - linear)} × {min(n.weight, 2)} bytes"
+        )
+    else:
+        text = f"params {_count(shape.params)} × {n.weight} bytes"
+    if rank:
+        adapters = lora_params(shape, int(rank), cfg.value("lora_targets"))
+        text += f" + LoRA adapters {_count(adapters)} × 4 bytes (rank {rank}, fp32)"
+    return text
+
+
+def _temporaries_formula(work: float, shape: ModelShape, n, cfg) -> str:
+    """The cuBLAS workspace and autocast's cached 16-bit weight copies, written out."""
+    text = f"cuBLAS workspace {_count(work)}"
+    if n.autocast_copies and not cfg.value("quantize"):
+        matmul = shape.linear_params + shape.lm_head_params
+        text += f" + autocast weight copies {_count(matmul)} × {n.autocast_copies} bytes"
+    return text
+
+
+_STATE_SHARDED = ("zero-1", "zero-2", "zero-3", "fsdp", "fsdp-grad-op")
+_GRAD_SHARDED = ("zero-2", "zero-3", "fsdp", "fsdp-grad-op")
+
+
+def _activations_formula(r: Resolved, batch: int, path: str, part: Trainable | None) -> str:
+    """What :func:`_training_activations` saves, named with its inputs."""
+    shape = r.shape
+    if not shape.stacks:
+        image = r.config.value("image_size")
+        return f"each layer's saved output over image {image}² × batch {batch} (layer shapes)"
+    check = (
+        ", checkpointed: each layer's input + one layer" if r.config.value("checkpointing") else ""
+    )
+    parts = [
+        f"{s.layers} layers × saved bytes per token ({path} attention{check}) × "
+        f"seq {stack_tokens(s, r)[0]} × batch {batch}"
+        for s in shape.stacks
+    ]
+    if part is not None and part.saved_layers is not None:
+        parts.append(f"only the last {part.saved_layers} layer(s) save")
+    if shape.lm_head:
+        tokens = stack_tokens(shape.stacks[-1], r)[0]
+        vocab = _logits_width(shape, part)
+        parts.append(f"logits + fp32 log-softmax vocab {vocab} × seq {tokens} × batch {batch}")
+    return " + ".join(parts)
+
+
 def trainable_share(r: Resolved) -> Trainable | None:
     """The model's trainable share when the script freezes parts of it and the freezing is
     one :mod:`.jobparts` can interpret (LoRA decides its own)."""
@@ -321,10 +392,54 @@ def training(
         seq = stack_tokens(shape.stacks[-1], r)[0] if shape.stacks else 0
         bwd_temp = max(bwd_temp, tail_backward(r, part, n, batch, seq))
         cache = returned_cache(r, n, batch) if returns_cache(r) else 0.0
+    split = f" ÷ {world} GPUs ({sharding})" if world > 1 and sharding != "none" else ""
+    w_text = _weights_formula(r, n)
+    if sharding in ("zero-3", "fsdp"):
+        w_text += split + f" + 2 gathered layers × {_count(shape.largest_layer_params)} × "
+        w_text += f"{n.weight} bytes"
+    if part is not None and part.dropped_params:
+        w_text += f" − replaced LM head {_count(part.dropped_params)} × {n.weight} bytes"
+    state_split = split if sharding in _STATE_SHARDED else ""
+    grad_split = split if sharding in _GRAD_SHARDED else ""
+    formulas = dict(
+        weights=w_text,
+        gradients=f"trainable {_count(trainable)} × {grad_bytes} bytes{grad_split}",
+        optimizer_state=(
+            f"trainable {_count(trainable)} × {opt.states:g} bytes "
+            f"({cfg.value('optimizer')}, state in {state_dtype}-byte elements){state_split}"
+        ),
+        master_weights=f"trainable {_count(trainable)} × 4 bytes (fp32 master copy){state_split}",
+        activations=_activations_formula(r, batch, attention_path(r, gpu), part),
+        kv_cache=returned_cache_formula(r, n, batch),
+    )
+    workspace = f"cuBLAS workspaces 2 × {_count(work)}"
+    if temporaries > 2 * work:
+        workspace += f" + DDP gradient buckets {_count(temporaries - 2 * work)}"
+    copied = f"autocast weight copies {_count(copies)}" if copies else ""
+
+    def temps(*more: str, grads_text: str | None = None) -> dict:
+        out = dict(formulas, temporaries=" + ".join(t for t in (workspace, *more) if t))
+        if grads_text is not None:
+            out["gradients"] = grads_text
+        return out
+
+    # gradients persist between steps only with accumulation (else zero_grad freed them);
+    # the backward's first is the LM head's
+    kept = formulas["gradients"] if live_grads else ""
+    first = f"LM head's gradient {_count(first_grads / grad_bytes)} × {grad_bytes} bytes"
+    at_backward = " + ".join(t for t in (kept, first if first_grads else "") if t)
+
     return [
-        _phase("step start", **base, gradients=live_grads, temporaries=temporaries),
+        _phase(
+            "step start",
+            temps(grads_text=kept),
+            **base,
+            gradients=live_grads,
+            temporaries=temporaries,
+        ),
         _phase(
             "forward",
+            temps(copied, f"loss upcast {_count(fwd_temp)}" if fwd_temp else "", grads_text=kept),
             **base,
             gradients=live_grads,
             activations=forward_acts,
@@ -333,13 +448,26 @@ def training(
         ),
         _phase(
             "backward start",
+            temps(
+                copied,
+                f"loss / head backward {_count(bwd_temp)}" if bwd_temp else "",
+                grads_text=at_backward,
+            ),
             **base,
             gradients=live_grads + first_grads,
             activations=acts,
             kv_cache=cache,
             temporaries=temporaries + copies + bwd_temp,
         ),
-        _phase("optimizer step", **base, gradients=grads, temporaries=temporaries + temp_opt),
+        _phase(
+            "optimizer step",
+            temps(
+                f"{cfg.value('optimizer')} step temporaries {_count(temp_opt)}" if temp_opt else ""
+            ),
+            **base,
+            gradients=grads,
+            temporaries=temporaries + temp_opt,
+        ),
     ]
 
 
@@ -348,35 +476,122 @@ def workspace_bytes(gpu: Gpu | None) -> float:
     return WORKSPACE_BYTES["hopper" if (sm or 0) >= 90 else "pre-hopper"]
 
 
-def kv_bytes_per_token(shape: ModelShape, activation: int) -> float:
-    """Cache bytes per cached token of one sequence (all layers, K and V)."""
+def _kv_layer_bytes(stack: Stack, dtype_bytes: float) -> float:
+    """Cache bytes per token of one layer of ``stack``: K and V at the KV heads' width (GQA /
+    MQA keep only their KV heads), or MLA's compressed latent plus its shared rotary key
+    (transformers caches ``kv_lora_rank + qk_rope_head_dim`` per token, not per head)."""
+    if stack.mla:
+        return (stack.mla["kv_lora_rank"] + stack.mla["qk_rope_head_dim"]) * dtype_bytes
+    return 2 * stack.kv_width * dtype_bytes
+
+
+def kv_cache_bytes(
+    shape: ModelShape,
+    dtype_bytes: float,
+    tokens: int,
+    rows: int,
+    *,
+    windowed: bool = False,
+    source: int = 0,
+) -> float:
+    """The KV cache of ``rows`` sequences of ``tokens`` tokens, all decoder layers.
+
+    ``windowed``: a sliding layer holds its window only (decoding). After a prefill it still
+    holds the whole prompt: transformers' sliding cache layer keeps a slice of the
+    concatenated keys, a view that keeps the full tensor's storage until the next step
+    (cache_utils.DynamicSlidingWindowLayer.update). ``source``: the encoder tokens a
+    seq2seq decoder's cross-attention caches (K and V at the query width, per layer)."""
     total = 0.0
     for stack in shape.stacks:
-        if stack.stream in ("text", "tgt"):
-            if stack.mla:
-                total += (
-                    stack.layers
-                    * (stack.mla["kv_lora_rank"] + stack.mla["qk_rope_head_dim"])
-                    * activation
-                )
-            else:
-                total += stack.layers * 2 * stack.kv_width * activation
+        if stack.stream not in ("text", "tgt"):
+            continue
+        per_layer = _kv_layer_bytes(stack, dtype_bytes)
+        windows = stack.cache_windows or (0,) * stack.layers
+        for window in windows:
+            if window < 0:
+                continue  # a layer without keys and values (linear attention, state space)
+            held = min(tokens, window) if (windowed and window > 0) else tokens
+            total += per_layer * held * rows
+        if stack.cross_attention:
+            total += stack.layers * 2 * stack.q_width * dtype_bytes * source * rows
     return total
+
+
+def kv_cache_formula(
+    shape: ModelShape,
+    dtype_bytes: float,
+    tokens: int,
+    rows: str,
+    *,
+    windowed: bool = False,
+    source: int = 0,
+) -> str:
+    """:func:`kv_cache_bytes` written out with its inputs; ``rows`` names the batch rows
+    (``batch 4``, ``batch 2 × beams 4``)."""
+    parts = []
+    for stack in shape.stacks:
+        if stack.stream not in ("text", "tgt"):
+            continue
+        windows = stack.cache_windows or (0,) * stack.layers
+        kv = [w for w in windows if w >= 0]
+        if stack.mla:
+            two, width = (
+                "",
+                (
+                    f"(kv_lora_rank {stack.mla['kv_lora_rank']} + "
+                    f"qk_rope_head_dim {stack.mla['qk_rope_head_dim']})"
+                ),
+            )
+        else:
+            two, width = "2 × ", f"kv_heads {stack.kv_heads} × head_dim {stack.head_dim}"
+        full = sum(1 for w in kv if w == 0 or not windowed)
+        sliding = sorted({w for w in kv if w > 0 and windowed})
+        if not sliding:
+            parts.append(
+                f"{two}layers {full} × {width} × seq {tokens} × {rows} × {dtype_bytes:g} bytes"
+            )
+        else:
+            width = two + width
+            held = [f"{full} full layers × {tokens}"] if full else []
+            held += [
+                f"{sum(1 for w in kv if w == win)} sliding layers × min({tokens}, window {win})"
+                for win in sliding
+            ]
+            parts.append(f"{width} × ({' + '.join(held)}) tokens × {rows} × {dtype_bytes:g} bytes")
+        if stack.cross_attention and source:
+            parts.append(
+                f"cross-attention 2 × width {stack.q_width} × layers {stack.layers} × "
+                f"source {source} × {rows} × {dtype_bytes:g} bytes"
+            )
+    return " + ".join(parts)
 
 
 def returned_cache(r: Resolved, n, batch: int) -> float:
     """The cache a no_grad forward of an LM returns: self-attention K/V of every decoder layer
-    for the whole sequence, plus a seq2seq decoder's cross-attention K/V of the source. A
-    model the script defines returns its logits only (:func:`.trainedtail.returns_cache`)."""
+    for the whole sequence, plus a seq2seq decoder's cross-attention K/V of the source. None
+    when the cache is off (:func:`.trainedtail.use_cache`) or the model is one the script
+    defines (it returns its logits only, :func:`.trainedtail.returns_cache`)."""
     shape = r.shape
-    if not shape.lm_head or isinstance(r.config.value("structure"), dict):
+    if not shape.lm_head or isinstance(r.config.value("structure"), dict) or not use_cache(r):
         return 0.0
     total = 0.0
     for stack in shape.stacks:
         seq, source = stack_tokens(stack, r)
-        total += kv_bytes_per_token(_only(shape, stack), n.activation) * seq * batch
-        total += stack.layers * cross_kv_per_source_token(stack, n) * source * batch
+        only = _only(shape, stack)
+        total += kv_cache_bytes(only, n.activation, seq, batch, source=source)
     return total
+
+
+def returned_cache_formula(r: Resolved, n, batch: int) -> str:
+    """:func:`returned_cache` written out with its inputs."""
+    if not returned_cache(r, n, batch):
+        return ""
+    parts = []
+    for stack in r.shape.stacks:
+        seq, source = stack_tokens(stack, r)
+        only = _only(r.shape, stack)
+        parts.append(kv_cache_formula(only, n.activation, seq, f"batch {batch}", source=source))
+    return " + ".join(p for p in parts if p)
 
 
 def _only(shape: ModelShape, stack: Stack) -> ModelShape:
@@ -388,6 +603,11 @@ def inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None) 
     n = numerics(cfg.value("dtype"))
     weights, _ = _weights(r, n)
     batch = int(cfg.value("batch_size"))
+    if generate and not shape.lm_head:
+        raise NothingToGenerate(
+            f"{r.model_label} ({shape.kind}) has no language-model head to generate with; "
+            "estimate --mode inference instead"
+        )
     if not shape.stacks:
         acts = 0.0
         if shape.cnn is not None and is_modelled(shape.cnn):
@@ -432,14 +652,46 @@ def inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None) 
         cache = returned_cache(r, n, batch)
         # the layers' intermediates are gone when the head runs: the peak is the larger of the
         # widest layer and the logits beside the final hidden state (fixtures *-infer-*)
+        # the head's output and a second logits-sized tensor made from it, live together
+        # for a moment: a scaled copy (Cohere, Granite), each step of a soft-cap (Gemma 2),
+        # or BART's sum with final_logits_bias (fp32 under autocast, as the bias is)
+        scaled = 2.0 if (shape.scaled_logits or shape.logit_softcap) else 1.0
+        if shape.fp32_logits:
+            scaled = 1 + (4 if n.weight == 4 else n.activation) / n.activation
         if logits:
-            logits += n.activation * shape.stacks[-1].hidden * seq * batch
+            logits = scaled * logits + n.activation * shape.stacks[-1].hidden * seq * batch
+        # the caller's fp32 image batch stays referenced through the forward, beside the
+        # 16-bit copy the model casts it to (clip / siglip / vit *-infer-*: harness runs)
+        pixels = 0.0
+        if any(stack.stream == "image" for stack in shape.stacks):
+            image = int(cfg.value("image_size") or shape.image_size or 224)
+            pixels = (4 + (n.activation if n.activation != 4 else 0)) * 3 * image * image * batch
+        live = transient(seq, batch) + pixels
+        if logits > live:
+            acts_text = (
+                (f"{scaled:g} × (logits and the copy made from them) " if scaled > 1 else "")
+                + f"logits vocab {shape.vocab} × seq {seq} × batch {batch} × {n.activation} bytes"
+                f" + final hidden {shape.stacks[-1].hidden} × seq {seq} × batch {batch} × "
+                f"{n.activation} bytes (more than one layer's live intermediates, "
+                f"{_count(live)} bytes)"
+            )
+        else:
+            acts_text = f"one layer's live intermediates over seq {seq} × batch {batch} ({path})"
+            if pixels:
+                acts_text += f" + input images 3 × {image}² × batch {batch} (fp32 and its cast)"
+        formulas = dict(
+            weights=_weights_formula(r, n),
+            kv_cache=returned_cache_formula(r, n, batch),
+            activations=acts_text,
+            temporaries=_temporaries_formula(work, shape, n, cfg),
+        )
         return [
             _phase(
                 "forward",
+                formulas,
                 weights=weights,
                 kv_cache=cache,
-                activations=max(transient(seq, batch), logits),
+                activations=max(live, logits),
                 temporaries=work + copies,
             )
         ]
@@ -448,31 +700,64 @@ def inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None) 
     new = int(cfg.value("max_new_tokens"))
     context = int(cfg.value("max_context") or prompt + new)
     kv_dtype = 2 if cfg.value("quantize") else n.activation
-    per_token = kv_bytes_per_token(shape, kv_dtype)
-    rows = batch * beams
+    # generate expands the inputs before the prefill: to batch × beams for beam search, else
+    # to batch × num_return_sequences (sampling several continuations of each prompt)
+    returned = int(cfg.value("num_return_sequences") or 1)
+    copies_per_prompt = beams if beams > 1 else returned
+    rows = batch * copies_per_prompt
     last_logits = 4 * shape.vocab * rows  # generate keeps last-position logits, fp32 scores
-    if cfg.value("use_cache") is False:
+    label = f"batch {batch}" + (
+        f" × beams {beams}"
+        if beams > 1
+        else (f" × num_return_sequences {returned}" if returned > 1 else "")
+    )
+    head = f"last-position logits 4 × vocab {shape.vocab} × {label}"
+    if not use_cache(r):
         # generate(use_cache=False): no cache; every new token re-runs the whole sequence
         return [
             _phase(
                 "decode (no cache)",
+                dict(
+                    weights=_weights_formula(r, n),
+                    activations=f"one layer's live intermediates over seq {context} × {label}",
+                    temporaries=f"cuBLAS workspace {_count(work)} + 2 × {head}",
+                ),
                 weights=weights,
                 activations=transient(context, rows),
                 temporaries=work + 2 * last_logits,
             )
         ]
+    seq2seq = any(stack.cross_attention for stack in shape.stacks)
+    # a decoder-only model caches the prompt, then the whole context; a seq2seq decoder its
+    # own tokens (one at the prefill) and, per layer, the encoded prompt for cross-attention
+    filled = (1, context - prompt) if seq2seq else (prompt, context)
+    source = prompt if seq2seq else 0
     return [
         _phase(
             "prefill",
+            dict(
+                weights=_weights_formula(r, n),
+                kv_cache=kv_cache_formula(shape, kv_dtype, filled[0], label, source=source),
+                activations=f"one layer's live intermediates over seq {prompt} × {label}",
+                temporaries=f"cuBLAS workspace {_count(work)} + {head}",
+            ),
             weights=weights,
-            kv_cache=per_token * prompt * rows,
+            kv_cache=kv_cache_bytes(shape, kv_dtype, filled[0], rows, source=source),
             activations=transient(prompt, rows),
             temporaries=work + last_logits,
         ),
         _phase(
             "decode",
+            dict(
+                weights=_weights_formula(r, n),
+                kv_cache=kv_cache_formula(
+                    shape, kv_dtype, filled[1], label, windowed=True, source=source
+                ),
+                activations=f"one layer's live intermediates for 1 token × {label}",
+                temporaries=f"cuBLAS workspace {_count(work)} + 2 × {head}",
+            ),
             weights=weights,
-            kv_cache=per_token * context * rows,
+            kv_cache=kv_cache_bytes(shape, kv_dtype, filled[1], rows, windowed=True, source=source),
             activations=transient(1, rows),
             temporaries=work + 2 * last_logits,
         ),

@@ -61,6 +61,7 @@ def estimate_report(e: Estimate, *, search: bool = True) -> dict:
         "remedies": [],
         "confidence": e.confidence,
         "peak_phase": e.peak_phase.name,
+        "formulas": dict(e.peak_phase.formulas),
         "phases": [{"name": p.name, "allocated_bytes": int(round(p.total))} for p in e.phases],
         "missing": list(r.missing),
         "unknown": unknown_fields(r),

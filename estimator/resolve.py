@@ -188,6 +188,8 @@ def _find_arch(config: RunConfig, models: Models = ()) -> tuple[Architecture, st
         elif dependencies.exists(text):
             arch = read_config_json(text)
             notes.append(f"structure read from {text}")
+            if arch.note:  # what the count read from it (an unknown family, other towers)
+                notes.append(arch.note)
         else:
             unknown: UnknownNameError | None = None
             try:

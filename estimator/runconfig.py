@@ -98,6 +98,7 @@ class RunConfig:
     max_context: Field | None = _opt()  # generation: prompt + new tokens the cache must hold
     max_new_tokens: Field | None = _opt()
     num_beams: Field | None = _opt()
+    num_return_sequences: Field | None = _opt()  # sampled sequences per prompt (generate)
     use_cache: Field | None = _opt()  # generation keeps a KV cache (bool; HF default True)
     dtype: Field | None = _opt()  # DTYPES
     optimizer: Field | None = _opt()  # OPTIMIZERS

@@ -104,6 +104,7 @@ ESTIMATE_KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "max-context": ("max_context", _positive),
     "max-new-tokens": ("max_new_tokens", _positive),
     "num-beams": ("num_beams", _positive),
+    "num-return-sequences": ("num_return_sequences", _positive),
     "use-cache": ("use_cache", _boolean),
     "dtype": ("dtype", _choice(DTYPES)),
     "optimizer": ("optimizer", _choice(OPTIMIZERS)),

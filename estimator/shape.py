@@ -19,7 +19,7 @@ from typing import Any
 import attrs
 
 from .architecture import Architecture
-from .paramcount import DECODER_TYPES, decoder_shape
+from .paramcount import FIELD_NAMES, decoder_shape, is_t5_like, required
 
 __all__ = ["ModelShape", "Stack", "shape_of"]
 
@@ -32,16 +32,22 @@ class Stack:
     kv_heads: int
     head_dim: int
     intermediate: int
-    stream: str = "text"  # "text" | "src" | "tgt" | "image"
+    stream: str = "text"  # "text" | "src" | "tgt" | "image" | "caption"
     norm: str = "layer"  # "rms" (HF computes in fp32) | "layer"
     norms: int = 2
-    mlp: str = "plain"  # "gated" | "plain" | "gelu-tanh" (composite) | "relu"
+    mlp: str = "plain"  # "gated" | "plain" | "gelu-tanh" (composite) | "relu" | "quick-gelu"
     dropout: bool = False  # residual / attention dropout on in training
     composite_act: bool = False  # a gated MLP whose activation is a Python tanh-GELU composite
     cross_attention: bool = False
     moe: dict | None = None  # {"experts", "active", "expert_intermediate", "shared_intermediate"}
     mla: dict | None = None  # DeepSeek latent sizes, for the KV cache
     qk_norm: bool = False  # RMSNorm on queries and keys (Qwen3, OLMo 2, Gemma 3)
+    tokens: int = 0
+    """Tokens per sample of a ``caption`` stream: a contrastive text tower's captions, padded
+    to its ``max_position_embeddings`` (CLIP 77, SigLIP 64) whatever the job's sequence."""
+    cache_windows: tuple[int, ...] = ()
+    """Per layer, what its KV cache keeps: 0 every token, n > 0 a sliding window of n tokens,
+    -1 no KV cache (a linear-attention or state-space layer); empty: every layer keeps all."""
 
     @property
     def q_width(self) -> int:
@@ -78,6 +84,9 @@ class ModelShape:
     eager_only: bool = False  # transformers runs eager attention only
     fp32_logits: bool = False  # logits + an fp32 bias (BART's final_logits_bias)
     logit_softcap: bool = False  # final logits soft-capped: tanh's output kept for backward
+    scaled_logits: bool = False
+    """The head's output is multiplied by a constant into a new tensor (Cohere's
+    ``logit_scale``, Granite's ``logits_scaling``): both are live for a moment."""
     tied_head: bool = False  # the LM head's weight is the input embedding's (one Parameter)
     image_size: int | None = None  # native input resolution (vision)
     patch_size: int | None = None
@@ -161,6 +170,8 @@ def _plain_mlp(model_type: str, config: Any) -> str:
     act = activation_of(model_type, config)
     if act in _COMPOSITE_GELU:
         return "gelu-tanh"
+    if act == "quick_gelu":  # CLIP's x * sigmoid(1.702 x), a Python composite
+        return "quick-gelu"
     return "relu" if act == "relu" else "plain"
 
 
@@ -170,6 +181,52 @@ def dropout_of(model_type: str, config: Any) -> bool:
     if found:
         return any(p > 0 for p in found)
     return model_type in _DEFAULT_DROPOUT
+
+
+# transformers' cache layer per ``layer_types`` entry (cache_utils.get_layer_types_and_kwargs):
+# sliding and chunked layers keep a window, these keep no key/value tensors at all
+_NO_KV_LAYERS = {"linear_attention", "mamba", "moe", "mlp", "dummy", "conv", "recurrent"}
+
+
+# Families whose config class lays out sliding and full layers when a config.json has no
+# ``layer_types``: every n-th layer full (``sliding_window_pattern`` when written)
+_DEFAULT_PATTERN = {"gemma2": 2, "gemma3_text": 6, "cohere2": 4}
+
+
+def cache_windows(model_type: str, config: Any, layers: int) -> tuple[int, ...]:
+    """What each layer's KV cache keeps (:attr:`Stack.cache_windows`), from the config.
+
+    transformers builds one cache layer per ``layer_types`` entry; without the list, every
+    layer slides when ``sliding_window`` is set (Mistral v0.1) — unless its family lays out a
+    pattern of sliding and full layers (Gemma 2 / 3, Cohere 2), or
+    ``use_sliding_window`` is false (Qwen2 writes a window it does not use). Chunked
+    attention keeps ``attention_chunk_size`` tokens (Llama 4)."""
+    window = config.get("sliding_window")
+    if config.get("use_sliding_window") is False:
+        window = None
+    types = config.get("layer_types")
+    pattern = config.get("sliding_window_pattern") or _DEFAULT_PATTERN.get(model_type)
+    if not isinstance(types, list) and isinstance(pattern, int) and pattern > 0:
+        types = [
+            "full_attention" if (i + 1) % pattern == 0 else "sliding_attention"
+            for i in range(layers)
+        ]
+    if not isinstance(types, list) or len(types) != layers:
+        if isinstance(window, int) and window > 0:
+            return (window,) * layers
+        return ()
+    chunk = config.get("attention_chunk_size")
+    out = []
+    for kind in types:
+        if kind in _NO_KV_LAYERS:
+            out.append(-1)
+        elif "sliding" in str(kind) and isinstance(window, int) and window > 0:
+            out.append(window)
+        elif kind == "chunked_attention" and isinstance(chunk, int) and chunk > 0:
+            out.append(chunk)
+        else:
+            out.append(0)
+    return tuple(out) if any(out) else ()
 
 
 def _decoder(arch: Architecture) -> ModelShape:
@@ -194,7 +251,7 @@ def _decoder(arch: Architecture) -> ModelShape:
         kv_heads=s["kv_heads"],
         head_dim=s["head_dim"],
         intermediate=s["intermediate"],
-        norm="layer" if arch.model_type in _LAYERNORM else "rms",
+        norm="layer" if arch.model_type in _LAYERNORM or s["norm"] == 2 else "rms",
         norms=s["norms"],
         mlp=mlp,
         composite_act=mlp == "gated"
@@ -203,6 +260,7 @@ def _decoder(arch: Architecture) -> ModelShape:
         moe=moe,
         mla=s.get("mla"),
         qk_norm=bool(s.get("qk_norm")),
+        cache_windows=cache_windows(arch.model_type, arch.config, s["layers"]),
     )
     embed = vocab * h * (1 if s["tied"] else 2) + s["positions"] * h
     attn_softcap, final_softcap = softcaps_of(arch.model_type, arch.config)
@@ -216,21 +274,23 @@ def _decoder(arch: Architecture) -> ModelShape:
         vocab * h,
         eager_only=arch.model_type in _NO_SDPA or attn_softcap,
         logit_softcap=final_softcap,
+        scaled_logits=any(k in arch.config for k in ("logit_scale", "logits_scaling")),
         tied_head=bool(s["tied"]),
     )
 
 
 def _encoder(arch: Architecture) -> ModelShape:
-    c = arch.config
-    h = c.get("hidden_size", c.get("dim"))
-    heads = c.get("num_attention_heads", c.get("n_heads"))
+    c, t = arch.config, arch.model_type
+    h = required(c, "hidden size", t)
+    heads = required(c, "attention heads", t)
+    vocab = required(c, "vocabulary", t)
     stack = Stack(
-        layers=c.get("num_hidden_layers", c.get("n_layers")),
+        layers=required(c, "layers", t),
         hidden=h,
         heads=heads,
         kv_heads=heads,
         head_dim=h // heads,
-        intermediate=c.get("intermediate_size", c.get("hidden_dim")),
+        intermediate=_intermediate(c, h),
         dropout=True,
     )
     # Encoders are fine-tuned with a small head (classification): no vocab-sized logits.
@@ -238,17 +298,18 @@ def _encoder(arch: Architecture) -> ModelShape:
         "encoder",
         arch.params,
         (stack,),
-        c["vocab_size"],
+        vocab,
         False,
-        c["vocab_size"] * h,
+        vocab * h,
         eager_only=arch.model_type in _NO_SDPA,
     )
 
 
 def _seq2seq(arch: Architecture) -> ModelShape:
     c = arch.config
-    if arch.model_type == "t5":
-        d, heads, dkv = c["d_model"], c["num_heads"], c["d_kv"]
+    if is_t5_like(arch.model_type, c):
+        d, dkv = required(c, "hidden size"), c["d_kv"]
+        heads = required(c, "attention heads")
         gated = str(c.get("feed_forward_proj", "relu")).startswith("gated")
         common = dict(
             hidden=d,
@@ -262,9 +323,9 @@ def _seq2seq(arch: Architecture) -> ModelShape:
             # T5Config: "gated-gelu" runs gelu_new (NewGELU, a composite); else its own act
             composite_act=gated and str(c.get("feed_forward_proj")) == "gated-gelu",
         )
-        enc = Stack(layers=c["num_layers"], stream="src", **common)
+        enc = Stack(layers=required(c, "layers"), stream="src", **common)
         dec = Stack(
-            layers=c.get("num_decoder_layers") or c["num_layers"],
+            layers=c.get("num_decoder_layers") or required(c, "layers"),
             stream="tgt",
             cross_attention=True,
             norms=3,
@@ -274,34 +335,37 @@ def _seq2seq(arch: Architecture) -> ModelShape:
             "encoder-decoder",
             arch.params,
             (enc, dec),
-            c["vocab_size"],
+            required(c, "vocabulary"),
             True,
-            c["vocab_size"] * d,
-            c["vocab_size"] * d,
+            required(c, "vocabulary") * d,
+            required(c, "vocabulary") * d,
             note="T5 runs SDPA (transformers 5) with its relative position bias as "
             "an additive mask: the memory-efficient kernel, no s² scores; the "
             "masks (heads × s², not per batch row) are not charged "
             "(t5-*-train-* fixtures within 3% without them)",
         )
-    d = c["d_model"]
-    heads_e, heads_d = c["encoder_attention_heads"], c["decoder_attention_heads"]
+    d = required(c, "hidden size", arch.model_type)
+    vocab = required(c, "vocabulary", arch.model_type)
+    heads = c.get("encoder_attention_heads") or required(c, "attention heads", arch.model_type)
+    heads_e, heads_d = heads, c.get("decoder_attention_heads") or heads
+    enc_layers = c.get("encoder_layers") or required(c, "layers", arch.model_type)
     enc = Stack(
-        layers=c["encoder_layers"],
+        layers=enc_layers,
         hidden=d,
         heads=heads_e,
         kv_heads=heads_e,
         head_dim=d // heads_e,
-        intermediate=c["encoder_ffn_dim"],
+        intermediate=c.get("encoder_ffn_dim") or _intermediate(c, d),
         stream="src",
         dropout=True,
     )
     dec = Stack(
-        layers=c["decoder_layers"],
+        layers=c.get("decoder_layers") or c.get("num_decoder_layers") or enc_layers,
         hidden=d,
         heads=heads_d,
         kv_heads=heads_d,
         head_dim=d // heads_d,
-        intermediate=c["decoder_ffn_dim"],
+        intermediate=c.get("decoder_ffn_dim") or _intermediate(c, d),
         stream="tgt",
         norms=3,
         cross_attention=True,
@@ -311,24 +375,33 @@ def _seq2seq(arch: Architecture) -> ModelShape:
         "encoder-decoder",
         arch.params,
         (enc, dec),
-        c["vocab_size"],
+        vocab,
         True,
-        c["vocab_size"] * d,
-        c["vocab_size"] * d,
+        vocab * d,
+        vocab * d,
         fp32_logits=arch.model_type == "bart",
     )
 
 
+def _intermediate(c: Any, h: int) -> int:
+    for name in FIELD_NAMES["intermediate size"]:
+        if isinstance(c.get(name), int) and c[name] > 0:
+            return int(c[name])
+    return 4 * h
+
+
 def _vision_transformer(arch: Architecture, cfg: dict[str, Any]) -> ModelShape:
-    h, heads = cfg["hidden_size"], cfg["num_attention_heads"]
+    h = required(cfg, "hidden size", arch.model_type)
+    heads = required(cfg, "attention heads", arch.model_type)
     stack = Stack(
-        layers=cfg["num_hidden_layers"],
+        layers=required(cfg, "layers", arch.model_type),
         hidden=h,
         heads=heads,
         kv_heads=heads,
         head_dim=h // heads,
-        intermediate=cfg["intermediate_size"],
+        intermediate=_intermediate(cfg, h),
         stream="image",
+        mlp=_plain_mlp(str(cfg.get("model_type") or ""), cfg),
     )
     return ModelShape(
         arch.kind,
@@ -362,25 +435,60 @@ def _dit(arch: Architecture) -> ModelShape:
     )
 
 
+def _caption_stack(text: Any) -> Stack | None:
+    """The text tower of a contrastive image-text model as a stack of its own (its
+    activations are as real as the vision tower's: CLIP's text tower is a quarter of its
+    vision tower's at ViT-B/16), or ``None`` when its fields do not give one."""
+    try:
+        h = required(text, "hidden size")
+        heads = required(text, "attention heads")
+        layers = required(text, "layers")
+    except LookupError:
+        return None
+    return Stack(
+        layers=layers,
+        hidden=h,
+        heads=heads,
+        kv_heads=heads,
+        head_dim=h // heads,
+        intermediate=_intermediate(text, h),
+        stream="caption",
+        mlp=_plain_mlp(str(text.get("model_type") or ""), text),
+        dropout=dropout_of("", text),
+        tokens=int(text.get("max_position_embeddings") or 77),
+    )
+
+
+def _with_text_tower(arch: Architecture, shape: ModelShape) -> ModelShape:
+    text = arch.text_tower
+    if text is None and arch.kind == "clip":
+        text = arch.config.get("text_config")
+    caption = _caption_stack(text) if text is not None else None
+    if caption is None:
+        return shape
+    return attrs.evolve(shape, stacks=(*shape.stacks, caption))
+
+
 def shape_of(arch: Architecture) -> ModelShape:
     """The cost model's view of ``arch``."""
     kind = arch.kind
-    if arch.model_type in DECODER_TYPES:
+    if kind == "decoder":
         return _decoder(arch)
     if kind == "encoder":
         return _encoder(arch)
     if kind == "encoder-decoder":
         return _seq2seq(arch)
     if kind == "vision-transformer":
-        return _vision_transformer(arch, dict(arch.config))
+        return _with_text_tower(arch, _vision_transformer(arch, dict(arch.config)))
     if kind == "clip":
-        return _vision_transformer(
+        vision = _vision_transformer(
             arch,
             dict(
                 arch.config["vision_config"],
                 num_attention_heads=arch.config["vision_config"].get("num_attention_heads", 12),
             ),
         )
+        return _with_text_tower(arch, vision)
     if kind == "diffusion-transformer":
         return _dit(arch)
     return ModelShape(

@@ -36,16 +36,28 @@ from .resolve import Resolved
 from .shape import Stack
 from .trainable import Trainable
 
-__all__ = ["mlp_backward_per_token", "returns_cache", "tail_backward"]
+__all__ = ["mlp_backward_per_token", "returns_cache", "tail_backward", "use_cache"]
+
+
+def use_cache(r: Resolved) -> bool:
+    """Whether the model's forward / ``generate`` keeps a KV cache: ``use_cache`` as the call
+    (or ``--use-cache``) says, else as the model's config.json says (transformers reads
+    ``config.use_cache`` when the call passes none, and ``generate`` copies it into its
+    generation config), else on — the default of every transformers LM config."""
+    called = r.config.use_cache
+    if called is not None and called.source != "assumed":
+        return bool(called.value)
+    written = r.arch.config.get("use_cache")
+    return written if isinstance(written, bool) else True
 
 
 def returns_cache(r: Resolved) -> bool:
     """The model's training forward returns a KV cache: a transformers decoder (or
-    encoder-decoder) with an LM head, ``use_cache`` left on and no gradient checkpointing
-    (transformers turns the cache off for it). Not a model the script defines."""
+    encoder-decoder) with an LM head, ``use_cache`` on (:func:`use_cache`) and no gradient
+    checkpointing (transformers turns the cache off for it). Not a model the script defines."""
     if not r.shape.lm_head or r.config.value("checkpointing"):
         return False
-    if r.config.value("use_cache") is False:
+    if not use_cache(r):
         return False
     return not isinstance(r.config.value("structure"), dict)
 

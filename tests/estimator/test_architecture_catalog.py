@@ -215,10 +215,12 @@ def test_a_multimodal_config_is_read_through_to_its_language_model(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "gemma3", "text_config": text}))
     arch = read_config_json(tmp_path, name="gemma-3-4b-it")
     assert arch.params == lookup_model("gemma-3-4b").params
-    assert "not counted" in arch.note
+    assert "text tower of a 'gemma3' checkpoint" in arch.note
 
 
-def test_a_config_json_of_an_unsupported_model_type_is_an_error(tmp_path):
+def test_a_config_json_missing_a_field_the_count_needs_is_refused_naming_it(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "mamba", "hidden_size": 768}))
-    with pytest.raises(ValueError, match="mamba"):
+    with pytest.raises(ValueError, match="'mamba'.*missing structural field: attention heads") as refused:
         read_config_json(tmp_path)
+    assert isinstance(refused.value, LookupError)  # the CLI's configuration error, exit 2
+    assert "\n" not in str(refused.value)

@@ -38,6 +38,7 @@ _FLAGS = (
     "max_context",
     "max_new_tokens",
     "num_beams",
+    "num_return_sequences",
     "dtype",
     "optimizer",
     "attention",
@@ -92,6 +93,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "max-context",
         "max-new-tokens",
         "num-beams",
+        "num-return-sequences",
         "lora-rank",
         "gpus",
         "accumulation",
@@ -104,7 +106,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--checkpointing", action="store_true", default=None, help="gradient checkpointing on"
     )
     parser.add_argument(
-        "--use-cache", choices=("true", "false"), help="generation keeps a KV cache (default true)"
+        "--use-cache",
+        choices=("true", "false"),
+        help="the forward / generate keeps a KV cache (default: the call's use_cache, then the "
+        "model's config.json, then true)",
+    )
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="show each term of the peak phase as its formula with its inputs",
     )
     parser.add_argument("--quantize", choices=QUANTIZE)
     parser.add_argument("--sharding", choices=SHARDINGS)
@@ -289,7 +299,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         if measured is not None:
             print("MEASURED (cached result of `torchward profile` for this model and job)")
-        render(data, sys.stdout)
+        render(data, sys.stdout, explain=args.explain)
     if args.fail_on_oom and data.get("verdict") == "oom":
         return 1
     return 0

@@ -25,7 +25,8 @@ _LABELS = {
 }
 
 
-def render(data: dict, out: TextIO) -> None:
+def render(data: dict, out: TextIO, *, explain: bool = False) -> None:
+    """The terminal view of an estimate; ``explain``: each term's formula with its inputs."""
     write = lambda text="": print(text, file=out)  # noqa: E731
     gpus = data.get("gpus", 1)
     title = f"{data['model']} ({count_text(data['params'])} parameters), {data['mode']}"
@@ -51,6 +52,9 @@ def render(data: dict, out: TextIO) -> None:
             continue
         bar = "█" * max(1, round(BAR * value / largest))
         write(f"  {_LABELS[name]:<16} {bytes_text(value):>12}  {bar}")
+        formula = data.get("formulas", {}).get(name) if explain else None
+        if formula:
+            write(f"      {_LABELS[name].lower()} = {formula}")
     write()
     write(
         "phases: "

@@ -1,0 +1,147 @@
+"""Peak memory of oracle families no family table knows, measured against the estimate.
+
+Each family of ``FAMILIES`` (transformers decoders counted from their config fields alone,
+bench/oracle_families.json ``"counted": "generic"``) is built from its config class's
+defaults with the depth cut to 4 layers (widths, heads and vocabulary kept), measured by
+the calibration harness (tests/calibration: fake CUDA tensors, a live-storage counter; see
+its README) in training, inference and generation, and estimated by torchward from the
+same fields written as a config.json. The estimator's cuBLAS workspace is taken off before
+comparing (the harness does not see it), as tests/estimator/test_calibration_accuracy.py
+does.
+
+    .venv/bin/python bench/oracle_memory.py            # ~5-10 min on 2 cores
+    .venv/bin/python bench/oracle_memory.py --only granite
+
+Needs torch and transformers in the venv and g++ (the harness builds its fake device).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CALIBRATION = ROOT / "tests" / "calibration"
+FAMILIES = ("cohere2", "granite", "gpt_bigcode", "stablelm", "helium", "granitemoe")
+# (mode, dtype, batch, seq or prompt, new tokens)
+JOBS = (
+    ("train", "amp-bf16", 8, 2048, 0),
+    ("inference", "bf16", 4, 2048, 0),
+    ("generate", "bf16", 4, 1024, 8),
+)
+DEPTH = 4
+
+_CHILD = """
+import json, sys
+sys.path.insert(0, {calibration!r})
+import fakecuda
+fakecuda.load()
+import calib_models, measure
+entry = json.loads({entry!r})
+calib_models.catalog = lambda: {{entry["name"]: entry}}
+print(json.dumps(measure.run_one(json.loads({job!r}))))
+"""
+
+
+def family_config(model_type: str) -> dict:
+    from transformers import CONFIG_MAPPING
+
+    config = CONFIG_MAPPING[model_type]()
+    for name in ("num_hidden_layers", "n_layer", "num_layers"):
+        if isinstance(getattr(config, name, None), int):
+            setattr(config, name, DEPTH)
+    if isinstance(getattr(config, "layer_types", None), list):
+        config.layer_types = list(config.layer_types)[:DEPTH]
+    fields = config.to_dict()
+    fields.pop("architectures", None)
+    return fields
+
+
+def measured(model_type: str, fields: dict, job: tuple) -> dict:
+    mode, dtype, batch, seq, new = job
+    structure = {k: v for k, v in fields.items() if k not in ("model_type", "transformers_version")}
+    entry = {"name": f"oracle-{model_type}", "model_type": model_type, "config": structure}
+    cfg = dict(
+        name=f"{model_type}-{mode}",
+        model=entry["name"],
+        mode=mode,
+        dtype=dtype,
+        batch_size=batch,
+        seq=seq,
+        new_tokens=new,
+    )
+    code = _CHILD.format(
+        calibration=str(CALIBRATION), entry=json.dumps(entry, default=str), job=json.dumps(cfg)
+    )
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
+    )
+    if proc.returncode != 0:
+        return {"error": proc.stderr.strip().splitlines()[-1:]}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def estimated(path: str, job: tuple) -> float:
+    from torchward.estimator.costmodel import workspace_bytes
+    from torchward.estimator.estimate import estimate
+    from torchward.estimator.runconfig import Field, RunConfig
+
+    mode, dtype, batch, seq, new = job
+    fields = dict(
+        model=Field(path, "--model"),
+        mode=Field(mode, "--mode"),
+        dtype=Field(dtype, "--dtype"),
+        batch_size=Field(batch, "--batch-size"),
+        seq_len=Field(seq, "--seq-len"),
+        attention=Field("sdpa", "--attention"),
+    )
+    if mode == "generate":
+        fields["max_new_tokens"] = Field(new, "--max-new-tokens")
+    if mode == "train":
+        fields["optimizer"] = Field("adamw", "--optimizer")
+    result = estimate(RunConfig(**fields))
+    workspaces = workspace_bytes(None) * (2 if mode == "train" else 1)
+    return result.allocated - workspaces
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", help="one model_type")
+    args = parser.parse_args(argv)
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        for model_type in FAMILIES:
+            if args.only and args.only != model_type:
+                continue
+            fields = family_config(model_type)
+            path = Path(folder) / model_type / "config.json"
+            path.parent.mkdir()
+            path.write_text(json.dumps(fields, default=str))
+            for job in JOBS:
+                truth = measured(model_type, fields, job)
+                if "error" in truth:
+                    print(f"{model_type:<12} {job[0]:<10} error: {truth['error']}", flush=True)
+                    continue
+                ours = estimated(str(path.parent), job)
+                real = truth["measured_allocated_bytes"]
+                error = (ours - real) / real
+                rows.append(error)
+                print(
+                    f"{model_type:<12} {job[0]:<10} measured {real / 2**30:8.3f} GiB  "
+                    f"estimated {ours / 2**30:8.3f} GiB  {error:+7.1%}  ({truth['peak_phase']})",
+                    flush=True,
+                )
+    if rows:
+        mae = sum(abs(e) for e in rows) / len(rows)
+        print(f"MAE {mae:.1%} over {len(rows)}; worst under-estimate {min(rows):+.1%}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

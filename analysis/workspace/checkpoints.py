@@ -1,0 +1,415 @@
+"""Which checkpoint files a project writes itself, and what they hold.
+
+A ``torch.load`` of a file the same project writes with ``torch.save`` is a deliberate
+load of the project's own output: the risk is the same as for any file only if someone
+hands the program a file it did not write. TW023 reports it as a note, and offers
+``weights_only=True`` only when every write it may read is proven to hold nothing but
+tensors, containers of them and primitives (a ``state_dict()``, a dict literal of those,
+an epoch counter); an argparse ``Namespace``, a whole model or a NumPy array would stop
+loading.
+
+A load reads a write when, read from the text alone:
+
+- *the same path*: the same path expression in the same module (``torch.save(state,
+  ckpt_path)`` … ``torch.load(ckpt_path)``), or the same literal file name anywhere in the
+  project (``'best-model.pt'``, the ``.pth.tar`` tail of an f-string);
+- *the same shape*: the keys the loaded value is read with (``ckpt['model']``,
+  ``ckpt['epoch']``; at least two) are all keys of the dict the write saves.
+
+Only the same path proves what the file holds; the same shape says only that the file is
+in the project's format, which is enough for a note. The project is the folder tree at
+the root the torch requirement was read from (:mod:`.torchversion`), or the analysed
+file's folder; at most :data:`MAX_FILES` modules are read, through
+:mod:`torchward.estimator.dependencies` (so an edited module invalidates cached results).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+
+import attrs
+from torchward.estimator import dependencies
+
+from ..names import ImportTable, qualified_name
+from ..parsing import parse_module
+
+MAX_FILES = 2000  # modules read per project: the corpus's largest project has ~600
+MAX_BYTES = 1_000_000  # a module larger than this is generated code, not a training script
+_SKIPPED = {".git", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages", "build"}
+_SAVE = "torch.save"
+_LOAD = "torch.load"
+# calls whose result is a Python number, string or bool
+_PRIMITIVE_CALLS = {"len", "int", "float", "str", "bool", "round", "abs", "min", "max", "sum"}
+_PRIMITIVE_METHODS = {"item", "tolist", "__len__"}
+# torch functions that build a tensor (a tensor pickles as one under weights_only)
+_TENSOR_FACTORIES = {
+    "torch.tensor",
+    "torch.zeros",
+    "torch.ones",
+    "torch.empty",
+    "torch.full",
+    "torch.arange",
+    "torch.randn",
+    "torch.rand",
+    "torch.stack",
+    "torch.cat",
+    "torch.get_rng_state",
+    "torch.cuda.get_rng_state",
+    "torch.cuda.get_rng_state_all",
+}
+_MAX_DEPTH = 6
+
+
+@attrs.frozen
+class Write:
+    """A ``torch.save(obj, target)`` of the project."""
+
+    path: str
+    line: int
+    target: str  # the path expression as written (``ast.unparse``)
+    names: frozenset[str]  # literal file names in it (``'model.pt'``, an f-string's tail)
+    keys: frozenset[str]  # top-level keys, when a dict literal is saved
+    tensors_only: bool  # proven: tensors, containers of them and primitives only
+    saved: str  # the saved expression as written
+
+
+@attrs.frozen
+class Read:
+    """A ``torch.load(target)`` and the keys its result is read with."""
+
+    line: int
+    target: str
+    names: frozenset[str]
+    keys: frozenset[str]
+
+
+@attrs.frozen
+class Provenance:
+    """The project's writes a load may read; ``tensors_only``: one of them has the load's
+    path, and every one holds only tensors, containers and primitives."""
+
+    writes: tuple[Write, ...] = ()
+    tensors_only: bool = False
+
+
+def provenance(
+    tree: ast.Module, imports: ImportTable, path: str, line: int, root: str | None
+) -> Provenance:
+    """What the project writes that the ``torch.load`` on ``line`` of ``tree`` may read;
+    ``root`` None: only the module itself is looked at (a text with no file)."""
+    own, every_read = _scan(tree, imports, path)
+    reads = [r for r in every_read if r.line == line]
+    if len(reads) != 1:
+        return Provenance()  # two loads on one line: which is which is not known
+    read = reads[0]
+    writes = list(own)
+    for write in project_writes(root) if root is not None else ():
+        if os.path.abspath(write.path) != os.path.abspath(path):
+            writes.append(write)
+    by_path = [w for w in writes if _same_path(read, w, path)]
+    by_shape = [w for w in writes if len(read.keys) >= 2 and read.keys <= w.keys]
+    matched = tuple(dict.fromkeys([*by_path, *by_shape]))
+    proven = bool(by_path) and all(w.tensors_only for w in matched)
+    return Provenance(matched, proven)
+
+
+def _same_path(read: Read, write: Write, path: str) -> bool:
+    for loaded in read.names:
+        for written in write.names:
+            if _same_name(loaded, written):
+                return True
+    return os.path.abspath(write.path) == os.path.abspath(path) and read.target == write.target
+
+
+def _same_name(a: str, b: str) -> bool:
+    """Two literal file names, either an f-string's tail (``*_best.pt``), name one file."""
+    if a.startswith("*") and b.startswith("*"):
+        return a == b
+    if a.startswith("*"):
+        return b.endswith(a[1:])
+    if b.startswith("*"):
+        return a.endswith(b[1:])
+    return a == b
+
+
+@dependencies.remembered
+def project_writes(root: str) -> tuple[Write, ...]:
+    """Every ``torch.save`` in the project's Python modules under ``root``."""
+    found: list[Write] = []
+    for path in _modules(root):
+        try:
+            data = dependencies.read_bytes(path)
+        except OSError:
+            continue
+        if b"save" not in data or len(data) > MAX_BYTES:
+            continue
+        try:
+            tree = parse_module(data.decode("utf-8-sig"), path)
+        except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError):
+            continue
+        found.extend(_scan(tree, ImportTable(tree), path)[0])
+    return tuple(found)
+
+
+def _modules(root: str) -> list[str]:
+    modules: list[str] = []
+    stack = [root]
+    while stack and len(modules) < MAX_FILES:
+        folder = stack.pop()
+        try:
+            names = sorted(dependencies.list_dir(folder))
+        except OSError:
+            continue
+        for name in names:
+            full = os.path.join(folder, name)
+            if name.endswith(".py"):
+                modules.append(full)
+            elif name not in _SKIPPED and not name.startswith(".") and "." not in name:
+                if dependencies.is_dir(full):
+                    stack.append(full)
+    return modules[:MAX_FILES]
+
+
+def _scan(tree: ast.Module, imports: ImportTable, path: str) -> tuple[list[Write], list[Read]]:
+    writes: list[Write] = []
+    reads: list[Read] = []
+    for function, call in _calls(tree):
+        name = qualified_name(call.func, imports)
+        if name == _SAVE and len(call.args) >= 1:
+            saved = call.args[0]
+            target = call.args[1] if len(call.args) >= 2 else _keyword(call, "f")
+            if target is None:
+                continue
+            writes.append(
+                Write(
+                    path,
+                    call.lineno,
+                    ast.unparse(target),
+                    _file_names(target),
+                    _keys(saved, function),
+                    _holds_tensors_only(saved, function, 0),
+                    ast.unparse(saved),
+                )
+            )
+        elif name == _LOAD:
+            target = call.args[0] if call.args else _keyword(call, "f")
+            if target is None:
+                continue
+            reads.append(
+                Read(
+                    call.lineno,
+                    ast.unparse(target),
+                    _file_names(target),
+                    _read_keys(call, function),
+                )
+            )
+    return writes, reads
+
+
+def _calls(tree: ast.Module):
+    """(enclosing function or module, call) for every call of a name or attribute."""
+    stack: list[tuple[ast.AST, ast.AST]] = [(tree, tree)]
+    while stack:
+        scope, node = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            inner = child if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else scope
+            if isinstance(child, ast.Call) and isinstance(child.func, (ast.Attribute, ast.Name)):
+                yield scope, child  # an alias (``from torch import load as tload``) too
+            stack.append((inner, child))
+
+
+def _keyword(call: ast.Call, name: str) -> ast.expr | None:
+    return next((k.value for k in call.keywords if k.arg == name), None)
+
+
+def _file_names(target: ast.expr) -> frozenset[str]:
+    """Literal file names in a path expression: string constants with an extension, the
+    last component only (``'ckpt/model.pt'`` -> ``model.pt``); an f-string's constant tail."""
+    names = set()
+    for node in ast.walk(target):
+        if isinstance(node, ast.JoinedStr):
+            tail = node.values[-1] if node.values else None
+            if isinstance(tail, ast.Constant) and isinstance(tail.value, str):
+                text = tail.value.rsplit("/", 1)[-1]
+                stem = text.rsplit(".", 1)[0].strip("_-.")
+                if "." in text and len(stem) >= 2:  # ``f"{run}_best.pt"``; not a bare ``.pt``
+                    names.add("*" + text)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value.rsplit("/", 1)[-1]
+            if "." in text.strip(".") and " " not in text:
+                names.add(text)
+    return frozenset(names)
+
+
+def _assignments(name: str, scope: ast.AST) -> list[ast.expr | None]:
+    """What ``name`` is bound to in ``scope`` (not inside nested functions); None for a
+    binding whose value is not known (a parameter, a loop over anything but ``range``)."""
+    values: list[ast.expr | None] = []
+    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        arguments = scope.args
+        every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+        if any(a.arg == name for a in every):
+            values.append(None)
+    for node in _own_nodes(scope):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name) and target.id == name:
+                    values.append(node.value)
+                elif any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target)):
+                    values.append(None)  # unpacked: its value is not followed
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and isinstance(node.target, ast.Name):
+            if node.target.id == name:
+                values.append(node.value)
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node.target)):
+                is_range = isinstance(node.iter, ast.Call) and (
+                    isinstance(node.iter.func, ast.Name) and node.iter.func.id == "range"
+                )
+                values.append(
+                    ast.Constant(0) if is_range and isinstance(node.target, ast.Name) else None
+                )
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                if item.optional_vars is not None and any(
+                    isinstance(n, ast.Name) and n.id == name for n in ast.walk(item.optional_vars)
+                ):
+                    values.append(None)
+        elif isinstance(node, ast.NamedExpr) and node.target.id == name:
+            values.append(node.value)
+    return values
+
+
+def _own_nodes(scope: ast.AST):
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _holds_tensors_only(node: ast.expr, scope: ast.AST, depth: int) -> bool:
+    """Proven: ``node`` evaluates to tensors, containers of them and primitives only."""
+    if depth > _MAX_DEPTH:
+        return False
+    again = lambda n: _holds_tensors_only(n, scope, depth + 1)  # noqa: E731
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.Dict):
+        return all(k is not None and isinstance(k, ast.Constant) for k in node.keys) and all(
+            again(v) for v in node.values
+        )
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return all(again(e) for e in node.elts)
+    if isinstance(node, ast.BinOp):
+        return again(node.left) and again(node.right)
+    if isinstance(node, ast.UnaryOp):
+        return again(node.operand)
+    if isinstance(node, ast.Name):
+        values = _assignments(node.id, scope)
+        if not values or None in values:
+            return False
+        subscripted = _subscript_stores(node.id, scope)
+        return all(again(v) for v in values if v is not None) and all(again(v) for v in subscripted)
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            if func.attr == "state_dict" and not node.args and not node.keywords:
+                return True  # a module's or optimizer's state: tensors and numbers
+            if func.attr in _PRIMITIVE_METHODS and not node.args:
+                return True
+        if isinstance(func, ast.Name) and func.id in _PRIMITIVE_CALLS:
+            return all(again(a) for a in node.args) or func.id in ("len", "str")
+        dotted = ast.unparse(func)
+        if dotted in _TENSOR_FACTORIES:
+            return True
+        if dotted in ("copy.deepcopy", "deepcopy", "dict") and node.args:
+            return again(node.args[0]) and all(again(k.value) for k in node.keywords)
+    return False
+
+
+def _subscript_stores(name: str, scope: ast.AST) -> list[ast.expr]:
+    """Values stored as ``name[key] = value`` in ``scope``."""
+    stored = []
+    for node in _own_nodes(scope):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if (
+                    isinstance(target, ast.Subscript)
+                    and isinstance(target.value, ast.Name)
+                    and target.value.id == name
+                ):
+                    stored.append(node.value)
+    return stored
+
+
+def _keys(saved: ast.expr, scope: ast.AST) -> frozenset[str]:
+    """The top-level keys of the saved dict: a literal, or a name bound to one (plus the
+    keys it is later given by ``name['key'] = ...``)."""
+    keys: set[str] = set()
+    candidates = [saved]
+    if isinstance(saved, ast.Name):
+        candidates = [v for v in _assignments(saved.id, scope) if v is not None]
+        for node in _own_nodes(scope):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if (
+                        isinstance(target, ast.Subscript)
+                        and isinstance(target.value, ast.Name)
+                        and target.value.id == saved.id
+                        and isinstance(target.slice, ast.Constant)
+                        and isinstance(target.slice.value, str)
+                    ):
+                        keys.add(target.slice.value)
+    for candidate in candidates:
+        if isinstance(candidate, ast.Dict):
+            keys.update(
+                k.value
+                for k in candidate.keys
+                if isinstance(k, ast.Constant) and isinstance(k.value, str)
+            )
+    return frozenset(keys)
+
+
+def _read_keys(load: ast.Call, scope: ast.AST) -> frozenset[str]:
+    """The string keys the loaded value is read with in the load's function: through the
+    name it is assigned to (``ckpt['model']``, ``ckpt.get('epoch')``, ``'step' in ckpt``)."""
+    bound = None
+    for node in _own_nodes(scope):
+        if isinstance(node, ast.Assign) and node.value is load and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name):
+                bound = target.id
+    if bound is None:
+        return frozenset()
+    keys = set()
+    for node in _own_nodes(scope):
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == bound
+            and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, str)
+        ):
+            keys.add(node.slice.value)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get"
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == bound
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            keys.add(node.args[0].value)
+        elif (
+            isinstance(node, ast.Compare)
+            and isinstance(node.left, ast.Constant)
+            and isinstance(node.left.value, str)
+            and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops)
+            and any(isinstance(c, ast.Name) and c.id == bound for c in node.comparators)
+        ):
+            keys.add(node.left.value)
+    return frozenset(keys)

@@ -1,4 +1,4 @@
-"""TW023 unsafe-torch-load: the policy of docs/policy/torch-load.md."""
+"""TW023 unsafe-torch-load: the policy written down in docs/policy/torch-load.md."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ TRUSTED = (
 class UnsafeTorchLoad(Rule):
     """
     ## What it does
-    Applies the `torch.load` policy (docs/policy/torch-load.md) to every `torch.load`,
+    Applies the [`torch.load` policy](../policy/torch-load.md) to every `torch.load`,
     by the torch version the project declares (`pyproject.toml`, `setup.cfg`,
     `setup.py`, `requirements*.txt`, `environment.yml`, searched up from the file to the
     project root; for a plain script, the installed torch's metadata). The finding's

@@ -153,17 +153,21 @@ def project_writes(root: str) -> tuple[Write, ...]:
 
 
 def _modules(root: str) -> list[str]:
+    """The Python modules under ``root``. The ``*.py`` names of each folder are recorded
+    (a new module invalidates a cached result) and so is each sub-folder visited; a
+    new sub-folder is seen at the next analysis that reads anything else that changed."""
     modules: list[str] = []
     stack = [root]
     while stack and len(modules) < MAX_FILES:
         folder = stack.pop()
         try:
-            names = sorted(dependencies.list_dir(folder))
+            names = sorted(os.listdir(folder))
+            python = set(dependencies.list_dir(folder, ("*.py",)))
         except OSError:
             continue
         for name in names:
             full = os.path.join(folder, name)
-            if name.endswith(".py"):
+            if name in python:
                 modules.append(full)
             elif name not in _SKIPPED and not name.startswith(".") and "." not in name:
                 if dependencies.is_dir(full):
@@ -172,9 +176,10 @@ def _modules(root: str) -> list[str]:
 
 
 def _scan(tree: ast.Module, imports: ImportTable, path: str) -> tuple[list[Write], list[Read]]:
+    module = _Module(tree)
     writes: list[Write] = []
     reads: list[Read] = []
-    for function, call in _calls(tree):
+    for scope, call in module.calls:
         name = qualified_name(call.func, imports)
         if name == _SAVE and len(call.args) >= 1:
             saved = call.args[0]
@@ -186,9 +191,9 @@ def _scan(tree: ast.Module, imports: ImportTable, path: str) -> tuple[list[Write
                     path,
                     call.lineno,
                     ast.unparse(target),
-                    _file_names(target),
-                    _keys(saved, function),
-                    _holds_tensors_only(saved, function, 0),
+                    module.file_names(target, scope, 0),
+                    module.keys(saved, scope, 0),
+                    module.holds_tensors_only(saved, scope, 0),
                     ast.unparse(saved),
                 )
             )
@@ -200,8 +205,8 @@ def _scan(tree: ast.Module, imports: ImportTable, path: str) -> tuple[list[Write
                 Read(
                     call.lineno,
                     ast.unparse(target),
-                    _file_names(target),
-                    _read_keys(call, function),
+                    module.file_names(target, scope, 0),
+                    _read_keys(call, scope),
                 )
             )
     return writes, reads
@@ -223,61 +228,212 @@ def _keyword(call: ast.Call, name: str) -> ast.expr | None:
     return next((k.value for k in call.keywords if k.arg == name), None)
 
 
-def _file_names(target: ast.expr) -> frozenset[str]:
-    """Literal file names in a path expression: string constants with an extension, the
-    last component only (``'ckpt/model.pt'`` -> ``model.pt``); an f-string's constant tail."""
-    names = set()
-    for node in ast.walk(target):
-        if isinstance(node, ast.JoinedStr):
-            tail = node.values[-1] if node.values else None
-            if isinstance(tail, ast.Constant) and isinstance(tail.value, str):
-                text = tail.value.rsplit("/", 1)[-1]
-                stem = text.rsplit(".", 1)[0].strip("_-.")
-                if "." in text and len(stem) >= 2:  # ``f"{run}_best.pt"``; not a bare ``.pt``
-                    names.add("*" + text)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            text = node.value.rsplit("/", 1)[-1]
-            if "." in text.strip(".") and " " not in text:
-                names.add(text)
-    return frozenset(names)
+# a binding: the expression a name is bound to and the scope it is evaluated in; None
+# for a binding whose value is not known (a parameter nobody in the module passes, a loop
+# over anything but ``range``, an unpacking)
+_Binding = tuple[ast.expr, ast.AST] | None
 
 
-def _assignments(name: str, scope: ast.AST) -> list[ast.expr | None]:
-    """What ``name`` is bound to in ``scope`` (not inside nested functions); None for a
-    binding whose value is not known (a parameter, a loop over anything but ``range``)."""
-    values: list[ast.expr | None] = []
-    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        arguments = scope.args
-        every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
-        if any(a.arg == name for a in every):
-            values.append(None)
-    for node in _own_nodes(scope):
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                if isinstance(target, ast.Name) and target.id == name:
-                    values.append(node.value)
-                elif any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target)):
-                    values.append(None)  # unpacked: its value is not followed
-        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and isinstance(node.target, ast.Name):
-            if node.target.id == name:
-                values.append(node.value)
-        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node.target)):
-                is_range = isinstance(node.iter, ast.Call) and (
-                    isinstance(node.iter.func, ast.Name) and node.iter.func.id == "range"
-                )
-                values.append(
-                    ast.Constant(0) if is_range and isinstance(node.target, ast.Name) else None
-                )
-        elif isinstance(node, (ast.With, ast.AsyncWith)):
-            for item in node.items:
-                if item.optional_vars is not None and any(
-                    isinstance(n, ast.Name) and n.id == name for n in ast.walk(item.optional_vars)
+class _Module:
+    """One module's calls, and what its names are bound to, followed through the
+    parameters of its own functions to the arguments its own calls pass
+    (``save_checkpoint({'epoch': ..., 'state_dict': ...}, filename)``)."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.calls = list(_calls(tree))
+        self.callers: dict[str, list[tuple[ast.Call, ast.AST]]] = {}
+        for scope, call in self.calls:
+            func = call.func
+            callee = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            self.callers.setdefault(callee, []).append((call, scope))
+
+    def bindings(self, name: str, scope: ast.AST, *, callers: bool = True) -> list[_Binding]:
+        """What ``name`` is bound to in ``scope``. A parameter is bound to what the
+        module's own calls pass (``callers``), else unknown: other modules may call the
+        function with anything, so a proof of content never goes through a parameter."""
+        values: list[_Binding] = []
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            passed = self._passed(name, scope)
+            values.extend(passed if callers else [None] * bool(passed))
+        for node in _own_nodes(scope):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name) and target.id == name:
+                        values.append((node.value, scope))
+                    elif _binds(target, name):
+                        values.append(None)  # unpacked: its value is not followed
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and isinstance(
+                node.target, ast.Name
+            ):
+                if node.target.id == name and node.value is not None:
+                    values.append((node.value, scope))
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+                if _binds(node.target, name):
+                    counts = (
+                        isinstance(node.iter, ast.Call)
+                        and isinstance(node.iter.func, ast.Name)
+                        and node.iter.func.id == "range"
+                        and isinstance(node.target, ast.Name)
+                    )
+                    values.append((ast.Constant(0), scope) if counts else None)
+            elif isinstance(node, (ast.With, ast.AsyncWith)):
+                if any(
+                    i.optional_vars is not None and _binds(i.optional_vars, name)
+                    for i in node.items
                 ):
                     values.append(None)
-        elif isinstance(node, ast.NamedExpr) and node.target.id == name:
-            values.append(node.value)
-    return values
+            elif isinstance(node, ast.NamedExpr) and node.target.id == name:
+                values.append((node.value, scope))
+        return values
+
+    def _passed(
+        self, name: str, function: ast.FunctionDef | ast.AsyncFunctionDef
+    ) -> list[_Binding]:
+        """What the module's own calls pass for the parameter ``name`` of ``function``
+        (its default where a call leaves it out); [None] when nobody in the module calls it."""
+        arguments = function.args
+        positional = [*arguments.posonlyargs, *arguments.args]
+        names = [a.arg for a in positional]
+        if name not in names and name not in [a.arg for a in arguments.kwonlyargs]:
+            return []
+        index = names.index(name) if name in names else None
+        defaults = dict(zip(names[len(names) - len(arguments.defaults) :], arguments.defaults))
+        for kwonly, default in zip(arguments.kwonlyargs, arguments.kw_defaults):
+            if default is not None:
+                defaults[kwonly.arg] = default
+        sites = self.callers.get(function.name, [])
+        accepted = {*names, *(a.arg for a in arguments.kwonlyargs)}
+        values: list[_Binding] = []
+        for call, caller in sites:
+            shift = (
+                1
+                if isinstance(call.func, ast.Attribute) and names[:1] in (["self"], ["cls"])
+                else 0
+            )
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(
+                k.arg is None for k in call.keywords
+            ):
+                values.append(None)  # ``*args`` / ``**kwargs``: anything may be passed
+                continue
+            fits = (arguments.vararg is not None or len(call.args) <= len(names) - shift) and (
+                arguments.kwarg is not None or all(k.arg in accepted for k in call.keywords)
+            )
+            if not fits:
+                continue  # another function of the same name: its arguments do not fit
+            passed = _keyword(call, name)
+            if passed is None and index is not None and 0 <= index - shift < len(call.args):
+                passed = call.args[index - shift]
+            if passed is not None:
+                values.append((passed, caller))
+            elif name in defaults:
+                values.append((defaults[name], function))
+            else:
+                values.append(None)
+        return values or [None]
+
+    def file_names(self, target: ast.expr, scope: ast.AST, depth: int) -> frozenset[str]:
+        """File names in a path expression: the last component of string constants with an
+        extension (``'ckpt/model.pt'`` -> ``model.pt``), an f-string's constant tail
+        (``*_best.pt``), a constant's name (``$WEIGHTS_NAME``), and those of the values
+        the names in it are bound to."""
+        names: set[str] = set()
+        for node in ast.walk(target):
+            if isinstance(node, ast.JoinedStr):
+                tail = node.values[-1] if node.values else None
+                if isinstance(tail, ast.Constant) and isinstance(tail.value, str):
+                    text = tail.value.rsplit("/", 1)[-1]
+                    stem = text.rsplit(".", 1)[0].strip("_-.")
+                    if "." in text and len(stem) >= 2:  # ``f"{run}_best.pt"``; not a bare ``.pt``
+                        names.add("*" + text)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                text = node.value.rsplit("/", 1)[-1]
+                if "." in text.strip(".") and " " not in text:
+                    names.add(text)
+            elif isinstance(node, ast.Name) and depth < _MAX_DEPTH:
+                if node.id.isupper() and len(node.id) > 3:
+                    names.add("$" + node.id)  # ``WEIGHTS_NAME``: one constant, one file name
+                    continue
+                for binding in self.bindings(node.id, scope):
+                    if binding is not None:
+                        names |= self.file_names(binding[0], binding[1], depth + 1)
+        return frozenset(names)
+
+    def holds_tensors_only(self, node: ast.expr, scope: ast.AST, depth: int) -> bool:
+        """Proven: ``node`` evaluates to tensors, containers of them and primitives only."""
+        if depth > _MAX_DEPTH:
+            return False
+
+        def again(child: ast.expr) -> bool:
+            return self.holds_tensors_only(child, scope, depth + 1)
+
+        if isinstance(node, ast.Constant):
+            return True
+        if isinstance(node, ast.Dict):
+            return all(isinstance(k, ast.Constant) for k in node.keys) and all(
+                again(v) for v in node.values
+            )
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            return all(again(e) for e in node.elts)
+        if isinstance(node, ast.BinOp):
+            return again(node.left) and again(node.right)
+        if isinstance(node, ast.UnaryOp):
+            return again(node.operand)
+        if isinstance(node, ast.Name):
+            values = self.bindings(node.id, scope, callers=False)
+            if not values or None in values:
+                return False
+            stored = [(v, scope) for v in _subscript_stores(node.id, scope)]
+            return all(
+                self.holds_tensors_only(v, where, depth + 1)
+                for v, where in [b for b in values if b is not None] + stored
+            )
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute):
+                if func.attr == "state_dict" and not node.args and not node.keywords:
+                    return True  # a module's or optimizer's state: tensors and numbers
+                if func.attr in _PRIMITIVE_METHODS and not node.args:
+                    return True
+            if isinstance(func, ast.Name) and func.id in _PRIMITIVE_CALLS:
+                return func.id in ("len", "str") or all(again(a) for a in node.args)
+            dotted = ast.unparse(func)
+            if dotted in _TENSOR_FACTORIES:
+                return True
+            if dotted in ("copy.deepcopy", "deepcopy", "dict") and node.args:
+                return again(node.args[0]) and all(again(k.value) for k in node.keywords)
+        return False
+
+    def keys(self, saved: ast.expr, scope: ast.AST, depth: int) -> frozenset[str]:
+        """The top-level keys of the saved dict: a literal, or a name bound to one (plus
+        the keys it is later given by ``name['key'] = ...``), through parameters too."""
+        if isinstance(saved, ast.Dict):
+            return frozenset(
+                k.value
+                for k in saved.keys
+                if isinstance(k, ast.Constant) and isinstance(k.value, str)
+            )
+        if not isinstance(saved, ast.Name) or depth >= _MAX_DEPTH:
+            return frozenset()
+        keys: set[str] = set()
+        for node in _own_nodes(scope):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if (
+                        isinstance(target, ast.Subscript)
+                        and isinstance(target.value, ast.Name)
+                        and target.value.id == saved.id
+                        and isinstance(target.slice, ast.Constant)
+                        and isinstance(target.slice.value, str)
+                    ):
+                        keys.add(target.slice.value)
+        for binding in self.bindings(saved.id, scope):
+            if binding is not None:
+                keys |= self.keys(binding[0], binding[1], depth + 1)
+        return frozenset(keys)
+
+
+def _binds(target: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target))
 
 
 def _own_nodes(scope: ast.AST):
@@ -287,46 +443,6 @@ def _own_nodes(scope: ast.AST):
         yield node
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             stack.extend(ast.iter_child_nodes(node))
-
-
-def _holds_tensors_only(node: ast.expr, scope: ast.AST, depth: int) -> bool:
-    """Proven: ``node`` evaluates to tensors, containers of them and primitives only."""
-    if depth > _MAX_DEPTH:
-        return False
-    again = lambda n: _holds_tensors_only(n, scope, depth + 1)  # noqa: E731
-    if isinstance(node, ast.Constant):
-        return True
-    if isinstance(node, ast.Dict):
-        return all(k is not None and isinstance(k, ast.Constant) for k in node.keys) and all(
-            again(v) for v in node.values
-        )
-    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-        return all(again(e) for e in node.elts)
-    if isinstance(node, ast.BinOp):
-        return again(node.left) and again(node.right)
-    if isinstance(node, ast.UnaryOp):
-        return again(node.operand)
-    if isinstance(node, ast.Name):
-        values = _assignments(node.id, scope)
-        if not values or None in values:
-            return False
-        subscripted = _subscript_stores(node.id, scope)
-        return all(again(v) for v in values if v is not None) and all(again(v) for v in subscripted)
-    if isinstance(node, ast.Call):
-        func = node.func
-        if isinstance(func, ast.Attribute):
-            if func.attr == "state_dict" and not node.args and not node.keywords:
-                return True  # a module's or optimizer's state: tensors and numbers
-            if func.attr in _PRIMITIVE_METHODS and not node.args:
-                return True
-        if isinstance(func, ast.Name) and func.id in _PRIMITIVE_CALLS:
-            return all(again(a) for a in node.args) or func.id in ("len", "str")
-        dotted = ast.unparse(func)
-        if dotted in _TENSOR_FACTORIES:
-            return True
-        if dotted in ("copy.deepcopy", "deepcopy", "dict") and node.args:
-            return again(node.args[0]) and all(again(k.value) for k in node.keywords)
-    return False
 
 
 def _subscript_stores(name: str, scope: ast.AST) -> list[ast.expr]:
@@ -342,34 +458,6 @@ def _subscript_stores(name: str, scope: ast.AST) -> list[ast.expr]:
                 ):
                     stored.append(node.value)
     return stored
-
-
-def _keys(saved: ast.expr, scope: ast.AST) -> frozenset[str]:
-    """The top-level keys of the saved dict: a literal, or a name bound to one (plus the
-    keys it is later given by ``name['key'] = ...``)."""
-    keys: set[str] = set()
-    candidates = [saved]
-    if isinstance(saved, ast.Name):
-        candidates = [v for v in _assignments(saved.id, scope) if v is not None]
-        for node in _own_nodes(scope):
-            if isinstance(node, ast.Assign):
-                for target in node.targets:
-                    if (
-                        isinstance(target, ast.Subscript)
-                        and isinstance(target.value, ast.Name)
-                        and target.value.id == saved.id
-                        and isinstance(target.slice, ast.Constant)
-                        and isinstance(target.slice.value, str)
-                    ):
-                        keys.add(target.slice.value)
-    for candidate in candidates:
-        if isinstance(candidate, ast.Dict):
-            keys.update(
-                k.value
-                for k in candidate.keys
-                if isinstance(k, ast.Constant) and isinstance(k.value, str)
-            )
-    return frozenset(keys)
 
 
 def _read_keys(load: ast.Call, scope: ast.AST) -> frozenset[str]:

@@ -258,3 +258,67 @@ def test_the_installed_torch_is_read_without_importing_it():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     has_torch = importlib.util.find_spec("torch") is not None
     assert done.stdout.split() == [str(has_torch), "False"]
+
+
+IMAGENET_STYLE = (
+    "import shutil\nimport torch\n"
+    "def save_checkpoint(state, is_best, filename='checkpoint.pth.tar'):\n"
+    "    torch.save(state, filename)\n"
+    "    if is_best:\n"
+    "        shutil.copyfile(filename, 'model_best.pth.tar')\n"
+    "def main(args, model, optimizer, loader):\n"
+    "    if args.resume:\n"
+    "        checkpoint = torch.load(args.resume)\n"
+    "        args.start_epoch = checkpoint['epoch']\n"
+    "        model.load_state_dict(checkpoint['state_dict'])\n"
+    "        optimizer.load_state_dict(checkpoint['optimizer'])\n"
+    "    for epoch in range(args.start_epoch, args.epochs):\n"
+    "        for x, y in loader:\n"
+    "            model(x).sum().backward()\n"
+    "            optimizer.step()\n"
+    "        save_checkpoint({'epoch': epoch + 1, 'arch': args.arch, 'state_dict': model.state_dict(),\n"
+    "                         'optimizer': optimizer.state_dict()}, False)\n"
+)
+
+
+def test_a_checkpoint_saved_through_a_helper_is_the_projects_own(tmp_path):
+    """The saved dict is built at the helper's call: its keys are what the resume reads."""
+    _project(tmp_path, {"requirements.txt": "torch>=1.8\n"})
+    (finding,) = _check(tmp_path, IMAGENET_STYLE)
+    assert (finding.span.line, finding.severity) == (9, Severity.NOTE)
+    assert "(`torch.save` in this file:4)" in finding.message
+    assert fixes_for(IMAGENET_STYLE, finding) == ()  # ``args.arch`` and a parameter: not proven
+
+
+def test_a_file_name_held_in_a_constant_names_the_same_file(tmp_path):
+    saver = (
+        "import os\nimport torch\nWEIGHTS_NAME = 'pytorch_model.bin'\n"
+        "def keep(model, out):\n"
+        "    output_model_file = os.path.join(out, WEIGHTS_NAME)\n"
+        "    torch.save(model.state_dict(), output_model_file)\n"
+    )
+    loader = (
+        "import os\nimport torch\nfrom keep import WEIGHTS_NAME\n"
+        "def best(model, out):\n"
+        "    best_model_path = os.path.join(out, 'best', WEIGHTS_NAME)\n"
+        "    model.load_state_dict(torch.load(best_model_path))\n"
+        "    model.train()\n"
+    )
+    _project(tmp_path, {"requirements.txt": "torch>=1.8\n", "src/keep.py": saver})
+    (finding,) = _check(tmp_path, loader, "src/best.py")
+    assert (finding.span.line, finding.severity) == (6, Severity.NOTE)
+    assert Proof.TENSOR_CHECKPOINT in finding.proofs
+
+
+def test_a_helper_parameter_never_proves_the_content(tmp_path):
+    """Other modules may call ``keep`` with anything: only a note, no fix."""
+    source = (
+        "import torch\n"
+        "def keep(state, path='last.pt'):\n    torch.save(state, path)\n"
+        "def run(model):\n    keep({'model': model.state_dict()})\n"
+        "    model.load_state_dict(torch.load('last.pt')['model'])\n    model.train()\n"
+    )
+    _project(tmp_path, {"requirements.txt": "torch>=1.8\n"})
+    (finding,) = _check(tmp_path, source)
+    assert (finding.span.line, finding.severity) == (6, Severity.NOTE)
+    assert Proof.TENSOR_CHECKPOINT not in finding.proofs

@@ -253,10 +253,20 @@ class RetainedGraph(Rule):
                 cost = "before any backward() has run on it, so every iteration's activations stay in GPU memory until it runs out"
             else:
                 cost = "after backward(), so the graph's nodes and tensors stay alive for the rest of the loop"
+            if value.proven_tensor:
+                remedy = (
+                    f"Store `{_called(stored, 'detach')}` instead "
+                    f"(or `{_called(stored, 'item')}` for a scalar that is only logged)."
+                )
+            else:  # a tuple, a namedtuple or an output object has no .detach() of its own
+                remedy = (
+                    f"Store detached tensors instead: `{_called(stored, 'detach')}` for a tensor, "
+                    "`.detach()` on each tensor of a tuple or output object "
+                    "(or `.item()` for a scalar that is only logged)."
+                )
             message = (
                 f"`{stored}` still carries its autograd graph and is stored in `{container}`, which outlives "
-                f"the loop iteration; it is stored {cost}. Store `{_called(stored, 'detach')}` instead "
-                f"(or `{_called(stored, 'item')}` for a scalar that is only logged)."
+                f"the loop iteration; it is stored {cost}. {remedy}"
             )
             evidence = [
                 value.graph,

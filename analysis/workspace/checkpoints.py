@@ -181,10 +181,10 @@ def _scan(tree: ast.Module, imports: ImportTable, path: str) -> tuple[list[Write
     reads: list[Read] = []
     for scope, call in module.calls:
         name = qualified_name(call.func, imports)
-        if name == _SAVE and len(call.args) >= 1:
-            saved = call.args[0]
+        if name == _SAVE:
+            saved = call.args[0] if call.args else _keyword(call, "obj")
             target = call.args[1] if len(call.args) >= 2 else _keyword(call, "f")
-            if target is None:
+            if saved is None or target is None:
                 continue
             writes.append(
                 Write(

@@ -322,3 +322,15 @@ def test_a_helper_parameter_never_proves_the_content(tmp_path):
     (finding,) = _check(tmp_path, source)
     assert (finding.span.line, finding.severity) == (6, Severity.NOTE)
     assert Proof.TENSOR_CHECKPOINT not in finding.proofs
+
+
+def test_a_save_with_keyword_arguments_is_a_write(tmp_path):
+    source = (
+        "import torch\n"
+        "def keep(model):\n    torch.save(obj={'model': model.state_dict()}, f='weights.pt')\n"
+        "def restore(model):\n    model.load_state_dict(torch.load('weights.pt')['model'])\n    model.train()\n"
+    )
+    _project(tmp_path, {"requirements.txt": "torch>=1.8\n"})
+    (finding,) = _check(tmp_path, source)
+    assert (finding.span.line, finding.severity) == (5, Severity.NOTE)
+    assert Proof.TENSOR_CHECKPOINT in finding.proofs

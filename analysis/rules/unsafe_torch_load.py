@@ -58,7 +58,9 @@ class UnsafeTorchLoad(Rule):
     expression in the module, or the same literal file name) and every write the load
     may read saves a `state_dict()`, a tensor, a number or a dict, list or tuple of
     those. A checkpoint holding an argparse `Namespace`, a whole model or a NumPy array
-    would stop loading, so a load whose content is not proven gets no fix. The fix is
+    would stop loading, so a load whose content is not proven gets no fix (when the
+    checkpoint is known to hold an argparse `Namespace`, the message names the
+    `torch.serialization.add_safe_globals([argparse.Namespace])` call instead). The fix is
     still unsafe: a file written by an older version of the code may hold more. No fix
     for an explicit `weights_only=False` or a `pickle_module=` (which `weights_only`
     rejects).
@@ -207,6 +209,13 @@ def _message(explicit: bool, version: TorchVersion | None, source: Provenance, p
             "and unpickling runs any code the file carries; before 2.6 even `weights_only=True` "
             f"can be bypassed (CVE-2025-32434). {TRUSTED}. For any other file, require "
             "`torch>=2.6` and load with `weights_only=True`."
+        )
+    classes = sorted({c for write in source.writes for c in write.classes})
+    if classes and not explicit:
+        named = ", ".join(f"`{c}`" for c in classes)
+        text += (
+            f" The checkpoint holds {named}: to load it with `weights_only=True`, allow-list it "
+            f"first with `torch.serialization.add_safe_globals([{', '.join(classes)}])`."
         )
     if source.writes:
         write = source.writes[0]

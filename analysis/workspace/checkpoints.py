@@ -72,6 +72,9 @@ class Write:
     keys: frozenset[str]  # top-level keys, when a dict literal is saved
     tensors_only: bool  # proven: tensors, containers of them and primitives only
     saved: str  # the saved expression as written
+    # classes known to be pickled in it, which ``weights_only=True`` must allow-list
+    # (``argparse.Namespace`` for ``args = parser.parse_args()``)
+    classes: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -195,6 +198,7 @@ def _scan(tree: ast.Module, imports: ImportTable, path: str) -> tuple[list[Write
                     module.keys(saved, scope, 0),
                     module.holds_tensors_only(saved, scope, 0),
                     ast.unparse(saved),
+                    module.classes(saved, scope),
                 )
             )
         elif name == _LOAD:
@@ -240,6 +244,7 @@ class _Module:
     (``save_checkpoint({'epoch': ..., 'state_dict': ...}, filename)``)."""
 
     def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
         self.calls = list(_calls(tree))
         self.callers: dict[str, list[tuple[ast.Call, ast.AST]]] = {}
         for scope, call in self.calls:
@@ -402,6 +407,31 @@ class _Module:
             if dotted in ("copy.deepcopy", "deepcopy", "dict") and node.args:
                 return again(node.args[0]) and all(again(k.value) for k in node.keywords)
         return False
+
+    def classes(self, saved: ast.expr, scope: ast.AST) -> tuple[str, ...]:
+        """Classes known to be pickled in the saved object: an argparse ``Namespace``
+        (a name bound to ``parser.parse_args()``, in the dict or a dict it is bound to)."""
+        found: set[str] = set()
+        stack: list[tuple[ast.expr, ast.AST, int]] = [(saved, scope, 0)]
+        while stack:
+            node, where, depth = stack.pop()
+            if depth > _MAX_DEPTH:
+                continue
+            for leaf in ast.walk(node):
+                if (
+                    isinstance(leaf, ast.Call)
+                    and isinstance(leaf.func, ast.Attribute)
+                    and leaf.func.attr in ("parse_args", "parse_known_args")
+                ):
+                    found.add("argparse.Namespace")
+                elif isinstance(leaf, ast.Name) and isinstance(leaf.ctx, ast.Load):
+                    # advice, not a proof: parameters are followed to the module's calls,
+                    # and a name the function does not bind to the module's globals
+                    bound = self.bindings(leaf.id, where) or self.bindings(leaf.id, self.tree)
+                    for binding in bound:
+                        if binding is not None:
+                            stack.append((binding[0], binding[1], depth + 1))
+        return tuple(sorted(found))
 
     def keys(self, saved: ast.expr, scope: ast.AST, depth: int) -> frozenset[str]:
         """The top-level keys of the saved dict: a literal, or a name bound to one (plus

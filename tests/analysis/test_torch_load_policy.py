@@ -334,3 +334,26 @@ def test_a_save_with_keyword_arguments_is_a_write(tmp_path):
     (finding,) = _check(tmp_path, source)
     assert (finding.span.line, finding.severity) == (5, Severity.NOTE)
     assert Proof.TENSOR_CHECKPOINT in finding.proofs
+
+
+def test_a_namespace_in_the_checkpoint_is_named_with_its_allow_list(tmp_path):
+    source = (
+        "import argparse\nimport torch\n"
+        "def main():\n"
+        "    args = argparse.ArgumentParser().parse_args()\n"
+        "    model = torch.nn.Linear(2, 2)\n"
+        "    keep(model, args)\n"
+        "def keep(model, args):\n"
+        "    torch.save({'model': model.state_dict(), 'args': args}, 'run.pt')\n"
+        "def restore(model):\n"
+        "    ckpt = torch.load('run.pt')\n"
+        "    model.load_state_dict(ckpt['model'])\n    model.train()\n"
+    )
+    _project(tmp_path, {"requirements.txt": "torch>=1.8\n"})
+    (finding,) = _check(tmp_path, source)
+    assert (finding.span.line, finding.severity) == (10, Severity.NOTE)
+    assert (
+        " The checkpoint holds `argparse.Namespace`: to load it with `weights_only=True`, allow-list "
+        "it first with `torch.serialization.add_safe_globals([argparse.Namespace])`."
+    ) in finding.message
+    assert fixes_for(source, finding) == ()

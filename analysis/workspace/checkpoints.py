@@ -417,7 +417,11 @@ class _Module:
             node, where, depth = stack.pop()
             if depth > _MAX_DEPTH:
                 continue
+            # ``args.arch`` saves a field of the namespace, not the namespace
+            fields = {id(a.value) for a in ast.walk(node) if isinstance(a, ast.Attribute)}
             for leaf in ast.walk(node):
+                if id(leaf) in fields:
+                    continue
                 if (
                     isinstance(leaf, ast.Call)
                     and isinstance(leaf.func, ast.Attribute)

@@ -357,3 +357,20 @@ def test_a_namespace_in_the_checkpoint_is_named_with_its_allow_list(tmp_path):
         "it first with `torch.serialization.add_safe_globals([argparse.Namespace])`."
     ) in finding.message
     assert fixes_for(source, finding) == ()
+
+
+def test_a_field_of_the_namespace_is_not_the_namespace(tmp_path):
+    source = (
+        "import argparse\nimport torch\n"
+        "def main():\n"
+        "    args = argparse.ArgumentParser().parse_args()\n"
+        "    model = torch.nn.Linear(2, 2)\n"
+        "    torch.save({'model': model.state_dict(), 'arch': args.arch}, 'run.pt')\n"
+        "def restore(model):\n"
+        "    ckpt = torch.load('run.pt')\n"
+        "    model.load_state_dict(ckpt['model'])\n    model.train()\n"
+    )
+    _project(tmp_path, {"requirements.txt": "torch>=1.8\n"})
+    (finding,) = _check(tmp_path, source)
+    assert finding.severity is Severity.NOTE
+    assert "add_safe_globals" not in finding.message

@@ -410,31 +410,32 @@ class _Module:
 
     def classes(self, saved: ast.expr, scope: ast.AST) -> tuple[str, ...]:
         """Classes known to be pickled in the saved object: an argparse ``Namespace``
-        (a name bound to ``parser.parse_args()``, in the dict or a dict it is bound to)."""
+        saved whole (a name bound to ``parser.parse_args()``, as a value of the saved
+        dict, list or tuple, or the saved object itself). ``args.arch`` saves a field,
+        and a call's arguments are not what it returns: neither is followed."""
         found: set[str] = set()
         stack: list[tuple[ast.expr, ast.AST, int]] = [(saved, scope, 0)]
         while stack:
             node, where, depth = stack.pop()
             if depth > _MAX_DEPTH:
                 continue
-            # ``args.arch`` saves a field of the namespace, not the namespace
-            fields = {id(a.value) for a in ast.walk(node) if isinstance(a, ast.Attribute)}
-            for leaf in ast.walk(node):
-                if id(leaf) in fields:
-                    continue
-                if (
-                    isinstance(leaf, ast.Call)
-                    and isinstance(leaf.func, ast.Attribute)
-                    and leaf.func.attr in ("parse_args", "parse_known_args")
-                ):
-                    found.add("argparse.Namespace")
-                elif isinstance(leaf, ast.Name) and isinstance(leaf.ctx, ast.Load):
-                    # advice, not a proof: parameters are followed to the module's calls,
-                    # and a name the function does not bind to the module's globals
-                    bound = self.bindings(leaf.id, where) or self.bindings(leaf.id, self.tree)
-                    for binding in bound:
-                        if binding is not None:
-                            stack.append((binding[0], binding[1], depth + 1))
+            if isinstance(node, ast.Dict):
+                stack.extend((v, where, depth + 1) for v in node.values)
+            elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+                stack.extend((e, where, depth + 1) for e in node.elts)
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("parse_args", "parse_known_args")
+            ):
+                found.add("argparse.Namespace")
+            elif isinstance(node, ast.Name):
+                # advice, not a proof: parameters are followed to the module's calls,
+                # and a name the function does not bind to the module's globals
+                bound = self.bindings(node.id, where) or self.bindings(node.id, self.tree)
+                for binding in bound:
+                    if binding is not None:
+                        stack.append((binding[0], binding[1], depth + 1))
         return tuple(sorted(found))
 
     def keys(self, saved: ast.expr, scope: ast.AST, depth: int) -> frozenset[str]:

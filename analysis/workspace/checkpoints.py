@@ -21,6 +21,10 @@ in the project's format, which is enough for a note. The project is the folder t
 the root the torch requirement was read from (:mod:`.torchversion`), or the analysed
 file's folder; at most :data:`MAX_FILES` modules are read, through
 :mod:`torchward.estimator.dependencies` (so an edited module invalidates cached results).
+
+Past 400 lines on purpose: which write a read reads is one fact, and the binding
+resolution it needs (:class:`_Module`: names, parameters followed to the module's own
+calls) serves only it; it moves to a module of its own when a second user appears.
 """
 
 from __future__ import annotations

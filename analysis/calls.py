@@ -128,6 +128,8 @@ class CallsMixin:
 
         def emptied(self, path: str, container: Value, node: ast.Call) -> None: ...
 
+        def detached_in_place(self, receiver: ast.AST) -> None: ...
+
         def super_self(self) -> Value: ...
 
         def super_path(self, node: ast.expr) -> str | None: ...
@@ -448,6 +450,8 @@ class CallsMixin:
             ):
                 kind, confidence = guessed, Confidence.LOW
         observe_method(self, receiver, method, node)
+        if method == "detach_" and not (receiver_path and receiver_path.endswith(".grad")):
+            self.detached_in_place(func.value)
         if method == "zero_grad" or (
             method in ("zero_", "detach_") and receiver_path and receiver_path.endswith(".grad")
         ):

@@ -108,6 +108,7 @@ class CallFacts:
     pin_memory_given: bool = False
     weights_only: bool | None = None  # TORCH_LOAD: a literal weights_only=
     weights_only_given: bool = False
+    pickle_module_given: bool = False  # TORCH_LOAD: a pickle_module= (weights_only rejects it)
     opaque_arguments: bool = False  # *args / **kwargs may pass anything
     # TRANSFER: "model", "factory" (a torch.tensor(...) of loop-invariant values), "invariant"
     # (a tensor bound outside the loop), "model-to-host"; None: anything else (a batch)

@@ -288,6 +288,10 @@ class ExpressionsMixin:
                 locs=iterable.locs,
                 backwarded=iterable.backwarded if iterable.graph else None,
             )
+        if iterable.locs:
+            # ``zip(self.saved_log_probs, returns)``: the elements still come out of those
+            # containers, so what is computed from them is traced back to where they were stored
+            return Value(locs=iterable.locs)
         return UNKNOWN
 
     # --- helpers shared with calls and statements -----------------------------------

@@ -76,6 +76,11 @@ class Proof(str, enum.Enum):
     ``autograd.grad``: none runs in the loop, after it in the same function or around it,
     no value from the loop is stored where it outlives the function, and the function
     returns no value that carries a graph."""
+    TENSOR_CHECKPOINT = "tensor-checkpoint"
+    """TW023: the loaded file is one the project writes with ``torch.save`` at the same
+    path, and every write it may read saves only tensors, containers of them and
+    primitives (a ``state_dict()``, a dict literal of those), so ``weights_only=True``
+    loads it."""
     TORCH_OPTIMIZER = "torch-optimizer"
     """TW003: the stepped optimizer was built by a ``torch.optim`` constructor the analysis
     followed (not guessed from a name), so ``zero_grad(set_to_none=True)`` exists."""

@@ -136,6 +136,8 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
         self.loc_loops: dict[Loc, tuple[int, ...]] = {}
         # the loops enclosing the statement that last bound each variable of this function
         self.bound_loops: dict[str, tuple[int, ...]] = {}
+        # names whose value was detached in place (``hidden[0].detach_()``) since last bound
+        self.detached_paths: set[str] = set()
         self._loops_of_body: list[tuple[int, int]] | None = None
         # variables bound to a grad-mode context manager: False disables, True enables
         self.grad_guards: dict[str, bool] = {}
@@ -251,6 +253,19 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
         if isinstance(node, ast.Subscript):
             return self.text(node.value)
         return "container"
+
+    def detached_in_place(self, receiver: ast.AST) -> None:
+        """``state.detach_()``, ``hidden[0].detach_()``: the value bound to the name is cut
+        from its graph in place, so rebinding the name from it (``out, hidden =
+        model(x, hidden)``, truncated backpropagation through time) keeps no earlier
+        iteration's graph alive. An element detached stands for the whole tuple (the
+        usual ``(h, c)`` pair detaches both)."""
+        target = receiver.value if isinstance(receiver, ast.Subscript) else receiver
+        path = dotted(target)
+        current = self.lookup(path) if path else None
+        if path and current is not None:
+            self.env[path] = evolve(current, graph=None)
+            self.detached_paths.add(path)
 
     def emptied(self, path: str, container: Value, node: ast.Call) -> None:
         """``path.clear()``: what is stored afterwards is held only until the next clear,
@@ -411,6 +426,7 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
             and value.graph
             and (previous.locs & value.locs)
             and _reads(statement.value, path)
+            and path not in self.detached_paths
         ):
             # ``total = total + loss``: an accumulator, like ``total += loss``
             self.store(
@@ -423,6 +439,7 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
         if self.analyzer.launch is not None:
             value = self.bound_constant(value)
         self.env[path] = value
+        self.detached_paths.discard(path)
 
     def with_backward_proof(self, path: str, value: Value, statement: ast.AST) -> Value:
         """A value that ``backward()`` is later called on carries a graph: that is proof.

@@ -83,6 +83,7 @@ def observe_api(
             call=CallFacts(
                 weights_only=weights_only if isinstance(weights_only, bool) else None,
                 weights_only_given=weights_only is not _NOT_GIVEN,
+                pickle_module_given=keyword(node, "pickle_module", 2) is not None,
                 opaque_arguments=_has_unpacked_arguments(node),
             ),
         )

@@ -23,8 +23,9 @@ so the call applies to the whole stored value and never to its last operand.
    be backpropagated later (summed micro-batch losses, the last chunk of logits).
 
 When 1 holds but 2 or 3 does not, ``.detach()`` is offered as **unsafe** (a person must
-check the later uses); when 1 does not hold, it is unsafe too (the value may not be a
-tensor). ``.item()`` is offered first when the container is a number accumulator whose
+check the later uses); when 1 does not hold, no fix is offered at all: on a tuple, a
+namedtuple or a ``ModelOutput`` ``.detach()`` raises ``AttributeError``. ``.item()`` is
+offered first when the value is a tensor and the container is a number accumulator whose
 every other use is arithmetic, formatting or printing — then a float is what the code
 wanted — but it changes the type (and what ``print`` shows): always unsafe.
 """
@@ -292,11 +293,9 @@ class RetainedGraphFixer(Fixer):
 
     @staticmethod
     def _methods(tree, finding, container, owner):
+        if Proof.STORED_TENSOR not in finding.proofs:
+            return  # a tuple, a namedtuple, a ModelOutput has neither .detach() nor .item()
         if container is not None and _is_number_accumulator(tree, container, owner):
             yield "item", Applicability.UNSAFE
-        proven = (
-            Proof.STORED_TENSOR in finding.proofs
-            and container_is_private(tree, container)
-            and reads_are_inert(tree, container, owner)
-        )
+        proven = container_is_private(tree, container) and reads_are_inert(tree, container, owner)
         yield "detach", Applicability.SAFE if proven else Applicability.UNSAFE

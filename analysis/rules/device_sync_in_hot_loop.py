@@ -22,6 +22,35 @@ def gated_by_modulo(event: Event, loop: int) -> bool:
     return any(g.is_modulo for g in event.gates if g.loop is not None and g.loop >= loop)
 
 
+def already_syncs(trace: Trace, sync: Event, loop: int) -> Event | None:
+    """Another read of a tensor to the host on every iteration of the step ``loop``
+    (``loss.item()`` for a NaN check or a progress bar): the step waits for the device
+    there anyway, so one ``synchronize()`` more (before reading a clock) adds little."""
+    return next(
+        (
+            e
+            for e in trace.events
+            if e.kind is EventKind.SYNC
+            and e is not sync
+            and e.target is not None
+            and e.loops
+            and e.loops[-1] == loop
+            and not gated_by_modulo(e, loop)
+        ),
+        None,
+    )
+
+
+def drives_the_next_step(trace: Trace, loop: int) -> bool:
+    """The loop runs the model on every iteration, so what it reads back is a fresh
+    output each time: a rollout handing each action to a CPU environment
+    (``env.step(action.item())``) or sampling token by token, where the next iteration
+    needs the value on the host. Per-element reads of one batch's output run no model."""
+    return any(
+        e.kind is EventKind.FORWARD and e.loops and e.loops[-1] == loop for e in trace.events
+    )
+
+
 _TIMING = ("time(", "perf_counter", "elapsed", "Event(", "record(", "timer", "Timer")
 
 
@@ -65,9 +94,15 @@ class DeviceSyncInHotLoop(Rule):
     No automatic fix: vectorising the inner loop is a rewrite for a person.
 
     ## Known limitations
-    One `.item()` per batch (the usual loss logging) is not flagged, nor anything under
-    an `if step % N == 0:` (periodic logging), nor a `synchronize()` within three lines of
-    a clock reading (`time.time()`, `perf_counter()`, CUDA events): timing a step needs it. Only tensors the analysis knows to be
+    Deliberate cases it stays quiet on: one `.item()` per batch (the usual loss
+    logging); anything under an `if step % N == 0:` (periodic logging); a
+    `synchronize()` within three lines of a clock reading (`time.time()`,
+    `perf_counter()`, CUDA events), since timing a step needs it; a `synchronize()` in a
+    step that already reads a tensor back on every iteration (`loss.item()` for a NaN
+    check), which waits for the device anyway; and a read in a loop that runs the model
+    on every iteration (a reinforcement-learning rollout handing each action to a CPU
+    environment, `env.step(action.item())`, or sampling token by token), where the next
+    iteration needs the value on the host. Only tensors the analysis knows to be
     tensors count (results of models, losses and torch operations); a loop's own step
     must run a backward or an optimizer step directly.
     """
@@ -91,6 +126,17 @@ class DeviceSyncInHotLoop(Rule):
         "import torch\ndef report(model, x):\n    with torch.no_grad():\n        out = model(x)\n    for i in range(len(out)):\n        print(out[i].item())\n",
         # synchronising to time the step
         "import time\nimport torch\ndef train(model, loader, opt, crit):\n    for x, y in loader:\n        t0 = time.time()\n        crit(model(x), y).backward()\n        opt.step()\n        torch.cuda.synchronize()\n        print(time.time() - t0)\n",
+        # a synchronize for timing in a step that already waits on loss.item() (a NaN check)
+        "import torch\ndef train(model, loader, opt, crit):\n    for x, y in loader:\n        loss = crit(model(x), y)\n"
+        "        if torch.isnan(loss).item():\n            raise RuntimeError('nan')\n        loss.backward()\n        opt.step()\n"
+        "        opt.zero_grad()\n\n        torch.cuda.synchronize()\n        print(loss.item())\n",
+        # a rollout: each action goes to a CPU environment before the next forward
+        "import torch\nimport torch.nn as nn\ndef train(env, episodes):\n    policy = nn.Linear(4, 2)\n"
+        "    opt = torch.optim.Adam(policy.parameters())\n    for _ in range(episodes):\n        state, done = env.reset(), False\n"
+        "        log_probs, rewards = [], []\n        while not done:\n            probs = torch.softmax(policy(torch.as_tensor(state)), -1)\n"
+        "            action = torch.multinomial(probs, 1)\n            log_probs.append(torch.log(probs[action]))\n"
+        "            state, reward, done, _ = env.step(action.item())\n            rewards.append(reward)\n"
+        "        loss = -torch.stack(log_probs).sum() * sum(rewards)\n        opt.zero_grad()\n        loss.backward()\n        opt.step()\n",
         # numbers from the loader are not device tensors we know of
         "import torch\ndef train(model, loader, opt, crit):\n    for x, y, names in loader:\n        crit(model(x), y).backward()\n        opt.step()\n        for n in names:\n            print(n)\n",
     )
@@ -122,8 +168,8 @@ class DeviceSyncInHotLoop(Rule):
                 # torch.cuda.synchronize(): every step when the loop is the step itself
                 if not steps_directly(trace, innermost) or gated_by_modulo(sync, innermost):
                     continue
-                if times_the_step(facts, sync):
-                    continue  # synchronising to time the step: that is what it is for
+                if times_the_step(facts, sync) or already_syncs(trace, sync, innermost):
+                    continue  # synchronising to time the step, or a step that waits anyway
                 why = "`torch.cuda.synchronize()` runs on every training step"
                 loop = innermost
             else:
@@ -132,6 +178,8 @@ class DeviceSyncInHotLoop(Rule):
                     continue  # not nested inside a training step
                 if steps_directly(trace, innermost) or gated_by_modulo(sync, parent):
                     continue
+                if drives_the_next_step(trace, innermost):
+                    continue  # the host needs each fresh output: a rollout, not a per-element read
                 why = "this reads a tensor back to the host once per iteration of a loop inside the training step"
                 loop = innermost
             reported.add(sync.span)

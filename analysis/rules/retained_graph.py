@@ -62,16 +62,23 @@ class RetainedGraph(Rule):
     ```
 
     ## Fix safety
-    The fix stores `x.detach()` (`(a * b).detach()` for a compound expression). It is
-    safe only when the analysis proves that the stored value is a tensor (a loss or a
-    tensor operation's result, not a tuple, dict, `ModelOutput` or number, where
-    `.detach()` would raise) and that nothing stored can reach a `backward()`: the
-    container is a local of the function and every other read of it ends in a number
-    or a report (`len`, `print`, `float`, `.item()`, an f-string). Otherwise — a
-    container on `self`, returned, summed, iterated — the fix is unsafe. Storing
-    `.item()` changes the type to a float: always unsafe.
+    The fix stores `x.detach()` (`(a * b).detach()` for a compound expression), and is
+    offered only when the analysis proves that the stored value is a tensor (a loss or a
+    tensor operation's result): on a tuple, a namedtuple, a dict, a `ModelOutput` or a
+    model's output of unknown type `.detach()` raises, so those get no fix. It is safe
+    only when, besides, nothing stored can reach a `backward()`: the container is a
+    local of the function and every other read of it ends in a number or a report
+    (`len`, `print`, `float`, `.item()`, an f-string). Otherwise — a container on
+    `self`, returned, summed, iterated — the fix is unsafe. Storing `.item()` changes
+    the type to a float: always unsafe.
 
     ## Known limitations
+    Deliberate cases it stays quiet on: values kept so that a later `backward()` uses
+    them — micro-batch losses summed and backpropagated, and in reinforcement learning
+    the log-probabilities or losses stored during an episode and backpropagated at its
+    end (`zip(self.saved_log_probs, returns)` feeding the episode's loss is traced back
+    to the container); and a recurrent state carried across steps that is detached in
+    place each step (`hidden[0].detach_()` before `out, hidden = model(x, hidden)`).
     An accumulator that the loop also resets (`running_loss = 0`, `window.clear()` after
     each update) retains only the iterations between resets and is reported as a
     warning; when what it holds was already backpropagated, the window is bounded and
@@ -123,59 +130,45 @@ class RetainedGraph(Rule):
         "import torch\ndef train(model, loader, opt, crit):\n    ranks, labels = [], []\n    for x, y in loader:\n        out = model(x)\n        ranks.append(out.argsort(dim=1))\n        labels.append(out.long())\n        labels.append(out.to(torch.int64))\n        crit(out, y).backward()\n",
         # inference_mode and set_grad_enabled(False)
         "import torch\ndef run(model, loader):\n    a, b = [], []\n    with torch.inference_mode():\n        for x in loader:\n            a.append(model(x))\n    with torch.set_grad_enabled(False):\n        for x in loader:\n            b.append(model(x))\n    return a, b\n",
+        # REINFORCE: log-probs stored during the episode are summed and backpropagated at its end
+        "import torch\nimport torch.nn as nn\nfrom torch.distributions import Categorical\nclass Policy(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.head = nn.Linear(4, 2)\n        self.log_probs = []\n        self.rewards = []\n    def forward(self, x):\n        return torch.softmax(self.head(x), dim=-1)\npolicy = Policy()\nopt = torch.optim.Adam(policy.parameters())\ndef act(state):\n    dist = Categorical(policy(state))\n    action = dist.sample()\n    policy.log_probs.append(dist.log_prob(action))\n    return action.item()\ndef finish():\n    losses = []\n    for log_prob, ret in zip(policy.log_probs, policy.rewards):\n        losses.append(-log_prob * ret)\n    opt.zero_grad()\n    torch.stack(losses).sum().backward()\n    opt.step()\n    del policy.log_probs[:]\n    del policy.rewards[:]\ndef run(env, episodes):\n    for _ in range(episodes):\n        state, done = env.reset(), False\n        while not done:\n            state, reward, done, _ = env.step(act(state))\n            policy.rewards.append(reward)\n        finish()\n",
+        # truncated backpropagation through time: the carried state is detached in place each step
+        "import torch\nimport torch.distributed.autograd as dist_autograd\nimport torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.rnn = nn.LSTM(4, 8, 2)\n    def forward(self, x, hidden):\n        return self.rnn(x, hidden)\ndef train(loader, opt):\n    model = Net()\n    hidden = (torch.zeros(2, 4, 8), torch.zeros(2, 4, 8))\n    for x, y in loader:\n        with dist_autograd.context() as context_id:\n            hidden[0].detach_()\n            hidden[1].detach_()\n            out, hidden = model(x, hidden)\n            dist_autograd.backward(context_id, [out.sum()])\n            opt.step(context_id)\n",
     )
     INVALID = (
         # outputs returned to a caller in the file that never backpropagates them
         Invalid(
             "def collect(model, loader):\n    outs = []\n    for x in loader:\n        outs.append(model(x))\n    return outs\n\ndef main(model, loader):\n    print(len(collect(model, loader)))\n",
             line=4,
-            fixed=Fixed(
-                "def collect(model, loader):\n    outs = []\n    for x in loader:\n        outs.append(model(x).detach())\n    return outs\n\ndef main(model, loader):\n    print(len(collect(model, loader)))\n",
-                Applicability.UNSAFE,
-            ),
+            fixed=None,  # not proven a tensor (a model output, an unknown criterion's result)
         ),
         # returned, but every stored loss was already backpropagated: no caller can use the graph
         Invalid(
             "def train_epoch(model, loader, opt, crit):\n    losses = []\n    for x, y in loader:\n        loss = crit(model(x), y)\n        losses.append(loss)\n        loss.backward()\n        opt.step()\n        opt.zero_grad()\n    return losses\n",
             line=5,
-            fixed=Fixed(
-                "def train_epoch(model, loader, opt, crit):\n    losses = []\n    for x, y in loader:\n        loss = crit(model(x), y)\n        losses.append(loss.detach())\n        loss.backward()\n        opt.step()\n        opt.zero_grad()\n    return losses\n",
-                Applicability.UNSAFE,
-            ),
+            fixed=None,  # not proven a tensor (a model output, an unknown criterion's result)
         ),
         Invalid(
             "import torch\ndef train(model, loader, opt, crit):\n    losses = []\n    for x, y in loader:\n        loss = crit(model(x), y)\n        losses.append(loss)\n        loss.backward()\n        opt.step()\n        opt.zero_grad()\n",
             Severity.ERROR,
             line=6,
-            fixed=Fixed(
-                "import torch\ndef train(model, loader, opt, crit):\n    losses = []\n    for x, y in loader:\n        loss = crit(model(x), y)\n        losses.append(loss.detach())\n        loss.backward()\n        opt.step()\n        opt.zero_grad()\n",
-                Applicability.UNSAFE,
-            ),
+            fixed=None,  # not proven a tensor (a model output, an unknown criterion's result)
         ),
         Invalid(
             "import torch\ndef train(model, loader, opt, crit):\n    total = 0\n    for x, y in loader:\n        loss = crit(model(x), y)\n        loss.backward()\n        total += loss\n        opt.step()\n        opt.zero_grad()\n    return total.item() / len(loader)\n",
             Severity.WARNING,
             line=7,
-            fixed=Fixed(
-                "import torch\ndef train(model, loader, opt, crit):\n    total = 0\n    for x, y in loader:\n        loss = crit(model(x), y)\n        loss.backward()\n        total += loss.detach()\n        opt.step()\n        opt.zero_grad()\n    return total.item() / len(loader)\n",
-                Applicability.UNSAFE,
-            ),
+            fixed=None,  # not proven a tensor (a model output, an unknown criterion's result)
         ),
         Invalid(
             "import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 2)\nloader = torch.utils.data.DataLoader(range(8))\nhist = {}\nfor i, x in enumerate(loader):\n    out = model(x)\n    hist[i] = out\n",
             line=8,
-            fixed=Fixed(
-                "import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 2)\nloader = torch.utils.data.DataLoader(range(8))\nhist = {}\nfor i, x in enumerate(loader):\n    out = model(x)\n    hist[i] = out.detach()\n",
-                Applicability.UNSAFE,
-            ),
+            fixed=None,  # not proven a tensor (a model output, an unknown criterion's result)
         ),
         Invalid(
             "import torch\nclass Trainer:\n    def __init__(self, model, loader):\n        self.model = model\n        self.loader = loader\n        self.losses = []\n    def fit(self):\n        for x, y in self.loader:\n            loss = self.model(x).sum()\n            self.losses.append(loss)\n            loss.backward()\n",
             line=10,
-            fixed=Fixed(
-                "import torch\nclass Trainer:\n    def __init__(self, model, loader):\n        self.model = model\n        self.loader = loader\n        self.losses = []\n    def fit(self):\n        for x, y in self.loader:\n            loss = self.model(x).sum()\n            self.losses.append(loss.detach())\n            loss.backward()\n",
-                Applicability.UNSAFE,
-            ),
+            fixed=None,  # not proven a tensor (a model output, an unknown criterion's result)
         ),
         # a criterion built here returns a tensor and the list is only counted: `.detach()` is proven safe
         Invalid(
@@ -194,6 +187,23 @@ class RetainedGraph(Rule):
                 "import torch\ndef train(model, loader, opt):\n    crit = torch.nn.CrossEntropyLoss()\n    losses = []\n    for x, y in loader:\n        loss = crit(model(x), y)\n        losses.append(loss.detach())\n        loss.backward()\n    total = sum(losses)\n    return total\n",
                 Applicability.UNSAFE,
             ),
+        ),
+        # a namedtuple and a tuple hold graphs too, but have no .detach(): no fix
+        Invalid(
+            "import collections\nimport torch\nStep = collections.namedtuple('Step', ['loss', 'out'])\n"
+            "def train(model, loader, opt):\n    crit = torch.nn.CrossEntropyLoss()\n    history = []\n"
+            "    for x, y in loader:\n        out = model(x)\n        loss = crit(out, y)\n"
+            "        history.append(Step(loss, out))\n        loss.backward()\n        opt.step()\n    print(len(history))\n",
+            Severity.ERROR,
+            line=10,
+            fixed=None,
+        ),
+        # the carried state is never detached: each step chains onto the last one's graph; a tuple, no fix
+        Invalid(
+            "import torch\nimport torch.distributed.autograd as dist_autograd\nimport torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.rnn = nn.LSTM(4, 8, 2)\n    def forward(self, x, hidden):\n        return self.rnn(x, hidden)\ndef train(loader, opt):\n    model = Net()\n    hidden = (torch.zeros(2, 4, 8), torch.zeros(2, 4, 8))\n    for x, y in loader:\n        with dist_autograd.context() as context_id:\n            out, hidden = model(x, hidden)\n            dist_autograd.backward(context_id, [out.sum()])\n            opt.step(context_id)\n",
+            Severity.ERROR,
+            line=15,
+            fixed=None,
         ),
     )
 
@@ -243,10 +253,20 @@ class RetainedGraph(Rule):
                 cost = "before any backward() has run on it, so every iteration's activations stay in GPU memory until it runs out"
             else:
                 cost = "after backward(), so the graph's nodes and tensors stay alive for the rest of the loop"
+            if value.proven_tensor:
+                remedy = (
+                    f"Store `{_called(stored, 'detach')}` instead "
+                    f"(or `{_called(stored, 'item')}` for a scalar that is only logged)."
+                )
+            else:  # a tuple, a namedtuple or an output object has no .detach() of its own
+                remedy = (
+                    f"Store detached tensors instead: `{_called(stored, 'detach')}` for a tensor, "
+                    "`.detach()` on each tensor of a tuple or output object "
+                    "(or `.item()` for a scalar that is only logged)."
+                )
             message = (
                 f"`{stored}` still carries its autograd graph and is stored in `{container}`, which outlives "
-                f"the loop iteration; it is stored {cost}. Store `{_called(stored, 'detach')}` instead "
-                f"(or `{_called(stored, 'item')}` for a scalar that is only logged)."
+                f"the loop iteration; it is stored {cost}. {remedy}"
             )
             evidence = [
                 value.graph,

@@ -1,143 +1,91 @@
-"""TW023 unsafe-torch-load."""
+"""TW023 unsafe-torch-load: the policy written down in docs/policy/torch-load.md."""
 
 from __future__ import annotations
 
 import os
-import re
-
-from torchward.estimator import dependencies
 
 from ..events import EventKind
-from ..finding import Applicability, Evidence, Severity
+from ..finding import Applicability, Evidence, Proof, Severity, Span
 from ..rule import Fixed, Invalid, Rule
 from ..structure import events
+from ..workspace.checkpoints import Provenance, provenance
+from ..workspace.torchversion import TorchVersion, torch_version
 
-SAFE_DEFAULT = (2, 6)  # torch.load defaults to weights_only=True from 2.6 on
-_REQUIREMENT_FILES = (
-    "pyproject.toml",
-    "setup.cfg",
-    "setup.py",
-    "environment.yml",
-    "environment.yaml",
+TRUSTED = (
+    "Load only trusted files: ones this project's own runs wrote, or that come from a "
+    "source you control, never a download, a shared folder or a file someone sent"
 )
-# the names of a folder the search looks at: requirement files, and .git (the project root)
-_LISTED = (*_REQUIREMENT_FILES, "requirements*.txt", "requirements*.in", ".git")
-_TORCH = re.compile(
-    r"""(?<![\w.-])torch(?![\w.-])\s*(?:\[[^\]]*\])?\s*(?P<spec>(?:[<>=!~]=?\s*[\w.*]+\s*,?\s*)*)"""
-)
-_CLAUSE = re.compile(r"(?P<op>[<>=!~]=?)\s*(?P<version>\d+(?:\.\d+)*)")
-
-
-def _version(text: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in text.split(".")[:3])
-
-
-def lowest_torch(spec: str) -> tuple[int, ...] | None:
-    """The lowest torch version a requirement specifier admits, when it has a lower bound
-    (``>=2.6``, ``==2.7.1``, ``~=2.6``, ``>2.5``); None when any version may be installed."""
-    lowest = None
-    for clause in _CLAUSE.finditer(spec):
-        op, version = clause["op"], _version(clause["version"])
-        if op in (">=", "==", "~=", "==="):
-            bound = version
-        elif op == ">":
-            bound = version[:-1] + (version[-1] + 1,) if version else version
-        else:
-            continue
-        lowest = bound if lowest is None else max(lowest, bound)
-    return lowest
-
-
-@dependencies.remembered
-def torch_requirement(directory: str) -> tuple[str, tuple[int, ...] | None] | None:
-    """The nearest requirement on torch at or above ``directory``: (file, lowest version);
-    None when no requirement file up to the project root names torch.
-
-    Not cached: only files that call ``torch.load`` ask, and the language server must see
-    an edited ``pyproject.toml`` at the next analysis."""
-    current = os.path.abspath(directory)
-    while True:
-        try:
-            names = sorted(dependencies.list_dir(current, _LISTED))
-        except OSError:
-            names = []
-        candidates = [n for n in names if n in _REQUIREMENT_FILES] + [
-            n for n in names if n.startswith("requirements") and n.endswith((".txt", ".in"))
-        ]
-        found: list[tuple[str, tuple[int, ...] | None]] = []
-        for name in candidates:
-            path = os.path.join(current, name)
-            try:
-                text = dependencies.read_text(path, errors="replace")[:200_000]
-            except OSError:
-                continue
-            for line in text.splitlines():
-                line = line.split("#", 1)[0]
-                match = _TORCH.search(line)
-                if match is None:
-                    continue
-                before = line[: match.start()].rstrip()
-                if before and before[-1] not in "\"'[-,=:":
-                    continue  # ``import torch`` in setup.py, prose: not a requirement
-                found.append((path, lowest_torch(match["spec"])))
-        if found:
-            # the weakest requirement decides: any file may be the one installed from
-            return min(found, key=lambda item: item[1] or ())
-        if ".git" in names or os.path.dirname(current) == current:
-            return None
-        current = os.path.dirname(current)
 
 
 class UnsafeTorchLoad(Rule):
     """
     ## What it does
-    Flags `torch.load(...)` without `weights_only=True` in a project that may run on a
-    torch older than 2.6, read from the nearest `pyproject.toml`, `setup.cfg`,
-    `setup.py`, `environment.yml` or `requirements*.txt` that names torch.
+    Applies the [`torch.load` policy](../policy/torch-load.md) to every `torch.load`,
+    by the torch version the project declares (`pyproject.toml`, `setup.cfg`,
+    `setup.py`, `requirements*.txt`, `environment.yml`, searched up from the file to the
+    project root; for a plain script, the installed torch's metadata). The finding's
+    evidence names the file and line the version came from.
+
+    - torch >= 2.6 required: `torch.load` already defaults to `weights_only=True`; only
+      an explicit `weights_only=False` or a `pickle_module=` is flagged.
+    - torch < 2.6 admitted, or the version unknown: a load without `weights_only=True`
+      is flagged too.
+    - A load of a file the project itself writes with `torch.save` (the same path
+      expression in the module, the same literal file name in the project, or the keys
+      it reads all among the keys of a saved dict) is a note, not a warning.
 
     ## Why is this bad?
-    Before torch 2.6, `torch.load` unpickles by default, and unpickling runs arbitrary
-    code: a checkpoint downloaded from a model hub, a shared drive or a pull request can
-    execute anything with the user's rights when it is loaded. `weights_only=True`
-    restricts loading to tensors, primitive types and allow-listed classes. From 2.6 on
-    it is the default, so a project that requires `torch>=2.6` is not flagged.
+    Unpickling runs any code the file carries: a checkpoint downloaded from a model hub,
+    a shared drive or a pull request executes with the user's rights when it is loaded.
+    Before torch 2.6 `torch.load` unpickles by default, and even `weights_only=True` can
+    be bypassed there (CVE-2025-32434). A *trusted* file is one this project's own runs
+    wrote or that comes from a source you control. For anything else, require
+    `torch>=2.6` and load with `weights_only=True`, allow-listing the classes a
+    checkpoint needs with `torch.serialization.add_safe_globals([...])`.
 
     ## Example
     ```python
-    state = torch.load("checkpoint.pt", map_location="cpu")      # TW023
+    state = torch.load(args.resume, map_location="cpu")      # TW023
     ```
-    Use instead:
+    Use instead (with `torch>=2.6` in the project's requirements):
     ```python
-    state = torch.load("checkpoint.pt", map_location="cpu", weights_only=True)
+    state = torch.load(args.resume, map_location="cpu", weights_only=True)
     ```
 
     ## Fix safety
-    The fix adds `weights_only=True`. It is unsafe: a checkpoint that pickles custom
-    classes (an optimizer wrapper, an argparse `Namespace`, a NumPy scalar in older
-    formats) no longer loads until those classes are allow-listed with
-    `torch.serialization.add_safe_globals`. No fix is offered when the call passes
-    a `pickle_module` (which `weights_only` rejects).
+    The fix adds `weights_only=True`, and is offered only when the analysis proves the
+    file holds nothing else: the project writes it at the same path (the same path
+    expression in the module, or the same literal file name) and every write the load
+    may read saves a `state_dict()`, a tensor, a number or a dict, list or tuple of
+    those. A checkpoint holding an argparse `Namespace`, a whole model or a NumPy array
+    would stop loading, so a load whose content is not proven gets no fix (when the
+    checkpoint is known to hold an argparse `Namespace`, the message names the
+    `torch.serialization.add_safe_globals([argparse.Namespace])` call instead). The fix is
+    still unsafe: a file written by an older version of the code may hold more. No fix
+    for an explicit `weights_only=False` or a `pickle_module=` (which `weights_only`
+    rejects).
 
     ## Known limitations
-    An explicit `weights_only=False` is a decision and is not flagged; nor is a call that
+    Deliberate cases it stays quieter on: a load of the project's own checkpoint (a
+    note); an explicit `weights_only=True`, or one passed as a variable; a call that
     unpacks `*args`/`**kwargs`, which may carry `weights_only` (timm-style loaders build
-    their keyword arguments first). A requirement is
-    read from the nearest directory (up to the repository root) that has a requirement
-    file naming torch; with several, the weakest lower bound decides. Files that contain
-    no training code at all (pure inference scripts) are not analysed.
+    their keyword arguments first). With several requirement files in the deciding
+    folder the weakest lower bound decides. A `state_dict()` is taken to hold tensors
+    and numbers only; a scheduler whose state holds a callable object is not told
+    apart. Files that contain no training code at all (pure inference scripts) are not
+    analysed.
     """
 
     code = "TW023"
     name = "unsafe-torch-load"
     default_severity = Severity.WARNING
-    summary = "torch.load without weights_only=True unpickles arbitrary code on torch < 2.6."
+    summary = "torch.load may unpickle arbitrary code: implicitly on torch < 2.6, or with weights_only=False."
 
     _HEAD = "import torch\n"
+    _SAVE = "def save(model, path):\n    torch.save(model.state_dict(), path)\n\n"
     VALID = (
         _HEAD
         + "def restore(model, path):\n    model.load_state_dict(torch.load(path, weights_only=True))\n    model.eval()\n",
-        _HEAD
-        + "def restore(model, path):\n    model.load_state_dict(torch.load(path, weights_only=False))\n    model.eval()\n",
         # not torch's load
         "import pickle\ndef restore(model, f):\n    model.load_state_dict(pickle.load(f))\n    model.eval()\n",
         _HEAD
@@ -151,34 +99,51 @@ class UnsafeTorchLoad(Rule):
         + "def restore(model, path, **kw):\n    model.load_state_dict(torch.load(path, **kw))\n    model.eval()\n",
     )
     INVALID = (
+        # nothing in the project writes the file: a warning, and no fix (its content is unknown)
         Invalid(
             _HEAD
             + "def restore(model, path):\n    model.load_state_dict(torch.load(path))\n    model.eval()\n",
             Severity.WARNING,
             line=3,
-            fixed=Fixed(
-                _HEAD
-                + "def restore(model, path):\n    model.load_state_dict(torch.load(path, weights_only=True))\n    model.eval()\n",
-                Applicability.UNSAFE,
-            ),
+            fixed=None,
         ),
+        # the module saves a state_dict at the same path: a note, and weights_only=True is proven
         Invalid(
             _HEAD
-            + "def restore(model, path):\n    state = torch.load(path, map_location='cpu')\n    model.load_state_dict(state['model'])\n    model.eval()\n",
-            line=3,
+            + _SAVE
+            + "def restore(model, path):\n    state = torch.load(path, map_location='cpu')\n    model.load_state_dict(state)\n    model.eval()\n",
+            Severity.NOTE,
+            line=6,
             fixed=Fixed(
                 _HEAD
-                + "def restore(model, path):\n    state = torch.load(path, map_location='cpu', weights_only=True)\n    model.load_state_dict(state['model'])\n    model.eval()\n",
+                + _SAVE
+                + "def restore(model, path):\n    state = torch.load(path, map_location='cpu', weights_only=True)\n    model.load_state_dict(state)\n    model.eval()\n",
                 Applicability.UNSAFE,
             ),
         ),
         Invalid(
-            "from torch import load as tload\ndef restore(model, path):\n    model.load_state_dict(\n        tload(\n            path,\n        )\n    )\n    model.eval()\n",
-            line=4,
-            fixed=Fixed(
-                "from torch import load as tload\ndef restore(model, path):\n    model.load_state_dict(\n        tload(\n            path, weights_only=True,\n        )\n    )\n    model.eval()\n",
-                Applicability.UNSAFE,
-            ),
+            "from torch import load as tload, save\ndef keep(model, epoch):\n    save({'model': model.state_dict(), 'epoch': epoch + 1}, 'last.pt')\n"
+            "def restore(model):\n    model.load_state_dict(\n        tload(\n            'runs/last.pt',\n        )['model']\n    )\n    model.eval()\n",
+            Severity.NOTE,
+            line=6,
+            fixed=None,  # ``epoch`` is a parameter of keep(): not proven a number
+        ),
+        # the checkpoint holds the argparse Namespace: weights_only=True would refuse it
+        Invalid(
+            _HEAD
+            + "def save(model, args):\n    torch.save({'model': model.state_dict(), 'args': args}, 'ckpt.pt')\n\n"
+            "def restore(model):\n    ckpt = torch.load('ckpt.pt')\n    model.load_state_dict(ckpt['model'])\n    model.eval()\n",
+            Severity.NOTE,
+            line=6,
+            fixed=None,
+        ),
+        # an explicit weights_only=False: flagged on any torch version, no fix
+        Invalid(
+            _HEAD
+            + "def restore(model, path):\n    model.load_state_dict(torch.load(path, weights_only=False))\n    model.eval()\n",
+            Severity.WARNING,
+            line=3,
+            fixed=None,
         ),
         # a file object opened in a with-block, and a pickle_module: flagged, no fix
         Invalid(
@@ -190,39 +155,99 @@ class UnsafeTorchLoad(Rule):
     )
 
     def check(self, facts):
-        loads = [
-            load
-            for _, load in events(facts, EventKind.TORCH_LOAD)
-            if load.call is not None
-            and not load.call.weights_only_given
-            and not load.call.opaque_arguments
-        ]
+        loads = {}
+        for _, load in events(facts, EventKind.TORCH_LOAD):
+            call = load.call
+            if call is None or call.opaque_arguments or load.span in loads:
+                continue
+            explicit = call.weights_only is False or call.pickle_module_given
+            if call.weights_only_given and not explicit:
+                continue  # weights_only=True, or a variable the caller decides
+            loads[load.span] = explicit
         if not loads:
             return
-        requirement = None
-        if os.path.isfile(facts.path):
-            requirement = torch_requirement(os.path.dirname(os.path.abspath(facts.path)))
-        if (
-            requirement is not None
-            and requirement[1] is not None
-            and requirement[1] >= SAFE_DEFAULT
-        ):
-            return  # torch >= 2.6 is required: the default is weights_only=True
-        if requirement is None:
-            why = "no requirement file of the project names torch, so it may run on torch < 2.6"
-            evidence: list[Evidence] = []
-        else:
-            why = f"{os.path.basename(requirement[0])} admits torch < 2.6"
-            evidence = []
-        reported = set()
-        for load in loads:
-            if load.span in reported:
-                continue
-            reported.add(load.span)
+        on_disk = os.path.isfile(facts.path)
+        version = torch_version(os.path.dirname(os.path.abspath(facts.path))) if on_disk else None
+        root = None  # the folder whose modules may write the loaded files
+        if version is not None and not version.installed:
+            root = os.path.dirname(version.path)
+        elif on_disk:
+            root = os.path.dirname(os.path.abspath(facts.path))
+        for span, explicit in loads.items():
+            if not explicit and version is not None and version.has_safe_default:
+                continue  # torch >= 2.6: the default is weights_only=True
+            source = provenance(facts.index.tree, facts.index.imports, facts.path, span.line, root)
+            evidence = _evidence(version, source, facts.path)
             yield self.finding(
-                load.span,
-                "`torch.load` without `weights_only=True` unpickles the file, which can run arbitrary code "
-                f"on torch < 2.6 ({why}). Pass `weights_only=True` (or an explicit `weights_only=False` "
-                "for a trusted file).",
+                span,
+                _message(explicit, version, source, facts.path),
                 evidence=evidence,
+                severity=Severity.NOTE if source.writes else Severity.WARNING,
+                proofs=[Proof.TENSOR_CHECKPOINT] if source.tensors_only and not explicit else [],
             )
+
+
+def _message(explicit: bool, version: TorchVersion | None, source: Provenance, path: str) -> str:
+    if explicit:
+        text = (
+            "`torch.load` with `weights_only=False` or a `pickle_module` unpickles the file, and "
+            f"unpickling runs any code the file carries. {TRUSTED}. For any other file, load with "
+            "`weights_only=True` and allow-list the classes the checkpoint holds with "
+            "`torch.serialization.add_safe_globals([...])`."
+        )
+    else:
+        if version is None:
+            why = "no requirement of the project names torch and no installed torch was found"
+        elif version.installed:
+            why = f"the installed torch is {version.text}"
+        elif version.lowest is None:
+            why = f"`{version.text}` in {os.path.basename(version.path)} admits any version"
+        else:
+            why = f"`{version.text}` in {os.path.basename(version.path)} admits torch < 2.6"
+        text = (
+            f"`torch.load` without `weights_only=True` unpickles the file on torch < 2.6 ({why}), "
+            "and unpickling runs any code the file carries; before 2.6 even `weights_only=True` "
+            f"can be bypassed (CVE-2025-32434). {TRUSTED}. For any other file, require "
+            "`torch>=2.6` and load with `weights_only=True`."
+        )
+    classes = sorted({c for write in source.writes for c in write.classes})
+    if classes and not explicit:
+        named = ", ".join(f"`{c}`" for c in classes)
+        text += (
+            f" The checkpoint holds {named}: to load it with `weights_only=True`, allow-list it "
+            f"first with `torch.serialization.add_safe_globals([{', '.join(classes)}])`."
+        )
+    if source.writes:
+        write = source.writes[0]
+        where = "this file" if _same_file(write.path, path) else os.path.basename(write.path)
+        text += (
+            f" The project writes this file itself (`torch.save` in {where}:{write.line}): a "
+            "deliberate load of its own checkpoint, reported as a note."
+        )
+    return text
+
+
+def _evidence(version: TorchVersion | None, source: Provenance, path: str) -> list[Evidence]:
+    evidence = []
+    if version is not None:
+        evidence.append(
+            Evidence(Span(version.line, 0, version.line, 0), version.sentence(), version.path)
+        )
+    for write in source.writes[:3]:
+        holds = (
+            "tensors, containers and numbers only"
+            if write.tensors_only
+            else "an object whose content is not proven to be tensors only"
+        )
+        evidence.append(
+            Evidence(
+                Span(write.line, 0, write.line, 0),
+                f"`torch.save({write.saved}, {write.target})` writes it: {holds}",
+                None if _same_file(write.path, path) else write.path,
+            )
+        )
+    return evidence
+
+
+def _same_file(a: str, b: str) -> bool:
+    return os.path.abspath(a) == os.path.abspath(b)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import ast
+
 from ..events import EventKind
 from ..finding import Applicability, Confidence, Evidence, Severity
+from ..names import qualified_name
 from ..rule import Fixed, Invalid, Rule
 from ..structure import loop_header, runs_backward
 from ..submodules import is_mode_sensitive
 from ..values import Kind, Mode
+from ..workspace.models import project_classes
 
 
 class ValidationInTrainMode(Rule):
@@ -63,6 +67,12 @@ class ValidationInTrainMode(Rule):
     `from_pretrained` start in eval mode). Evaluation passes in Lightning hooks and
     framework loops (which switch modes themselves) are not considered. A mode switched by
     a helper from another module is not seen, so such a model is not flagged.
+    Deliberate or harmless cases it stays quiet on: a model whose class has no dropout,
+    no batch or instance norm, no recurrent or transformer layer and never reads
+    `self.training` (the mode changes nothing), whether the class is defined in the file
+    or in another module of the project (`from models import Net`, read there); a class
+    of another module that builds layers from a third module or a library is taken to
+    be mode-sensitive.
     """
 
     code = "TW024"
@@ -179,7 +189,7 @@ class ValidationInTrainMode(Rule):
                     )
                 if loop not in iterated:
                     continue
-                if model.class_name and not is_mode_sensitive(facts.index, model.class_name):
+                if model.class_name and not _mode_sensitive(facts, model.class_name):
                     continue  # no dropout, no batch norm: the mode changes nothing
                 reported.add((loop, trace.function))
                 header = loop_header(trace, loop)
@@ -193,3 +203,37 @@ class ValidationInTrainMode(Rule):
                     "does not change the mode: call `model.eval()` before the pass and `model.train()` after.",
                     evidence=evidence,
                 )
+
+
+def _mode_sensitive(facts, class_name: str) -> bool:
+    """Whether the mode can change what the model class computes: a class of this file,
+    or one another module of the project defines (``from models import Net``), read in
+    that module. A class of another module that builds anything but ``torch`` layers and
+    its own module's classes (a layer from a third module, a library block) counts as
+    sensitive: its layers are not seen."""
+    if class_name in facts.index.classes:
+        return is_mode_sensitive(facts.index, class_name)
+    found = project_classes(facts.index.tree, facts.path, {class_name}).get(class_name)
+    if found is None:
+        return True
+    index = found.module.index
+    return is_mode_sensitive(index, found.name) or builds_unseen_layers(index, found.name)
+
+
+def builds_unseen_layers(index, class_name: str, seen: frozenset[str] = frozenset()) -> bool:
+    """The class (or a class of its module it builds) calls something imported from
+    outside ``torch``: a layer whose mode dependence cannot be read from this module."""
+    info = index.classes.get(class_name)
+    if info is None or class_name in seen:
+        return info is None
+    for node in ast.walk(info.node):
+        if not isinstance(node, ast.Call):
+            continue
+        if isinstance(node.func, ast.Name) and node.func.id in index.classes:
+            if builds_unseen_layers(index, node.func.id, seen | {class_name}):
+                return True
+            continue
+        name = qualified_name(node.func, index.imports)
+        if name is not None and not name.startswith("torch."):
+            return True
+    return False

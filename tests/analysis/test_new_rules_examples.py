@@ -105,30 +105,6 @@ def test_tw015_second_fix_adds_workers(source, expected):
     assert analyze_source(fixed, "x.py", LintSettings(select=("TW015",))).findings == ()
 
 
-@pytest.mark.parametrize(
-    "files, expected_findings",
-    [
-        ({"pyproject.toml": '[project]\ndependencies = ["torch>=2.6"]\n'}, 0),
-        ({"pyproject.toml": '[project]\ndependencies = ["torch>=2.1,<3"]\n'}, 1),
-        ({"requirements.txt": "numpy\ntorch==2.7.1\n"}, 0),
-        ({"requirements.txt": "torch\n"}, 1),
-        ({"setup.py": "import torch\nsetup(install_requires=['torch~=2.6.0'])\n"}, 0),
-        ({"requirements.txt": "torch>=2.6\n", "requirements-dev.txt": "torch>=1.13\n"}, 1),
-        ({}, 1),
-    ],
-)
-def test_tw023_reads_the_torch_requirement(tmp_path, files, expected_findings):
-    (tmp_path / ".git").mkdir()  # the project root: the search stops here
-    for name, text in files.items():
-        (tmp_path / name).write_text(text)
-    script = tmp_path / "src" / "train.py"
-    script.parent.mkdir()
-    source = "import torch\ndef restore(model, path):\n    model.load_state_dict(torch.load(path))\n    model.eval()\n"
-    script.write_text(source)
-    found = analyze_source(source, str(script), LintSettings(select=("TW023",))).findings
-    assert len(found) == expected_findings
-
-
 def test_tw022_sees_a_display_spread_over_lines():
     source = (
         "import torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"

@@ -152,7 +152,6 @@ AFTER = {
     "ckpt_deleted": "ckpt_created",
     "ckpt_deeper": "ckpt_created",
     "requirements_old_torch": "requirements_new_torch",
-    "pyproject_requires_new_torch": "requirements_deleted",  # the weakest requirement wins
 }
 
 

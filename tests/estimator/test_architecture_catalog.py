@@ -220,7 +220,9 @@ def test_a_multimodal_config_is_read_through_to_its_language_model(tmp_path):
 
 def test_a_config_json_missing_a_field_the_count_needs_is_refused_naming_it(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "mamba", "hidden_size": 768}))
-    with pytest.raises(ValueError, match="'mamba'.*missing structural field: attention heads") as refused:
+    with pytest.raises(
+        ValueError, match="'mamba'.*missing structural field: attention heads"
+    ) as refused:
         read_config_json(tmp_path)
     assert isinstance(refused.value, LookupError)  # the CLI's configuration error, exit 2
     assert "\n" not in str(refused.value)

@@ -205,8 +205,14 @@ def register(server: TorchwardServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, options)
     async def code_action(params: types.CodeActionParams):
+        if (located := server.notebooks.owner(params.text_document.uri)) is not None:
+            from . import notebooks
+
+            return await notebooks.code_actions(server, params, *located, code_actions)
         return await code_actions(server, params)
 
     @server.feature(types.CODE_ACTION_RESOLVE)
     async def code_action_resolve(params: types.CodeAction) -> types.CodeAction:
-        return await resolve(server, params)
+        from .notebooks import resolved_action
+
+        return resolved_action(server, await resolve(server, params))

@@ -125,4 +125,8 @@ async def hover(server: TorchwardServer, params: types.HoverParams) -> types.Hov
 def register(server: TorchwardServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def on_hover(params: types.HoverParams) -> types.Hover | None:
+        if (located := server.notebooks.owner(params.text_document.uri)) is not None:
+            from . import notebooks
+
+            return await notebooks.hover(server, params, *located, hover)
         return await hover(server, params)

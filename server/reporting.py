@@ -25,12 +25,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
 from .diagnostics import SOURCE, diagnostics_for
 from .results import DocumentResult
 from .server import TorchwardServer
+
+if TYPE_CHECKING:
+    from .notebooks import Cell, Notebook
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +48,12 @@ def publish(server: TorchwardServer, uri: str) -> None:
         if uri in server.stale_pulls:
             server.stale_pulls.discard(uri)
             request_refresh(server)
+        return
+    notebook = server.notebooks.get(uri)
+    if notebook is not None:  # one program, published per cell
+        from .notebooks import publish as publish_cells
+
+        publish_cells(server, notebook)
         return
     document = server.documents.get(uri)
     state = server.states.get(uri)
@@ -117,6 +127,8 @@ EARLY_MARK = "~"
 
 async def document_report(server: TorchwardServer, params: types.DocumentDiagnosticParams):
     uri = params.text_document.uri
+    if (located := server.notebooks.owner(uri)) is not None:
+        return await _cell_report(server, params, *located)
     early = shown_result(server, uri)
     result = early or await current_result(server, uri)
     document = server.documents.get(uri)
@@ -130,10 +142,32 @@ async def document_report(server: TorchwardServer, params: types.DocumentDiagnos
     )
 
 
+async def _cell_report(
+    server: TorchwardServer,
+    params: types.DocumentDiagnosticParams,
+    notebook: Notebook,
+    cell: Cell,
+):
+    """A notebook cell's pull: its share of the notebook's result (:mod:`.notebooks`)."""
+    from .notebooks import cell_diagnostics
+
+    early = shown_result(server, notebook.uri)
+    result = early or await current_result(server, notebook.uri)
+    if result is None or notebook.uri not in {n.uri for n in server.notebooks}:
+        return types.RelatedFullDocumentDiagnosticReport(items=[])
+    result_id = result.result_id + (EARLY_MARK if early is not None else "")
+    if (params.previous_result_id or "").rstrip(EARLY_MARK) == result.result_id:
+        return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
+    items = cell_diagnostics(server, notebook, result).get(cell.uri, [])
+    return types.RelatedFullDocumentDiagnosticReport(items=items, result_id=result_id)
+
+
 async def _workspace_items(server: TorchwardServer, previous: dict[str, str]):
     items = []
     changed = False
     for document in server.documents:
+        if server.notebooks.get(document.uri) is not None:
+            continue  # a notebook's program is no file: its cells pull their own
         result = await current_result(server, document.uri)
         if result is None:
             continue
@@ -198,7 +232,7 @@ async def workspace_report(server: TorchwardServer, params: types.WorkspaceDiagn
 
 def register(server: TorchwardServer) -> None:
     options = types.DiagnosticOptions(
-        inter_file_dependencies=False, workspace_diagnostics=True, identifier=SOURCE
+        inter_file_dependencies=True, workspace_diagnostics=True, identifier=SOURCE
     )
 
     @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, options)

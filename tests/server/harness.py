@@ -274,6 +274,7 @@ async def session(
     configuration: dict[str, Any] | None = None,
     without_configuration: bool = False,
     position_encodings: list[str] | None = None,
+    notebooks: bool = False,
 ):
     """A running server initialised as client ``name``; ``options`` are initializationOptions.
 
@@ -291,6 +292,10 @@ async def session(
     client_capabilities = capabilities(name)
     if without_configuration:
         client_capabilities.workspace.configuration = False
+    if notebooks:  # LSP 3.17 notebook sync, as VS Code and jupyterlab-lsp declare it
+        client_capabilities.notebook_document = types.NotebookDocumentClientCapabilities(
+            synchronization=types.NotebookDocumentSyncClientCapabilities()
+        )
     if position_encodings is not None:  # the encodings the client offers, preferred first
         general = client_capabilities.general or types.GeneralClientCapabilities()
         general.position_encodings = [types.PositionEncodingKind(e) for e in position_encodings]

@@ -50,6 +50,7 @@ def _initialization_settings(options: Any) -> dict[str, Any]:
 
 def on_initialize(server: TorchwardServer, params: types.InitializeParams) -> None:
     server.codec = ColumnCodec(server.workspace.position_encoding or "utf-16")
+    server.client_name = params.client_info.name if params.client_info else ""
     server.pull_diagnostics = _capability(server, "text_document", "diagnostic") is not None
     options = params.initialization_options
     options = empty_list_as_object(options)

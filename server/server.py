@@ -59,6 +59,7 @@ class TorchwardServer(LanguageServer):
         self.folders = Workspace()
         self.codec = ColumnCodec()
         self.pull_diagnostics = False
+        self.client_name = ""  # clientInfo.name from initialize (links a client can follow)
         self.generation = 0
         self.init_options: dict[str, Any] = {}
         self.global_settings: dict[str, Any] = {}

@@ -3,9 +3,11 @@
  * it agrees with the lens and hover; a low-confidence OOM reads as TW010 does (silent:
  * "may not fit"), never "OOM".
  */
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 
 import { type GpuFit, renderFit, UNCERTAIN_TEXT } from '../../src/gpufit';
+import { GpuFitStatus, notebookOf } from '../../src/statusbar';
+import { mock } from '../vscode-mock';
 
 const GIB = 1024 ** 3;
 
@@ -47,5 +49,25 @@ describe('the server formats, the status bar shows', () => {
 
   it('rounds half up without the server strings too, as the server does', () => {
     expect(renderFit(fit({ display: null })).text).toBe('✗ A100 40GB SXM4 · OOM 3257%');
+  });
+});
+
+describe('a notebook has one fit, shown on every cell', () => {
+  beforeEach(() => mock.reset());
+
+  it('maps a cell to its notebook', () => {
+    expect(notebookOf('vscode-notebook-cell:/work/explore.ipynb#W2sZmlsZQ%3D%3D')).toBe('file:///work/explore.ipynb');
+    expect(notebookOf('file:///work/train.py')).toBeUndefined();
+  });
+
+  it("shows the notebook's fit while a cell is the active editor", () => {
+    const status = new GpuFitStatus();
+    const item = mock.statusBarItems[0];
+    mock.setActiveDocument('vscode-notebook-cell:/work/explore.ipynb#W2sZmlsZQ%3D%3D');
+    status.update(fit({ uri: 'file:///work/explore.ipynb' }));
+    expect(item.visible).toBe(true);
+    expect(item.text).toContain('OOM 3257%');
+    mock.setActiveDocument('vscode-notebook-cell:/work/other.ipynb#W0sZmlsZQ%3D%3D');
+    expect(item.visible).toBe(false);
   });
 });

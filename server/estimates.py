@@ -277,6 +277,40 @@ def _placed(found: GpuEstimate, gpu: str | None) -> GpuEstimate:
     )
 
 
+def across_the_machine(found: GpuEstimate) -> dict[str, Any] | None:
+    """The remedy a chosen instance offers when the script uses fewer of its GPUs than it
+    has and does not fit: FSDP across all of them, sized by the estimator on the same
+    resolved model (a remedy in the estimator report's shape); None when it does not apply."""
+    if found.gpu_count <= 1 or found.gpus_used >= found.gpu_count:
+        return None
+    if found.verdict in (None, "fits"):
+        return None
+    detail = found.detail
+    resolved = getattr(detail, "resolved", None)
+    if resolved is None or getattr(detail, "gpu", None) is None or found.peak_bytes is None:
+        return None
+    from torchward.estimator.estimate import estimate_resolved
+    from torchward.estimator.runconfig import Field, RunConfig
+
+    source = "editor: FSDP across the chosen instance"
+    config = resolved.config.merged(
+        RunConfig(sharding=Field("fsdp", source), gpus=Field(found.gpu_count, source))
+    )
+    try:
+        sharded = estimate_resolved(attrs.evolve(resolved, config=config), detail.gpu)
+    except Exception:  # no remedy rather than a broken hover
+        log.debug("sizing FSDP across the instance failed", exc_info=True)
+        return None
+    where = f"the {found.gpu_count} GPUs" + (f" of {found.instance}" if found.instance else "")
+    return {
+        "title": f"FSDP across {where} (the script uses {found.gpus_used})",
+        "saving_bytes": max(found.peak_bytes - sharded.peak, 0),
+        "verdict": sharded.verdict,
+        "cost": "code: launch with torchrun and wrap the model in FSDP (or DDP where the "
+        "model fits one GPU); speed: communication between the GPUs",
+    }
+
+
 class UnknownGpu(ValueError):
     """A target GPU name the catalog does not know (the message names close matches)."""
 

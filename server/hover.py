@@ -92,9 +92,15 @@ def _report(estimate: GpuEstimate) -> dict[str, Any] | None:
     try:
         from torchward.estimator.report import estimate_report
 
-        return estimate_report(estimate.detail, search=estimate.verdict not in (None, "fits"))
+        from .estimates import across_the_machine
+
+        report = estimate_report(estimate.detail, search=estimate.verdict not in (None, "fits"))
     except Exception:  # the breakdown without remedies is still worth showing
         return None
+    machine = across_the_machine(estimate)  # the instance's other GPUs come first
+    if machine is not None:
+        report = {**report, "remedies": [machine, *(report.get("remedies") or [])]}
+    return report
 
 
 async def _breakdown(server: TorchwardServer, uri: str, line: int) -> str | None:

@@ -171,3 +171,21 @@ async def test_status_bar_lens_and_hover_show_the_same_strings_for_an_instance()
         assert hover is not None
         text = hover.contents.value
         assert shown["peak"] in text and shown["hardware"] in text and shown["percent"] in text
+
+
+def test_an_instance_whose_script_uses_one_gpu_offers_fsdp_across_all_of_them():
+    from torchward.server.estimates import across_the_machine
+    from torchward.server.hover import _report
+    from torchward.server.memory import breakdown_markdown
+
+    on_instance = EstimateService().estimate(LLAMA, "/work/project/train.py", "p4d.24xlarge")
+    assert on_instance.gpu_count == 8 and on_instance.gpus_used == 1
+    remedy = across_the_machine(on_instance)
+    assert remedy is not None and remedy["saving_bytes"] > 0
+    assert remedy["title"].startswith("FSDP across the 8 GPUs of p4d.24xlarge")
+    hover = breakdown_markdown(on_instance, _report(on_instance))
+    remedies = hover.split("Top remedies:")[1]
+    assert remedies.lstrip().startswith("- FSDP across the 8 GPUs of p4d.24xlarge")
+    assert "per GPU" in hover
+    one_gpu = EstimateService().estimate(LLAMA, "/work/project/train.py", "A100 40GB")
+    assert across_the_machine(one_gpu) is None

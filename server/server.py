@@ -60,6 +60,7 @@ class TorchwardServer(LanguageServer):
         self.codec = ColumnCodec()
         self.pull_diagnostics = False
         self.client_name = ""  # clientInfo.name from initialize (links a client can follow)
+        self.warm_up_progress: asyncio.Future | None = None  # $/progress of the engine loading
         self.generation = 0
         self.init_options: dict[str, Any] = {}
         self.global_settings: dict[str, Any] = {}

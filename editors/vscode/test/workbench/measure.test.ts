@@ -46,6 +46,7 @@ describe.skipIf(!PYTHON)('measured numbers in a real VS Code workbench (needs a 
     mkdirSync(SHOTS, { recursive: true });
     workbench = await launchWorkbench({
       name: 'measure',
+      viewport: { width: 1400, height: 1300 }, // train_slow.py's model line stays in view
       settings: {
         'torchward.targetGpu': 'A100 80GB',
         'torchward.importStrategy': 'useBundled',
@@ -115,11 +116,12 @@ describe.skipIf(!PYTHON)('measured numbers in a real VS Code workbench (needs a 
     const before = workers();
     const file = page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'train_slow.py' });
     await file.first().click();
-    const lens = page.locator('.monaco-editor .codelens-decoration a', { hasText: 'Measure with your model' });
+    // the other file's editor keeps its (hidden) lenses: only the visible ones count
+    const lens = page.locator('.monaco-editor .codelens-decoration a', { hasText: 'Measure with your model' }).filter({ visible: true });
     await lens.first().waitFor({ timeout: 120_000 });
     await lens.first().click();
     // consent was given for this workspace and interpreter: no dialog this time
-    const cancel = page.locator('.monaco-editor .codelens-decoration a', { hasText: 'click to cancel' });
+    const cancel = page.locator('.monaco-editor .codelens-decoration a', { hasText: 'click to cancel' }).filter({ visible: true });
     await cancel.first().waitFor({ timeout: 60_000 });
     expect(await page.locator('.monaco-dialog-box').count()).toBe(0);
     for (let attempt = 0; attempt < 100 && workers().length <= before.length; attempt += 1) {

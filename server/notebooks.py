@@ -5,8 +5,11 @@ through vscode-languageclient, JupyterLab through jupyterlab-lsp) opens a notebo
 ``notebookDocument/didOpen`` — its cells in order, each with its own text document —
 and then sends ``notebookDocument/didChange``: cells inserted, deleted or moved
 (``structure``), and the edits inside a cell's text (``textContent``, incremental like
-any document). Requests (hover, code actions, lenses, hints, diagnostic pulls) then
-name a *cell's* URI, and diagnostics are published per cell.
+any document). Requests (hover, code actions, lenses, hints) then name a *cell's* URI,
+and diagnostics are *pushed* per cell (``publishDiagnostics``) to every client, pull
+clients included: vscode-languageclient 9 never pulls a notebook's cells (its pull
+follows text tabs only), so a pulled cell would show nothing; a cell's pull is answered
+empty, so a client that does both shows each finding once.
 
 A notebook runs top to bottom as one program (the model built in cell 1 is trained in
 cell 2), so the server analyses it as one: the Python cells are joined by
@@ -268,9 +271,8 @@ def on_did_change(server: TorchwardServer, params: types.DidChangeNotebookDocume
 
     server.states.setdefault(notebook.uri, AnalysisState()).follow(shifts)
     server.schedule(notebook.uri)
-    if not server.pull_diagnostics:
-        for uri in gone:  # a deleted cell keeps no squiggles
-            server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
+    for uri in gone:  # a deleted cell keeps no squiggles
+        server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
 
 
 def on_did_save(server: TorchwardServer, params: types.DidSaveNotebookDocumentParams) -> None:
@@ -289,7 +291,7 @@ def on_did_close(server: TorchwardServer, params: types.DidCloseNotebookDocument
     server.states.pop(uri, None)
     server.last_fit.pop(uri, None)
     server.scheduler.forget(uri)
-    if notebook is not None and not server.pull_diagnostics:
+    if notebook is not None:
         for cell in notebook.cells:
             server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(cell.uri, []))
 

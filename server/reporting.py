@@ -44,16 +44,16 @@ WORKSPACE_POLL_S = 30.0  # how long an unchanged workspace/diagnostic pull is he
 def publish(server: TorchwardServer, uri: str) -> None:
     """Called after each delivered analysis: push, or have the client pull again when a
     pull was answered with an older result meanwhile."""
+    notebook = server.notebooks.get(uri)
+    if notebook is not None:  # one program, pushed per cell, to every client (.notebooks)
+        from .notebooks import publish as publish_cells
+
+        publish_cells(server, notebook)
+        return
     if server.pull_diagnostics:
         if uri in server.stale_pulls:
             server.stale_pulls.discard(uri)
             request_refresh(server)
-        return
-    notebook = server.notebooks.get(uri)
-    if notebook is not None:  # one program, published per cell
-        from .notebooks import publish as publish_cells
-
-        publish_cells(server, notebook)
         return
     document = server.documents.get(uri)
     state = server.states.get(uri)
@@ -148,18 +148,13 @@ async def _cell_report(
     notebook: Notebook,
     cell: Cell,
 ):
-    """A notebook cell's pull: its share of the notebook's result (:mod:`.notebooks`)."""
-    from .notebooks import cell_diagnostics
-
-    early = shown_result(server, notebook.uri)
-    result = early or await current_result(server, notebook.uri)
-    if result is None or notebook.uri not in {n.uri for n in server.notebooks}:
-        return types.RelatedFullDocumentDiagnosticReport(items=[])
-    result_id = result.result_id + (EARLY_MARK if early is not None else "")
-    if (params.previous_result_id or "").rstrip(EARLY_MARK) == result.result_id:
-        return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
-    items = cell_diagnostics(server, notebook, result).get(cell.uri, [])
-    return types.RelatedFullDocumentDiagnosticReport(items=items, result_id=result_id)
+    """A notebook cell's pull: empty — cells are *pushed* to every client
+    (:func:`.notebooks.publish`): vscode-languageclient 9 never pulls a notebook's cells
+    (it pulls for text tabs only), and a client that pulls and is pushed to shows the
+    pushed items beside an empty pulled report, never twice."""
+    return types.RelatedFullDocumentDiagnosticReport(
+        items=[], result_id=f"cell.{notebook.revision}"
+    )
 
 
 async def _workspace_items(server: TorchwardServer, previous: dict[str, str]):

@@ -208,10 +208,10 @@ def on_did_open(server: TorchwardServer, params: types.DidOpenNotebookDocumentPa
         item = texts.get(cell.document)
         cells.append(Cell(cell.document, cell.kind, _cell_document(item) if item else None))
     notebook = Notebook(params.notebook_document.uri, cells)
-    for cell in cells:  # a client that also synced a cell as a text document: one analysis
-        if server.documents.close(cell.uri) is not None:
-            server.states.pop(cell.uri, None)
-            server.scheduler.forget(cell.uri)
+    for synced in cells:  # a client that also synced a cell as a text document: one analysis
+        if server.documents.close(synced.uri) is not None:
+            server.states.pop(synced.uri, None)
+            server.scheduler.forget(synced.uri)
     server.notebooks.add(notebook)
     server.documents.open(notebook.uri, notebook.program_text(), notebook.revision, CELL_LANGUAGE)
     server.states[notebook.uri] = AnalysisState()

@@ -177,8 +177,10 @@ def runs_something(source: str, tree: Any = None) -> bool:
     import ast
 
     if tree is None:
+        from torchward.analysis.parsing import parse_module  # under the parse lock
+
         try:
-            tree = ast.parse(source)
+            tree = parse_module(source)
         except (SyntaxError, ValueError):
             return True  # no judgement on what does not parse
     for node in tree.body:

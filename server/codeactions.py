@@ -11,6 +11,9 @@ land in the wrong place. Per torchward diagnostic the client gets:
 - "Suppress TWxxx on this line" (:mod:`.suppression`);
 - "Explain TWxxx", running ``torchward.explain``.
 
+And per document with a GPU fit, the source action "torchward: show GPU fit"
+(``torchward.showGpuFit``), so a client without code lenses or inlay hints (eglot) reaches it.
+
 Fixes are built on demand (:mod:`.fixing`): the finding in ``data`` names the code and
 spans, the fixer builds the edits from the current text. ``source.fixAll.torchward``
 applies every *safe* fix, repeated until stable as ``torchward check --fix`` does
@@ -37,7 +40,9 @@ from .server import TorchwardServer
 from .suppression import suppression_edit
 
 FIX_ALL = "source.fixAll.torchward"
+SHOW_GPU_FIT = "source.showGpuFit.torchward"  # for clients without lenses or hints (eglot)
 EXPLAIN_COMMAND = "torchward.explain"
+SHOW_GPU_FIT_COMMAND = "torchward.showGpuFit"
 
 
 def _workspace_edit(
@@ -195,18 +200,32 @@ async def code_actions(
         fix_all = await _fix_all_action(server, document, explicit=only is not None)
         if fix_all is not None:
             actions.append(fix_all)
+    if _wanted(SHOW_GPU_FIT, only) and (fit := server.last_fit.get(document.uri)) is not None:
+        if fit.status in ("ok", "no-job"):
+            title = "torchward: show GPU fit"
+            command = types.Command(
+                title=title, command=SHOW_GPU_FIT_COMMAND, arguments=[document.uri]
+            )
+            actions.append(types.CodeAction(title=title, kind=SHOW_GPU_FIT, command=command))
     return actions
 
 
 def register(server: TorchwardServer) -> None:
     options = types.CodeActionOptions(
-        code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL], resolve_provider=True
+        code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL, SHOW_GPU_FIT],
+        resolve_provider=True,
     )
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, options)
     async def code_action(params: types.CodeActionParams):
+        if (located := server.notebooks.owner(params.text_document.uri)) is not None:
+            from . import notebooks
+
+            return await notebooks.code_actions(server, params, *located, code_actions)
         return await code_actions(server, params)
 
     @server.feature(types.CODE_ACTION_RESOLVE)
     async def code_action_resolve(params: types.CodeAction) -> types.CodeAction:
-        return await resolve(server, params)
+        from .notebooks import resolved_action
+
+        return resolved_action(server, await resolve(server, params))

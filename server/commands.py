@@ -1,9 +1,11 @@
 """Commands, the estimate request and the GPU-fit notification.
 
 - ``torchward.explain [code]`` → ``{code, markdown, url}``: the rule's documentation
-  (``url`` only when the project publishes its rule pages). A client that supports
-  ``window/showDocument`` is asked to show it *inside the editor*: the Markdown is
-  written to ``<temp>/torchward-rules/<code>.md`` and opened there. The VS Code
+  (``url`` only when the project publishes its rule pages). Generic clients drop a
+  command's return value (eglot does), so the server *shows* it: a client that
+  supports ``window/showDocument`` is asked to open it inside the editor — the Markdown
+  is written to ``<temp>/torchward-rules/<code>.md`` — and any other gets
+  ``window/showMessage`` with the rule's summary and where the full text is. The VS Code
   extension and editors/nvim handle the command themselves (a Markdown preview of a
   virtual document; a scratch buffer) with the request ``torchward/ruleDocumentation
   {code}``, which answers the same object and opens nothing.
@@ -16,6 +18,12 @@
   (``gpu`` as given, ``name`` the catalog's). An unknown one changes nothing:
   ``{status: "error", error}`` with the closest names. Without an argument the
   *editor* is expected to ask the user (the code lens sends it that way).
+- ``torchward.showGpuFit [uri]`` → the document's GPU fit: the memory breakdown as a
+  Markdown document (``window/showDocument``, a temporary file) or the one-line verdict
+  (``window/showMessage``); also offered as the source action "torchward: show GPU fit"
+  (:mod:`.codeactions`), for clients without code lenses or inlay hints (eglot).
+- ``torchward.selectGpu`` without a name from a client that does not ask the user itself
+  (the lens sends it that way): ``window/showMessageRequest`` with common GPUs.
 - request ``torchward/estimate {uri}`` → the document's GPU fit with its breakdown
   (see :mod:`.estimates` for the shape).
 - notification ``torchward/gpuFit`` → sent after an analysis whenever a document's
@@ -40,6 +48,9 @@ from .hover import rule_markdown
 from .server import TorchwardServer
 
 EXPLAIN = "torchward.explain"
+SHOW_GPU_FIT = "torchward.showGpuFit"
+# offered by window/showMessageRequest when a client sends selectGpu without a name
+COMMON_GPUS = ("T4", "L4", "A10G", "A100 40GB", "A100 80GB", "H100 80GB")
 SELECT_GPU = "torchward.selectGpu"
 WHY_NO_JOB = "torchward.whyNoJob"
 ESTIMATE_REQUEST = "torchward/estimate"
@@ -69,33 +80,125 @@ def rule_documentation(code: Any) -> dict[str, Any]:
     return {"code": code, "markdown": markdown, "url": docs_url(code)}
 
 
-def rule_file(code: str, markdown: str) -> pathlib.Path:
-    """The rule's documentation as a Markdown file any editor can open (``showDocument``)."""
+def markdown_file(name: str, markdown: str, kind: str = "rules") -> pathlib.Path:
+    """A Markdown text as a file any editor can open (``showDocument``, a hover link)."""
     folder = (
         pathlib.Path(tempfile.gettempdir())
-        / f"torchward-rules-{os.getuid() if hasattr(os, 'getuid') else 0}"
+        / f"torchward-{kind}-{os.getuid() if hasattr(os, 'getuid') else 0}"
     )
     folder.mkdir(mode=0o700, exist_ok=True)
-    path = folder / f"{code}.md"
+    path = folder / f"{name}.md"
     if not path.exists() or path.read_text(encoding="utf-8") != markdown:
         path.write_text(markdown, encoding="utf-8")
     return path
 
 
-def explain(server: TorchwardServer, code: Any) -> dict[str, Any]:
-    answer = rule_documentation(code)
+def rule_file(code: str, markdown: str) -> pathlib.Path:
+    """The rule's documentation as a Markdown file any editor can open (``showDocument``)."""
+    return markdown_file(code, markdown)
+
+
+def shows_documents(server: TorchwardServer) -> bool:
     window = server.client_capabilities.window
-    if answer["markdown"] and window and window.show_document and window.show_document.support:
-        try:
-            uri = rule_file(answer["code"], answer["markdown"]).as_uri()
-        except OSError as error:  # the answer still carries the text
-            server.log(f"torchward: cannot write the rule documentation: {error}")
-            return answer
-        future = server.window_show_document_async(
-            types.ShowDocumentParams(uri=uri, take_focus=True)
-        )
-        asyncio.ensure_future(future).add_done_callback(lambda f: f.cancelled() or f.exception())
+    return bool(window and window.show_document and window.show_document.support)
+
+
+def _show_document(server: TorchwardServer, path: pathlib.Path) -> None:
+    future = server.window_show_document_async(
+        types.ShowDocumentParams(uri=path.as_uri(), take_focus=True)
+    )
+    asyncio.ensure_future(future).add_done_callback(lambda f: f.cancelled() or f.exception())
+
+
+def _show_message(server: TorchwardServer, message: str, kind=types.MessageType.Info) -> None:
+    try:
+        server.window_show_message(types.ShowMessageParams(kind, message))
+    except Exception:  # no client (unit tests): the answer still says it
+        pass
+
+
+def explain(server: TorchwardServer, code: Any) -> dict[str, Any]:
+    """The rule's documentation, *shown*: a client may drop the command's return value."""
+    answer = rule_documentation(code)
+    if not answer["markdown"]:
+        _show_message(server, f"torchward: {answer['error']}", types.MessageType.Warning)
+        return answer
+    try:
+        path = rule_file(answer["code"], answer["markdown"])
+    except OSError as error:  # the answer still carries the text
+        server.log(f"torchward: cannot write the rule documentation: {error}")
+        path = None
+    if path is not None and shows_documents(server):
+        _show_document(server, path)
+        return answer
+    from torchward.analysis import rule_by_code
+
+    rule = rule_by_code(answer["code"])
+    summary = f"{answer['code']} {rule.name}: {rule.summary}" if rule else answer["code"]
+    where = answer["url"] or (str(path) if path is not None else None)
+    _show_message(server, f"torchward: {summary}" + (f" — the full text: {where}" if where else ""))
     return answer
+
+
+def gpu_fit_markdown(server: TorchwardServer, uri: str, estimate: GpuEstimate) -> str:
+    """The GPU fit of a document as a page: the verdict line, then the breakdown."""
+    from .memory import breakdown_markdown, no_job_markdown, peak_label
+
+    name = os.path.basename(uri) or uri
+    if estimate.status == "ok":
+        from .hover import _report
+
+        body = breakdown_markdown(estimate, _report(estimate)) or ""
+        return f"# torchward GPU fit — {name}\n\n{peak_label(estimate)}\n\n{body}\n"
+    if estimate.status in ("no-job", "none"):
+        return f"# torchward GPU fit — {name}\n\n{no_job_markdown(estimate)}\n"
+    return f"# torchward GPU fit — {name}\n\nNo estimate: {estimate.reason}.\n"
+
+
+async def show_gpu_fit(server: TorchwardServer, uri: Any) -> dict[str, Any]:
+    """``torchward.showGpuFit [uri]``: the fit shown as a document, or as a message."""
+    from .memory import peak_label
+
+    if isinstance(uri, str) and (located := server.notebooks.owner(uri)) is not None:
+        uri = located[0].uri  # a notebook cell: the notebook's program has the fit
+    estimate = server.last_fit.get(uri) if isinstance(uri, str) else None
+    if estimate is None:
+        _show_message(server, "torchward: no GPU fit for this document yet")
+        return {"uri": uri, "status": "error", "reason": "no estimate for this document yet"}
+    answer = estimate.to_wire(uri)
+    if shows_documents(server):
+        loop = asyncio.get_running_loop()
+        markdown = await loop.run_in_executor(
+            server.executor, gpu_fit_markdown, server, uri, estimate
+        )
+        name = os.path.splitext(os.path.basename(uri))[0] or "document"
+        try:
+            _show_document(server, markdown_file(name, markdown, kind="gpu-fit"))
+            return answer
+        except OSError as error:
+            server.log(f"torchward: cannot write the GPU fit: {error}")
+    label = peak_label(estimate) or f"no estimate — {estimate.reason}"
+    _show_message(server, label if label.startswith("torchward") else f"torchward: {label}")
+    return answer
+
+
+async def ask_for_gpu(server: TorchwardServer) -> dict[str, Any]:
+    """selectGpu without a name: ask with ``window/showMessageRequest`` (any client)."""
+    actions = [types.MessageActionItem(title=name) for name in COMMON_GPUS]
+    try:
+        choice = await server.window_show_message_request_async(
+            types.ShowMessageRequestParams(
+                types.MessageType.Info,
+                "torchward: which GPU will this job run on? (any name or instance type: "
+                "the torchward.selectGpu command with an argument, or the targetGpu setting)",
+                actions,
+            )
+        )
+    except Exception as error:  # a client that cannot ask
+        return {"gpu": server.gpu_override, "status": "error", "error": repr(error)}
+    if choice is None:
+        return {"gpu": server.gpu_override, "status": "cancelled"}
+    return select_gpu(server, choice.title)
 
 
 def why_no_job(server: TorchwardServer, uri: Any) -> dict[str, Any]:
@@ -188,8 +291,15 @@ def register(server: TorchwardServer) -> None:
         return rule_documentation(_param(params, "code"))
 
     @server.command(SELECT_GPU)
-    def select_gpu_command(*arguments: Any) -> dict[str, Any]:
-        return select_gpu(server, arguments[0] if arguments else None)
+    async def select_gpu_command(*arguments: Any) -> dict[str, Any]:
+        name = arguments[0] if arguments else None
+        if name is None or (isinstance(name, str) and not name.strip()):
+            return await ask_for_gpu(server)
+        return select_gpu(server, name)
+
+    @server.command(SHOW_GPU_FIT)
+    async def show_gpu_fit_command(*arguments: Any) -> dict[str, Any]:
+        return await show_gpu_fit(server, arguments[0] if arguments else None)
 
     @server.feature(ESTIMATE_REQUEST)
     async def estimate_request(params: Any) -> dict[str, Any]:

@@ -68,7 +68,8 @@ class NoJob:
     config: Any = attrs.field(eq=False, repr=False)
 
 
-ANCHORS = ("model", "batch_size", "seq_len", "mode")  # RunConfig fields shown in the editor
+ANCHORS = ("model", "batch_size", "seq_len", "mode")
+TARGET_GPU_SOURCE = "settings targetGpu"  # a world size the editor assumed, not the script's  # RunConfig fields shown in the editor
 
 
 @attrs.frozen
@@ -88,6 +89,10 @@ class GpuEstimate:
     terms: tuple[tuple[str, int], ...] = ()
     lines: tuple[tuple[str, int], ...] = ()  # RunConfig field → 1-based line in this document
     detail: Any = attrs.field(default=None, eq=False, repr=False)  # the estimator's own object
+    gpu_count: int = 1  # GPUs of the chosen hardware (an instance's, or "8xh100")
+    instance: str | None = None  # the chosen instance type (p5.48xlarge), when one was chosen
+    gpus_used: int = 1  # how many of them the script uses (its world size)
+    uncertain: bool = False  # "oom", but TW010 is silent on it (a low-confidence estimate)
 
     @property
     def percent(self) -> float | None:
@@ -97,6 +102,29 @@ class GpuEstimate:
 
     def line_of(self, field: str) -> int | None:
         return dict(self.lines).get(field)
+
+    @property
+    def hardware(self) -> str:
+        """The GPU as the user chose it (:func:`.units.placement`)."""
+        from .units import placement
+
+        return placement(self.gpu, self.gpu_count, self.instance, self.gpus_used)
+
+    def display(self) -> dict[str, Any]:
+        """The formatted strings every view shows as they are (:mod:`.units`)."""
+        from .memory import verdict_text
+        from .units import percent, size
+
+        interval = None
+        if self.low_bytes is not None and self.high_bytes is not None:
+            interval = [size(self.low_bytes), size(self.high_bytes)]
+        return {
+            "hardware": self.hardware if self.gpu else None,
+            "peak": size(self.peak_bytes),
+            "percent": percent(self.percent),
+            "interval": interval,
+            "verdict": verdict_text(self),
+        }
 
     def to_wire(self, uri: str) -> dict[str, Any]:
         interval = None
@@ -113,6 +141,8 @@ class GpuEstimate:
             "reason": self.reason,
             "hint": self.hint,
             "measured": self.confidence == "measured",  # by `torchward profile`, not estimated
+            "lowConfidence": self.uncertain,  # "oom" that TW010 does not report: "may not fit"
+            "display": self.display() if self.status == "ok" else None,
         }
 
     def to_wire_detailed(self, uri: str) -> dict[str, Any]:
@@ -131,6 +161,36 @@ def no_run(source: str, gpu: str | None) -> GpuEstimate:
     if _USES_TORCH.search(source):
         return GpuEstimate("none", gpu, reason=NO_RUN_REASON, hint=NO_RUN_HINT)
     return GpuEstimate("none", gpu, reason=NO_TORCH_REASON, hint=NO_TORCH_HINT)
+
+
+NOT_A_SCRIPT_REASON = (
+    "this module defines code but runs none of it (no entry point and no training loop at "
+    "the top level): it is not a training script"
+)
+
+
+def runs_something(source: str, tree: Any = None) -> bool:
+    """Whether running the module does anything: an ``if __name__ == "__main__":`` entry
+    point, or a loop, ``with`` block or call at the top level. A module of definitions
+    (nanoGPT's ``model.py``, whose only loop copies weights inside ``from_pretrained``)
+    is never called a training script."""
+    import ast
+
+    if tree is None:
+        from torchward.analysis.parsing import parse_module  # under the parse lock
+
+        try:
+            tree = parse_module(source)
+        except (SyntaxError, ValueError):
+            return True  # no judgement on what does not parse
+    for node in tree.body:
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith)):
+            return True
+        if isinstance(node, ast.Expr) and isinstance(node.value, (ast.Call, ast.Await)):
+            return True
+        if isinstance(node, ast.If) and "__main__" in ast.unparse(node.test):
+            return True
+    return False
 
 
 NO_MODEL_REASON = (
@@ -191,6 +251,68 @@ def _from_estimator(result: Any, gpu: str | None, path: str = "") -> GpuEstimate
     )
 
 
+def _placed(found: GpuEstimate, gpu: str | None) -> GpuEstimate:
+    """``found`` with the hardware as chosen (an instance stays an instance: its GPU
+    count, its name, how many GPUs the script uses) and whether TW010 stands behind an
+    "oom" verdict (the rule's own test, ``projected_oom.is_reported``)."""
+    count, instance, used, uncertain = 1, None, 1, False
+    config = getattr(getattr(found.detail, "resolved", None), "config", None)
+    if gpu:
+        choice = lookup_gpu(gpu)
+        count = choice.count
+        instance = choice.instance.name if choice.instance is not None else None
+        gpus = getattr(config, "gpus", None)
+        sharding = getattr(getattr(config, "sharding", None), "value", None)
+        if gpus is not None and gpus.source != TARGET_GPU_SOURCE:
+            used = int(gpus.value)  # the script's own world size
+        elif sharding not in (None, "none"):
+            used = count  # DDP / FSDP / ZeRO: every GPU of the machine
+    if found.verdict in ("oom", "does-not-fit") and found.usable_bytes and found.detail:
+        from torchward.analysis.rules.projected_oom import is_reported
+
+        try:
+            uncertain = not is_reported(found.detail, found.usable_bytes)
+        except (AttributeError, KeyError, TypeError):  # another estimator's answer
+            uncertain = False
+    return attrs.evolve(
+        found, gpu_count=count, instance=instance, gpus_used=used, uncertain=uncertain
+    )
+
+
+def across_the_machine(found: GpuEstimate) -> dict[str, Any] | None:
+    """The remedy a chosen instance offers when the script uses fewer of its GPUs than it
+    has and does not fit: FSDP across all of them, sized by the estimator on the same
+    resolved model (a remedy in the estimator report's shape); None when it does not apply."""
+    if found.gpu_count <= 1 or found.gpus_used >= found.gpu_count:
+        return None
+    if found.verdict in (None, "fits"):
+        return None
+    detail = found.detail
+    resolved = getattr(detail, "resolved", None)
+    if resolved is None or getattr(detail, "gpu", None) is None or found.peak_bytes is None:
+        return None
+    from torchward.estimator.estimate import estimate_resolved
+    from torchward.estimator.runconfig import Field, RunConfig
+
+    source = "editor: FSDP across the chosen instance"
+    config = resolved.config.merged(
+        RunConfig(sharding=Field("fsdp", source), gpus=Field(found.gpu_count, source))
+    )
+    try:
+        sharded = estimate_resolved(attrs.evolve(resolved, config=config), detail.gpu)
+    except Exception:  # no remedy rather than a broken hover
+        log.debug("sizing FSDP across the instance failed", exc_info=True)
+        return None
+    where = f"the {found.gpu_count} GPUs" + (f" of {found.instance}" if found.instance else "")
+    return {
+        "title": f"FSDP across {where} (the script uses {found.gpus_used})",
+        "saving_bytes": max(found.peak_bytes - sharded.peak, 0),
+        "verdict": sharded.verdict,
+        "cost": "code: launch with torchrun and wrap the model in FSDP (or DDP where the "
+        "model fits one GPU); speed: communication between the GPUs",
+    }
+
+
 class UnknownGpu(ValueError):
     """A target GPU name the catalog does not know (the message names close matches)."""
 
@@ -235,7 +357,7 @@ def estimate_source(
     if not any(True for _ in config.fields()):
         return None
     if choice is not None and choice.count > 1 and config.gpus is None:
-        config = config.merged(RunConfig(gpus=Field(choice.count, "settings targetGpu")))
+        config = config.merged(RunConfig(gpus=Field(choice.count, TARGET_GPU_SOURCE)))
     try:
         return estimate(config, choice.gpu if choice else None, models)
     except LookupError:  # no model named anywhere: say so, with what was found
@@ -294,8 +416,12 @@ class EstimateService:
             else:
                 result = self._entry_point(source, path, gpu)
             found = _from_estimator(result, gpu, path)
-            if found.status == "none":
+            if found.status == "no-job" and not runs_something(source, tree):
+                found = GpuEstimate("none", gpu, reason=NOT_A_SCRIPT_REASON, hint=NO_RUN_HINT)
+            if found.status == "none" and found.reason != NOT_A_SCRIPT_REASON:
                 found = no_run(source, gpu)
+            elif found.status == "ok":
+                found = _placed(found, gpu)
         except UnknownGpu as error:
             return GpuEstimate("error", gpu, reason=str(error))
         except Exception as error:  # degrade to "unavailable", never crash the server

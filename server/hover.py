@@ -42,21 +42,37 @@ def rule_markdown(code: str) -> str | None:
     return rule.documentation() if rule is not None else None
 
 
-def explain_link(code: str) -> str:
-    """Where "Explain" goes: the published page, else the command that shows it in the editor."""
+def follows_command_links(client_name: str) -> bool:
+    """VS Code (and its forks) run ``command:`` links in hovers; other clients cannot."""
+    return "code" in client_name.lower()
+
+
+def explain_link(code: str, client_name: str = "Visual Studio Code") -> str:
+    """Where "Explain" goes: the published page, else the command that shows it in the
+    editor (VS Code), else the rule's Markdown file, which any client can open (eglot,
+    Neovim, Helix cannot follow a ``command:`` link)."""
     url = docs_url(code)
     if url:
         return url
+    if not follows_command_links(client_name):
+        markdown = rule_markdown(code)
+        if markdown is not None:
+            from .commands import rule_file
+
+            try:
+                return rule_file(code, markdown).as_uri()
+            except OSError:
+                pass
     return f"command:{EXPLAIN_COMMAND}?{urllib.parse.quote(json.dumps([code]))}"
 
 
-def rule_line(code: str) -> str:
+def rule_line(code: str, client_name: str = "Visual Studio Code") -> str:
     """One line for a rule in a hover: ``**TW001** retained-graph — summary · [Explain TW001](…)``."""
     from torchward.analysis import rule_by_code
 
     rule = rule_by_code(code)
     about = f" {rule.name} — {rule.summary}" if rule is not None else ""
-    return f"**{code}**{about} · [Explain {code}]({explain_link(code)})"
+    return f"**{code}**{about} · [Explain {code}]({explain_link(code, client_name)})"
 
 
 def _contains(finding: Finding, line: int, column: int) -> bool:
@@ -64,9 +80,9 @@ def _contains(finding: Finding, line: int, column: int) -> bool:
     return (span.line, span.column) <= (line, column) <= (span.end_line, span.end_column)
 
 
-def _finding_parts(hits: list[Finding]) -> list[str]:
+def _finding_parts(hits: list[Finding], client_name: str) -> list[str]:
     codes = dict.fromkeys(f.code for f in hits)
-    return ["\n\n".join(rule_line(code) for code in codes)] if codes else []
+    return ["\n\n".join(rule_line(code, client_name) for code in codes)] if codes else []
 
 
 def _report(estimate: GpuEstimate) -> dict[str, Any] | None:
@@ -76,9 +92,15 @@ def _report(estimate: GpuEstimate) -> dict[str, Any] | None:
     try:
         from torchward.estimator.report import estimate_report
 
-        return estimate_report(estimate.detail, search=estimate.verdict not in (None, "fits"))
+        from .estimates import across_the_machine
+
+        report = estimate_report(estimate.detail, search=estimate.verdict not in (None, "fits"))
     except Exception:  # the breakdown without remedies is still worth showing
         return None
+    machine = across_the_machine(estimate)  # the instance's other GPUs come first
+    if machine is not None:
+        report = {**report, "remedies": [machine, *(report.get("remedies") or [])]}
+    return report
 
 
 async def _breakdown(server: TorchwardServer, uri: str, line: int) -> str | None:
@@ -111,7 +133,9 @@ async def hover(server: TorchwardServer, params: types.HoverParams) -> types.Hov
     findings = state.result.findings if state is not None and state.result is not None else ()
     hits = [f for f in findings if _contains(f, position.line, position.column)]
     breakdown = await _breakdown(server, uri, position.line)
-    parts = ([breakdown] if breakdown is not None else []) + _finding_parts(hits)
+    parts = ([breakdown] if breakdown is not None else []) + _finding_parts(
+        hits, server.client_name
+    )
     if not parts or server.documents.get(uri) is not document:
         return None
     return types.Hover(
@@ -125,4 +149,8 @@ async def hover(server: TorchwardServer, params: types.HoverParams) -> types.Hov
 def register(server: TorchwardServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def on_hover(params: types.HoverParams) -> types.Hover | None:
+        if (located := server.notebooks.owner(params.text_document.uri)) is not None:
+            from . import notebooks
+
+            return await notebooks.hover(server, params, *located, hover)
         return await hover(server, params)

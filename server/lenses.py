@@ -156,10 +156,26 @@ def refresh(server: TorchwardServer) -> None:
                 pass
 
 
+def _hints(server: TorchwardServer, params: types.InlayHintParams) -> list[types.InlayHint]:
+    if (located := server.notebooks.owner(params.text_document.uri)) is not None:
+        from . import notebooks
+
+        return notebooks.inlay_hints(server, params, *located, inlay_hints)
+    return inlay_hints(server, params)
+
+
+def _lenses(server: TorchwardServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+    if (located := server.notebooks.owner(params.text_document.uri)) is not None:
+        from . import notebooks
+
+        return notebooks.code_lenses(server, params, *located, code_lenses)
+    return code_lenses(server, params)
+
+
 def register(server: TorchwardServer) -> None:
     server.feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=False))(
-        lambda params: inlay_hints(server, params)
+        lambda params: _hints(server, params)
     )
     server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))(
-        lambda params: code_lenses(server, params)
+        lambda params: _lenses(server, params)
     )

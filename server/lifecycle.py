@@ -15,6 +15,8 @@ generation and re-analyses every open document.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from typing import Any
 
@@ -50,6 +52,7 @@ def _initialization_settings(options: Any) -> dict[str, Any]:
 
 def on_initialize(server: TorchwardServer, params: types.InitializeParams) -> None:
     server.codec = ColumnCodec(server.workspace.position_encoding or "utf-16")
+    server.client_name = params.client_info.name if params.client_info else ""
     server.pull_diagnostics = _capability(server, "text_document", "diagnostic") is not None
     options = params.initialization_options
     options = empty_list_as_object(options)
@@ -66,10 +69,35 @@ def on_initialize(server: TorchwardServer, params: types.InitializeParams) -> No
     server.settings_for("")  # validate the initialization options now, report problems once
 
 
+WARM_UP_TOKEN = "torchward-warm-up"
+WARM_UP_TITLE = "torchward: loading the analysis engine"
+
+
+async def _show_warm_up(server: TorchwardServer, loading: Any) -> None:
+    """``$/progress`` while the engine loads (about a second on a cold start, more on a
+    busy machine): the first squiggles wait for it, and the user sees why."""
+    progress = server.work_done_progress
+    try:
+        await asyncio.wait_for(progress.create_async(WARM_UP_TOKEN), 5.0)
+    except Exception as error:  # the client refused or did not answer: no progress
+        log.info("no progress for the warm-up: %r", error)
+        return
+    progress.begin(WARM_UP_TOKEN, types.WorkDoneProgressBegin(title=WARM_UP_TITLE))
+    try:
+        await asyncio.wrap_future(loading)
+    except Exception:  # the first analysis reports what is wrong
+        pass
+    finally:
+        with contextlib.suppress(Exception):  # the pipe may be gone (shutting down)
+            progress.end(WARM_UP_TOKEN, types.WorkDoneProgressEnd(message="ready"))
+
+
 async def on_initialized(server: TorchwardServer, params: types.InitializedParams) -> None:
     from .scheduler import warm_up
 
-    server.executor.submit(warm_up)
+    loading = server.executor.submit(warm_up)
+    if _capability(server, "window", "work_done_progress"):
+        server.warm_up_progress = asyncio.ensure_future(_show_warm_up(server, loading))
     if _capability(server, "workspace", "did_change_watched_files", "dynamic_registration"):
         registration = types.Registration(
             id=WATCHER_ID,

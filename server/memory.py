@@ -1,9 +1,10 @@
 """How an estimate reads in the editor: labels for hints and lenses, the breakdown hover.
 
 Pure text from a :class:`~.estimates.GpuEstimate`; no protocol types, so the wording is
-tested without a server. Sizes are GiB (what ``nvidia-smi`` and PyTorch print, and what
-the estimator's terminal report uses), one decimal. The bars are scaled to the largest
-term, like ``torchward estimate``'s.
+tested without a server. Sizes and percentages come from :mod:`.units` (the status bar
+shows the same strings): GiB from 1 GiB, MiB below. The bars are scaled to the largest
+term, like ``torchward estimate``'s. An "oom" verdict that TW010 does not report (a
+low-confidence estimate) reads "may not fit (low confidence)", as in the status bar.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from .estimates import GpuEstimate
+from .units import percent, size
 
-GIB = 1 << 30
 BAR_WIDTH = 20
 TERM_LABELS = {
     "weights": "weights",
@@ -25,17 +26,21 @@ TERM_LABELS = {
     "cuda_context": "CUDA context",
     "fragmentation": "fragmentation",
 }
-VERDICTS = {"fits": "fits", "tight": "tight", "oom": "does not fit"}
+VERDICTS = {"fits": "fits", "tight": "tight", "oom": "does not fit", "does-not-fit": "does not fit"}
+UNCERTAIN_VERDICT = "may not fit (low confidence)"
 
 
-def gib(value: int | None) -> str:
-    return "?" if value is None else f"{value / GIB:.1f} GiB"
+def verdict_text(estimate: GpuEstimate) -> str | None:
+    """The verdict in words; None without a GPU to judge against."""
+    if estimate.uncertain:
+        return UNCERTAIN_VERDICT
+    return VERDICTS.get(estimate.verdict, estimate.verdict) if estimate.verdict else None
 
 
 def count(value: int) -> str:
-    for size, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
-        if value >= size:
-            return f"{value / size:.3g}{suffix}"
+    for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if value >= scale:
+            return f"{value / scale:.3g}{suffix}"
     return str(value)
 
 
@@ -44,7 +49,7 @@ def model_label(estimate: GpuEstimate) -> str | None:
     if estimate.status != "ok" or estimate.params is None:
         return None
     weights = dict(estimate.terms).get("weights")
-    return f"{count(estimate.params)} params · weights {gib(weights)}"
+    return f"{count(estimate.params)} params · weights {size(weights)}"
 
 
 def batch_label(estimate: GpuEstimate) -> str | None:
@@ -52,7 +57,7 @@ def batch_label(estimate: GpuEstimate) -> str | None:
     if estimate.status != "ok":
         return None
     activations = dict(estimate.terms).get("activations")
-    return None if not activations else f"activations {gib(activations)}"
+    return None if not activations else f"activations {size(activations)}"
 
 
 NO_JOB_LABEL = "torchward: no job found — Why?"
@@ -68,13 +73,14 @@ def peak_label(estimate: GpuEstimate) -> str | None:
     if estimate.status != "ok":
         return None
     measured = estimate.confidence == "measured"
-    text = f"{'Measured peak' if measured else 'Peak ≈'} {gib(estimate.peak_bytes)}"
+    text = f"{'Measured peak' if measured else 'Peak ≈'} {size(estimate.peak_bytes)}"
     if estimate.gpu:
-        text += f" on {estimate.gpu}"
-    if estimate.verdict:
-        text += f" · {VERDICTS.get(estimate.verdict, estimate.verdict)}"
+        text += f" on {estimate.hardware}"
+    verdict = verdict_text(estimate)
+    if verdict:
+        text += f" · {verdict}"
         if estimate.percent is not None:
-            text += f" ({estimate.percent:.0f}%)"
+            text += f" ({percent(estimate.percent)})"
     else:
         text += " · choose a GPU"
     return text
@@ -98,16 +104,17 @@ def breakdown_markdown(estimate: GpuEstimate, report: dict[str, Any] | None = No
     ]
     lines += ["| term | size | |", "|---|---:|---|"]
     lines += [
-        f"| {TERM_LABELS.get(name, name)} | {gib(value)} | `{_bar(value, largest)}` |"
+        f"| {TERM_LABELS.get(name, name)} | {size(value)} | `{_bar(value, largest)}` |"
         for name, value in terms
     ]
     lines.append("")
-    interval = f"{gib(estimate.low_bytes)} – {gib(estimate.high_bytes)}"
-    summary = f"**Peak ≈ {gib(estimate.peak_bytes)}** (interval {interval}, confidence {estimate.confidence})"
+    interval = f"{size(estimate.low_bytes)} – {size(estimate.high_bytes)}"
+    summary = f"**Peak ≈ {size(estimate.peak_bytes)}** (interval {interval}, confidence {estimate.confidence})"
     if estimate.gpu and estimate.verdict:
         summary += (
-            f" on {estimate.gpu}: **{VERDICTS.get(estimate.verdict, estimate.verdict)}**"
-            f" — {estimate.percent:.0f}% of {gib(estimate.usable_bytes)} usable"
+            f" on {estimate.hardware}: **{verdict_text(estimate)}**"
+            f" — {percent(estimate.percent)} of {size(estimate.usable_bytes)} usable"
+            + (" per GPU" if estimate.gpu_count > 1 else "")
         )
     else:
         summary += (
@@ -120,7 +127,7 @@ def breakdown_markdown(estimate: GpuEstimate, report: dict[str, Any] | None = No
         lines += ["", "Top remedies:"]
         for remedy in remedies[:3]:
             lines.append(
-                f"- {remedy['title']}: saves {gib(remedy['saving_bytes'])} → "
+                f"- {remedy['title']}: saves {size(remedy['saving_bytes'])} → "
                 f"{VERDICTS.get(remedy.get('verdict'), remedy.get('verdict'))} ({remedy['cost']})"
             )
     missing = (report or {}).get("missing") or []

@@ -2,7 +2,7 @@
 
 The server never imports torch and never runs the user's code in its own process. On
 the user's explicit request — the code lens above the job, or the command
-``torchward.measure [uri, {interpreter?, timeout?}]`` — it:
+``torchward.measure [uri, {interpreter?, timeout?, factory?, quiet?}]`` — it:
 
 1. plans the profile from the editor's text, as ``torchward profile SCRIPT`` does
    (:mod:`torchward.profile.plan`: the model construction the static reader found, the
@@ -22,6 +22,12 @@ the user's explicit request — the code lens above the job, or the command
    is overlaid with the measurement (:func:`measured_overlay`, called by
    :class:`~.estimates.EstimateService`) — hover, inlay hints, lens and status bar
    show it, marked measured — until the model's code or the job changes.
+
+A failure is said in editor terms (:func:`in_editor_terms`: no CLI syntax) with the
+next step in the answer's ``next`` — ``choose-factory`` (run again with ``factory``, the
+name of the document's function that builds the model) or ``install-torch``; ``quiet``
+leaves showing it to the editor (the VS Code extension answers with an action). The
+extension also asks the user's consent before the first run in a workspace.
 """
 
 from __future__ import annotations
@@ -55,11 +61,14 @@ _TOKENS = itertools.count(1)
 
 
 # -- the overlay: a cached measurement replaces the estimate's numbers ----------------------
-def _plan(source: str, path: str, gpu: str | None, project: Any) -> tuple[Any, Any]:
-    """(recipe, job) for the document, as ``torchward profile`` would plan them."""
+def _plan(
+    source: str, path: str, gpu: str | None, project: Any, factory: str | None = None
+) -> tuple[Any, Any]:
+    """(recipe, job) for the document, as ``torchward profile`` would plan them; with
+    ``factory`` (a function of the document) the model is what that function returns."""
     from torchward.analysis.runconfig import read_source
 
-    from torchward.profile.plan import job_of, script_recipe
+    from torchward.profile.plan import factory_recipe, job_of, script_recipe
 
     from .estimates import lookup_gpu
 
@@ -68,7 +77,10 @@ def _plan(source: str, path: str, gpu: str | None, project: Any) -> tuple[Any, A
     if project is not None:
         config, models = config.merged(project.run_config()), project.models
     choice = lookup_gpu(gpu) if gpu else None
-    recipe = script_recipe(path, source, config)
+    if factory:
+        recipe = factory_recipe(f"{path}:{factory}", {})
+    else:
+        recipe = script_recipe(path, source, config)
     job = job_of(config, choice.gpu if choice else None, models).job
     return recipe, job
 
@@ -298,6 +310,39 @@ def _show(server: TorchwardServer, kind: types.MessageType, message: str) -> Non
         server.window_show_message(types.ShowMessageParams(kind, message))
 
 
+# what the user can do next, by what went wrong: an editor answers with an action
+NEXT_CHOOSE_FACTORY = "choose-factory"  # pick the function that builds the model
+NEXT_INSTALL_TORCH = "install-torch"  # torch is missing from the interpreter
+
+
+def in_editor_terms(reason: str) -> tuple[str, str | None]:
+    """A failure's reason said for the editor — without the CLI's advice
+    (``name a factory: torchward profile module:function``) — and the next step."""
+    head, _, advice = reason.partition("; name a factory")
+    if advice or "no model construction found" in head:
+        return head.rstrip(" ;:") + ": choose the function that builds the model", (
+            NEXT_CHOOSE_FACTORY
+        )
+    if "torch is not installed" in reason or "No module named 'torch'" in reason:
+        return "torch is not installed in this interpreter", NEXT_INSTALL_TORCH
+    return reason, None
+
+
+def _failed(
+    server: TorchwardServer, uri: str, reason: str, options: dict[str, Any], *, error: bool
+) -> dict[str, Any]:
+    """The answer of a failed measurement, shown unless the editor shows it itself (``quiet``)."""
+    reason, next_step = in_editor_terms(reason)
+    if not options.get("quiet"):
+        kind = types.MessageType.Error if error else types.MessageType.Warning
+        verb = "measurement failed" if error else "cannot measure"
+        _show(server, kind, f"torchward: {verb} — {reason}")
+    answer = {"uri": uri, "status": "error", "reason": reason}
+    if next_step is not None:
+        answer["next"] = next_step
+    return answer
+
+
 async def measure(server: TorchwardServer, uri: Any, options: Any = None) -> dict[str, Any]:
     """Run the measurement for the document ``uri``: the command's answer."""
     from torchward.profile import cache
@@ -312,14 +357,14 @@ async def measure(server: TorchwardServer, uri: Any, options: Any = None) -> dic
     settings = server.settings_for(document.path)
     lint = server.folders.lint_settings(document.path, settings)[0]
     gpu = server.target_gpu(settings, lint.target_gpu)
+    factory = options.get("factory") if isinstance(options.get("factory"), str) else None
     try:
         recipe, job = await asyncio.get_running_loop().run_in_executor(
-            server.executor, lambda: _plan(document.text, document.path, gpu, lint.estimator)
+            server.executor,
+            lambda: _plan(document.text, document.path, gpu, lint.estimator, factory),
         )
     except Exception as error:
-        reason = str(error) or type(error).__name__
-        _show(server, types.MessageType.Warning, f"torchward: cannot measure — {reason}")
-        return {"uri": uri, "status": "error", "reason": reason}
+        return _failed(server, uri, str(error) or type(error).__name__, options, error=False)
     timeout = float(options.get("timeout") or DEFAULT_TIMEOUT_S)
     python = _interpreter(options)
     progress = _Progress(server, f"torchward: measuring {recipe.label} (runs your code)")
@@ -338,17 +383,13 @@ async def measure(server: TorchwardServer, uri: Any, options: Any = None) -> dic
         return {"uri": uri, "status": "cancelled", "reason": "the measurement was cancelled"}
     except (TimeoutError, OSError) as error:
         progress.end("failed")
-        reason = f"{error} ({python})"
-        _show(server, types.MessageType.Error, f"torchward: measurement failed — {reason}")
-        return {"uri": uri, "status": "error", "reason": reason}
+        return _failed(server, uri, f"{error} ({python})", options, error=True)
     finally:
         runs(server).pop(uri, None)
         _refresh_lenses(server)
     if "error" in answer:
         progress.end("failed")
-        reason = str(answer["error"])
-        _show(server, types.MessageType.Error, f"torchward: measurement failed — {reason}")
-        return {"uri": uri, "status": "error", "reason": reason}
+        return _failed(server, uri, str(answer["error"]), options, error=True)
     result = ProfileResult.from_dict(answer["result"])
     cache.store(recipe, job, result, document.path)
     base = server.last_fit.get(uri) or GpuEstimate("ok", gpu)

@@ -25,12 +25,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
 from .diagnostics import SOURCE, diagnostics_for
 from .results import DocumentResult
 from .server import TorchwardServer
+
+if TYPE_CHECKING:
+    from .notebooks import Cell, Notebook
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +44,12 @@ WORKSPACE_POLL_S = 30.0  # how long an unchanged workspace/diagnostic pull is he
 def publish(server: TorchwardServer, uri: str) -> None:
     """Called after each delivered analysis: push, or have the client pull again when a
     pull was answered with an older result meanwhile."""
+    notebook = server.notebooks.get(uri)
+    if notebook is not None:  # one program, pushed per cell, to every client (.notebooks)
+        from .notebooks import publish as publish_cells
+
+        publish_cells(server, notebook)
+        return
     if server.pull_diagnostics:
         if uri in server.stale_pulls:
             server.stale_pulls.discard(uri)
@@ -117,6 +127,8 @@ EARLY_MARK = "~"
 
 async def document_report(server: TorchwardServer, params: types.DocumentDiagnosticParams):
     uri = params.text_document.uri
+    if (located := server.notebooks.owner(uri)) is not None:
+        return await _cell_report(server, params, *located)
     early = shown_result(server, uri)
     result = early or await current_result(server, uri)
     document = server.documents.get(uri)
@@ -130,10 +142,27 @@ async def document_report(server: TorchwardServer, params: types.DocumentDiagnos
     )
 
 
+async def _cell_report(
+    server: TorchwardServer,
+    params: types.DocumentDiagnosticParams,
+    notebook: Notebook,
+    cell: Cell,
+):
+    """A notebook cell's pull: empty — cells are *pushed* to every client
+    (:func:`.notebooks.publish`): vscode-languageclient 9 never pulls a notebook's cells
+    (it pulls for text tabs only), and a client that pulls and is pushed to shows the
+    pushed items beside an empty pulled report, never twice."""
+    return types.RelatedFullDocumentDiagnosticReport(
+        items=[], result_id=f"cell.{notebook.revision}"
+    )
+
+
 async def _workspace_items(server: TorchwardServer, previous: dict[str, str]):
     items = []
     changed = False
     for document in server.documents:
+        if server.notebooks.get(document.uri) is not None:
+            continue  # a notebook's program is no file: its cells pull their own
         result = await current_result(server, document.uri)
         if result is None:
             continue
@@ -198,7 +227,7 @@ async def workspace_report(server: TorchwardServer, params: types.WorkspaceDiagn
 
 def register(server: TorchwardServer) -> None:
     options = types.DiagnosticOptions(
-        inter_file_dependencies=False, workspace_diagnostics=True, identifier=SOURCE
+        inter_file_dependencies=True, workspace_diagnostics=True, identifier=SOURCE
     )
 
     @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, options)

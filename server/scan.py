@@ -50,7 +50,6 @@ if TYPE_CHECKING:  # the engine loads after the initialize reply (server start-u
     from .encoding import ColumnCodec
     from .server import TorchwardServer
 
-from ..analysis.parsing import parse_module
 from .results import DocumentResult
 from .workspace import module_index, module_text_changed
 
@@ -170,6 +169,8 @@ class Symbols:
 def _symbols(text: str, path: str) -> Symbols:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        from torchward.analysis.parsing import parse_module  # the engine loads after initialize
+
         tree = parse_module(text, path)
     try:
         from torchward.analysis.workspace import ModuleSummary

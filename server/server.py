@@ -27,6 +27,7 @@ from .diagnostics import wire_converter
 from .documents import Document, DocumentStore
 from .encoding import ColumnCodec
 from .estimates import EstimateService, GpuEstimate
+from .notebooks import SYNC_OPTIONS, NotebookStore
 from .results import AnalysisState, DocumentResult
 from .scan import WorkspaceScan
 from .scheduler import Outcome, Scheduler, Snapshot
@@ -47,15 +48,19 @@ class TorchwardServer(LanguageServer):
             "torchward",
             __version__,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            notebook_document_sync=SYNC_OPTIONS,  # a notebook is analysed as one program
             # diagnostics go out as precomputed dicts; integers coming in must be integers
             converter_factory=lambda: strict_converter(wire_converter),
             protocol_cls=TorchwardProtocol,  # no pygls text documents: see .transport
         )
         self.documents = DocumentStore()
+        self.notebooks = NotebookStore()  # open notebooks; each one's program is in documents
         self.states: dict[str, AnalysisState] = {}
         self.folders = Workspace()
         self.codec = ColumnCodec()
         self.pull_diagnostics = False
+        self.client_name = ""  # clientInfo.name from initialize (links a client can follow)
+        self.warm_up_progress: asyncio.Future | None = None  # $/progress of the engine loading
         self.generation = 0
         self.init_options: dict[str, Any] = {}
         self.global_settings: dict[str, Any] = {}
@@ -247,6 +252,7 @@ def create_server(estimates: EstimateService | None = None) -> TorchwardServer:
         hover,
         lenses,
         lifecycle,
+        notebooks,
         profiling,
         reporting,
         scan,
@@ -257,6 +263,7 @@ def create_server(estimates: EstimateService | None = None) -> TorchwardServer:
     for module in (
         lifecycle,
         textsync,
+        notebooks,
         reporting,
         codeactions,
         hover,

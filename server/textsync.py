@@ -46,8 +46,8 @@ def is_python(uri: str, language_id: str | None) -> bool:
 
 def on_did_open(server: TorchwardServer, params: types.DidOpenTextDocumentParams) -> None:
     item = params.text_document
-    if not is_python(item.uri, item.language_id):
-        return
+    if not is_python(item.uri, item.language_id) or server.notebooks.owner(item.uri) is not None:
+        return  # a notebook's cell is analysed with its notebook (.notebooks)
     server.documents.open(item.uri, item.text, item.version, item.language_id)
     server.states[item.uri] = AnalysisState()
     server.schedule(item.uri, immediate=True)

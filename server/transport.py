@@ -86,6 +86,22 @@ class TorchwardProtocol(LanguageServerProtocol):
         if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CLOSE)) is not None:
             yield handler, (params,), None
 
+    # notebooks too: their cells are kept by .notebooks, not in pygls' workspace
+    @lsp_method(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def lsp_notebook_document__did_open(self, params: types.DidOpenNotebookDocumentParams):
+        if (handler := self.fm.features.get(types.NOTEBOOK_DOCUMENT_DID_OPEN)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def lsp_notebook_document__did_change(self, params: types.DidChangeNotebookDocumentParams):
+        if (handler := self.fm.features.get(types.NOTEBOOK_DOCUMENT_DID_CHANGE)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def lsp_notebook_document__did_close(self, params: types.DidCloseNotebookDocumentParams):
+        if (handler := self.fm.features.get(types.NOTEBOOK_DOCUMENT_DID_CLOSE)) is not None:
+            yield handler, (params,), None
+
 
 def _strict_int(value: Any, kind: Any) -> int:
     """JSON integers only: ``"3"``, ``true`` and ``1.5`` are not positions or versions.

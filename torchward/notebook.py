@@ -24,6 +24,7 @@ from __future__ import annotations
 import bisect
 import json
 import re
+from collections.abc import Iterable
 
 import attrs
 
@@ -97,7 +98,12 @@ class Program:
 
 
 def _is_code(cell: dict) -> bool:
-    return cell.get("cell_type") == "code" and not cell_source(cell).lstrip().startswith("%%")
+    return cell.get("cell_type") == "code"
+
+
+def is_cell_magic(source: str) -> bool:
+    """A cell magic (``%%bash``) makes the whole cell another language: left out."""
+    return source.lstrip().startswith("%%")
 
 
 def to_python(source: str) -> str:
@@ -125,12 +131,22 @@ def to_python(source: str) -> str:
 
 
 def program(text: str) -> Program:
+    """The program of a notebook's JSON text (its code cells, numbered over all cells)."""
+    cells = cells_of(text)
+    return join_cells(
+        (number, cell_source(cell)) for number, cell in enumerate(cells, 1) if _is_code(cell)
+    )
+
+
+def join_cells(cells: Iterable[tuple[int, str]]) -> Program:
+    """The program of code cells given as ``(number, source)`` in run order: the one
+    cell→program mapping, shared by the CLI (a file's JSON) and the language server
+    (cells an editor synchronises one by one). Cell magics are left out."""
     parts, numbers, starts, sources = [], [], [], []
     line = 1
-    for number, cell in enumerate(cells_of(text), 1):
-        if not _is_code(cell):
+    for number, source in cells:
+        if is_cell_magic(source):
             continue
-        source = cell_source(cell)
         body = to_python(source)
         if not body.endswith("\n"):
             body += "\n"

@@ -134,9 +134,7 @@ class ProjectedOom(Rule):
             result = estimate(config, choice.gpu, models)
         except (LookupError, ValueError):
             return  # unknown model: no invented number
-        usable = choice.gpu.usable_bytes
-        weights_alone = result.terms["weights"] + result.context  # depends on no assumed input
-        if result.low <= usable or (result.confidence == "low" and weights_alone <= usable):
+        if not is_reported(result, choice.gpu.usable_bytes):
             return
         line = _line(config.model.source) or 1
         evidence = [
@@ -152,6 +150,15 @@ class ProjectedOom(Rule):
         )
         confidence = Confidence.HIGH if result.confidence == "high" else Confidence.MEDIUM
         yield self.finding(_span(facts, line), message, evidence=evidence, confidence=confidence)
+
+
+def is_reported(result, usable: int) -> bool:
+    """Whether TW010 reports an estimate ``result`` against ``usable`` bytes: even its low
+    end does not fit and, on a low-confidence estimate, the weights alone (which depend
+    on no assumed input) do not fit either. The editor's status bar reads the same
+    answer, so it never says "OOM" where the rule stays silent."""
+    weights_alone = result.terms["weights"] + result.context  # depends on no assumed input
+    return result.low > usable and (result.confidence != "low" or weights_alone > usable)
 
 
 def _line(source: str) -> int | None:

@@ -70,6 +70,8 @@ def make_client() -> LanguageClient:
     client.gpu_fits = []
     client.registrations = []
     client.refreshes = []
+    client.message_requests = []
+    client.answer_message_request = None  # a title to pick for window/showMessageRequest
 
     def publish(ls: LanguageClient, params: types.PublishDiagnosticsParams) -> None:
         ls.diagnostics[params.uri] = params.diagnostics
@@ -91,7 +93,13 @@ def make_client() -> LanguageClient:
         ls.refreshes.append("diagnostic")
         ls.diagnostic_refresh_count += 1
 
+    def message_request(ls: LanguageClient, params: types.ShowMessageRequestParams):
+        ls.message_requests.append(params)
+        wanted = ls.answer_message_request
+        return next((a for a in params.actions or [] if a.title == wanted), None)
+
     features = dict(DEFAULT_CLIENT_FEATURES)
+    features[types.WINDOW_SHOW_MESSAGE_REQUEST] = message_request
     features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = publish
     features[types.CLIENT_REGISTER_CAPABILITY] = register_capability
     features["torchward/gpuFit"] = gpu_fit
@@ -274,6 +282,9 @@ async def session(
     configuration: dict[str, Any] | None = None,
     without_configuration: bool = False,
     position_encodings: list[str] | None = None,
+    notebooks: bool = False,
+    client_name: str | None = None,
+    show_document: bool | None = None,
 ):
     """A running server initialised as client ``name``; ``options`` are initializationOptions.
 
@@ -291,14 +302,25 @@ async def session(
     client_capabilities = capabilities(name)
     if without_configuration:
         client_capabilities.workspace.configuration = False
+    if show_document is not None:
+        window = client_capabilities.window or types.WindowClientCapabilities()
+        window.show_document = types.ShowDocumentClientCapabilities(support=show_document)
+        client_capabilities.window = window
+    if notebooks:  # LSP 3.17 notebook sync, as VS Code and jupyterlab-lsp declare it
+        client_capabilities.notebook_document = types.NotebookDocumentClientCapabilities(
+            synchronization=types.NotebookDocumentSyncClientCapabilities()
+        )
     if position_encodings is not None:  # the encodings the client offers, preferred first
         general = client_capabilities.general or types.GeneralClientCapabilities()
         general.position_encodings = [types.PositionEncodingKind(e) for e in position_encodings]
         client_capabilities.general = general
+    if client_name is None:
+        client_name = "Visual Studio Code" if name.startswith("vscode") else "Neovim"
     try:
         result = await asyncio.wait_for(
             client.initialize_session(
                 types.InitializeParams(
+                    client_info=types.ClientInfo(client_name) if client_name else None,
                     capabilities=client_capabilities,
                     initialization_options=init_options,
                     workspace_folders=workspace_folders,

@@ -53,7 +53,7 @@ async def test_inlay_hints_show_parameters_and_weights_beside_the_model_and_acti
     await _estimated(a100, uri, GPT2)
     hints = {hint.position.line: hint for hint in await _hints(a100, uri)}
     assert sorted(hints) == [8, 10]
-    assert hints[8].label.startswith("124M params · weights 0.")
+    assert hints[8].label == "124M params · weights 475 MiB"
     assert hints[8].position.character == len(GPT2.splitlines()[8])
     assert hints[10].label.startswith("activations ")
 
@@ -63,7 +63,7 @@ async def test_a_code_lens_above_the_training_loop_gives_the_peak_and_changes_th
     await _estimated(a100, uri, GPT2)
     (lens,) = await _lenses(a100, uri)
     assert lens.range.start.line == 11, "the `for x, y in loader:` line"
-    assert lens.command.title.startswith("Peak ≈ ") and " on NVIDIA A100 80GB" in lens.command.title
+    assert lens.command.title.startswith("Peak ≈ ") and " on A100 80GB" in lens.command.title
     assert "· fits (" in lens.command.title
     assert lens.command.command == "torchward.selectGpu" and not lens.command.arguments
 
@@ -84,7 +84,9 @@ async def test_a_job_that_does_not_fit_lists_the_top_remedies_in_the_hover(a100)
     uri = fresh_uri()
     await _estimated(a100, uri, OOM)
     hover = await a100.hover(uri, types.Position(11, 4))
-    assert "**does not fit**" in hover.contents.value
+    # gpt2 with an assumed sequence length: a low-confidence estimate TW010 stays silent
+    # on, so the hover says what the rule (and the status bar) says
+    assert "**may not fit (low confidence)**" in hover.contents.value
     assert "Top remedies:" in hover.contents.value
 
 

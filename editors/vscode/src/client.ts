@@ -8,6 +8,7 @@ import {
 
 import { COMMANDS, SERVER_COMMANDS } from './commands';
 import type { ServerCommand } from './launch';
+import { keepLens } from './measure';
 import { type ClientSideCommands, keepShownOnCancel, routeCommand } from './middleware';
 import { answerConfiguration, wireSettings } from './workspaceSettings';
 
@@ -31,6 +32,12 @@ export function clientOptions(output: vscode.LogOutputChannel, commands?: Client
     markdown: { isTrusted: { enabledCommands: [SERVER_COMMANDS.explain, COMMANDS.pickGpu] } },
     middleware: {
       executeCommand: (command, args, next) => (commands ? routeCommand(command, args, commands, next) : next(command, args)),
+      // Restricted Mode: the Measure lens (it runs the user's code) is not shown
+      provideCodeLenses: async (document, token, next) => {
+        const lenses = await next(document, token);
+        const trusted = vscode.workspace.isTrusted;
+        return lenses?.filter((lens) => keepLens(lens.command?.command, trusted));
+      },
       // a pull cancelled by the next keystroke keeps the squiggles instead of blanking them
       provideDiagnostics: (document, previousResultId, token, next) =>
         keepShownOnCancel(document, previousResultId, token, next) as ReturnType<typeof next>,

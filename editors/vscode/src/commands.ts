@@ -7,10 +7,16 @@ export const COMMANDS = {
   fixAll: 'torchward.fixAll',
   restart: 'torchward.restart',
   showLogs: 'torchward.showLogs',
+  measureActive: 'torchward.measureActive',
 } as const;
 
 /** Server-side commands (server/commands.py); vscode-languageclient registers proxies for them. */
-export const SERVER_COMMANDS = { selectGpu: 'torchward.selectGpu', explain: 'torchward.explain', whyNoJob: 'torchward.whyNoJob' } as const;
+export const SERVER_COMMANDS = {
+  selectGpu: 'torchward.selectGpu',
+  explain: 'torchward.explain',
+  whyNoJob: 'torchward.whyNoJob',
+  measure: 'torchward.measure',
+} as const;
 
 export const GPU_FIT_NOTIFICATION = 'torchward/gpuFit';
 export const ESTIMATE_REQUEST = 'torchward/estimate';

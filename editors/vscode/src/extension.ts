@@ -33,6 +33,7 @@ import {
   type ServerCommand,
   serverCommand,
 } from './launch';
+import { CONSENT_KEY, measure, type MeasureUi, topLevelFunctions } from './measure';
 import { activeInterpreter, onInterpreterChanged } from './pythonExtension';
 import { type EstimateJson, reportMarkdown } from './report';
 import { needsRestart } from './settings';
@@ -105,6 +106,7 @@ class Session implements vscode.Disposable {
       pickGpu: async () => vscode.commands.executeCommand(COMMANDS.pickGpu),
       explain: (code) => this.explain(code),
       whyNoJob: (uri) => this.whyNoJob(uri),
+      measure: (uri, options, run) => measure(uri, options, this.measureUi(), run),
     });
     client.onNotification(GPU_FIT_NOTIFICATION, (fit: GpuFit) => this.status.update(fit));
     this.client = client;
@@ -176,6 +178,35 @@ class Session implements vscode.Disposable {
       }
     }
     return fit;
+  }
+
+  /** What Measure asks and shows, in VS Code (./measure.ts holds the logic). */
+  measureUi(): MeasureUi {
+    const state = this.context.workspaceState;
+    const resolution = this.resolution;
+    const python = resolution && (resolution.kind === 'environment' || resolution.kind === 'bundled') ? resolution.python : undefined;
+    const tell = (kind: 'info' | 'warning' | 'error', message: string, actions: string[]) =>
+      Promise.resolve(
+        kind === 'error'
+          ? vscode.window.showErrorMessage(message, ...actions)
+          : kind === 'warning'
+            ? vscode.window.showWarningMessage(message, ...actions)
+            : vscode.window.showInformationMessage(message, ...actions),
+      );
+    return {
+      isTrusted: () => vscode.workspace.isTrusted,
+      interpreter: () => python,
+      consented: () => state.get<string[]>(CONSENT_KEY, []),
+      rememberConsent: async (interpreters) => state.update(CONSENT_KEY, interpreters),
+      torchImportable: async (candidate) =>
+        (await runCommand({ command: candidate, args: ['-c', 'import importlib.util, sys; sys.exit(importlib.util.find_spec("torch") is None)'], env: process.env }, 30_000)).code === 0,
+      hasNvidiaGpu: async () => (await runCommand({ command: 'nvidia-smi', args: ['-L'], env: process.env }, 10_000)).code === 0,
+      askModal: async (message, detail, actions) => vscode.window.showWarningMessage(message, { modal: true, detail }, ...actions),
+      tell,
+      copy: async (text) => vscode.env.clipboard.writeText(text),
+      functionsOf: async (uri) => topLevelFunctions((await vscode.workspace.openTextDocument(vscode.Uri.parse(uri))).getText()),
+      pick: async (items, placeHolder) => vscode.window.showQuickPick(items, { placeHolder }),
+    };
   }
 
   async runCli(args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
@@ -303,6 +334,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand(COMMANDS.fixAll, fixAll),
     vscode.commands.registerCommand(COMMANDS.restart, () => current.restart()),
     vscode.commands.registerCommand(COMMANDS.showLogs, () => output.show()),
+    vscode.commands.registerCommand(COMMANDS.measureActive, async () => {
+      const editor = vscode.window.activeTextEditor;
+      if (editor?.document.languageId === 'python') {
+        // the server's command, through the middleware: trust, torch and consent first
+        await vscode.commands.executeCommand(SERVER_COMMANDS.measure, editor.document.uri.toString());
+      }
+    }),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (needsRestart((section) => event.affectsConfiguration(section))) {
         void current.restart();

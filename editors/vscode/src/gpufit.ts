@@ -6,7 +6,13 @@
  * `no-job` (a training script whose job cannot be sized: `reason` says why, `hint` what
  * to do) / `unavailable` / `disabled`,
  * byte counts are integers, `percent` is of the GPU's usable memory. The server names a
- * failed fit `does-not-fit`, the CLI `oom`; both read as OOM here.
+ * failed fit `does-not-fit`, the CLI `oom`; both read as OOM here — unless `lowConfidence`
+ * (TW010 stays silent on that estimate): then "may not fit (low confidence)", as the rule.
+ *
+ * `display` carries the server's formatted strings (server/units.py: sizes in MiB under
+ * 1 GiB, percentages rounded half up, an instance as "8× H100 80GB (p5.48xlarge) · 1 of 8
+ * used"); they are shown as they are, so the status bar, lens and hover agree. The local
+ * formatting below is only for a server too old to send them.
  */
 
 export interface GpuFit {
@@ -22,7 +28,21 @@ export interface GpuFit {
   hint?: string;
   /** The numbers come from `torchward profile` / "Measure with your model", not the estimator. */
   measured?: boolean;
+  /** An "oom" verdict TW010 does not report (a low-confidence estimate). */
+  lowConfidence?: boolean;
+  display?: FitDisplay | null;
 }
+
+/** The server's formatted strings for a fit (status `ok`). */
+export interface FitDisplay {
+  hardware: string | null;
+  peak: string;
+  percent: string;
+  interval: [string, string] | null;
+  verdict: string | null;
+}
+
+export const UNCERTAIN_TEXT = 'may not fit (low confidence)';
 
 export type Tone = 'normal' | 'warning' | 'error';
 
@@ -46,8 +66,9 @@ export function formatBytes(bytes: number | null | undefined): string {
   return `${(bytes / 1024 ** 2).toFixed(0)} MiB`;
 }
 
+/** Half up, as server/units.py rounds (used only without the server's `display`). */
 function percent(value: number | null | undefined): string {
-  return value === null || value === undefined ? '?%' : `${Math.round(value)}%`;
+  return value === null || value === undefined ? '?%' : `${Math.floor(value + 0.5)}%`;
 }
 
 /** Short GPU names for the status bar: "NVIDIA A100 80GB SXM4" → "A100 80GB SXM4". */
@@ -104,29 +125,36 @@ export function renderFit(fit: GpuFit | undefined): FitView {
       tone: 'normal',
     };
   }
-  const gpu = shortGpu(fit.gpu);
+  const shown = fit.display;
+  const gpu = shown?.hardware ?? shortGpu(fit.gpu);
+  const peak = shown?.peak ?? formatBytes(fit.peak);
+  const share = shown?.percent ?? percent(fit.percent);
+  const interval = shown ? shown.interval : fit.interval ? [formatBytes(fit.interval[0]), formatBytes(fit.interval[1])] : null;
   const measured = fit.measured ? ' · measured' : '';
   const lines = [
-    `**torchward GPU fit** — ${fit.gpu ?? 'no GPU selected'}` +
+    `**torchward GPU fit** — ${shown?.hardware ?? fit.gpu ?? 'no GPU selected'}` +
       (fit.measured ? ' (measured with your model)' : ''),
     '',
     '| | |',
     '|---|---|',
-    `| peak | ${formatBytes(fit.peak)} (${percent(fit.percent)} of usable memory) |`,
+    `| peak | ${peak} (${share} of usable memory) |`,
   ];
-  if (fit.interval) {
-    lines.push(`| interval | ${formatBytes(fit.interval[0])} – ${formatBytes(fit.interval[1])} |`);
+  if (interval) {
+    lines.push(`| interval | ${interval[0]} – ${interval[1]} |`);
   }
-  lines.push(`| verdict | ${fit.verdict ?? 'unknown'} |`);
+  lines.push(`| verdict | ${shown?.verdict ?? fit.verdict ?? 'unknown'} |`);
   const tooltip = lines.join('\n') + CLICK;
+  if (isOom(fit.verdict) && fit.lowConfidence) {
+    return { visible: true, text: `~ ${gpu} · ${UNCERTAIN_TEXT}${measured}`, tooltip, tone: 'warning' };
+  }
   if (isOom(fit.verdict)) {
-    return { visible: true, text: `✗ ${gpu} · OOM ${percent(fit.percent)}${measured}`, tooltip, tone: 'error' };
+    return { visible: true, text: `✗ ${gpu} · OOM ${share}${measured}`, tooltip, tone: 'error' };
   }
   if (fit.verdict === 'tight') {
-    return { visible: true, text: `~ ${gpu} · ${percent(fit.percent)} tight${measured}`, tooltip, tone: 'warning' };
+    return { visible: true, text: `~ ${gpu} · ${share} tight${measured}`, tooltip, tone: 'warning' };
   }
   if (fit.verdict === 'fits') {
-    return { visible: true, text: `✓ ${gpu} · ${percent(fit.percent)}${measured}`, tooltip, tone: 'normal' };
+    return { visible: true, text: `✓ ${gpu} · ${share}${measured}`, tooltip, tone: 'normal' };
   }
-  return { visible: true, text: `? ${gpu} · ${formatBytes(fit.peak)}${measured}`, tooltip, tone: 'normal' };
+  return { visible: true, text: `? ${gpu} · ${peak}${measured}`, tooltip, tone: 'normal' };
 }

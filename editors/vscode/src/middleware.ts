@@ -8,7 +8,9 @@
  *   in a Markdown preview, fetched with `torchward/ruleDocumentation` — never a web page
  *   that may not exist;
  * - `torchward.whyNoJob URI` (the "no job found — Why?" lens and status item): the reason
- *   and the next step in a message, with a button to open pyproject.toml.
+ *   and the next step in a message, with a button to open pyproject.toml;
+ * - `torchward.measure URI` (the "Measure … (runs your code)" lens): asks first
+ *   (./measure.ts), then sends it to the server.
  *
  * Pure routing: the handlers are the extension's; tests give their own.
  */
@@ -18,6 +20,8 @@ export interface ClientSideCommands {
   pickGpu(): Promise<unknown>;
   explain(code: string): Promise<unknown>;
   whyNoJob(uri: string | undefined): Promise<unknown>;
+  /** Consent, trust and torch checks before the server runs the user's code. */
+  measure?(uri: string, options: Record<string, unknown>, run: (args: unknown[]) => Promise<unknown>): Promise<unknown>;
 }
 
 export type Next = (command: string, args: unknown[]) => unknown;
@@ -32,6 +36,11 @@ export function routeCommand(command: string, args: unknown[] | undefined, handl
   }
   if (command === SERVER_COMMANDS.whyNoJob) {
     return handlers.whyNoJob(typeof first === 'string' ? first : undefined);
+  }
+  if (command === SERVER_COMMANDS.measure && handlers.measure && typeof first === 'string') {
+    const second = args?.[1];
+    const options = second !== null && typeof second === 'object' ? (second as Record<string, unknown>) : {};
+    return handlers.measure(first, options, async (runArgs) => next(command, runArgs));
   }
   return next(command, args ?? []);
 }

@@ -8,6 +8,16 @@ export const PICK_GPU_COMMAND = COMMANDS.pickGpu;
 /** A server command; the extension answers it itself (middleware.ts) with a message. */
 export const WHY_NO_JOB_COMMAND = SERVER_COMMANDS.whyNoJob;
 
+/**
+ * The notebook of a cell's document: `vscode-notebook-cell:/w/nb.ipynb#W1s…` →
+ * `file:///w/nb.ipynb`. The server analyses a notebook as one program (LSP notebook
+ * sync) and sends one fit, for the notebook; every cell shows it.
+ */
+export function notebookOf(uri: string): string | undefined {
+  const match = /^vscode-notebook-cell:(?:\/\/[^/]*)?(\/[^#?]*)/.exec(uri);
+  return match ? `file://${match[1]}` : undefined;
+}
+
 export class GpuFitStatus implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
   private readonly fits = new Map<string, GpuFit>();
@@ -27,7 +37,11 @@ export class GpuFitStatus implements vscode.Disposable {
   }
 
   fitFor(uri: string | undefined): GpuFit | undefined {
-    return uri === undefined ? undefined : this.fits.get(uri);
+    if (uri === undefined) {
+      return undefined;
+    }
+    const notebook = notebookOf(uri);
+    return this.fits.get(uri) ?? (notebook === undefined ? undefined : this.fits.get(notebook));
   }
 
   /** The GPU of the latest fit of any document (the session's GPU when none is active). */

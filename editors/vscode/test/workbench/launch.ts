@@ -23,6 +23,8 @@ export interface WorkbenchOptions {
   /** Writes the workspace's files into ``workspace``. */
   populate: (workspace: string) => void;
   viewport?: { width: number; height: number };
+  /** Workspace Trust on (a fresh profile then asks whether to trust the folder); default off. */
+  trust?: boolean;
 }
 
 export interface Workbench {
@@ -56,7 +58,7 @@ export async function launchWorkbench(options: WorkbenchOptions): Promise<Workbe
   mkdirSync(path.join(home, 'data', 'User'), { recursive: true });
   writeFileSync(
     path.join(home, 'data', 'User', 'settings.json'),
-    JSON.stringify({ 'security.workspace.trust.enabled': false, 'workbench.tips.enabled': false, 'telemetry.telemetryLevel': 'off' }),
+    JSON.stringify({ 'security.workspace.trust.enabled': options.trust ?? false, 'workbench.tips.enabled': false, 'telemetry.telemetryLevel': 'off' }),
   );
 
   let log = '';

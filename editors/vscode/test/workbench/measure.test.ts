@@ -7,8 +7,12 @@
  * Python with torch: $TORCHWARD_TORCH_PYTHON (the CI venv, .ci/run), else `python3` when
  * it has torch; without one the test is skipped, saying why. Screenshots go to
  * test-results/workbench/measure-*.png.
+ *
+ * The first click asks (a modal naming the interpreter, the script and what runs); the
+ * answer is remembered for the workspace. A measurement of a model whose construction
+ * takes minutes is cancelled from its lens, and its worker process is gone.
  */
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 
@@ -42,6 +46,7 @@ describe.skipIf(!PYTHON)('measured numbers in a real VS Code workbench (needs a 
     mkdirSync(SHOTS, { recursive: true });
     workbench = await launchWorkbench({
       name: 'measure',
+      viewport: { width: 1400, height: 1300 }, // train_slow.py's model line stays in view
       settings: {
         'torchward.targetGpu': 'A100 80GB',
         'torchward.importStrategy': 'useBundled',
@@ -50,6 +55,7 @@ describe.skipIf(!PYTHON)('measured numbers in a real VS Code workbench (needs a 
       },
       populate: (workspace) => {
         copyFileSync(path.join(__dirname, 'train_local.py'), path.join(workspace, 'train_local.py'));
+        copyFileSync(path.join(__dirname, 'train_slow.py'), path.join(workspace, 'train_slow.py'));
         writeFileSync(path.join(workspace, 'pyproject.toml'), '');
       },
     });
@@ -77,6 +83,18 @@ describe.skipIf(!PYTHON)('measured numbers in a real VS Code workbench (needs a 
     await shot('01-estimated');
 
     await lens.first().click();
+    // it asks first: a modal that names the interpreter and the script
+    const dialog = page.locator('.monaco-dialog-box');
+    await dialog.first().waitFor({ timeout: 60_000 }).catch(async (error) => {
+      await shot('01-no-consent');
+      throw new Error(`${error}\ncode-server log:\n${workbench.log()}`);
+    });
+    const asked = (await dialog.first().textContent()) ?? '';
+    expect(asked).toContain('Measure runs your code');
+    expect(asked).toContain(PYTHON!);
+    expect(asked).toContain('train_local.py');
+    await shot('01-consent');
+    await dialog.locator('.dialog-buttons a.monaco-button', { hasText: 'Run' }).first().click();
     const measured = page.locator('.part.statusbar .statusbar-item', { hasText: 'measured' });
     await measured.first().waitFor({ timeout: 240_000 }).catch(async (error) => {
       await shot('02-not-measured');
@@ -86,4 +104,37 @@ describe.skipIf(!PYTHON)('measured numbers in a real VS Code workbench (needs a 
     await page.locator('.monaco-editor .codelens-decoration a', { hasText: 'Measured' }).first().waitFor({ timeout: 30_000 });
     await shot('02-measured');
   }, 420_000);
+
+  it('cancels a running measurement from its lens, killing the worker, without asking again', async () => {
+    const workers = () => {
+      try {
+        return execFileSync('pgrep', ['-f', 'torchward.profile.worker']).toString().trim().split('\n').filter(Boolean);
+      } catch {
+        return [] as string[]; // pgrep exits 1 when nothing matches
+      }
+    };
+    const before = workers();
+    const file = page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'train_slow.py' });
+    await file.first().click();
+    // the other file's editor keeps its (hidden) lenses: only the visible ones count
+    const lens = page.locator('.monaco-editor .codelens-decoration a', { hasText: 'Measure with your model' }).filter({ visible: true });
+    await lens.first().waitFor({ timeout: 120_000 });
+    await lens.first().click();
+    // consent was given for this workspace and interpreter: no dialog this time
+    const cancel = page.locator('.monaco-editor .codelens-decoration a', { hasText: 'click to cancel' }).filter({ visible: true });
+    await cancel.first().waitFor({ timeout: 60_000 });
+    expect(await page.locator('.monaco-dialog-box').count()).toBe(0);
+    for (let attempt = 0; attempt < 100 && workers().length <= before.length; attempt += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(workers().length).toBeGreaterThan(before.length);
+    await shot('03-running');
+    await cancel.first().click();
+    await lens.first().waitFor({ timeout: 60_000 });
+    for (let attempt = 0; attempt < 100 && workers().length > before.length; attempt += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(workers()).toEqual(before);
+    await shot('04-cancelled');
+  }, 300_000);
 });

@@ -3,8 +3,9 @@
  * OSS 1.100.3, prepared offline by scripts/setup_workbench.sh) with the packaged .vsix
  * installed, driven headless through Debian's chromium by playwright-core. It opens a
  * training script that keeps the loss with its graph (TW001) and needs ~285 GiB on an
- * A100 80GB, and checks what a user sees: the squiggle, the Problems entry, the
- * status-bar GPU fit, the quick-fix menu (Ctrl+.) and the buffer after the fix.
+ * A100 80GB (a low-confidence estimate: "may not fit", as TW010 is silent), and checks
+ * what a user sees: the squiggle, the Problems entry, the status-bar GPU fit, the
+ * quick-fix menu (Ctrl+.) and the buffer after the fix.
  * Screenshots go to test-results/workbench/.
  */
 import { copyFileSync, mkdirSync } from 'node:fs';
@@ -54,9 +55,11 @@ describe('the extension in a real VS Code workbench', () => {
     });
     await shot('01-squiggle');
 
-    const fit = page.locator('.part.statusbar .statusbar-item', { hasText: 'OOM' });
+    // ~285 GiB on an A100 80GB, but a low-confidence estimate (no batch size) that TW010
+    // stays silent on: the status bar says what the rule says, never "OOM"
+    const fit = page.locator('.part.statusbar .statusbar-item', { hasText: 'may not fit' });
     await fit.first().waitFor({ timeout: 60_000 });
-    expect(await fit.first().textContent()).toMatch(/✗ A100 80GB.* · OOM \d+%/);
+    expect(await fit.first().textContent()).toMatch(/~ A100 80GB.* · may not fit \(low confidence\)/);
     await shot('02-status-bar');
 
     await page.keyboard.press('Control+Shift+M');

@@ -1,13 +1,16 @@
 """Counts and sizes as people read them: one spelling for the CLI, the profile command and
-the labels the estimator makes (``1.2M`` parameters, ``696.2 MiB``), so that no output
+the labels the estimator makes (``1.2M`` parameters, ``696 MiB``), so that no output
 prints a 1.2M-parameter net as ``0.00B``."""
 
 from __future__ import annotations
 
-__all__ = ["bytes_text", "count_text"]
+import math
+
+__all__ = ["count_text", "percent", "size"]
 
 _COUNT_UNITS = ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K"))
-_BYTE_UNITS = ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"))
+MIB = 1 << 20
+GIB = 1 << 30
 
 
 def count_text(value: float) -> str:
@@ -20,12 +23,29 @@ def count_text(value: float) -> str:
     return f"{int(value)}"
 
 
-def bytes_text(value: float | None) -> str:
-    """Bytes in the unit that shows them: ``12.34 GiB``, ``696.3 MiB`` under 1 GiB, ``?``
-    for a size not known."""
+def _half_up(value: float, digits: int = 0) -> float:
+    scale = 10**digits
+    return math.floor(value * scale + 0.5) / scale
+
+
+def size(value: float | None) -> str:
+    """Bytes in the unit that shows them, rounded half up: ``12.3 GiB`` (no decimal from
+    100 GiB), ``244 MiB`` under 1 GiB, ``< 1 MiB`` for a few bytes (never ``0.0 GiB`` for
+    something that is there), ``?`` for a size not known. The CLI, the profile report, the
+    runtime guard and every editor surface print sizes through this one rule."""
     if value is None:
         return "?"
-    for size, unit in _BYTE_UNITS:
-        if abs(value) >= size:
-            return f"{value / size:.2f} {unit}" if unit == "GiB" else f"{value / size:.1f} {unit}"
-    return f"{int(value)} B"
+    if value >= GIB:
+        gib = value / GIB
+        return f"{_half_up(gib):.0f} GiB" if gib >= 100 else f"{_half_up(gib, 1):.1f} GiB"
+    if value >= MIB:
+        mib = _half_up(value / MIB)
+        return "1.0 GiB" if mib >= 1024 else f"{mib:.0f} MiB"
+    return "< 1 MiB" if value > 0 else "0 MiB"
+
+
+def percent(value: float | None) -> str:
+    """``3257%``: half up, no decimals (Python's ``{:.0f}`` rounds half to even and
+    JavaScript's ``Math.round`` half up, which once made the lens and the status bar
+    disagree); ``?%`` when unknown."""
+    return "?%" if value is None else f"{_half_up(value):.0f}%"

@@ -7,45 +7,19 @@ the lens printed Python's ``{:.0f}`` (round half to even: "3256%") and the statu
 JavaScript's ``Math.round`` (half up: "3257%"); a 244 MiB peak read "0.2 GiB" in the
 lens and "244 MiB" in the status bar; a small model got rows of "0.0 GiB".
 
-- :func:`size`: adaptive units — GiB (one decimal, none from 100 GiB) from 1 GiB, MiB
-  below, "< 1 MiB" for a few bytes (never "0.0 GiB" for something that is there);
-- :func:`percent`: one rounding rule, half up, no decimals;
+- :func:`size` and :func:`percent` are the estimator's (``torchward.estimator.units``),
+  so the CLI prints the same numbers as the editor;
 - :func:`placement`: a chosen *instance* stays an instance — "8× H100 80GB
   (p5.48xlarge) · 1 of 8 used" — and a single GPU is its name.
 """
 
 from __future__ import annotations
 
-import math
 import re
 
-KIB = 1 << 10
-MIB = 1 << 20
-GIB = 1 << 30
+from ..estimator.units import percent, size
 
-
-def _half_up(value: float, digits: int = 0) -> float:
-    scale = 10**digits
-    return math.floor(value * scale + 0.5) / scale
-
-
-def size(value: int | float | None) -> str:
-    """``12.3 GiB``, ``244 MiB``, ``< 1 MiB``, ``0 MiB``; ``?`` when unknown."""
-    if value is None:
-        return "?"
-    if value >= GIB:
-        gib = value / GIB
-        return f"{_half_up(gib):.0f} GiB" if gib >= 100 else f"{_half_up(gib, 1):.1f} GiB"
-    if value >= MIB:
-        mib = _half_up(value / MIB)
-        return "1.0 GiB" if mib >= 1024 else f"{mib:.0f} MiB"
-    return "< 1 MiB" if value > 0 else "0 MiB"
-
-
-def percent(value: float | None) -> str:
-    """``3257%``: half up, no decimals; ``?%`` when unknown."""
-    return "?%" if value is None else f"{_half_up(value):.0f}%"
-
+__all__ = ["gpu_name", "percent", "placement", "size"]
 
 _VENDOR = re.compile(r"^(?:NVIDIA|AMD|Tesla)\s+", re.IGNORECASE)
 

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .estimator.units import bytes_text
+from .estimator.units import size
 
 __all__ = ["GuardReport", "VRAMError", "VRAMGuard", "check_vram"]
 
@@ -61,16 +61,16 @@ class GuardReport:
 
     def summary(self) -> str:
         text = (
-            f"torchward VRAMGuard: projected peak {bytes_text(self.projected_allocated)} of tensors "
-            f"({bytes_text(self.projected_low)} - {bytes_text(self.projected_high)} on the card) "
+            f"torchward VRAMGuard: projected peak {size(self.projected_allocated)} of tensors "
+            f"({size(self.projected_low)} - {size(self.projected_high)} on the card) "
             f"in {self.peak_phase}"
         )
         if self.available is not None:
-            text += f"; {bytes_text(self.available)} available → {self.verdict}"
+            text += f"; {size(self.available)} available → {self.verdict}"
         if self.actual_allocated is not None:
             ratio = self.actual_allocated / max(1, self.projected_allocated) - 1
             text += (
-                f"; used {bytes_text(self.actual_allocated)} "
+                f"; used {size(self.actual_allocated)} "
                 f"(max_memory_allocated, {ratio:+.1%} against the projection)"
             )
         return text

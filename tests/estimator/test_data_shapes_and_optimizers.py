@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from torchward.estimator.precision import optimizer_cost
-from torchward.estimator.units import bytes_text, count_text
+from torchward.estimator.units import count_text
 
 from torchward.cli import main
 
@@ -76,14 +76,6 @@ def test_mnist_terminal_says_1_2m_parameters_and_mib():
 )
 def test_parameter_counts_in_their_unit(value, text):
     assert count_text(value) == text
-
-
-@pytest.mark.parametrize(
-    ("value", "text"),
-    [(None, "?"), (3 * 2**30, "3.00 GiB"), (int(696.25 * 2**20), "696.2 MiB"), (2048, "2.0 KiB")],
-)
-def test_bytes_in_their_unit(value, text):
-    assert bytes_text(value) == text
 
 
 def _optimizer_of(tmp_path, line: str) -> dict:

@@ -10,9 +10,10 @@ import pytest
 from harness import REAL_SERVER, fresh_uri, session
 from lsprotocol import types
 from torchward.analysis import LintSettings, analyze_source
+from torchward.estimator.units import GIB, MIB
 from torchward.server.estimates import NOT_A_SCRIPT_REASON, EstimateService, GpuEstimate
 from torchward.server.memory import UNCERTAIN_VERDICT, peak_label, verdict_text
-from torchward.server.units import GIB, MIB, percent, placement, size
+from torchward.server.units import percent, placement, size
 
 
 def test_sizes_are_mib_under_a_gib_and_never_zero_gib():

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..estimator.costmodel import TERMS
 from ..estimator.estimate import FRAGMENTATION
-from ..estimator.units import bytes_text
+from ..estimator.units import size
 from .request import ProfileResult
 
 __all__ = ["MEASURED_ERROR", "apply_measurement", "measured_report"]
@@ -68,7 +68,7 @@ def measured_report(
     if base and base.get("allocated_bytes"):
         delta = base["allocated_bytes"] / max(1, allocated) - 1
         notes.append(
-            f"the static estimate was {bytes_text(base['allocated_bytes'])} of live "
+            f"the static estimate was {size(base['allocated_bytes'])} of live "
             f"tensors ({delta:+.0%} off the measurement)"
         )
     notes += list((base or {}).get("notes", []))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from torchward.estimator.units import bytes_text, count_text
+from torchward.estimator.units import count_text, size
 
 BAR = 40
 _VERDICTS = {"tight": "may not fit"}
@@ -35,30 +35,29 @@ def render(data: dict, out: TextIO, *, explain: bool = False) -> None:
         write(
             f"on {data['gpu']}"
             + (f" (per GPU, {gpus} GPUs)" if gpus > 1 else "")
-            + f": {bytes_text(data['usable_bytes'])} usable"
+            + f": {size(data['usable_bytes'])} usable"
         )
     verdict = _VERDICTS.get(data["verdict"], data["verdict"] or "no GPU given").upper()
     if data.get("unknown") and data["verdict"] in ("tight", "oom", "fits"):
         verdict += " over the interval (inputs assumed, below)"
     write(
-        f"peak {bytes_text(data['peak_bytes'])}  (interval {bytes_text(data['low_bytes'])} – "
-        f"{bytes_text(data['high_bytes'])}, confidence {data['confidence']})  → {verdict}"
+        f"peak {size(data['peak_bytes'])}  (interval {size(data['low_bytes'])} – "
+        f"{size(data['high_bytes'])}, confidence {data['confidence']})  → {verdict}"
     )
-    write(f"peak phase: {data['peak_phase']}; live tensors {bytes_text(data['allocated_bytes'])}")
+    write(f"peak phase: {data['peak_phase']}; live tensors {size(data['allocated_bytes'])}")
     write()
     largest = max(data["terms"].values()) or 1
     for name, value in data["terms"].items():
         if value <= 0:
             continue
         bar = "█" * max(1, round(BAR * value / largest))
-        write(f"  {_LABELS[name]:<16} {bytes_text(value):>12}  {bar}")
+        write(f"  {_LABELS[name]:<16} {size(value):>12}  {bar}")
         formula = data.get("formulas", {}).get(name) if explain else None
         if formula:
             write(f"      {_LABELS[name].lower()} = {formula}")
     write()
     write(
-        "phases: "
-        + ", ".join(f"{p['name']} {bytes_text(p['allocated_bytes'])}" for p in data["phases"])
+        "phases: " + ", ".join(f"{p['name']} {size(p['allocated_bytes'])}" for p in data["phases"])
     )
     for name, field in data["config"].items():
         if field["source"] == "assumed":
@@ -80,7 +79,7 @@ def render(data: dict, out: TextIO, *, explain: bool = False) -> None:
         write("what would make it fit (largest saving first):")
         for m in data["remedies"]:
             write(
-                f"  - {m['title']}: saves {bytes_text(m['saving_bytes'])} → {bytes_text(m['peak_bytes'])} "
+                f"  - {m['title']}: saves {size(m['saving_bytes'])} → {size(m['peak_bytes'])} "
                 f"({m['verdict']}); cost: {m['cost']}"
             )
     if data["stacked_remedies"]:

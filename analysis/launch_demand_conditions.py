@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING, Any
 from .conditions import PathCondition
 from .launch_demand_memo import MISSING, Context, Cycle
 from .launch_paths import (
+    _COMMENT,
     _disables_grad,
     branch_conditions,
     launch_entry_condition,
+    never_named,
     periodic,
     uncalled,
 )
@@ -35,6 +37,7 @@ class ConditionsMixin:
 
     if TYPE_CHECKING:  # the rest of DemandLaunch (the other mixins, the questions, the memo)
         _steps: int
+        _code: str | None
         budget: int
 
         def __getattr__(self, name: str) -> Any: ...
@@ -170,10 +173,23 @@ class ConditionsMixin:
                     conditions.append(self.condition_in(statement, caller, None))
                 except Cycle:
                     continue
-            found = PathCondition.best(conditions) if conditions else uncalled(scope)
+            found = (
+                PathCondition.best(conditions)
+                if conditions
+                else uncalled(scope, self._never_named(scope))
+            )
         found = launch_entry_condition(scope, True, found)
         self._entries.keep(key, found, cycles == self._cycles)
         return found
+
+    def _never_named(self, scope: FunctionInfo) -> bool:
+        """:func:`never_named` for a top-level function (the source's comments stripped once)."""
+        top = self.analyzer.index.top_functions.get(scope.node.name)
+        if top is None or top.node is not scope.node:
+            return False
+        if self._code is None:
+            self._code = _COMMENT.sub("", self.analyzer.source)
+        return never_named(scope, self.analyzer.tree, self._code)
 
     def call_sites(
         self, scope: FunctionInfo

@@ -14,15 +14,14 @@ from typing import TYPE_CHECKING, Any
 from .conditions import PathCondition
 from .launch_demand_memo import MISSING, Context, Cycle
 from .launch_paths import (
-    _COMMENT,
     _disables_grad,
     branch_conditions,
     launch_entry_condition,
-    never_named,
     periodic,
     uncalled,
 )
 from .launch_places import FUNCTIONS, LOOPS, WITHS
+from .launch_unused import unused_functions
 from .names import dotted
 
 if TYPE_CHECKING:
@@ -37,7 +36,7 @@ class ConditionsMixin:
 
     if TYPE_CHECKING:  # the rest of DemandLaunch (the other mixins, the questions, the memo)
         _steps: int
-        _code: str | None
+        _unused: dict[str, ast.FunctionDef] | None
         budget: int
 
         def __getattr__(self, name: str) -> Any: ...
@@ -183,13 +182,11 @@ class ConditionsMixin:
         return found
 
     def _never_named(self, scope: FunctionInfo) -> bool:
-        """:func:`never_named` for a top-level function (the source's comments stripped once)."""
-        top = self.analyzer.index.top_functions.get(scope.node.name)
-        if top is None or top.node is not scope.node:
-            return False
-        if self._code is None:
-            self._code = _COMMENT.sub("", self.analyzer.source)
-        return never_named(scope, self.analyzer.tree, self._code)
+        """Whether ``scope`` is a top-level function the launched script never names
+        (:func:`unused_functions`, found once per file)."""
+        if self._unused is None:
+            self._unused = unused_functions(self.analyzer.tree, self.analyzer.source)
+        return self._unused.get(scope.node.name) is scope.node
 
     def call_sites(
         self, scope: FunctionInfo

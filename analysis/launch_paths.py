@@ -31,7 +31,6 @@ __all__ = [
     "launch_entry_condition",
     "launch_entry_points",
     "names_distributed_launch",
-    "never_named",
     "periodic",
     "uncalled",
     "unreached_condition",
@@ -187,53 +186,15 @@ def _in_word(code: str, at: int) -> bool:
 def uncalled(info: FunctionInfo, unreferenced: bool = False) -> PathCondition:
     """The condition of a function the flow did not reach through a call: an entry point
     or callback runs (default); a method other than ``forward`` and the dunders may never
-    run (unsure); a function the script launches past and never names
-    (``unreferenced``, :func:`never_named`) does not run (off): it is another entry point,
-    not the job's."""
+    run (unsure); a function a launched script never names (``unreferenced``,
+    :func:`~.launch_unused.unused_functions`) does not run (off): it is another job's
+    entry or an unused helper, not this job."""
     if unreferenced:
         return PathCondition.OFF
     name = info.node.name
     if info.is_method and not name.startswith("__") and name != "forward":
         return PathCondition.UNSURE
     return PathCondition.DEFAULT
-
-
-def never_named(info: FunctionInfo, tree: ast.Module, code: str) -> bool:
-    """Whether a plain launch of the module cannot run the top-level function ``info``:
-    the module launches its own job (an ``if __name__ == "__main__":`` block), and the
-    function has no decorator (``@call_parse``, ``@app.command()`` register it) and its
-    name is written nowhere else in ``code`` (the source without comments) — not called,
-    not passed, not put in a table, not named in a docstring. Python runs a ``def`` only
-    when something names it; such a function is a helper the script does not use, or the
-    entry of another job (a second ``train_*`` kept for reference), and what it reads
-    must not leak into this one (issue 26)."""
-    if info.class_name is not None or info.node.decorator_list:
-        return False
-    if not any(_is_main_guard(statement) for statement in tree.body):
-        return False
-    name = info.node.name
-    count, start = 0, code.find(name)
-    while start != -1:
-        end = start + len(name)
-        if not _in_word(code, start - 1) and not _in_word(code, end):
-            count += 1
-            if count > 1:
-                return False
-        start = code.find(name, end)
-    return True
-
-
-def _is_main_guard(statement: ast.stmt) -> bool:
-    """``if __name__ == "__main__":``."""
-    test = statement.test if isinstance(statement, ast.If) else None
-    return (
-        isinstance(test, ast.Compare)
-        and isinstance(test.left, ast.Name)
-        and test.left.id == "__name__"
-        and len(test.comparators) == 1
-        and isinstance(test.comparators[0], ast.Constant)
-        and test.comparators[0].value == "__main__"
-    )
 
 
 def unreached_condition(

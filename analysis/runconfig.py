@@ -36,6 +36,7 @@ from .names import ImportTable, dotted, qualified_name
 from .parsing import parse_module
 from .runconfig_calls import CallReader
 from .runconfig_declarations import Values
+from .runconfig_memo import remembered_read
 from .runconfig_model import model_by_name, registered_model_call, workspace_model
 
 __all__ = ["Values", "read_script", "read_source"]
@@ -110,13 +111,21 @@ def read_source(
     ``argv``: the arguments the script is launched with (none: a plain ``python SCRIPT``);
     a configurator the script executes applies them (:mod:`.runconfig_includes`).
     ``tree``: ``source`` already parsed (the linter's tree, the CLI's check): not again —
-    a parse is a third of a read. It is only read, never changed."""
-    notes: list[str] = []
+    a parse is a third of a read. It is only read, never changed. A read is remembered
+    until an edit touches what the job depends on (:mod:`.runconfig_memo`)."""
     if tree is None:
         try:
             tree = parse_module(source, path)
         except SyntaxError as error:
             return RunConfig(), [f"{path}: not parsed ({error.msg})"]
+    return remembered_read(source, path, argv, tree, _read)
+
+
+def _read(
+    source: str, path: str, argv: tuple[str, ...], tree: ast.Module
+) -> tuple[RunConfig, list[str]]:
+    """One read of the job (:func:`read_source`; :mod:`.runconfig_memo` decides when)."""
+    notes: list[str] = []
     values = Values(tree, path, notes, source, argv)
     reader = CallReader(
         ImportTable(tree), values, os.path.basename(path) if path.startswith("<") else path

@@ -67,3 +67,76 @@ def test_a_function_passed_as_a_callback_still_counts():
     values = _values(passed)
     # both are named: neither is left out (the reader cannot tell which one runs)
     assert "optimizer" in values
+
+
+# --- the memo: a read is reused until an edit touches what the job depends on ---------
+
+
+class _CountingReads:
+    def __init__(self, monkeypatch):
+        from torchward.analysis import runconfig, runconfig_memo
+
+        runconfig_memo.forget()
+        self.count = 0
+        read = runconfig._read
+
+        def counted(*args):
+            self.count += 1
+            return read(*args)
+
+        monkeypatch.setattr(runconfig, "_read", counted)
+
+
+def test_a_number_typed_in_an_unused_function_is_not_read_again(monkeypatch):
+    reads = _CountingReads(monkeypatch)
+    first = _values(_LAUNCHED)
+    edited = _values(_LAUNCHED.replace("batch_size=256", "batch_size=2561"))
+    assert reads.count == 1
+    assert first == edited and edited["batch_size"] == 24
+
+
+def test_an_edit_in_the_job_is_read_again(monkeypatch):
+    reads = _CountingReads(monkeypatch)
+    assert _values(_LAUNCHED)["batch_size"] == 24
+    assert _values(_LAUNCHED.replace("batch_size=24", "batch_size=48"))["batch_size"] == 48
+    assert reads.count == 2
+
+
+def test_naming_the_unused_function_is_read_again(monkeypatch):
+    reads = _CountingReads(monkeypatch)
+    assert _values(_LAUNCHED)["batch_size"] == 24
+    # an edit inside the unused function that names another function changes what is
+    # unused: a word, not a number
+    renamed = _LAUNCHED.replace("    # kept for reference; nothing calls it\n", "    main\n")
+    assert _values(renamed)["batch_size"] == 24
+    assert reads.count == 2
+    called = _LAUNCHED.replace("    main()\n", "    main()\n    sweep_job(range(10))\n")
+    assert _values(called)["batch_size"] in (24, 256)
+    assert reads.count == 3
+
+
+def test_a_config_file_the_job_reads_is_checked_again(monkeypatch, tmp_path):
+    reads = _CountingReads(monkeypatch)
+    config = tmp_path / "cfg.json"
+    config.write_text('{"batch_size": 12}')
+    script = (
+        "import json, torch\nfrom torch.utils.data import DataLoader\n"
+        "from torchvision.models import resnet18\n"
+        "def main():\n"
+        "    cfg = json.load(open('cfg.json'))\n"
+        "    model = resnet18().cuda()\n"
+        "    opt = torch.optim.AdamW(model.parameters())\n"
+        "    for x in DataLoader(range(9), batch_size=cfg['batch_size']):\n"
+        "        model(x).sum().backward()\n        opt.step()\n"
+        "if __name__ == '__main__':\n    main()\n"
+    )
+    path = str(tmp_path / "train.py")
+    assert _values(script, path)["batch_size"] == 12
+    assert _values(script, path)["batch_size"] == 12
+    assert reads.count == 1
+    config.write_text('{"batch_size": 7}')
+    import os
+
+    os.utime(config, ns=(10**18, 10**18))  # a later modification time, whatever the clock
+    assert _values(script, path)["batch_size"] == 7
+    assert reads.count == 2

@@ -54,7 +54,6 @@ def remembered_read(
     unused = unused_functions(tree, source)
     if unused:
         source = _zeroed(source, unused.values())
-        tree = _pruned(tree, unused)
     key = (source, path, argv)
     hit = _memo.get(key)
     if hit is not None and dependencies.still_hold(hit[1]):
@@ -63,7 +62,7 @@ def remembered_read(
             again.extend(reads)
         return config, list(notes)
     with dependencies.recording() as recorded:
-        config, notes = read(source, path, argv, tree)
+        config, notes = read(source, path, argv, _pruned(tree, unused) if unused else tree)
     if len(_memo) >= MAX_ENTRIES:
         _memo.clear()
     _memo[key] = ((config, list(notes)), recorded.dependencies())
@@ -79,11 +78,14 @@ def _zeroed(source: str, functions: Iterable[ast.FunctionDef]) -> str:
     """``source`` with every digit-led run inside ``functions`` written as ``0`` (typing
     a digit changes no key); the lines stay where they are."""
     lines = source.split("\n")
-    for function in functions:
+    pieces, done = [], 0
+    for function in sorted(functions, key=lambda f: f.lineno):
         start, end = first_line(function) - 1, function.end_lineno or function.lineno
-        for index in range(start, min(end, len(lines))):
-            lines[index] = _NUMBER.sub("0", lines[index])
-    return "\n".join(lines)
+        pieces.append("\n".join(lines[done:start]))
+        pieces.append(_NUMBER.sub("0", "\n".join(lines[start:end])))
+        done = end
+    pieces.append("\n".join(lines[done:]))
+    return "\n".join(pieces)
 
 
 def _pruned(tree: ast.Module, unused: dict[str, ast.FunctionDef]) -> ast.Module:

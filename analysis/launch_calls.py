@@ -69,13 +69,31 @@ class LaunchCallsMixin:
 
         def _fold(self, node: ast.expr) -> tuple[Hashable, PathCondition]: ...
 
+    def _with_parents(self, node: ast.Call) -> Hashable:
+        """``ArgumentParser(parents=[base])``: a new parser holding its parents' flags and
+        defaults as they stand here (argparse copies them); a parent nobody can fold
+        leaves the parser undecided."""
+        parser = ArgumentDefaults()
+        for keyword in node.keywords:
+            if keyword.arg != "parents":
+                continue
+            parents, _ = self._fold(keyword.value)
+            if not isinstance(parents, tuple) or not all(
+                isinstance(p, ArgumentDefaults) for p in parents
+            ):
+                return UNDECIDED
+            for parent in parents:
+                for dest, default in parent.defaults:
+                    parser = parser.with_flag(dest, default)
+        return parser
+
     def _fold_call(self, node: ast.Call, name: str) -> tuple[Hashable, PathCondition]:
         here = self.condition
         parsers = self.analyzer.launch_driver.inputs.parsers
         if parsers and isinstance(node.func, ast.Name) and node.func.id in parsers:
             return parsers[node.func.id], here  # ``args = parse_args()`` from the project
         if name.endswith("argparse.ArgumentParser") or name == "ArgumentParser":
-            return ArgumentDefaults(), here
+            return self._with_parents(node), here
         if name.endswith("HfArgumentParser") and node.args:
             listed = node.args[0]
             classes = listed.elts if isinstance(listed, (ast.Tuple, ast.List)) else [listed]

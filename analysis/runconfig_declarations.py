@@ -30,7 +30,7 @@ from .launch_places import FUNCTIONS
 from .names import dotted
 from .runconfig_includes import exec_target, include
 from .runconfig_paths import PathConditions
-from .runconfig_values import LaunchValues, literal, written
+from .runconfig_values import LaunchValues, literal, python_value, written
 
 __all__ = ["Values"]
 
@@ -294,8 +294,54 @@ class Values(LaunchValues):
                     for name, value in found[0].items():
                         if isinstance(name, str):
                             defaults.setdefault(name, (value, line))
+            self._parsed(defaults)
             self._defaults = defaults
         return self._defaults
+
+    def _parsed(self, defaults: dict[str, tuple[Any, int]]) -> None:
+        """What ``parse_args()`` / ``parse_known_args()`` return on a plain launch, as the
+        engine's launch folds the parser (:mod:`.launch_arguments`: ``set_defaults``
+        before or after ``add_argument``, with ``**mapping``), over the flags' declared
+        defaults: the reader and the engine read one argparse. A flag a ``set_defaults``
+        nobody can read may have replaced is no default at all."""
+        presets = self._preset_lines()
+        for call in self.paths.of_type(ast.Call):
+            func = call.func
+            if not (
+                isinstance(func, ast.Attribute)
+                and func.attr in ("parse_args", "parse_known_args")
+                and self.paths.state(call).runs
+            ):
+                continue
+            fact = self.fact(call)
+            if fact is None or not fact.condition.runs:
+                continue
+            parsed = fact.value
+            if type(parsed) is tuple and parsed and isinstance(parsed[0], Namespace):
+                parsed = parsed[0]  # ``args, unknown = parser.parse_known_args()``
+            if not isinstance(parsed, Namespace):
+                continue
+            for name, value in parsed.values:
+                if value is UNDECIDED:
+                    if name in defaults and name in presets:
+                        del defaults[name]
+                    continue
+                try:
+                    read = python_value(value)
+                except TypeError:
+                    continue
+                if name not in defaults or defaults[name][0] != read:
+                    defaults[name] = (read, presets.get(name, call.lineno))
+
+    def _preset_lines(self) -> dict[str, int]:
+        """Each flag a ``set_defaults`` call names, and the line of the last such call (a
+        ``**mapping``: every declared flag)."""
+        found: dict[str, int] = {}
+        for call in self.paths.calls_by_name.get("set_defaults", ()):
+            for keyword in call.keywords:
+                for name in [keyword.arg] if keyword.arg else [n for n, _, _ in self._declared]:
+                    found[name] = max(found.get(name, 0), call.lineno)
+        return found
 
     def load_constant(self, filename: str) -> Any:
         """A config file the script loads, as a launch constant (what the engine asks)."""

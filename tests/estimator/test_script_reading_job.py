@@ -3,6 +3,7 @@ script's entry — values of other entry points and unused helpers never leak in
 
 from __future__ import annotations
 
+import pytest
 from torchward.analysis.runconfig import read_source
 
 
@@ -140,3 +141,112 @@ def test_a_config_file_the_job_reads_is_checked_again(monkeypatch, tmp_path):
     os.utime(config, ns=(10**18, 10**18))  # a later modification time, whatever the clock
     assert _values(script, path)["batch_size"] == 7
     assert reads.count == 2
+
+
+# --- argparse's set_defaults, read once: the reader's flags are the engine's parser ----
+
+_PARSER_HEAD = "import argparse, torch\nfrom transformers import AutoModelForCausalLM\n"
+_PARSER_TAIL = """
+def main():
+    args = get_args()
+    model = AutoModelForCausalLM.from_pretrained("gpt2")
+    opt = torch.optim.AdamW(model.parameters())
+    loader = torch.utils.data.DataLoader(range(64), batch_size=args.batch_size)
+    for x in loader:
+        model(x).loss.backward()
+        opt.step()
+
+if __name__ == "__main__":
+    main()
+"""
+
+_PARSERS = {
+    "set after the flag": (
+        "def get_args():\n    p = argparse.ArgumentParser()\n"
+        "    p.add_argument('--seq_len', type=int, default=512)\n"
+        "    p.add_argument('--batch_size', type=int, default=4)\n"
+        "    p.set_defaults(seq_len=1024, batch_size=6)\n    return p.parse_args()\n",
+        1024,
+        6,
+    ),
+    "set before a flag without a default": (
+        "def get_args():\n    p = argparse.ArgumentParser()\n"
+        "    p.set_defaults(seq_len=1024)\n    p.add_argument('--seq_len', type=int)\n"
+        "    p.add_argument('--batch_size', type=int, default=4)\n    return p.parse_args()\n",
+        1024,
+        4,
+    ),
+    "set before a flag with its own default (argparse keeps the flag's)": (
+        "def get_args():\n    p = argparse.ArgumentParser()\n"
+        "    p.set_defaults(seq_len=1024)\n"
+        "    p.add_argument('--seq_len', type=int, default=512)\n"
+        "    p.add_argument('--batch_size', type=int, default=4)\n    return p.parse_args()\n",
+        512,
+        4,
+    ),
+    "set on a parent parser": (
+        "def get_args():\n    base = argparse.ArgumentParser(add_help=False)\n"
+        "    base.add_argument('--seq_len', type=int, default=512)\n"
+        "    base.set_defaults(seq_len=1024)\n"
+        "    p = argparse.ArgumentParser(parents=[base])\n"
+        "    p.add_argument('--batch_size', type=int, default=4)\n    return p.parse_args()\n",
+        1024,
+        4,
+    ),
+    "set on the child for a parent's flag": (
+        "def get_args():\n    base = argparse.ArgumentParser(add_help=False)\n"
+        "    base.add_argument('--seq_len', type=int, default=512)\n"
+        "    p = argparse.ArgumentParser(parents=[base])\n"
+        "    p.add_argument('--batch_size', type=int, default=4)\n"
+        "    p.set_defaults(seq_len=1024)\n    return p.parse_args()\n",
+        1024,
+        4,
+    ),
+    "parse_known_args": (
+        "def get_args():\n    p = argparse.ArgumentParser()\n"
+        "    p.add_argument('--seq_len', type=int, default=512)\n"
+        "    p.add_argument('--batch_size', type=int, default=4)\n"
+        "    p.set_defaults(seq_len=1024)\n    args, _ = p.parse_known_args()\n    return args\n",
+        1024,
+        4,
+    ),
+    "a dict unpacked": (
+        "DEFAULTS = {'seq_len': 1024, 'batch_size': 2}\n"
+        "def get_args():\n    p = argparse.ArgumentParser()\n"
+        "    p.add_argument('--seq_len', type=int, default=512)\n"
+        "    p.add_argument('--batch_size', type=int, default=4)\n"
+        "    p.set_defaults(**DEFAULTS)\n    return p.parse_args()\n",
+        1024,
+        2,
+    ),
+    "a module-level parser": (
+        "parser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--seq_len', type=int, default=512)\n"
+        "parser.add_argument('--batch_size', type=int, default=4)\n"
+        "parser.set_defaults(seq_len=1024)\n"
+        "def get_args():\n    return parser.parse_args()\n",
+        1024,
+        4,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(_PARSERS))
+def test_set_defaults_as_argparse_applies_it(case):
+    declared, seq_len, batch = _PARSERS[case]
+    values = _values(_PARSER_HEAD + declared + _PARSER_TAIL)
+    assert values.get("seq_len") == seq_len
+    assert values["batch_size"] == batch  # through the loader: the engine's fold
+
+
+def test_set_defaults_from_a_mapping_nobody_can_read_leaves_the_flags_unknown():
+    declared = (
+        "def get_args(config):\n    p = argparse.ArgumentParser()\n"
+        "    p.add_argument('--seq_len', type=int, default=512)\n"
+        "    p.add_argument('--batch_size', type=int, default=4)\n"
+        "    p.set_defaults(**vars(config))\n    return p.parse_args()\n"
+    )
+    source = _PARSER_HEAD + declared + _PARSER_TAIL.replace("get_args()", "get_args(load())")
+    values = _values(source)
+    assert values.get("seq_len") is None
+    assert values.get("batch_size") != 4

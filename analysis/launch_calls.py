@@ -28,6 +28,7 @@ from .constants import (
     worst_condition,
 )
 from .launch_arguments import ArgumentDefaults, DataclassParser, Namespace, parser_call
+from .launch_library import library_fields
 from .names import dotted
 
 if TYPE_CHECKING:
@@ -123,6 +124,16 @@ class LaunchCallsMixin:
         config_class = self.analyzer.index.classes.get(name)
         if config_class is not None and is_dataclass(config_class.node):
             return self._dataclass_instance(config_class.node, node), here
+        library = library_fields(name) if config_class is None else None
+        if library is not None and name.startswith(("transformers.", "trl.")):
+            # ``TrainingArguments(output_dir=..., bf16=True)``: the library's defaults under
+            # the keywords (the first positional is ``output_dir``)
+            fields = dict(library)
+            for keyword in node.keywords:
+                if keyword.arg is None:
+                    return UNDECIDED, here
+                fields[keyword.arg] = self._fold(keyword.value)[0]
+            return Namespace(tuple(fields.items())), here
         if name == "locals" and not node.args:
             return self._locals(), here
         if name == "vars" and len(node.args) == 1 and not node.keywords:
@@ -179,12 +190,22 @@ class LaunchCallsMixin:
 
     def _dataclass_defaults(self, name: str) -> Namespace:
         """A dataclass as a plain launch fills it: the script's own, its fields' defaults
-        (fields it inherits from a library class are not known: undecided on reading)."""
+        over those it inherits from a library class (:mod:`.launch_library`); a library
+        class, its listed fields; any other field undecided on reading."""
         config_class = self.analyzer.index.classes.get(name)
-        if config_class is None or not is_dataclass(config_class.node):
+        if config_class is None:
+            return Namespace(tuple((library_fields(name) or {}).items()))
+        if not is_dataclass(config_class.node):
             return Namespace(())
         instance = self._dataclass_instance(config_class.node, ast.Call(ast.Name(name), [], []))
-        return instance if isinstance(instance, Namespace) else Namespace(())
+        if not isinstance(instance, Namespace):
+            return Namespace(())
+        for base in config_class.node.bases:  # a subclass of ``TrainingArguments``
+            inherited = library_fields(dotted(base) or "")
+            if inherited is not None:
+                own = dict(instance.values)
+                return Namespace(tuple({**inherited, **own}.items()))
+        return instance
 
     def _dataclass_instance(self, cls: ast.ClassDef, call: ast.Call) -> Hashable:
         """``GPTConfig(n_layer=12)``: the fields' defaults, the call's arguments bound to

@@ -14,6 +14,7 @@ from typing import Any
 
 from torchward.estimator import dependencies
 
+from .launch_library import library_fields
 from .names import dotted, qualified_name
 from .runconfig_fields import (
     DTYPES,
@@ -23,7 +24,6 @@ from .runconfig_fields import (
     MODEL_NAME,
     OPTIMIZERS,
     RANK,
-    TRL_CONFIGS,
     ReaderState,
     min_confidence,
     positive_int,
@@ -68,24 +68,25 @@ class FamiliesMixin(ReaderState):
 
     def library_defaults(self, kind: str, line: int) -> None:
         """What ``TrainingArguments`` / TRL's ``SFTConfig`` (TRL >= 0.20) hold when the script
-        leaves a field alone; applied after everything the script itself says."""
+        leaves a field alone (:mod:`.launch_library`, the table the engine's launch reads
+        too); applied after everything the script itself says."""
+        fields = library_fields(kind) or {}
         source = f"{self.path}:{line} ({kind} default)"
         self.deferred.extend(
-            [
-                ("batch_size", 8, source),
-                ("accumulation", 1, source),
-                ("optimizer", "adamw", source),
-            ]
-        )
-        if kind in TRL_CONFIGS:
-            self.deferred.extend(
-                [
-                    ("dtype", "amp-bf16", source + ": bf16 when the GPU supports it"),
-                    ("checkpointing", True, source),
-                ]
+            (field, value, source)
+            for field, value in (
+                ("batch_size", fields.get("per_device_train_batch_size")),
+                ("accumulation", fields.get("gradient_accumulation_steps")),
+                ("optimizer", HF_OPTIM.get(str(fields.get("optim")))),
             )
-        if kind in ("SFTConfig", "DPOConfig", "KTOConfig", "RewardConfig"):
-            self.deferred.append(("seq_len", 1024, source))  # their ``max_length``
+            if value is not None
+        )
+        if fields.get("bf16") is True:
+            self.deferred.append(("dtype", "amp-bf16", source + ": bf16 when the GPU supports it"))
+        if fields.get("gradient_checkpointing") is True:
+            self.deferred.append(("checkpointing", True, source))
+        if "max_length" in fields:
+            self.deferred.append(("seq_len", fields["max_length"], source))
 
     def autocast(self, call: ast.Call) -> None:
         """``torch.autocast("cuda", dtype=ptdtype)`` / ``autocast("cuda", torch.bfloat16)``:

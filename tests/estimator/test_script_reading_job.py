@@ -250,3 +250,60 @@ def test_set_defaults_from_a_mapping_nobody_can_read_leaves_the_flags_unknown():
     values = _values(source)
     assert values.get("seq_len") is None
     assert values.get("batch_size") != 4
+
+
+# --- branches under the defaults: a library dataclass's fields decide its gates --------
+
+_HF_GATED = """
+import torch
+from dataclasses import dataclass, field
+from transformers import HfArgumentParser, AutoModelForCausalLM, Trainer
+from {module} import {arguments}
+
+@dataclass
+class ModelArguments:
+    model_name_or_path: str = field(default="gpt2")
+
+def main():
+    parser = HfArgumentParser((ModelArguments, {arguments}))
+    model_args, training_args = parser.parse_args_into_dataclasses()
+    dtype = torch.float32
+    if training_args.bf16:
+        dtype = torch.bfloat16
+    model = AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path, torch_dtype=dtype)
+    if training_args.gradient_checkpointing:
+        model.gradient_checkpointing_enable()
+    Trainer(model=model, args=training_args).train()
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_flag_a_library_dataclass_leaves_off_keeps_its_branch_off():
+    values = _values(_HF_GATED.format(module="transformers", arguments="TrainingArguments"))
+    assert values.get("checkpointing") is not True
+    assert values["dtype"] == "fp32"
+
+
+def test_a_flag_a_library_dataclass_turns_on_runs_its_branch():
+    # TRL's SFTConfig checkpoints by default: the gated call is the job's
+    values = _values(_HF_GATED.format(module="trl", arguments="SFTConfig"))
+    assert values["checkpointing"] is True
+
+
+def test_training_arguments_built_in_the_script_decide_their_gates():
+    source = (
+        "import torch\nfrom transformers import AutoModelForCausalLM, TrainingArguments, Trainer\n"
+        "def main():\n"
+        "    args = TrainingArguments(output_dir='out', per_device_train_batch_size=2)\n"
+        "    model = AutoModelForCausalLM.from_pretrained('gpt2')\n"
+        "    if args.gradient_checkpointing:\n        model.gradient_checkpointing_enable()\n"
+        "    Trainer(model=model, args=args).train()\n"
+        "if __name__ == '__main__':\n    main()\n"
+    )
+    values = _values(source)
+    assert values.get("checkpointing") is not True
+    assert values["batch_size"] == 2
+    turned_on = source.replace("per_device_train_batch_size=2", "gradient_checkpointing=True")
+    assert _values(turned_on)["checkpointing"] is True

@@ -124,6 +124,13 @@ class LaunchCallsMixin:
         config_class = self.analyzer.index.classes.get(name)
         if config_class is not None and is_dataclass(config_class.node):
             return self._dataclass_instance(config_class.node, node), here
+        imported = (
+            self.analyzer.launch_driver.inputs.dataclasses.get(node.func.id)
+            if config_class is None and isinstance(node.func, ast.Name)
+            else None
+        )
+        if imported is not None:  # ``GPTConfig(**model_args)`` from the project's model.py
+            return self._dataclass_instance(imported, node, foreign=True), here
         library = library_fields(name) if config_class is None else None
         if library is not None and name.startswith(("transformers.", "trl.")):
             # ``TrainingArguments(output_dir=..., bf16=True)``: the library's defaults under
@@ -207,22 +214,33 @@ class LaunchCallsMixin:
                 return Namespace(tuple({**inherited, **own}.items()))
         return instance
 
-    def _dataclass_instance(self, cls: ast.ClassDef, call: ast.Call) -> Hashable:
+    def _dataclass_instance(
+        self, cls: ast.ClassDef, call: ast.Call, foreign: bool = False
+    ) -> Hashable:
         """``GPTConfig(n_layer=12)``: the fields' defaults, the call's arguments bound to
-        them in order and by name, as the generated ``__init__`` binds them (a factory's
-        field, an unknown ``**``: undecided)."""
+        them in order and by name, as the generated ``__init__`` binds them; ``**config``
+        with a dict the launch knows binds its items (a factory's field, an unknown
+        ``**``: undecided). ``foreign``: the class is another module's, whose names this
+        file cannot fold: a default counts only when it is written as a value."""
         fields: dict[str, Hashable] = {}
         for statement in cls.body:
             if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
                 default = field_default(statement.value) if statement.value else None
-                found = self._fold(default)[0] if default is not None else UNDECIDED
+                if default is None or (foreign and not _written_value(default)):
+                    found: Hashable = UNDECIDED
+                else:
+                    found = self._fold(default)[0]
                 fields[statement.target.id] = found
         for name, argument in zip(list(fields), call.args):
             fields[name] = self._fold(argument)[0]
         for keyword in call.keywords:
-            if keyword.arg is None:
+            if keyword.arg is not None:
+                fields[keyword.arg] = self._fold(keyword.value)[0]
+                continue
+            mapping = self._fold(keyword.value)[0]
+            if not is_items(mapping):
                 return UNDECIDED
-            fields[keyword.arg] = self._fold(keyword.value)[0]
+            fields.update((k, v) for k, v in mapping if isinstance(k, str))
         return Namespace(tuple(fields.items()))
 
     def _locals(self) -> Items:
@@ -233,6 +251,15 @@ class LaunchCallsMixin:
             for name, value in self.env.items()
             if "." not in name
         )
+
+
+def _written_value(node: ast.expr) -> bool:
+    """A literal (``12``, ``-1``, ``"gelu"``, ``(1, 2)``): the same in any module."""
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
 
 
 def is_dataclass(cls: ast.ClassDef) -> bool:

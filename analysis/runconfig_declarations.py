@@ -82,6 +82,8 @@ class Values(LaunchValues):
         self.included: dict[int, list[ast.stmt]] = {}
         # a flag parser imported from the project -> the flags it returns (:meth:`_helpers`)
         self.parsers: dict[str, Namespace] = {}
+        # a config dataclass imported from the project, by its name here (:meth:`_helpers`)
+        self.imported_dataclasses: dict[str, ast.ClassDef] = {}
         # name -> (value, statement) of each assignment, in file order; a value of None:
         # rebound to something not followed (:meth:`_record`)
         self.assignments: dict[str, list[tuple[ast.expr | None, ast.stmt]]] = {}
@@ -146,14 +148,20 @@ class Values(LaunchValues):
             return
         from .workspace import WORKSPACE, resolve_module  # the project's modules, by import
 
+        called = self.paths.calls_by_name
         for node in tree.body:
             if not isinstance(node, ast.ImportFrom) or not node.module:
                 continue
-            if not any(a.name in _ARG_PARSERS for a in node.names):
+            wanted = [a for a in node.names if a.name == "*" or (a.asname or a.name) in called]
+            parses = any(a.name in _ARG_PARSERS for a in node.names)
+            if not wanted and not parses:
                 continue
             module_path = resolve_module(self.path, node.module, node.level)
             module = WORKSPACE.summary(module_path) if module_path is not None else None
             if module is None:
+                continue
+            self._dataclasses_of(module.tree, wanted)
+            if not parses:
                 continue
             first = len(self._declared)
             for inner in ast.walk(module.tree):
@@ -239,6 +247,25 @@ class Values(LaunchValues):
             value = literal(_typer_default(default))
             if value is not None and value is not Ellipsis:  # ``...``: a required option
                 self._declared.append((arg.arg, _Known(value), default.lineno))
+
+    def _dataclasses_of(self, module: ast.Module, imported: list[ast.alias]) -> None:
+        """The config dataclasses ``module`` defines that the script calls by a name it
+        imports (``from model import GPTConfig``, or ``*`` for a public one)."""
+        classes = {
+            node.name: node
+            for node in module.body
+            if isinstance(node, ast.ClassDef) and _is_dataclass(node)
+        }
+        called = self.paths.calls_by_name
+        for alias in imported:
+            if alias.name == "*":
+                for name, node in classes.items():
+                    if name in called and not name.startswith("_"):
+                        self.imported_dataclasses.setdefault(name, node)
+            elif alias.name in classes:
+                self.imported_dataclasses.setdefault(
+                    alias.asname or alias.name, classes[alias.name]
+                )
 
     def _argument(self, call: ast.Call, elsewhere: bool = False) -> None:
         """A flag ``add_argument`` declares; ``elsewhere``: in an imported module, whose
@@ -338,6 +365,8 @@ class Values(LaunchValues):
         ``**mapping``: every declared flag)."""
         found: dict[str, int] = {}
         for call in self.paths.calls_by_name.get("set_defaults", ()):
+            if not self.paths.state(call).runs:
+                continue
             for keyword in call.keywords:
                 for name in [keyword.arg] if keyword.arg else [n for n, _, _ in self._declared]:
                     found[name] = max(found.get(name, 0), call.lineno)

@@ -307,3 +307,57 @@ def test_training_arguments_built_in_the_script_decide_their_gates():
     assert values["batch_size"] == 2
     turned_on = source.replace("per_device_train_batch_size=2", "gradient_checkpointing=True")
     assert _values(turned_on)["checkpointing"] is True
+
+
+# --- imports: a config dataclass and a model from the script's sibling module ----------
+
+_MODEL_FILE = """
+from dataclasses import dataclass
+import torch.nn as nn
+
+@dataclass
+class GPTConfig:
+    vocab_size: int = 50304
+    n_layer: int = 12
+    n_embd: int = 768
+
+class Block(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.mix = nn.Linear(config.n_embd, config.n_embd)
+
+class GPT(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.wte = nn.Embedding(config.vocab_size, config.n_embd)
+        self.h = nn.ModuleList([Block(config) for _ in range(config.n_layer)])
+        self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
+"""
+
+_TRAIN_FILE = """
+import torch
+{imports}
+
+model_args = dict(n_layer=2, n_embd=8, vocab_size=None)
+model_args["vocab_size"] = 100
+model = GPT(GPTConfig(**model_args))
+optimizer = torch.optim.AdamW(model.parameters())
+for step in range(10):
+    model(torch.zeros(4, 16, dtype=torch.long)).sum().backward()
+    optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(
+    "imports", ["from model import *", "from model import GPTConfig, GPT", "from .model import *"]
+)
+def test_a_model_and_its_config_dataclass_from_a_sibling_module(tmp_path, imports):
+    (tmp_path / "model.py").write_text(_MODEL_FILE)
+    (tmp_path / "train.py").write_text(_TRAIN_FILE.format(imports=imports))
+    from torchward.analysis.runconfig import read_script
+
+    config, _notes = read_script(str(tmp_path / "train.py"))
+    assert config.model is not None and config.model.value == "GPT"
+    # embedding 100 x 8, two 8 x 8 + 8 blocks, head 8 x 100: the config's fields, the
+    # script's **dict over the dataclass's defaults
+    assert config.params is not None and config.params.value == 800 + 2 * 72 + 800

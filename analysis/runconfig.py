@@ -34,6 +34,7 @@ from torchward.estimator.runconfig import RunConfig
 
 from .names import ImportTable, dotted, qualified_name
 from .parsing import parse_module
+from .runconfig_callees import precision_in_callees
 from .runconfig_calls import CallReader
 from .runconfig_declarations import Values
 from .runconfig_memo import remembered_read
@@ -156,6 +157,7 @@ def _read(
         reader.cap = "low" if _EVAL_NAME.search(target) else state.confidence_cap
         reader.call(node, _call_name(node, reader.imports, values, chosen))
     reader.cap = "high"
+    precision_in_callees(tree, path, values, reader)
     for stop in values.paths.early_stops():
         notes.append(_stop_note(stop, values, path))
     reader.conventions(values)

@@ -361,3 +361,73 @@ def test_a_model_and_its_config_dataclass_from_a_sibling_module(tmp_path, import
     # embedding 100 x 8, two 8 x 8 + 8 blocks, head 8 x 100: the config's fields, the
     # script's **dict over the dataclass's defaults
     assert config.params is not None and config.params.value == 800 + 2 * 72 + 800
+
+
+# --- the training step in another module of the project: its autocast is the job's ----
+
+_ENGINE = """
+import torch
+
+def train_one_epoch(model, loader, optimizer, amp=True):
+    model.train()
+    for x, y in loader:
+        with {autocast}:
+            loss = model(x).sum()
+        loss.backward()
+        optimizer.step()
+
+@torch.no_grad()
+def evaluate(model, loader):
+    for x, y in loader:
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            model(x)
+"""
+
+_MAIN = """
+import torch
+import torchvision
+{imports}
+
+def main():
+    model = torchvision.models.resnet18().cuda()
+    optimizer = torch.optim.AdamW(model.parameters())
+    loader = torch.utils.data.DataLoader(range(10), batch_size=32)
+    for epoch in range(3):
+        {prefix}train_one_epoch(model, loader, optimizer)
+        {prefix}evaluate(model, loader)
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def _read_project(tmp_path, autocast: str, style: str) -> dict:
+    from torchward.analysis.runconfig import read_script
+
+    imports, prefix = (
+        ("from engine import train_one_epoch, evaluate", "")
+        if style == "names"
+        else ("import engine", "engine.")
+    )
+    (tmp_path / "engine.py").write_text(_ENGINE.format(autocast=autocast))
+    (tmp_path / "main.py").write_text(_MAIN.format(imports=imports, prefix=prefix))
+    config, _notes = read_script(str(tmp_path / "main.py"))
+    return dict(config.fields())
+
+
+@pytest.mark.parametrize("style", ["names", "module"])
+def test_an_autocast_in_the_called_training_step_is_the_jobs_precision(tmp_path, style):
+    fields = _read_project(tmp_path, "torch.cuda.amp.autocast()", style)
+    assert fields["dtype"].value == "amp-fp16"
+    assert "engine.py:7" in fields["dtype"].source
+    fields = _read_project(tmp_path, 'torch.autocast("cuda", dtype=torch.bfloat16)', style)
+    assert fields["dtype"].value == "amp-bf16"
+
+
+def test_an_autocast_the_caller_decides_or_only_evaluation_enters_says_nothing(tmp_path):
+    # enabled by a parameter: the caller's value, not read as amp
+    fields = _read_project(tmp_path, "torch.cuda.amp.autocast(enabled=amp)", "names")
+    assert fields["dtype"].value == "fp32" or fields["dtype"].confidence == "low"
+    # only the evaluation function casts to bf16: the training job stays fp32
+    fields = _read_project(tmp_path, "torch.enable_grad()", "names")
+    assert fields["dtype"].value == "fp32"

@@ -434,18 +434,18 @@ def test_an_autocast_the_caller_decides_or_only_evaluation_enters_says_nothing(t
 
 
 def test_a_job_that_trains_then_samples_is_a_training_job():
+    # the training loop lives in a module the reader does not see: only the call says so
     source = (
         "import torch\nfrom transformers import AutoModelForCausalLM\n"
-        "def train_model(model, loader, optimizer):\n"
-        "    for x in loader:\n        model(x).loss.backward()\n        optimizer.step()\n"
+        "from previous_chapters import train_model_simple\n"
         "def main():\n"
         "    model = AutoModelForCausalLM.from_pretrained('gpt2')\n"
         "    optimizer = torch.optim.AdamW(model.parameters())\n"
         "    loader = torch.utils.data.DataLoader(range(8), batch_size=4)\n"
-        "    train_model(model, loader, optimizer)\n"
+        "    train_model_simple(model, loader, optimizer)\n"
         "    print(model.generate(torch.zeros(1, 4, dtype=torch.long), max_new_tokens=32))\n"
         "if __name__ == '__main__':\n    main()\n"
     )
     assert _values(source)["mode"] == "train"
-    sampling_only = source.replace("    train_model(model, loader, optimizer)\n", "")
+    sampling_only = source.replace("    train_model_simple(model, loader, optimizer)\n", "")
     assert _values(sampling_only)["mode"] == "generate"

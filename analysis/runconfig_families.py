@@ -347,6 +347,23 @@ class FamiliesMixin(ReaderState):
         ):
             # DeepSpeed's invariant: train_batch_size = micro × accumulation × world size
             self.set("gpus", total // (micro * steps), line, "high", source + " (train_batch_size)")
+        elif (
+            micro is None
+            and all(isinstance(v, int) and v > 0 for v in (steps, total))
+            and total % steps == 0
+        ):
+            # no micro-batch given: DeepSpeed derives it from the world size, one GPU on a
+            # plain launch (a launcher's world size divides it: medium)
+            self.set(
+                "batch_size",
+                total // steps,
+                line,
+                "medium",
+                source + " (train_batch_size on one GPU)",
+            )
+        optimizer = (value.get("optimizer") or {}).get("type")
+        if isinstance(optimizer, str) and optimizer.lower() in ("adam", "adamw"):
+            self.set("optimizer", optimizer.lower(), line, "high", source)
         if (value.get("bf16") or {}).get("enabled") is True:
             self.set("dtype", "bf16", line, "high", source)
         elif (value.get("fp16") or {}).get("enabled") is True:

@@ -449,3 +449,20 @@ def test_a_job_that_trains_then_samples_is_a_training_job():
     assert _values(source)["mode"] == "train"
     sampling_only = source.replace("    train_model_simple(model, loader, optimizer)\n", "")
     assert _values(sampling_only)["mode"] == "generate"
+
+
+def test_a_deepspeed_config_without_a_micro_batch_and_its_optimizer():
+    source = (
+        "import deepspeed, torch, torchvision\n"
+        "def main():\n"
+        "    model = torchvision.models.resnet18()\n"
+        "    config = {'train_batch_size': 16, 'gradient_accumulation_steps': 2,\n"
+        "              'optimizer': {'type': 'Adam', 'params': {'lr': 0.001}}}\n"
+        "    engine, optimizer, _, _ = deepspeed.initialize(model=model, config=config,\n"
+        "                                                   model_parameters=model.parameters())\n"
+        "if __name__ == '__main__':\n    main()\n"
+    )
+    values = _values(source)
+    assert values["batch_size"] == 8  # 16 over 2 accumulation steps on one GPU
+    assert values["optimizer"] == "adam"
+    assert values["accumulation"] == 2

@@ -25,7 +25,7 @@ from torchward.estimator import dependencies
 
 from .binding import field_default, parameter_defaults
 from .constants import UNDECIDED, as_constant
-from .launch_arguments import Namespace
+from .launch_arguments import ArgumentDefaults, Namespace
 from .launch_places import FUNCTIONS
 from .names import dotted
 from .runconfig_includes import exec_target, include
@@ -41,6 +41,7 @@ _ARG_PARSERS = (
     "parse_opt",
     "get_parser",
     "get_args_parser",
+    "get_argument_parser",
     "create_argparser",
 )
 
@@ -81,7 +82,7 @@ class Values(LaunchValues):
         # what each top-level ``exec(open(PATH).read())`` runs, for the engine
         self.included: dict[int, list[ast.stmt]] = {}
         # a flag parser imported from the project -> the flags it returns (:meth:`_helpers`)
-        self.parsers: dict[str, Namespace] = {}
+        self.parsers: dict[str, Namespace | ArgumentDefaults] = {}
         # a config dataclass imported from the project, by its name here (:meth:`_helpers`)
         self.imported_dataclasses: dict[str, ast.ClassDef] = {}
         # name -> (value, statement) of each assignment, in file order; a value of None:
@@ -179,7 +180,10 @@ class Values(LaunchValues):
             )
             for alias in node.names:
                 if alias.name in _ARG_PARSERS:  # what the engine's launch folds it to
-                    self.parsers[alias.asname or alias.name] = flags
+                    returns_parser = _returns_parser(module.tree, alias.name)
+                    self.parsers[alias.asname or alias.name] = (
+                        ArgumentDefaults(flags.values) if returns_parser else flags
+                    )
 
     def assignment(self, node: ast.Assign, cited: str | None = None) -> None:
         """``NAME = value`` in file order; ``cited``: it came from an executed config file
@@ -407,6 +411,19 @@ class Values(LaunchValues):
                 if isinstance(stmt, ast.FunctionDef) and stmt.name == "__init__":
                     return [a.arg for a in stmt.args.posonlyargs + stmt.args.args][1:]
         return []
+
+
+def _returns_parser(module: ast.Module, name: str) -> bool:
+    """Whether the function ``name`` of ``module`` returns the parser itself (``return
+    parser``: the caller parses it, or hands it to ``parents=[...]``) rather than what it
+    parses (``return parser.parse_args()``)."""
+    function = next(
+        (n for n in module.body if isinstance(n, ast.FunctionDef) and n.name == name), None
+    )
+    if function is None:
+        return False
+    returned = [n.value for n in ast.walk(function) if isinstance(n, ast.Return) and n.value]
+    return bool(returned) and all(isinstance(value, ast.Name) for value in returned)
 
 
 def _is_dataclass(node: ast.ClassDef) -> bool:

@@ -466,3 +466,33 @@ def test_a_deepspeed_config_without_a_micro_batch_and_its_optimizer():
     assert values["batch_size"] == 8  # 16 over 2 accumulation steps on one GPU
     assert values["optimizer"] == "adam"
     assert values["accumulation"] == 2
+
+
+@pytest.mark.parametrize(
+    "main",
+    [
+        "    args = get_argument_parser().parse_args()\n",
+        "    parser = argparse.ArgumentParser('x', parents=[get_argument_parser()])\n"
+        "    args = parser.parse_args()\n",
+    ],
+)
+def test_a_parser_a_sibling_module_builds_and_returns(tmp_path, main):
+    from torchward.analysis.runconfig import read_script
+
+    (tmp_path / "options.py").write_text(
+        "import argparse\n"
+        "def get_argument_parser():\n"
+        "    parser = argparse.ArgumentParser(add_help=False)\n"
+        "    parser.add_argument('--batchSize', type=int, default=48)\n"
+        "    return parser\n"
+    )
+    (tmp_path / "train.py").write_text(
+        "import argparse, torch, torchvision\nfrom options import get_argument_parser\n"
+        "def main():\n" + main + "    model = torchvision.models.resnet18()\n"
+        "    opt = torch.optim.Adam(model.parameters())\n"
+        "    for x in torch.utils.data.DataLoader(range(9), batch_size=args.batchSize):\n"
+        "        model(x).sum().backward()\n        opt.step()\n"
+        "if __name__ == '__main__':\n    main()\n"
+    )
+    config, _notes = read_script(str(tmp_path / "train.py"))
+    assert config.batch_size is not None and config.batch_size.value == 48

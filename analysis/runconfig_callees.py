@@ -37,17 +37,26 @@ def precision_in_callees(tree: ast.Module, path: str, values: Values, reader: Ca
         return
     imports = ImportTable(tree)
     seen: set[int] = set()
+    resolved: dict[str, tuple[str, ast.FunctionDef, ast.Module, str] | None] = {}
     for call in values.paths.of_type(ast.Call):
-        found = _project_function(call, tree, path, imports)
-        if found is None or id(found[1]) in seen:
-            continue
-        module_path, function, module = found
-        seen.add(id(function))
-        if evaluates(function.name) or values.paths.state(call) not in (
+        func = call.func
+        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+        if evaluates(name) or values.paths.state(call) not in (
             PathCondition.DEFAULT,
             PathCondition.UNSURE,
         ):
             continue
+        key = dotted(func) or ""
+        if key not in resolved:  # a name is resolved once, however often it is called
+            resolved[key] = _project_function(call, tree, path, imports)
+        found = resolved[key]
+        if found is None or id(found[1]) in seen:
+            continue
+        module_path, function, module, text = found
+        seen.add(id(function))
+        lines = text.split("\n")[function.lineno - 1 : function.end_lineno]
+        if not any("autocast" in line for line in lines):
+            continue  # the common case: nothing to walk
         precision = _entered_autocast(function, ImportTable(module))
         if precision is not None:
             dtype, line = precision
@@ -63,7 +72,7 @@ def precision_in_callees(tree: ast.Module, path: str, values: Values, reader: Ca
 
 def _project_function(
     call: ast.Call, tree: ast.Module, path: str, imports: ImportTable
-) -> tuple[str, ast.FunctionDef, ast.Module] | None:
+) -> tuple[str, ast.FunctionDef, ast.Module, str] | None:
     """The function of another module of the project ``call`` runs: ``train_one_epoch(...)``
     imported by name, or ``engine.train_one_epoch(...)`` on an imported module."""
     from .workspace import WORKSPACE, resolve_module
@@ -77,7 +86,7 @@ def _project_function(
         if found is None:
             return None
         summary, function = found
-        return summary.path, function, summary.tree
+        return summary.path, function, summary.tree, summary.source
     if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
         return None
     module_name = qualified_name(func.value, imports)
@@ -89,7 +98,7 @@ def _project_function(
         return None
     for node in module.tree.body:
         if isinstance(node, ast.FunctionDef) and node.name == func.attr:
-            return module.path, node, module.tree
+            return module.path, node, module.tree, module.source
     return None
 
 

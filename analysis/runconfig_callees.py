@@ -35,20 +35,37 @@ def precision_in_callees(tree: ast.Module, path: str, values: Values, reader: Ca
     path calls, when the script itself set none."""
     if "dtype" in reader.fields or path.startswith("<"):
         return
-    imports = ImportTable(tree)
+    imports = reader.imports
     seen: set[int] = set()
     resolved: dict[str, tuple[str, ast.FunctionDef, ast.Module, str] | None] = {}
+    modules: dict = {}  # (module, level) -> its summary, or None outside the project
+    # what a call may name a project function by: a name imported ``from`` a module, or a
+    # module imported whole (cheap set tests before any condition or file is looked at)
+    from_imported = {
+        alias.asname or alias.name
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
     for call in values.paths.of_type(ast.Call):
         func = call.func
-        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
-        if evaluates(name) or values.paths.state(call) not in (
-            PathCondition.DEFAULT,
-            PathCondition.UNSURE,
-        ):
+        if isinstance(func, ast.Name):
+            name = func.id
+            if name not in from_imported:
+                continue
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            name = func.attr
+            if func.value.id not in imports.names:
+                continue
+        else:
+            continue
+        if name[:1].isupper() or evaluates(name):
+            continue  # a class built, not a step run; an evaluation
+        if values.paths.state(call) not in (PathCondition.DEFAULT, PathCondition.UNSURE):
             continue
         key = dotted(func) or ""
         if key not in resolved:  # a name is resolved once, however often it is called
-            resolved[key] = _project_function(call, tree, path, imports)
+            resolved[key] = _project_function(call, tree, path, imports, modules)
         found = resolved[key]
         if found is None or id(found[1]) in seen:
             continue
@@ -71,34 +88,48 @@ def precision_in_callees(tree: ast.Module, path: str, values: Values, reader: Ca
 
 
 def _project_function(
-    call: ast.Call, tree: ast.Module, path: str, imports: ImportTable
+    call: ast.Call, tree: ast.Module, path: str, imports: ImportTable, modules: dict
 ) -> tuple[str, ast.FunctionDef, ast.Module, str] | None:
     """The function of another module of the project ``call`` runs: ``train_one_epoch(...)``
-    imported by name, or ``engine.train_one_epoch(...)`` on an imported module."""
-    from .workspace import WORKSPACE, resolve_module
-    from .workspace.models import project_function
-
+    imported by name (``from engine import train_one_epoch``), or
+    ``engine.train_one_epoch(...)`` on an imported module (``import engine``). ``modules``:
+    each module resolved once per read (by its name and level)."""
     func = call.func
     if isinstance(func, ast.Name):
-        if func.id not in imports.names:
-            return None
-        found = project_function(tree, path, func.id)
+        found = _imported_from(tree, func.id)
         if found is None:
             return None
-        summary, function = found
-        return summary.path, function, summary.tree, summary.source
-    if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
+        (module_name, level), name = found
+    elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        module_name = imports.names.get(func.value.id, "")
+        if not module_name or module_name != qualified_name(func.value, imports):
+            return None
+        level, name = 0, func.attr
+    else:
         return None
-    module_name = qualified_name(func.value, imports)
-    if not module_name or module_name != imports.names.get(func.value.id):
-        return None
-    module_path = resolve_module(path, module_name, 0)
-    module = WORKSPACE.summary(module_path) if module_path is not None else None
+    key = (module_name, level)
+    if key not in modules:
+        from .workspace import WORKSPACE, resolve_module
+
+        module_path = resolve_module(path, module_name, level)
+        modules[key] = WORKSPACE.summary(module_path) if module_path is not None else None
+    module = modules[key]
     if module is None:
         return None
     for node in module.tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name == func.attr:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
             return module.path, node, module.tree, module.source
+    return None
+
+
+def _imported_from(tree: ast.Module, local: str) -> tuple[tuple[str, int], str] | None:
+    """((module, level), name) of the ``from module import name [as local]`` binding
+    ``local`` at the top of ``tree``."""
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module:
+            for alias in node.names:
+                if (alias.asname or alias.name) == local:
+                    return (node.module, node.level), alias.name
     return None
 
 

@@ -153,7 +153,11 @@ class Values(LaunchValues):
         for node in tree.body:
             if not isinstance(node, ast.ImportFrom) or not node.module:
                 continue
-            wanted = [a for a in node.names if a.name == "*" or (a.asname or a.name) in called]
+            wanted = [  # a config dataclass is a class: called by a capitalised name
+                a
+                for a in node.names
+                if a.name == "*" or ((a.asname or a.name) in called and a.name[:1].isupper())
+            ]
             parses = any(a.name in _ARG_PARSERS for a in node.names)
             if not wanted and not parses:
                 continue

@@ -157,10 +157,10 @@ def _read(
         reader.cap = "low" if _EVAL_NAME.search(target) else state.confidence_cap
         reader.call(node, _call_name(node, reader.imports, values, chosen))
     reader.cap = "high"
-    precision_in_callees(tree, path, values, reader)
     for stop in values.paths.early_stops():
         notes.append(_stop_note(stop, values, path))
     reader.conventions(values)
+    precision_in_callees(tree, path, values, reader)  # what the script's own flags leave open
     if "model" in reader.fields and registered_model_call(tree, path, values, reader):
         del reader.fields["model"]  # ``create_model(args.arch)`` builds a project class
     if "model" not in reader.fields:

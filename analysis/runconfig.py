@@ -88,6 +88,34 @@ def _chosen_class(variable: str, imports: ImportTable, values: Values) -> str | 
     return None
 
 
+_ALTERNATIVES = (  # a call's last name -> what it would change, and the setting that sizes it
+    ("autocast", "mixed precision", "--dtype amp-bf16 / amp-fp16"),
+    ("gradient_checkpointing_enable", "gradient checkpointing", "--checkpointing"),
+    ("half", "16-bit weights", "--dtype fp16"),
+    ("bfloat16", "16-bit weights", "--dtype bf16"),
+)
+
+
+def _alternatives(skipped: list, values: Values, path: str) -> list[str]:
+    """Notes for what the job would do under a flag its default leaves off (``if
+    args.bf16:`` around an autocast): not in the estimate, but the alternative a launch
+    with that flag runs — named, with the setting that sizes it, once per kind."""
+    found: dict[str, str] = {}
+    for node, state in skipped:
+        if state != "off" or not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        tail = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        for name, what, setting in _ALTERNATIVES:
+            if tail == name and what not in found:
+                found[what] = (
+                    f"{path}:{node.lineno}: {what} (`{ast.unparse(node)[:50]}`) runs only "
+                    f"with a flag the defaults leave off: not in this estimate (an "
+                    f"alternative; {setting} sizes it)"
+                )
+    return list(found.values())
+
+
 def _stop_note(stop: ast.Raise | ast.Return, values: Values, path: str) -> str:
     """What a ``raise`` / early ``return`` on a plain launch's path means for the read."""
     function = values.paths.enclosing_function(stop)
@@ -157,6 +185,7 @@ def _read(
         reader.cap = "low" if _EVAL_NAME.search(target) else state.confidence_cap
         reader.call(node, _call_name(node, reader.imports, values, chosen))
     reader.cap = "high"
+    notes.extend(_alternatives(reader.skipped, values, path))
     for stop in values.paths.early_stops():
         notes.append(_stop_note(stop, values, path))
     reader.conventions(values)

@@ -496,3 +496,15 @@ def test_a_parser_a_sibling_module_builds_and_returns(tmp_path, main):
     )
     config, _notes = read_script(str(tmp_path / "train.py"))
     assert config.batch_size is not None and config.batch_size.value == 48
+
+
+def test_what_an_off_flag_guards_is_named_as_an_alternative():
+    config, notes = read_source(
+        _HF_GATED.format(module="transformers", arguments="TrainingArguments"), "train.py"
+    )
+    assert config.checkpointing is None or config.checkpointing.value is not True
+    named = [n for n in notes if "gradient checkpointing" in n]
+    assert len(named) == 1 and "train.py:19" in named[0] and "--checkpointing" in named[0]
+    # on by default (TRL): the job's, no alternative to name
+    _config, notes = read_source(_HF_GATED.format(module="trl", arguments="SFTConfig"), "t.py")
+    assert not [n for n in notes if "gradient checkpointing" in n]

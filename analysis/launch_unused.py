@@ -14,7 +14,9 @@ A function is unused when it has no decorator (``@call_parse``, ``@app.command()
 names it — as a whole word, anywhere: a call, a callback, a table, ``__all__``, a string,
 a docstring — is itself unused: the greatest such set, so two unused functions that name
 each other stay unused. Text between the statements (comments) names nothing. Without a
-``__main__`` block the module may be driven by a framework or imported: nothing is unused.
+``__main__`` block the module may be driven by a framework or imported, and with
+``globals()``, ``sys.modules[__name__]`` or ``eval(`` a name may be computed at run time:
+nothing is unused.
 
 The answer depends only on where the source writes the candidates' names as whole words
 (not next to a letter, digit or ``_``): a number (``1e5``, ``0x1F``) never holds one, so
@@ -25,8 +27,13 @@ from __future__ import annotations
 
 import ast
 import bisect
+import re
 
 __all__ = ["first_line", "is_main_guard", "unused_functions"]
+
+
+# ``eval(`` and ``globals()`` as builtins, not ``model.eval()``
+_DYNAMIC = re.compile(r"(?<![\w.])(?:globals\(\)|eval\()|sys\.modules\[__name__\]")
 
 
 def is_main_guard(statement: ast.stmt) -> bool:
@@ -58,6 +65,8 @@ def unused_functions(tree: ast.Module, source: str) -> dict[str, ast.FunctionDef
     body = tree.body
     if not any(is_main_guard(statement) for statement in body):
         return {}
+    if _DYNAMIC.search(source):
+        return {}  # a function may be looked up by a name computed at run time
     defined: dict[str, int] = {}
     for statement in body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

@@ -43,9 +43,15 @@ def test_a_name_in_a_string_or_all_counts_a_comment_does_not():
         "def by_name():\n    pass\n"
         "# commented_out() is not a use\n"
         "def commented_out():\n    pass\n"
-        "def main():\n    globals()['by_name']()\n" + _GUARD
+        "def main():\n    table = {'x': 'by_name'}\n" + _GUARD
     )
     assert _unused(source) == {"commented_out"}
+    # a name computed at run time: nothing is left out
+    dynamic = source.replace("table = {'x': 'by_name'}", "globals()['by_' + 'name']()")
+    assert _unused(dynamic) == set()
+    # a method named eval is no lookup by name
+    evaluating = source.replace("table = {'x': 'by_name'}", "model.eval()")
+    assert _unused(evaluating) == {"by_name", "commented_out"}
 
 
 def test_decorated_functions_and_modules_without_a_main_block_are_left_alone():

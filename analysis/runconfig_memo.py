@@ -9,14 +9,18 @@ What a read depends on, its provenance, is split in two:
 - the code a plain launch may run — every top-level statement but the functions the
   launched script never names (:func:`~.launch_unused.unused_functions`), and the text
   between statements — verbatim;
-- of an unused function, only what decides that it is unused and where the code after it
-  sits: its words and its lines. Its numbers are rewritten as ``0`` (``accumulation_steps
-  =4`` and ``=41`` give the same key) and the reader is given the tree with its body, its
-  parameters and their defaults left out, so nothing the reader computes can depend on
-  them — a function of the key by construction, not by an argument about each reader.
+- of an unused function, only its name and its lines: it is written ``def name(): pass``
+  on its first line and blank lines for the rest, in the key and in the text the reader
+  reads, and the reader is given the tree with its body, parameters and defaults left out.
+  So nothing the reader computes can depend on them — the read is a function of the key
+  by construction, not by an argument about each reader — and the unused set itself does
+  not change: what an unused function names never keeps anything in use
+  (:func:`~.launch_unused.unused_functions`). Typing inside such a function (a digit, a
+  new statement) is a hit; a decorator, a rename, a line added, a use of it elsewhere is a
+  miss.
 
-The key is that text (the source with those numbers zeroed), the path and the launch's
-arguments; a hit is reused only while the files the read looked at are as they were
+The key is that text, the path and the launch's arguments; a hit is reused only while the
+files the read looked at are as they were
 (:mod:`torchward.estimator.dependencies`: a sibling module, a config file, a directory's
 names), and those reads are recorded again for whoever asks, as
 :class:`~torchward.estimator.dependencies.remembered` does.
@@ -26,7 +30,6 @@ from __future__ import annotations
 
 import ast
 import copy
-import re
 from collections.abc import Callable, Iterable
 
 from torchward.estimator import dependencies
@@ -40,7 +43,6 @@ Read = tuple[RunConfig, list[str]]
 Reader = Callable[[str, str, tuple[str, ...], ast.Module], Read]
 
 MAX_ENTRIES = 32  # documents read lately (an entry holds one source text)
-_NUMBER = re.compile(r"(?<!\w)\d\w*")  # a digit-led run: never a word (launch_unused.words)
 _memo: dict[tuple[str, str, tuple[str, ...]], tuple[Read, tuple[dependencies.Dependency, ...]]]
 _memo = {}
 
@@ -48,12 +50,12 @@ _memo = {}
 def remembered_read(
     source: str, path: str, argv: tuple[str, ...], tree: ast.Module, read: Reader
 ) -> Read:
-    """``read(source, path, argv, tree)`` — with the unused functions' numbers zeroed and
-    their bodies left out of the tree — or the result of an earlier read of the same key
-    whose inputs still hold."""
+    """``read(source, path, argv, tree)`` — with the unused functions' bodies left out of
+    the text and the tree — or the result of an earlier read of the same key whose inputs
+    still hold."""
     unused = unused_functions(tree, source)
     if unused:
-        source = _zeroed(source, unused.values())
+        source = _blanked(source, unused.values())
     key = (source, path, argv)
     hit = _memo.get(key)
     if hit is not None and dependencies.still_hold(hit[1]):
@@ -74,18 +76,16 @@ def forget() -> None:
     _memo.clear()
 
 
-def _zeroed(source: str, functions: Iterable[ast.FunctionDef]) -> str:
-    """``source`` with every digit-led run inside ``functions`` written as ``0`` (typing
-    a digit changes no key); the lines stay where they are."""
+def _blanked(source: str, functions: Iterable[ast.FunctionDef]) -> str:
+    """``source`` with each of ``functions`` written as ``def name(): pass`` on its first
+    line and blank lines for the rest: what a launch cannot run is out of the key (typing
+    in it changes nothing) and the lines after it stay where they are."""
     lines = source.split("\n")
-    pieces, done = [], 0
-    for function in sorted(functions, key=lambda f: f.lineno):
+    for function in functions:
         start, end = first_line(function) - 1, function.end_lineno or function.lineno
-        pieces.append("\n".join(lines[done:start]))
-        pieces.append(_NUMBER.sub("0", "\n".join(lines[start:end])))
-        done = end
-    pieces.append("\n".join(lines[done:]))
-    return "\n".join(pieces)
+        lines[start] = f"def {function.name}(): pass"
+        lines[start + 1 : end] = [""] * (end - start - 1)
+    return "\n".join(lines)
 
 
 def _pruned(tree: ast.Module, unused: dict[str, ast.FunctionDef]) -> ast.Module:

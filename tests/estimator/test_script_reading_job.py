@@ -103,17 +103,34 @@ def test_an_edit_in_the_job_is_read_again(monkeypatch):
     assert reads.count == 2
 
 
-def test_naming_the_unused_function_is_read_again(monkeypatch):
+def test_a_statement_typed_in_an_unused_function_is_not_read_again(monkeypatch):
     reads = _CountingReads(monkeypatch)
     assert _values(_LAUNCHED)["batch_size"] == 24
-    # an edit inside the unused function that names another function changes what is
-    # unused: a word, not a number
-    renamed = _LAUNCHED.replace("    # kept for reference; nothing calls it\n", "    main\n")
-    assert _values(renamed)["batch_size"] == 24
-    assert reads.count == 2
+    # what an unused function says, even naming another function, keeps nothing in use
+    typed = _LAUNCHED.replace(
+        "    # kept for reference; nothing calls it\n", "    total_steps = main\n"
+    )
+    assert _values(typed)["batch_size"] == 24
+    assert reads.count == 1
+
+
+def test_using_the_unused_function_is_read_again(monkeypatch):
+    reads = _CountingReads(monkeypatch)
+    assert _values(_LAUNCHED)["batch_size"] == 24
     called = _LAUNCHED.replace("    main()\n", "    main()\n    sweep_job(range(10))\n")
     assert _values(called)["batch_size"] in (24, 256)
+    assert _values(called)["optimizer"] in ("adamw", "sgd-momentum")
+    assert reads.count == 2
+    # a line added inside it moves what follows: read again, at the new lines
+    longer = _LAUNCHED.replace(
+        "    # kept for reference; nothing calls it\n", "    # kept\n    # for reference\n"
+    )
+    before, _ = read_source(_LAUNCHED, "train.py")
+    after, _ = read_source(longer, "train.py")
     assert reads.count == 3
+    assert before.batch_size is not None and after.batch_size is not None
+    line = int(before.batch_size.source.rsplit(":", 1)[1])
+    assert after.batch_size.source == f"train.py:{line + 1}"
 
 
 def test_a_config_file_the_job_reads_is_checked_again(monkeypatch, tmp_path):

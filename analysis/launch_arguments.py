@@ -22,6 +22,8 @@ from collections.abc import Callable, Hashable
 
 import attrs
 
+from .constants import is_items
+
 __all__ = ["ArgumentDefaults", "DataclassParser", "Namespace", "declare", "parser_call"]
 
 _UNSET = object()
@@ -29,19 +31,39 @@ _UNSET = object()
 
 @attrs.frozen
 class ArgumentDefaults:
-    """A parser: each destination with its default, in declaration order."""
+    """A parser: each destination with its default, in declaration order. ``preset``: the
+    destinations ``set_defaults`` gave a value before any ``add_argument`` declared them."""
 
     defaults: tuple[tuple[str, Hashable], ...] = ()
+    preset: frozenset[str] = frozenset()
 
-    def with_flag(self, dest: str, default: Hashable) -> ArgumentDefaults:
+    def with_flag(self, dest: str, default: Hashable, explicit: bool = True) -> ArgumentDefaults:
+        """``add_argument`` of ``dest``; ``explicit``: its call writes ``default=``
+        (argparse: an explicit default replaces an earlier ``set_defaults`` value, an
+        absent one takes it)."""
+        if dest in self.preset:
+            kept = tuple(
+                (name, default if name == dest and explicit else value)
+                for name, value in self.defaults
+            )
+            return ArgumentDefaults(kept, self.preset - {dest})
         if any(name == dest for name, _ in self.defaults):
             return self  # argparse keeps the first declaration's default
-        return ArgumentDefaults((*self.defaults, (dest, default)))
+        return ArgumentDefaults((*self.defaults, (dest, default)), self.preset)
 
     def with_defaults(self, updates: dict[str, Hashable]) -> ArgumentDefaults:
-        """``set_defaults(**updates)``: replaces declared defaults, adds the others."""
+        """``set_defaults(**updates)``: replaces declared defaults, adds the others (which
+        an ``add_argument`` with its own default may replace later)."""
+        declared = {name for name, _ in self.defaults}
         kept = tuple((name, updates.pop(name, value)) for name, value in self.defaults)
-        return ArgumentDefaults((*kept, *updates.items()))
+        return ArgumentDefaults(
+            (*kept, *updates.items()), self.preset | (updates.keys() - declared)
+        )
+
+    def undecided(self, undecided: Hashable) -> ArgumentDefaults:
+        """After ``set_defaults(**mapping)`` with a mapping nobody can read: any default
+        may have been replaced."""
+        return ArgumentDefaults(tuple((name, undecided) for name, _ in self.defaults), self.preset)
 
 
 @attrs.frozen
@@ -97,7 +119,16 @@ def declare(
     method = node.func.attr if isinstance(node.func, ast.Attribute) else ""
     keywords = {k.arg: k.value for k in node.keywords if k.arg}
     if method == "set_defaults":
-        return receiver.with_defaults({name: fold(value) for name, value in keywords.items()})
+        updates: dict[str, Hashable] = {}
+        for keyword in node.keywords:
+            if keyword.arg is not None:
+                updates[keyword.arg] = fold(keyword.value)
+                continue
+            mapping = fold(keyword.value)  # ``set_defaults(**vars(config))``
+            if not is_items(mapping):
+                return receiver.with_defaults(updates).undecided(undecided)
+            updates.update((k, v) for k, v in mapping if isinstance(k, str))
+        return receiver.with_defaults(updates)
     dest = _destination(node, keywords, fold)
     if dest is None:
         return receiver
@@ -110,7 +141,7 @@ def declare(
             if isinstance(action, str)
             else None
         )
-        return receiver.with_flag(dest, absent)
+        return receiver.with_flag(dest, absent, explicit=False)
     default = fold(keywords["default"])
     if isinstance(default, str) and "type" in keywords:
         default = _converted(default, keywords["type"], undecided)

@@ -28,6 +28,7 @@ from .constants import (
     worst_condition,
 )
 from .launch_arguments import ArgumentDefaults, DataclassParser, Namespace, parser_call
+from .launch_library import library_fields
 from .names import dotted
 
 if TYPE_CHECKING:
@@ -69,13 +70,31 @@ class LaunchCallsMixin:
 
         def _fold(self, node: ast.expr) -> tuple[Hashable, PathCondition]: ...
 
+    def _with_parents(self, node: ast.Call) -> Hashable:
+        """``ArgumentParser(parents=[base])``: a new parser holding its parents' flags and
+        defaults as they stand here (argparse copies them); a parent nobody can fold
+        leaves the parser undecided."""
+        parser = ArgumentDefaults()
+        for keyword in node.keywords:
+            if keyword.arg != "parents":
+                continue
+            parents, _ = self._fold(keyword.value)
+            if not isinstance(parents, tuple) or not all(
+                isinstance(p, ArgumentDefaults) for p in parents
+            ):
+                return UNDECIDED
+            for parent in parents:
+                for dest, default in parent.defaults:
+                    parser = parser.with_flag(dest, default)
+        return parser
+
     def _fold_call(self, node: ast.Call, name: str) -> tuple[Hashable, PathCondition]:
         here = self.condition
         parsers = self.analyzer.launch_driver.inputs.parsers
         if parsers and isinstance(node.func, ast.Name) and node.func.id in parsers:
             return parsers[node.func.id], here  # ``args = parse_args()`` from the project
         if name.endswith("argparse.ArgumentParser") or name == "ArgumentParser":
-            return ArgumentDefaults(), here
+            return self._with_parents(node), here
         if name.endswith("HfArgumentParser") and node.args:
             listed = node.args[0]
             classes = listed.elts if isinstance(listed, (ast.Tuple, ast.List)) else [listed]
@@ -105,6 +124,23 @@ class LaunchCallsMixin:
         config_class = self.analyzer.index.classes.get(name)
         if config_class is not None and is_dataclass(config_class.node):
             return self._dataclass_instance(config_class.node, node), here
+        imported = (
+            self.analyzer.launch_driver.inputs.dataclasses.get(node.func.id)
+            if config_class is None and isinstance(node.func, ast.Name)
+            else None
+        )
+        if imported is not None:  # ``GPTConfig(**model_args)`` from the project's model.py
+            return self._dataclass_instance(imported, node, foreign=True), here
+        library = library_fields(name) if config_class is None else None
+        if library is not None and name.startswith(("transformers.", "trl.")):
+            # ``TrainingArguments(output_dir=..., bf16=True)``: the library's defaults under
+            # the keywords (the first positional is ``output_dir``)
+            fields = dict(library)
+            for keyword in node.keywords:
+                if keyword.arg is None:
+                    return UNDECIDED, here
+                fields[keyword.arg] = self._fold(keyword.value)[0]
+            return Namespace(tuple(fields.items())), here
         if name == "locals" and not node.args:
             return self._locals(), here
         if name == "vars" and len(node.args) == 1 and not node.keywords:
@@ -161,22 +197,39 @@ class LaunchCallsMixin:
 
     def _dataclass_defaults(self, name: str) -> Namespace:
         """A dataclass as a plain launch fills it: the script's own, its fields' defaults
-        (fields it inherits from a library class are not known: undecided on reading)."""
+        over those it inherits from a library class (:mod:`.launch_library`); a library
+        class, its listed fields; any other field undecided on reading."""
         config_class = self.analyzer.index.classes.get(name)
-        if config_class is None or not is_dataclass(config_class.node):
+        if config_class is None:
+            return Namespace(tuple((library_fields(name) or {}).items()))
+        if not is_dataclass(config_class.node):
             return Namespace(())
         instance = self._dataclass_instance(config_class.node, ast.Call(ast.Name(name), [], []))
-        return instance if isinstance(instance, Namespace) else Namespace(())
+        if not isinstance(instance, Namespace):
+            return Namespace(())
+        for base in config_class.node.bases:  # a subclass of ``TrainingArguments``
+            inherited = library_fields(dotted(base) or "")
+            if inherited is not None:
+                own = dict(instance.values)
+                return Namespace(tuple({**inherited, **own}.items()))
+        return instance
 
-    def _dataclass_instance(self, cls: ast.ClassDef, call: ast.Call) -> Hashable:
+    def _dataclass_instance(
+        self, cls: ast.ClassDef, call: ast.Call, foreign: bool = False
+    ) -> Hashable:
         """``GPTConfig(n_layer=12)``: the fields' defaults, the call's arguments bound to
-        them in order and by name, as the generated ``__init__`` binds them (a factory's
-        field, an unknown ``**``: undecided)."""
+        them in order and by name, as the generated ``__init__`` binds them; ``**config``
+        with a dict the launch knows binds its items (a factory's field, an unknown
+        ``**``: undecided). ``foreign``: the class is another module's, whose names this
+        file cannot fold: a default counts only when it is written as a value."""
         fields: dict[str, Hashable] = {}
         for statement in cls.body:
             if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
                 default = field_default(statement.value) if statement.value else None
-                found = self._fold(default)[0] if default is not None else UNDECIDED
+                if default is None or (foreign and not _written_value(default)):
+                    found: Hashable = UNDECIDED
+                else:
+                    found = self._fold(default)[0]
                 fields[statement.target.id] = found
         for name, argument in zip(list(fields), call.args):
             fields[name] = self._fold(argument)[0]
@@ -201,6 +254,15 @@ class LaunchCallsMixin:
             for name, value in self.env.items()
             if "." not in name
         )
+
+
+def _written_value(node: ast.expr) -> bool:
+    """A literal (``12``, ``-1``, ``"gelu"``, ``(1, 2)``): the same in any module."""
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
 
 
 def is_dataclass(cls: ast.ClassDef) -> bool:

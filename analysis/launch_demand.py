@@ -147,6 +147,7 @@ class DemandLaunch(NamesMixin, EntryMixin, ConditionsMixin):
         self._values = Memo()  # bindings' and returns' facts (:meth:`_guarded`)
         self._conditions = Memo()  # (statement id, context) -> :meth:`condition_in`
         self._entries = Memo()  # (function node id, context) -> :meth:`entry_condition`
+        self._unused: dict[str, ast.FunctionDef] | None = None  # functions no launch runs
         self._memos = (
             self._values,
             self._conditions,

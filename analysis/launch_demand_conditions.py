@@ -21,6 +21,7 @@ from .launch_paths import (
     uncalled,
 )
 from .launch_places import FUNCTIONS, LOOPS, WITHS
+from .launch_unused import unused_functions
 from .names import dotted
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ class ConditionsMixin:
 
     if TYPE_CHECKING:  # the rest of DemandLaunch (the other mixins, the questions, the memo)
         _steps: int
+        _unused: dict[str, ast.FunctionDef] | None
         budget: int
 
         def __getattr__(self, name: str) -> Any: ...
@@ -170,10 +172,21 @@ class ConditionsMixin:
                     conditions.append(self.condition_in(statement, caller, None))
                 except Cycle:
                     continue
-            found = PathCondition.best(conditions) if conditions else uncalled(scope)
+            found = (
+                PathCondition.best(conditions)
+                if conditions
+                else uncalled(scope, self._never_named(scope))
+            )
         found = launch_entry_condition(scope, True, found)
         self._entries.keep(key, found, cycles == self._cycles)
         return found
+
+    def _never_named(self, scope: FunctionInfo) -> bool:
+        """Whether ``scope`` is a top-level function the launched script never names
+        (:func:`unused_functions`, found once per file)."""
+        if self._unused is None:
+            self._unused = unused_functions(self.analyzer.tree, self.analyzer.source)
+        return self._unused.get(scope.node.name) is scope.node
 
     def call_sites(
         self, scope: FunctionInfo

@@ -62,12 +62,16 @@ class LaunchInputs:
       ``yaml.safe_load``), as a launch constant — ``UNDECIDED`` when it cannot be read;
     - ``parsers``: what a flag-parsing function the script imports from its project
       returns on a plain launch (``from utils import parse_args``: the ``Namespace`` of
-      the flags that module declares), by the name the script calls it.
+      the flags that module declares), by the name the script calls it;
+    - ``dataclasses``: config dataclasses the script imports from its project (``from
+      model import GPTConfig``, ``from model import *``), by the name the script calls
+      them: an instance is a namespace of their fields (defaults written as values).
     """
 
     included: Mapping[int, Sequence[ast.stmt]] = attrs.field(factory=dict)
     load: Callable[[str], Hashable] = _nothing_loaded
     parsers: Mapping[str, Hashable] = attrs.field(factory=dict)
+    dataclasses: Mapping[str, ast.ClassDef] = attrs.field(factory=dict)
 
 
 class LaunchDriver:

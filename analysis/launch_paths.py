@@ -183,10 +183,14 @@ def _in_word(code: str, at: int) -> bool:
     return 0 <= at < len(code) and (code[at].isalnum() or code[at] == "_")
 
 
-def uncalled(info: FunctionInfo) -> PathCondition:
+def uncalled(info: FunctionInfo, unreferenced: bool = False) -> PathCondition:
     """The condition of a function the flow did not reach through a call: an entry point
     or callback runs (default); a method other than ``forward`` and the dunders may never
-    run (unsure)."""
+    run (unsure); a function a launched script never names (``unreferenced``,
+    :func:`~.launch_unused.unused_functions`) does not run (off): it is another job's
+    entry or an unused helper, not this job."""
+    if unreferenced:
+        return PathCondition.OFF
     name = info.node.name
     if info.is_method and not name.startswith("__") and name != "forward":
         return PathCondition.UNSURE

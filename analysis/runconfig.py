@@ -34,8 +34,10 @@ from torchward.estimator.runconfig import RunConfig
 
 from .names import ImportTable, dotted, qualified_name
 from .parsing import parse_module
+from .runconfig_callees import precision_in_callees
 from .runconfig_calls import CallReader
 from .runconfig_declarations import Values
+from .runconfig_memo import remembered_read
 from .runconfig_model import model_by_name, registered_model_call, workspace_model
 
 __all__ = ["Values", "read_script", "read_source"]
@@ -86,6 +88,34 @@ def _chosen_class(variable: str, imports: ImportTable, values: Values) -> str | 
     return None
 
 
+_ALTERNATIVES = (  # a call's last name -> what it would change, and the setting that sizes it
+    ("autocast", "mixed precision", "--dtype amp-bf16 / amp-fp16"),
+    ("gradient_checkpointing_enable", "gradient checkpointing", "--checkpointing"),
+    ("half", "16-bit weights", "--dtype fp16"),
+    ("bfloat16", "16-bit weights", "--dtype bf16"),
+)
+
+
+def _alternatives(skipped: list, values: Values, path: str) -> list[str]:
+    """Notes for what the job would do under a flag its default leaves off (``if
+    args.bf16:`` around an autocast): not in the estimate, but the alternative a launch
+    with that flag runs — named, with the setting that sizes it, once per kind."""
+    found: dict[str, str] = {}
+    for node, state in skipped:
+        if state != "off" or not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        tail = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        for name, what, setting in _ALTERNATIVES:
+            if tail == name and what not in found:
+                found[what] = (
+                    f"{path}:{node.lineno}: {what} (`{ast.unparse(node)[:50]}`) runs only "
+                    f"with a flag the defaults leave off: not in this estimate (an "
+                    f"alternative; {setting} sizes it)"
+                )
+    return list(found.values())
+
+
 def _stop_note(stop: ast.Raise | ast.Return, values: Values, path: str) -> str:
     """What a ``raise`` / early ``return`` on a plain launch's path means for the read."""
     function = values.paths.enclosing_function(stop)
@@ -110,13 +140,21 @@ def read_source(
     ``argv``: the arguments the script is launched with (none: a plain ``python SCRIPT``);
     a configurator the script executes applies them (:mod:`.runconfig_includes`).
     ``tree``: ``source`` already parsed (the linter's tree, the CLI's check): not again —
-    a parse is a third of a read. It is only read, never changed."""
-    notes: list[str] = []
+    a parse is a third of a read. It is only read, never changed. A read is remembered
+    until an edit touches what the job depends on (:mod:`.runconfig_memo`)."""
     if tree is None:
         try:
             tree = parse_module(source, path)
         except SyntaxError as error:
             return RunConfig(), [f"{path}: not parsed ({error.msg})"]
+    return remembered_read(source, path, argv, tree, _read)
+
+
+def _read(
+    source: str, path: str, argv: tuple[str, ...], tree: ast.Module
+) -> tuple[RunConfig, list[str]]:
+    """One read of the job (:func:`read_source`; :mod:`.runconfig_memo` decides when)."""
+    notes: list[str] = []
     values = Values(tree, path, notes, source, argv)
     reader = CallReader(
         ImportTable(tree), values, os.path.basename(path) if path.startswith("<") else path
@@ -147,9 +185,11 @@ def read_source(
         reader.cap = "low" if _EVAL_NAME.search(target) else state.confidence_cap
         reader.call(node, _call_name(node, reader.imports, values, chosen))
     reader.cap = "high"
+    notes.extend(_alternatives(reader.skipped, values, path))
     for stop in values.paths.early_stops():
         notes.append(_stop_note(stop, values, path))
     reader.conventions(values)
+    precision_in_callees(tree, path, values, reader)  # what the script's own flags leave open
     if "model" in reader.fields and registered_model_call(tree, path, values, reader):
         del reader.fields["model"]  # ``create_model(args.arch)`` builds a project class
     if "model" not in reader.fields:

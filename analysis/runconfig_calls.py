@@ -249,7 +249,8 @@ class CallReader(FamiliesMixin, ConventionsMixin, LaunchMixin, StructureMixin):
         fields = dict(self.fields)
         at = lambda signal: f"{self.path}:{self.signals[signal]}"  # noqa: E731
         if "mode" not in fields:
-            if "generate" in self.signals and "train" not in self.signals:
+            # a job that trains and then samples from what it trained is a training job
+            if "generate" in self.signals and not {"train", "train-call"} & self.signals.keys():
                 fields["mode"] = Field("generate", at("generate"), "medium")
             elif "train" in self.signals:
                 fields["mode"] = Field("train", at("train"), "medium")

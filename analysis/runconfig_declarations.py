@@ -25,12 +25,12 @@ from torchward.estimator import dependencies
 
 from .binding import field_default, parameter_defaults
 from .constants import UNDECIDED, as_constant
-from .launch_arguments import Namespace
+from .launch_arguments import ArgumentDefaults, Namespace
 from .launch_places import FUNCTIONS
 from .names import dotted
 from .runconfig_includes import exec_target, include
 from .runconfig_paths import PathConditions
-from .runconfig_values import LaunchValues, literal, written
+from .runconfig_values import LaunchValues, literal, python_value, written
 
 __all__ = ["Values"]
 
@@ -41,6 +41,7 @@ _ARG_PARSERS = (
     "parse_opt",
     "get_parser",
     "get_args_parser",
+    "get_argument_parser",
     "create_argparser",
 )
 
@@ -81,7 +82,9 @@ class Values(LaunchValues):
         # what each top-level ``exec(open(PATH).read())`` runs, for the engine
         self.included: dict[int, list[ast.stmt]] = {}
         # a flag parser imported from the project -> the flags it returns (:meth:`_helpers`)
-        self.parsers: dict[str, Namespace] = {}
+        self.parsers: dict[str, Namespace | ArgumentDefaults] = {}
+        # a config dataclass imported from the project, by its name here (:meth:`_helpers`)
+        self.imported_dataclasses: dict[str, ast.ClassDef] = {}
         # name -> (value, statement) of each assignment, in file order; a value of None:
         # rebound to something not followed (:meth:`_record`)
         self.assignments: dict[str, list[tuple[ast.expr | None, ast.stmt]]] = {}
@@ -146,14 +149,24 @@ class Values(LaunchValues):
             return
         from .workspace import WORKSPACE, resolve_module  # the project's modules, by import
 
+        called = self.paths.calls_by_name
         for node in tree.body:
             if not isinstance(node, ast.ImportFrom) or not node.module:
                 continue
-            if not any(a.name in _ARG_PARSERS for a in node.names):
+            wanted = [  # a config dataclass is a class: called by a capitalised name
+                a
+                for a in node.names
+                if a.name == "*" or ((a.asname or a.name) in called and a.name[:1].isupper())
+            ]
+            parses = any(a.name in _ARG_PARSERS for a in node.names)
+            if not wanted and not parses:
                 continue
             module_path = resolve_module(self.path, node.module, node.level)
             module = WORKSPACE.summary(module_path) if module_path is not None else None
             if module is None:
+                continue
+            self._dataclasses_of(module.tree, wanted)
+            if not parses:
                 continue
             first = len(self._declared)
             for inner in ast.walk(module.tree):
@@ -171,7 +184,10 @@ class Values(LaunchValues):
             )
             for alias in node.names:
                 if alias.name in _ARG_PARSERS:  # what the engine's launch folds it to
-                    self.parsers[alias.asname or alias.name] = flags
+                    returns_parser = _returns_parser(module.tree, alias.name)
+                    self.parsers[alias.asname or alias.name] = (
+                        ArgumentDefaults(flags.values) if returns_parser else flags
+                    )
 
     def assignment(self, node: ast.Assign, cited: str | None = None) -> None:
         """``NAME = value`` in file order; ``cited``: it came from an executed config file
@@ -240,6 +256,25 @@ class Values(LaunchValues):
             if value is not None and value is not Ellipsis:  # ``...``: a required option
                 self._declared.append((arg.arg, _Known(value), default.lineno))
 
+    def _dataclasses_of(self, module: ast.Module, imported: list[ast.alias]) -> None:
+        """The config dataclasses ``module`` defines that the script calls by a name it
+        imports (``from model import GPTConfig``, or ``*`` for a public one)."""
+        classes = {
+            node.name: node
+            for node in module.body
+            if isinstance(node, ast.ClassDef) and _is_dataclass(node)
+        }
+        called = self.paths.calls_by_name
+        for alias in imported:
+            if alias.name == "*":
+                for name, node in classes.items():
+                    if name in called and not name.startswith("_"):
+                        self.imported_dataclasses.setdefault(name, node)
+            elif alias.name in classes:
+                self.imported_dataclasses.setdefault(
+                    alias.asname or alias.name, classes[alias.name]
+                )
+
     def _argument(self, call: ast.Call, elsewhere: bool = False) -> None:
         """A flag ``add_argument`` declares; ``elsewhere``: in an imported module, whose
         expressions the engine (which reads this file) cannot fold — a default written
@@ -294,8 +329,56 @@ class Values(LaunchValues):
                     for name, value in found[0].items():
                         if isinstance(name, str):
                             defaults.setdefault(name, (value, line))
+            self._parsed(defaults)
             self._defaults = defaults
         return self._defaults
+
+    def _parsed(self, defaults: dict[str, tuple[Any, int]]) -> None:
+        """What ``parse_args()`` / ``parse_known_args()`` return on a plain launch, as the
+        engine's launch folds the parser (:mod:`.launch_arguments`: ``set_defaults``
+        before or after ``add_argument``, with ``**mapping``), over the flags' declared
+        defaults: the reader and the engine read one argparse. A flag a ``set_defaults``
+        nobody can read may have replaced is no default at all."""
+        presets = self._preset_lines()
+        for call in self.paths.of_type(ast.Call):
+            func = call.func
+            if not (
+                isinstance(func, ast.Attribute)
+                and func.attr in ("parse_args", "parse_known_args")
+                and self.paths.state(call).runs
+            ):
+                continue
+            fact = self.fact(call)
+            if fact is None or not fact.condition.runs:
+                continue
+            parsed = fact.value
+            if type(parsed) is tuple and parsed and isinstance(parsed[0], Namespace):
+                parsed = parsed[0]  # ``args, unknown = parser.parse_known_args()``
+            if not isinstance(parsed, Namespace):
+                continue
+            for name, value in parsed.values:
+                if value is UNDECIDED:
+                    if name in defaults and name in presets:
+                        del defaults[name]
+                    continue
+                try:
+                    read = python_value(value)
+                except TypeError:
+                    continue
+                if name not in defaults or defaults[name][0] != read:
+                    defaults[name] = (read, presets.get(name, call.lineno))
+
+    def _preset_lines(self) -> dict[str, int]:
+        """Each flag a ``set_defaults`` call names, and the line of the last such call (a
+        ``**mapping``: every declared flag)."""
+        found: dict[str, int] = {}
+        for call in self.paths.calls_by_name.get("set_defaults", ()):
+            if not self.paths.state(call).runs:
+                continue
+            for keyword in call.keywords:
+                for name in [keyword.arg] if keyword.arg else [n for n, _, _ in self._declared]:
+                    found[name] = max(found.get(name, 0), call.lineno)
+        return found
 
     def load_constant(self, filename: str) -> Any:
         """A config file the script loads, as a launch constant (what the engine asks)."""
@@ -332,6 +415,19 @@ class Values(LaunchValues):
                 if isinstance(stmt, ast.FunctionDef) and stmt.name == "__init__":
                     return [a.arg for a in stmt.args.posonlyargs + stmt.args.args][1:]
         return []
+
+
+def _returns_parser(module: ast.Module, name: str) -> bool:
+    """Whether the function ``name`` of ``module`` returns the parser itself (``return
+    parser``: the caller parses it, or hands it to ``parents=[...]``) rather than what it
+    parses (``return parser.parse_args()``)."""
+    function = next(
+        (n for n in module.body if isinstance(n, ast.FunctionDef) and n.name == name), None
+    )
+    if function is None:
+        return False
+    returned = [n.value for n in ast.walk(function) if isinstance(n, ast.Return) and n.value]
+    return bool(returned) and all(isinstance(value, ast.Name) for value in returned)
 
 
 def _is_dataclass(node: ast.ClassDef) -> bool:

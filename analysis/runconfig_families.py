@@ -14,6 +14,7 @@ from typing import Any
 
 from torchward.estimator import dependencies
 
+from .launch_library import library_fields
 from .names import dotted, qualified_name
 from .runconfig_fields import (
     DTYPES,
@@ -22,7 +23,6 @@ from .runconfig_fields import (
     LIGHTNING_PRECISION,
     MODEL_NAME,
     RANK,
-    TRL_CONFIGS,
     ReaderState,
     min_confidence,
     optimizer_of,
@@ -68,24 +68,25 @@ class FamiliesMixin(ReaderState):
 
     def library_defaults(self, kind: str, line: int) -> None:
         """What ``TrainingArguments`` / TRL's ``SFTConfig`` (TRL >= 0.20) hold when the script
-        leaves a field alone; applied after everything the script itself says."""
+        leaves a field alone (:mod:`.launch_library`, the table the engine's launch reads
+        too); applied after everything the script itself says."""
+        fields = library_fields(kind) or {}
         source = f"{self.path}:{line} ({kind} default)"
         self.deferred.extend(
-            [
-                ("batch_size", 8, source),
-                ("accumulation", 1, source),
-                ("optimizer", "adamw", source),
-            ]
-        )
-        if kind in TRL_CONFIGS:
-            self.deferred.extend(
-                [
-                    ("dtype", "amp-bf16", source + ": bf16 when the GPU supports it"),
-                    ("checkpointing", True, source),
-                ]
+            (field, value, source)
+            for field, value in (
+                ("batch_size", fields.get("per_device_train_batch_size")),
+                ("accumulation", fields.get("gradient_accumulation_steps")),
+                ("optimizer", HF_OPTIM.get(str(fields.get("optim")))),
             )
-        if kind in ("SFTConfig", "DPOConfig", "KTOConfig", "RewardConfig"):
-            self.deferred.append(("seq_len", 1024, source))  # their ``max_length``
+            if value is not None
+        )
+        if fields.get("bf16") is True:
+            self.deferred.append(("dtype", "amp-bf16", source + ": bf16 when the GPU supports it"))
+        if fields.get("gradient_checkpointing") is True:
+            self.deferred.append(("checkpointing", True, source))
+        if "max_length" in fields:
+            self.deferred.append(("seq_len", fields["max_length"], source))
 
     def autocast(self, call: ast.Call) -> None:
         """``torch.autocast("cuda", dtype=ptdtype)`` / ``autocast("cuda", torch.bfloat16)``:
@@ -334,6 +335,23 @@ class FamiliesMixin(ReaderState):
         ):
             # DeepSpeed's invariant: train_batch_size = micro × accumulation × world size
             self.set("gpus", total // (micro * steps), line, "high", source + " (train_batch_size)")
+        elif (
+            micro is None
+            and all(isinstance(v, int) and v > 0 for v in (steps, total))
+            and total % steps == 0
+        ):
+            # no micro-batch given: DeepSpeed derives it from the world size, one GPU on a
+            # plain launch (a launcher's world size divides it: medium)
+            self.set(
+                "batch_size",
+                total // steps,
+                line,
+                "medium",
+                source + " (train_batch_size on one GPU)",
+            )
+        optimizer = (value.get("optimizer") or {}).get("type")
+        if isinstance(optimizer, str) and optimizer.lower() in ("adam", "adamw"):
+            self.set("optimizer", optimizer.lower(), line, "high", source)
         if (value.get("bf16") or {}).get("enabled") is True:
             self.set("dtype", "bf16", line, "high", source)
         elif (value.get("fp16") or {}).get("enabled") is True:

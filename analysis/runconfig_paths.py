@@ -120,7 +120,10 @@ class PathConditions:
         if self._demand is None:
             values = self.values
             inputs = LaunchInputs(
-                included=values.included, load=values.load_constant, parsers=values.parsers
+                included=values.included,
+                load=values.load_constant,
+                parsers=values.parsers,
+                dataclasses=values.imported_dataclasses,
             )
             analyzer = FileAnalyzer(self.tree, values.source_text or "", values.path, launch=inputs)
             self._demand = DemandLaunch(analyzer)

@@ -32,6 +32,7 @@ ratio torchward / ruff is printed. Results also go to bench/.work/lsp-results.js
     .venv/bin/python bench/bench_lsp.py              # ~2-3 minutes on 2 cores
     .venv/bin/python bench/bench_lsp.py --no-ruff --edits 20
     .venv/bin/python bench/bench_lsp.py --edit-kinds-only   # issue 11's table, ~1 minute
+    .venv/bin/python bench/bench_lsp.py --edit-kinds-only --target-gpu t4  # with TW010 on
 
 The load average at the start and end of the run is printed and saved with the results:
 on a shared machine the figures stretch with it.
@@ -475,13 +476,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--ruff", metavar="PATH", help="the ruff executable to compare with")
     parser.add_argument("--no-ruff", action="store_true", help="measure torchward only")
+    parser.add_argument(
+        "--target-gpu",
+        metavar="GPU",
+        help="the torchward.targetGpu setting (TW010 reads the job on every analysis)",
+    )
     args = parser.parse_args(argv)
     WORK.mkdir(exist_ok=True)
     root = WORK / "lsp-project"
     root.mkdir(exist_ok=True)
     (root / "pyproject.toml").write_text("[tool.torchward]\n")
     results: dict = {"cpus": os.cpu_count(), "load_start": load_average()}
-    options = {"debounceMs": 0}
+    options: dict = {"debounceMs": 0}
+    if args.target_gpu:
+        options["targetGpu"] = args.target_gpu
+        results["target_gpu"] = args.target_gpu
     if not args.edit_kinds_only:
         results["torchward"] = asyncio.run(bench("torchward", TORCHWARD, options, args, root))
         ruff = ruff_command(args.ruff, not args.no_ruff)

@@ -153,6 +153,7 @@ def _timed_runs(script: str, runs: int, parsed: bool = False) -> list[float]:
     (``server/scheduler.estimate_of``)."""
     from torchward.analysis.parsing import parse_module
     from torchward.analysis.runconfig import read_source
+    from torchward.analysis.runconfig_memo import forget
     from torchward.estimator.estimate import estimate
 
     with open(script, encoding="utf-8-sig") as handle:
@@ -160,6 +161,7 @@ def _timed_runs(script: str, runs: int, parsed: bool = False) -> list[float]:
     tree = parse_module(source, script) if parsed else None
     samples = []
     for _ in range(runs):
+        forget()  # a read, not the memo's answer (the editor's keystrokes hit the memo)
         start = time.process_time()
         config, _notes = read_source(source, script, tree=tree)
         try:
@@ -287,6 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     reader_totals = {"right": 0, "wrong": 0, "not read": 0}
     models: dict[str, int] = {}
     high_wrong: list[str] = []
+    sized = 0  # a number (parameters and a verdict) with no flags given
     times: list[float] = []
     results = []
     for expected in scripts:
@@ -301,6 +304,7 @@ def main(argv: list[str] | None = None) -> int:
         elapsed = time_estimate(path, args.runs)
         times.append(elapsed)
         models[scored["model"]] = models.get(scored["model"], 0) + 1
+        sized += bool(report and report.get("params") and report.get("verdict") != "unknown")
         marks = []
         for name, (verdict, value, confidence) in scored["fields"].items():
             totals[verdict] += 1
@@ -342,6 +346,7 @@ def main(argv: list[str] | None = None) -> int:
         + ", ".join(f"{k} {v}" for k, v in sorted(models.items()))
         + f" (of {len(scripts)})"
     )
+    print(f"sized with no flags: {sized} / {len(scripts)} ({100 * sized / len(scripts):.0f}%)")
     print(f"high-confidence wrong values: {len(high_wrong)}")
     for line in high_wrong:
         print("  " + line)
@@ -349,7 +354,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
             json.dump(
-                {"totals": totals, "models": models, "high_wrong": high_wrong, "scripts": results},
+                {
+                    "totals": totals,
+                    "models": models,
+                    "sized": sized,
+                    "high_wrong": high_wrong,
+                    "scripts": results,
+                },
                 handle,
                 indent=1,
             )

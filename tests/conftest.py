@@ -1,0 +1,67 @@
+"""The whole suite's switches: strict analysis, fault injection and the fast subset.
+
+- **Strict analysis.** The engine degrades gracefully for users: an exception in the fact
+  builder or a rule becomes an internal-error problem and the file reports no findings.
+  In tests that would hide a crash behind an empty result, so the session runs with
+  ``$TORCHWARD_STRICT=1`` and the engine re-raises (``analysis/engine.py``). A test about
+  the degradation itself turns it off with the :func:`lenient` fixture; a server
+  started as a subprocess inherits the variable.
+- **Fault injection.** With ``$TORCHWARD_FAULT=build_facts`` the engine's fact builder
+  raises on every file. ``.ci/fault_injection.py`` runs a subset that way (and with strict
+  mode off) and checks that nearly every test fails: a test that still passes cannot tell
+  a working analysis from a broken one.
+- **The fast subset.** ``pytest -m fast`` runs every rule's examples and snapshots and the
+  server's basic round trip, in under a minute: the edit loop of a rule change. The mark
+  is given here by file, so a new test in those files is fast without saying so.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from torchward.analysis.engine import STRICT
+
+FAULT = "TORCHWARD_FAULT"
+
+# files whose every test is in the fast subset (paths relative to tests/)
+FAST_FILES = frozenset(
+    {
+        "analysis/test_rule_examples.py",
+        "analysis/test_new_rules_examples.py",
+        "analysis/test_rule_snapshots.py",
+        "server/test_real_rules.py",
+    }
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # setdefault: the fault-injection check runs the subset with strict mode off ("0")
+    os.environ.setdefault(STRICT, "1")
+    if os.environ.get(FAULT) == "build_facts":
+        _break_the_fact_builder()
+
+
+def _break_the_fact_builder() -> None:
+    """Every analysis raises where facts are built: no rule can run."""
+    from torchward.analysis import engine, facts
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("fault injected: build_facts")
+
+    engine.build_facts = broken  # type: ignore[assignment]
+    facts.build_facts = broken  # type: ignore[assignment]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    root = os.path.dirname(__file__)
+    for item in items:
+        relative = os.path.relpath(str(item.path), root).replace(os.sep, "/")
+        if relative in FAST_FILES:
+            item.add_marker(pytest.mark.fast)
+
+
+@pytest.fixture
+def lenient(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Strict mode off for one test: the engine degrades as it does for users."""
+    monkeypatch.setenv(STRICT, "0")

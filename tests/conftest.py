@@ -10,6 +10,9 @@
   raises on every file. ``.ci/fault_injection.py`` runs a subset that way (and with strict
   mode off) and checks that nearly every test fails: a test that still passes cannot tell
   a working analysis from a broken one.
+- **Equivalence that can fail.** An incremental result compared with a full one passes
+  vacuously when both are empty; :func:`same_analysis` also checks that neither analysis
+  broke and that the full one found something where the case has findings.
 - **The fast subset.** ``pytest -m fast`` runs every rule's examples and snapshots and the
   server's basic round trip, in under a minute: the edit loop of a rule change. The mark
   is given here by file, so a new test in those files is fast without saying so.
@@ -20,7 +23,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from torchward.analysis.engine import STRICT
+from torchward.analysis.engine import STRICT, FileReport
 
 FAULT = "TORCHWARD_FAULT"
 
@@ -65,3 +68,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def lenient(monkeypatch: pytest.MonkeyPatch) -> None:
     """Strict mode off for one test: the engine degrades as it does for users."""
     monkeypatch.setenv(STRICT, "0")
+
+
+def _assert_same_analysis(got: FileReport, full: FileReport, *, flagged: bool) -> None:
+    """``got`` (incremental, cached, re-parsed...) equals ``full`` (a fresh analysis), and
+    the comparison is not between two failures: neither report has an internal error, and
+    where the case has findings (``flagged``) the full report is not empty."""
+    for report in (got, full):
+        broken = [p for p in report.problems if p.kind == "internal-error"]
+        assert not broken, f"the analysis failed, so the comparison proves nothing: {broken}"
+    if flagged:
+        assert full.findings, "the case has findings but the full analysis found none"
+    assert [f.to_dict() for f in got.findings] == [f.to_dict() for f in full.findings]
+    assert [p.kind for p in got.problems] == [p.kind for p in full.problems]
+
+
+@pytest.fixture
+def same_analysis():
+    """The equivalence check of incremental tests: ``same_analysis(got, full, flagged=...)``."""
+    return _assert_same_analysis

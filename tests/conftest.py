@@ -41,8 +41,11 @@ FAST_FILES = frozenset(
 def pytest_configure(config: pytest.Config) -> None:
     # setdefault: the fault-injection check runs the subset with strict mode off ("0")
     os.environ.setdefault(STRICT, "1")
-    if os.environ.get(FAULT) == "build_facts":
+    fault = os.environ.get(FAULT)
+    if fault == "build_facts":
         _break_the_fact_builder()
+    elif fault:
+        raise pytest.UsageError(f"${FAULT}={fault!r}: the only fault known is 'build_facts'")
 
 
 def _break_the_fact_builder() -> None:

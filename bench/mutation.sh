@@ -29,7 +29,7 @@ for pair in "$@"; do
 module-path = "analysis/rules/$module.py"
 timeout = 90.0
 excluded-modules = []
-test-command = ".venv/bin/python -m pytest -x -q -p no:cacheprovider --tb=no tests/analysis/test_rule_examples.py tests/analysis/test_new_rules_examples.py tests/analysis/test_rule_snapshots.py -k $code"
+test-command = ".venv/bin/python -m pytest -x -q -p no:cacheprovider --tb=no tests/analysis/test_rule_examples.py tests/analysis/test_new_rules_examples.py tests/analysis/test_rule_snapshots.py tests/analysis/test_rule_edges.py -k $code"
 
 [cosmic-ray.distributor]
 name = "local"

@@ -34,6 +34,7 @@ FAST_FILES = frozenset(
         "analysis/test_rule_examples.py",
         "analysis/test_new_rules_examples.py",
         "analysis/test_rule_snapshots.py",
+        "analysis/test_rule_edges.py",
         "server/test_real_rules.py",
     }
 )

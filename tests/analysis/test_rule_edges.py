@@ -1,0 +1,70 @@
+"""Cases past the rules' own examples, where a mutation run showed that none could tell a
+changed rule from the real one (``docs/mutation-report.md``, ``bench/mutation.sh``).
+
+Each case states the lines its rule flags, alone (``select``): a rule that stops after
+the first event it skips, reads the outer loop for the inner one, or compares a gate's
+loop by order instead of identity reports other lines. The ids start with the rule's
+code, so ``-k TW016`` runs a rule's cases with its examples.
+"""
+
+from __future__ import annotations
+
+import pytest
+from torchward.analysis import LintSettings, analyze_source
+
+CASES = [
+    # a compile before the loop (skipped), then one inside it: both events are read
+    (
+        "TW016-compiled-before-and-inside-the-loop",
+        "import torch\ndef train(model, loader, opt, crit):\n    model = torch.compile(model)\n"
+        "    for x, y in loader:\n        fast = torch.compile(model)\n"
+        "        crit(fast(x), y).backward()\n        opt.step()\n",
+        [5],
+    ),
+    # a lazy compile under an if (skipped), then an unconditional one in the same loop
+    (
+        "TW016-lazy-then-unconditional",
+        "import torch\ndef train(model, loader, opt, crit):\n    fast = None\n"
+        "    for x, y in loader:\n        if fast is None:\n            fast = torch.compile(model)\n"
+        "        other = torch.compile(model)\n        crit(other(x), y).backward()\n"
+        "        opt.step()\n",
+        [7],
+    ),
+    # compiling each block once in a setup loop (skipped), then per step in the training loop
+    (
+        "TW016-setup-loop-then-training-loop",
+        "import torch\ndef train(model, loader, opt, crit):\n    for block in model.blocks:\n"
+        "        block.attn = torch.compile(block.attn)\n    for x, y in loader:\n"
+        "        fast = torch.compile(model)\n        crit(fast(x), y).backward()\n"
+        "        opt.step()\n",
+        [6],
+    ),
+    # an if in the outer loop does not gate the inner loop's per-step compile
+    (
+        "TW016-gate-in-the-outer-loop",
+        "import torch\ndef train(model, loader, opt, crit, epochs):\n"
+        "    for epoch in range(epochs):\n        if epoch == 0:\n            for x, y in loader:\n"
+        "                fast = torch.compile(model)\n                crit(fast(x), y).backward()\n"
+        "                opt.step()\n",
+        [6],
+    ),
+    # an if outside every loop gates nothing inside the loop
+    (
+        "TW016-gate-outside-the-loops",
+        "import torch\ndef train(model, loader, opt, crit, use_compile):\n    if use_compile:\n"
+        "        for x, y in loader:\n            fast = torch.compile(model)\n"
+        "            crit(fast(x), y).backward()\n            opt.step()\n",
+        [5],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "source, lines", [pytest.param(source, lines, id=name) for name, source, lines in CASES]
+)
+def test_the_rule_flags_exactly_these_lines(request, source, lines):
+    code = request.node.callspec.id.split("-", 1)[0]
+    report = analyze_source(source, "example.py", LintSettings(select=(code,)))
+    assert not report.problems, report.problems
+    assert [finding.span.line for finding in report.findings] == lines
+    assert {finding.code for finding in report.findings} <= {code}

@@ -56,6 +56,28 @@ CASES = [
         "            crit(fast(x), y).backward()\n            opt.step()\n",
         [5],
     ),
+    # softmax probabilities into binary cross-entropy: not TW005's loss
+    (
+        "TW005-softmax-into-bce",
+        "import torch\nimport torch.nn.functional as F\ndef step(model, x, y):\n"
+        "    probs = torch.softmax(model(x), dim=1)\n    return F.binary_cross_entropy(probs, y)\n",
+        [],
+    ),
+    # another loss first (skipped), then cross-entropy on probabilities
+    (
+        "TW005-another-loss-first",
+        "import torch\nimport torch.nn.functional as F\ndef step(model, x, y, z):\n"
+        "    aux = F.mse_loss(model(x), z)\n    probs = torch.softmax(model(x), dim=1)\n"
+        "    return aux + F.cross_entropy(probs, y)\n",
+        [6],
+    ),
+    # sigmoid output into cross-entropy: not TW006's pair of loss and activation
+    (
+        "TW006-sigmoid-into-cross-entropy",
+        "import torch\nimport torch.nn.functional as F\ndef step(model, x, y):\n"
+        "    probs = torch.sigmoid(model(x))\n    return F.cross_entropy(probs, y)\n",
+        [],
+    ),
 ]
 
 

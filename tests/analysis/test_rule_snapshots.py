@@ -1,8 +1,8 @@
 """Every rule's examples, with the exact findings they produce recorded as snapshots.
 
 ``test_rule_examples.py`` checks what each example states (the line, the severity, the
-fix); this file pins everything else a user reads: every finding's code, severity, range
-and message, for valid and invalid examples alike (a valid example's snapshot is the
+fix); this file pins everything else a user reads: every finding's code, severity, range,
+message and evidence, for valid and invalid examples alike (a valid example's snapshot is the
 empty list). Rewording a message or moving a range fails here until the snapshot is
 recorded again, on purpose, with::
 
@@ -34,16 +34,23 @@ def _cases():
 
 
 def _shown(rule, source: str) -> list[str]:
-    """The findings as a user reads them: one line each, ``CODE severity l:c-l:c message``
-    (lines 1-based, columns 0-based, as the engine's spans are)."""
+    """The findings as a user reads them: a line ``CODE severity l:c-l:c message`` each,
+    then a line ``  evidence l:c-l:c sentence`` for each link of its evidence (shown as
+    related information in an editor). Lines 1-based, columns 0-based, as in spans."""
     settings = LintSettings(select=(rule.code,), **rule.EXAMPLE_SETTINGS)
     report = analyze_source(source, "example.py", settings)
     assert not report.problems, report.problems
-    return [
-        f"{f.code} {f.severity.value} "
-        f"{f.span.line}:{f.span.column}-{f.span.end_line}:{f.span.end_column} {f.message}"
-        for f in report.findings
-    ]
+    shown = []
+    for finding in report.findings:
+        shown.append(
+            f"{finding.code} {finding.severity.value} {_at(finding.span)} {finding.message}"
+        )
+        shown += [f"  evidence {_at(link.span)} {link.message}" for link in finding.evidence]
+    return shown
+
+
+def _at(span) -> str:
+    return f"{span.line}:{span.column}-{span.end_line}:{span.end_column}"
 
 
 @pytest.mark.parametrize("rule, source", list(_cases()))
@@ -59,3 +66,4 @@ def test_the_snapshots_can_tell_a_finding_apart():
     assert shown, f"{rule.code}'s first invalid example is flagged"
     code, severity, span, message = shown[0].split(" ", 3)
     assert code == rule.code and message and ":" in span
+    assert any(line.startswith("  evidence ") for line in shown), "evidence is shown too"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 from torchward.analysis import LintSettings, analyze_source
 
+STEP_LR = "    sched = torch.optim.lr_scheduler.StepLR(opt, 10)\n"
 CASES = [
     # a compile before the loop (skipped), then one inside it: both events are read
     (
@@ -77,6 +78,75 @@ CASES = [
         "import torch\nimport torch.nn.functional as F\ndef step(model, x, y):\n"
         "    probs = torch.sigmoid(model(x))\n    return F.cross_entropy(probs, y)\n",
         [],
+    ),
+    # a scheduler step before the loop (skipped), then one before the optimizer's in it
+    (
+        "TW018-stepped-before-the-loop-and-in-it",
+        "import torch\ndef train(model, loader, opt, crit):\n" + STEP_LR + "    sched.step()\n"
+        "    for x, y in loader:\n        crit(model(x), y).backward()\n        sched.step()\n"
+        "        opt.step()\n",
+        [7],
+    ),
+    # Accelerate runs the backward: the hand-written optimizer step is still the update
+    (
+        "TW018-accelerate-backward",
+        "import torch\nfrom accelerate import Accelerator\ndef train(model, loader, opt, crit):\n"
+        + STEP_LR
+        + "    accelerator = Accelerator()\n"
+        "    model, opt, loader, sched = accelerator.prepare(model, opt, loader, sched)\n"
+        "    for x, y in loader:\n        accelerator.backward(crit(model(x), y))\n"
+        "        sched.step()\n        opt.step()\n        opt.zero_grad()\n",
+        [9],
+    ),
+    # two optimizers: the scheduler steps after the first update of the iteration
+    (
+        "TW018-after-the-first-of-two-updates",
+        "import torch\ndef train(g, d, loader, opt, crit):\n"
+        "    opt_g = torch.optim.Adam(g.parameters())\n" + STEP_LR + "    for x, y in loader:\n"
+        "        crit(d(x), y).backward()\n        opt.step()\n        sched.step()\n"
+        "        crit(g(x), y).backward()\n        opt_g.step()\n",
+        [],
+    ),
+    # a scheduler step under an if of the inner loop, which the update is not under
+    (
+        "TW018-gated-in-the-inner-loop",
+        "import torch\ndef train(model, loader, opt, crit, epochs):\n"
+        + STEP_LR
+        + "    for epoch in range(epochs):\n        for i, (x, y) in enumerate(loader):\n"
+        "            crit(model(x), y).backward()\n            if i % 10 == 0:\n"
+        "                sched.step()\n            opt.step()\n",
+        [],
+    ),
+    # a loop with no visible optimizer step: nothing to be early for
+    (
+        "TW018-no-update-in-the-loop",
+        "import torch\ndef train(model, opt, run_epoch):\n"
+        + STEP_LR
+        + "    for epoch in range(5):\n        run_epoch(model)\n        sched.step()\n",
+        [],
+    ),
+    # a function whose scheduler step is gated (skipped), then one that steps it early
+    (
+        "TW018-gated-then-early",
+        "import torch\ndef warm(model, loader, opt, crit):\n"
+        + STEP_LR
+        + "    for i, (x, y) in enumerate(loader):\n        crit(model(x), y).backward()\n"
+        "        if i % 10 == 0:\n            sched.step()\n        opt.step()\n\n\n"
+        "def train(model, loader, opt, crit):\n" + STEP_LR + "    for x, y in loader:\n"
+        "        crit(model(x), y).backward()\n        sched.step()\n        opt.step()\n",
+        [15],
+    ),
+    # a function that steps the scheduler after the optimizer (skipped), then one before
+    (
+        "TW018-in-order-then-early",
+        "import torch\ndef warm(model, loader, opt, crit):\n"
+        + STEP_LR
+        + "    for x, y in loader:\n        crit(model(x), y).backward()\n        opt.step()\n"
+        "        sched.step()\n\n\ndef train(model, loader, opt, crit):\n"
+        + STEP_LR
+        + "    for x, y in loader:\n        crit(model(x), y).backward()\n        sched.step()\n"
+        "        opt.step()\n",
+        [14],
     ),
 ]
 

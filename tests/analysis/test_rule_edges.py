@@ -148,6 +148,15 @@ CASES = [
         "        opt.step()\n",
         [14],
     ),
+    # both steps in a helper's own loop: reported in the helper, not again at each call
+    (
+        "TW018-both-in-a-helpers-loop",
+        "import torch\ndef one_epoch(model, loader, opt, sched, crit):\n    for x, y in loader:\n"
+        "        crit(model(x), y).backward()\n        sched.step()\n        opt.step()\n\n\n"
+        "def train(model, loader, opt, crit):\n" + STEP_LR + "    for epoch in range(5):\n"
+        "        one_epoch(model, loader, opt, sched, crit)\n",
+        [5],
+    ),
 ]
 
 

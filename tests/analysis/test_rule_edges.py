@@ -157,6 +157,55 @@ CASES = [
         "        one_epoch(model, loader, opt, sched, crit)\n",
         [5],
     ),
+    # a copy before the loop (skipped), then the same copy inside it
+    (
+        "TW013-copied-before-and-inside-the-loop",
+        "import torch\ndef train(model, loader, opt, device):\n    mask = torch.ones(4, 4)\n"
+        "    first = mask.to(device)\n    for x in loader:\n        m = mask.to(device)\n"
+        "        (model(x) * m * first).sum().backward()\n        opt.step()\n",
+        [6],
+    ),
+    # an if outside every loop gates nothing inside the loop
+    (
+        "TW013-gate-outside-the-loops",
+        "import torch\ndef train(model, loader, opt, device, masked):\n    mask = torch.ones(4, 4)\n"
+        "    if masked:\n        for x in loader:\n            m = mask.to(device)\n"
+        "            (model(x) * m).sum().backward()\n            opt.step()\n",
+        [6],
+    ),
+    # the step loop is the inner one: the epoch loop around it runs no step itself
+    (
+        "TW013-inner-step-loop",
+        "import torch\ndef train(model, loader, opt, device, epochs):\n    mask = torch.ones(4, 4)\n"
+        "    for epoch in range(epochs):\n        for x in loader:\n            m = mask.to(device)\n"
+        "            (model(x) * m).sum().backward()\n            opt.step()\n",
+        [6],
+    ),
+    # the model goes out and back (skipped); a tensor copied in the same loop is still flagged
+    (
+        "TW013-model-out-and-back-beside-a-copy",
+        "import torch\ndef train(model, loader, opt, device):\n    mask = torch.ones(4, 4)\n"
+        "    for x in loader:\n        m = mask.to(device)\n        (model(x) * m).sum().backward()\n"
+        "        opt.step()\n        model.cpu()\n        model.cuda()\n",
+        [5],
+    ),
+    # the batch's own copy (not this rule's) first, then a copy of a tensor bound before
+    (
+        "TW013-batch-copy-first",
+        "import torch\ndef train(model, loader, opt, device):\n    mask = torch.ones(4, 4)\n"
+        "    for x in loader:\n        x = x.to(device)\n        m = mask.to(device)\n"
+        "        (model(x) * m).sum().backward()\n        opt.step()\n",
+        [6],
+    ),
+    # a copy under an if of the loop (skipped), then an unconditional one
+    (
+        "TW013-gated-copy-first",
+        "import torch\ndef train(model, loader, opt, device):\n    mask = torch.ones(4, 4)\n"
+        "    for i, x in enumerate(loader):\n        if i == 0:\n            g = mask.to(device)\n"
+        "        m = mask.to(device)\n        (model(x) * m * g).sum().backward()\n"
+        "        opt.step()\n",
+        [7],
+    ),
 ]
 
 

@@ -31,6 +31,7 @@ STRICT_SUBSET = [
     "tests/analysis/test_rule_examples.py",
     "tests/analysis/test_new_rules_examples.py",
     "tests/analysis/test_rule_snapshots.py",
+    "tests/analysis/test_rule_edges.py",
     "tests/analysis/test_incremental.py",
     "tests/analysis/test_fingerprints.py",
     "tests/analysis/test_trust_classes.py",
@@ -57,6 +58,7 @@ LENIENT_SUBSET = [
     "tests/analysis/test_rule_examples.py",
     "tests/analysis/test_new_rules_examples.py",
     "tests/analysis/test_rule_snapshots.py",
+    "tests/analysis/test_rule_edges.py",
     "tests/analysis/test_incremental.py",
     "tests/analysis/test_fingerprints.py",
 ]

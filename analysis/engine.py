@@ -4,12 +4,18 @@ This is the single entry point that the CLI, the language server and the estimat
 script reader share. It never raises for bad input: a syntax error, a binary or
 non-UTF-8 file becomes a :class:`Problem` on the report, and an exception inside one
 rule is logged and isolated to that rule, so the other rules still report.
+
+That graceful degradation hides bugs from tests: a fact builder that raises on every
+file yields reports with no findings, and a test comparing two of them passes. Under
+``$TORCHWARD_STRICT`` (the test suite sets it, ``tests/conftest.py``) every internal
+exception is re-raised instead, so the test that triggered it fails.
 """
 
 from __future__ import annotations
 
 import ast
 import logging
+import os
 import warnings
 
 import attrs
@@ -28,6 +34,14 @@ from .suppressions import parse_suppressions
 from .workspace.relocate import linked_findings, localised
 
 log = logging.getLogger(__name__)
+
+STRICT = "TORCHWARD_STRICT"  # set and not "0": internal exceptions are raised, not degraded
+
+
+def strict() -> bool:
+    """Whether an exception inside the analysis propagates (tests) instead of becoming an
+    internal-error problem (users). Read per call: a test may turn it off for itself."""
+    return os.environ.get(STRICT, "0") not in ("", "0")
 
 
 @attrs.frozen
@@ -96,6 +110,8 @@ def run_rules(
         try:
             findings.extend(rule_class().check(facts))
         except Exception as error:  # one broken rule must not silence the others
+            if strict():
+                raise
             log.exception("rule %s crashed on %s", rule_class.code, facts.path)
             problems.append(Problem("internal-error", f"rule {rule_class.code} failed: {error!r}"))
     return findings, problems
@@ -137,6 +153,8 @@ def _analyze(
             path, (), (Problem("internal-error", "file too deeply nested to analyse"),)
         )
     except Exception as error:  # the analysis must degrade, never take the caller down
+        if strict():
+            raise
         log.exception("analysis failed on %s", path)
         return FileReport(path, (), (Problem("internal-error", f"analysis failed: {error!r}"),))
     findings, problems = run_rules(facts, rules)
@@ -168,6 +186,8 @@ def _linked_findings(facts: FileFacts, rules: tuple[type[Rule], ...]) -> list[Fi
     try:
         return linked_findings(facts, rules, run_rules)
     except Exception:  # cross-file findings are extra: never lose the file's own
+        if strict():
+            raise
         log.exception("cross-file findings failed on %s", facts.path)
         return []
 

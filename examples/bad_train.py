@@ -161,3 +161,4 @@ if __name__ == "__main__":
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--accumulate", type=int, default=4)
     train(parser.parse_args())  # TW008
+    finetune_llm(dataset=None)  # the language-model job, on the card of pyproject.toml

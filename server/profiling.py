@@ -315,21 +315,28 @@ NEXT_CHOOSE_FACTORY = "choose-factory"  # pick the function that builds the mode
 NEXT_INSTALL_TORCH = "install-torch"  # torch is missing from the interpreter
 
 
-def in_editor_terms(reason: str) -> tuple[str, str | None]:
-    """A failure's reason said for the editor — without the CLI's advice
-    (``name a factory: torchward profile module:function``) — and the next step."""
-    head, _, advice = reason.partition("; name a factory")
-    if advice or "no model construction found" in head:
-        return head.rstrip(" ;:") + ": choose the function that builds the model", (
-            NEXT_CHOOSE_FACTORY
-        )
+def in_editor_terms(error: BaseException | str) -> tuple[str, str | None]:
+    """A failure said for the editor and the next step: a plan refusal that naming the
+    model's function would answer (``PlanError.needs_factory``) loses the CLI's advice and
+    gets the choose-the-function action; a missing torch (the worker's import error) gets
+    the install action."""
+    from torchward.profile.plan import PlanError
+
+    if isinstance(error, PlanError) and error.needs_factory:
+        return error.problem + ": choose the function that builds the model", NEXT_CHOOSE_FACTORY
+    reason = str(error) or type(error).__name__
     if "torch is not installed" in reason or "No module named 'torch'" in reason:
         return "torch is not installed in this interpreter", NEXT_INSTALL_TORCH
     return reason, None
 
 
 def _failed(
-    server: TorchwardServer, uri: str, reason: str, options: dict[str, Any], *, error: bool
+    server: TorchwardServer,
+    uri: str,
+    reason: BaseException | str,
+    options: dict[str, Any],
+    *,
+    error: bool,
 ) -> dict[str, Any]:
     """The answer of a failed measurement, shown unless the editor shows it itself (``quiet``)."""
     reason, next_step = in_editor_terms(reason)
@@ -364,7 +371,7 @@ async def measure(server: TorchwardServer, uri: Any, options: Any = None) -> dic
             lambda: _plan(document.text, document.path, gpu, lint.estimator, factory),
         )
     except Exception as error:
-        return _failed(server, uri, str(error) or type(error).__name__, options, error=False)
+        return _failed(server, uri, error, options, error=False)
     timeout = float(options.get("timeout") or DEFAULT_TIMEOUT_S)
     python = _interpreter(options)
     progress = _Progress(server, f"torchward: measuring {recipe.label} (runs your code)")

@@ -17,9 +17,23 @@ from __future__ import annotations
 
 import re
 
-from ..estimator.units import percent, size
-
 __all__ = ["gpu_name", "percent", "placement", "size"]
+
+
+def size(value: float | None) -> str:
+    """The estimator's one rule for sizes (:func:`torchward.estimator.units.size`), imported
+    on first use so that starting the server does not load the estimator."""
+    from ..estimator.units import size as estimator_size
+
+    return estimator_size(value)
+
+
+def percent(value: float | None) -> str:
+    """The estimator's one rounding rule for percentages, imported on first use."""
+    from ..estimator.units import percent as estimator_percent
+
+    return estimator_percent(value)
+
 
 _VENDOR = re.compile(r"^(?:NVIDIA|AMD|Tesla)\s+", re.IGNORECASE)
 

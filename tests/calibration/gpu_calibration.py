@@ -118,7 +118,7 @@ def real_run(cfg: dict, fake: bool) -> dict:
     context = total - free  # before any tensor: the CUDA context (and any other process)
     started = time.time()
     reset = {"done": False}
-    import harness
+    import calib_harness as harness
 
     original = harness.LiveStorageCounter.reset_peak
 

@@ -151,8 +151,8 @@ def run_one(cfg: dict, device: str = "cuda", fake: bool = True) -> dict:
     """Measure one configuration in this process (torch imported here)."""
     import contextlib
 
+    import calib_harness as harness
     import calib_models as models
-    import harness
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
 

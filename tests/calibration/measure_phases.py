@@ -29,8 +29,8 @@ import fakecuda  # noqa: E402
 
 fakecuda.load()
 
+import calib_harness as harness  # noqa: E402
 import calib_models as models  # noqa: E402
-import harness  # noqa: E402
 import torch  # noqa: E402
 from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
 

@@ -25,7 +25,7 @@ import fakecuda  # noqa: E402
 
 fakecuda.load()
 
-import harness  # noqa: E402
+import calib_harness as harness  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402

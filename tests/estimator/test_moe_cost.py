@@ -3,7 +3,7 @@ top-k routing, read from the config's own fields — and the measured MoE fixtur
 
 The fixtures (``tests/calibration/fixtures/fake_cuda_peaks.json``: OLMoE, Qwen1.5-MoE,
 Mixtral, Qwen3-MoE) run transformers' default ``grouped_mm`` experts on the fake device
-(``tests/calibration/harness.py: emulate_device_capability``); their families are held out.
+(``tests/calibration/calib_harness.py: emulate_device_capability``); their families are held out.
 """
 
 from __future__ import annotations

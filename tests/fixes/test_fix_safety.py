@@ -114,8 +114,9 @@ def test_tw001_detach_is_downgraded_when_an_obligation_fails(why, before, after)
         )
     assert source != TW001_SAFE
     flagged = [f for f in analyze_source(source, "train.py").findings if f.code == "TW001"]
-    if flagged:  # the analysis still reports it: its fix must not be safe
-        assert applicability("TW001", source) is UNSAFE, why
+    if flagged:  # the analysis still reports it: its fix must not be safe (unsafe, or none
+        # where the stored value is not proven a tensor: issue 28)
+        assert applicability("TW001", source) in (UNSAFE, None), why
     else:  # the analysis saw the later use and is quiet; the fixer must refuse on its own
         assert applicability_if_missed("TW001", TW001_SAFE, source) is UNSAFE, why
 
@@ -433,8 +434,9 @@ def test_a_finding_without_its_proofs_gets_no_safe_fix():
     finding = finding_of("TW001", TW001_SAFE)
     data = finding.to_dict()
     del data["proofs"]
-    (fix,) = fixes_for(TW001_SAFE, Finding.from_dict(data))
-    assert fix.applicability is UNSAFE
+    fixes = fixes_for(TW001_SAFE, Finding.from_dict(data))
+    # without the proof that the stored value is a tensor, no fix at all (issue 28)
+    assert all(fix.applicability is UNSAFE for fix in fixes)
 
 
 @pytest.mark.parametrize(
@@ -668,4 +670,4 @@ def test_an_integer_counter_is_never_proven_a_tensor():
     for finding in analyze_source(source, "train.py").findings:
         assert Proof.STORED_TENSOR not in finding.proofs
     fixes = fixes_for(source, finding_at(source, "tokens += seq_len * world", proofs=frozenset()))
-    assert fixes and all(fix.applicability is UNSAFE for fix in fixes)
+    assert all(fix.applicability is UNSAFE for fix in fixes)

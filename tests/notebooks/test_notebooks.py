@@ -31,7 +31,7 @@ CELLS = [
         "source": [
             "losses = []\n",
             "for x in torch.utils.data.DataLoader(range(4)):\n",
-            "    loss = model(x).sum()\n",
+            "    loss = torch.nn.functional.mse_loss(model(x), x)\n",
             "    losses.append(loss)\n",
             "    loss.backward()\n",
             "    opt.step()\n",

@@ -6,17 +6,25 @@ import pytest
 from harness import REAL_SERVER, session, uri_of
 from torchward.server.profiling import NEXT_CHOOSE_FACTORY, NEXT_INSTALL_TORCH, in_editor_terms
 
+from torchward.profile.plan import PlanError
+
 
 def test_the_clis_advice_becomes_the_editors_next_step():
-    reason, step = in_editor_terms(
-        "train.py: no model construction found; name a factory: torchward profile module:function"
+    refusal = PlanError(
+        "train.py:3: cannot build the model `Net(cfg)`: cfg is read from a file. Profile a "
+        "function that returns the model: torchward profile FILE.py:FUNCTION",
+        problem="train.py:3: cannot build the model `Net(cfg)`: cfg is read from a file",
+        needs_factory=True,
     )
+    reason, step = in_editor_terms(refusal)
     assert "torchward profile" not in reason and "module:function" not in reason
     assert reason.endswith("choose the function that builds the model")
     assert step == NEXT_CHOOSE_FACTORY
     reason, step = in_editor_terms("torch is not installed in this interpreter: /usr/bin/python3")
     assert step == NEXT_INSTALL_TORCH
     assert in_editor_terms("the worker crashed") == ("the worker crashed", None)
+    # a refusal that naming a function would not answer keeps its words and gets no action
+    assert in_editor_terms(PlanError("'x': factory arguments are NAME=VALUE"))[1] is None
 
 
 NO_MODEL = """\

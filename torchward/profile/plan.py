@@ -46,7 +46,17 @@ __all__ = [
 
 
 class PlanError(ValueError):
-    """The model or the job cannot be told from the source: the message says what to pass."""
+    """The model or the job cannot be told from the source: the message says what to pass.
+
+    ``problem`` is the refusal without the command-line advice, and ``needs_factory`` says
+    that naming the function that builds the model would answer it: an editor offers that
+    as an action instead of the CLI's syntax (typed, so nothing matches the message text).
+    """
+
+    def __init__(self, message: str, *, problem: str = "", needs_factory: bool = False) -> None:
+        super().__init__(message)
+        self.problem = problem or message
+        self.needs_factory = needs_factory
 
 
 # -- factories -------------------------------------------------------------------------------
@@ -93,10 +103,12 @@ def _not_built(path: str, call: ast.Call | None, why: str) -> PlanError:
     """A refusal that names the construct and what the user can do about it."""
     where = f"{path}:{call.lineno}: " if call is not None else f"{path}: "
     construct = f" `{ast.unparse(call)}`" if call is not None else ""
+    problem = f"{where}cannot build the model{construct}: {why}"
     return PlanError(
-        f"{where}cannot build the model{construct}: {why}. Set the value in the script, or "
-        "profile a function that returns the model: torchward profile FILE.py:FUNCTION "
-        "[NAME=VALUE ...]"
+        f"{problem}. Set the value in the script, or profile a function that returns the "
+        "model: torchward profile FILE.py:FUNCTION [NAME=VALUE ...]",
+        problem=problem,
+        needs_factory=True,
     )
 
 
@@ -114,11 +126,15 @@ def _named_elsewhere(path: str, source: str, model: Any, error: PlanError) -> Pl
         where = f"{path}:{line}: "
         construct = f" (`{lines[line - 1].strip()[:120]}`)"
     reason = str(error).split(";")[0]
-    return PlanError(
+    problem = (
         f"{where}cannot build the model {model.value!r}{construct}: it is not a call of a "
-        "class or function of the project, of torchvision, timm or transformers, and "
-        f"{reason}. Profile a function that returns the model: torchward profile "
-        "FILE.py:FUNCTION [NAME=VALUE ...]"
+        f"class or function of the project, of torchvision, timm or transformers, and {reason}"
+    )
+    return PlanError(
+        f"{problem}. Profile a function that returns the model: torchward profile "
+        "FILE.py:FUNCTION [NAME=VALUE ...]",
+        problem=problem,
+        needs_factory=True,
     )
 
 

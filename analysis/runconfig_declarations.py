@@ -11,6 +11,10 @@ files loaded into a variable, and config files or configurators the script execu
 themselves are the engine's (:class:`~.runconfig_values.LaunchValues`): a default written
 as an expression (``default=BATCH_SIZE``) is asked of it when first read, since the
 engine answers only once this index (and the files the script executes) is known.
+
+Past 400 lines: :class:`Values` is one walk of the module that records every kind of
+declaration above; issue 26's single interpreter is to replace this module, so it is not
+split on its way out.
 """
 
 from __future__ import annotations

@@ -10,6 +10,11 @@ Each HF ``model_type`` differs from Llama in a few conventions (biases, LayerNor
 without bias, how many norms per layer, tied embeddings, learned positions, q/k norms,
 MoE and MLA). :func:`decoder_shape` writes those conventions down once, as data the
 counting code reads; nothing here knows a checkpoint by name.
+
+Past 400 lines: the generic count reads every stack kind (decoder, encoder,
+encoder-decoder, MoE, MLA) through the same field readers (``_first``, ``required``,
+``generic_conventions``); splitting by stack kind would move those readers into a third
+module every part imports, and waits for issue 29's restructure of the estimator.
 """
 
 from __future__ import annotations

@@ -23,6 +23,9 @@ Wire shapes (camelCase, as everything on the wire):
   per device). ``torchward/estimate`` adds ``model``, ``params``, ``confidence``,
   ``terms`` (bytes per term at the peak phase) and ``lines`` (where the model, batch
   size, sequence length and training step were read, 1-based).
+
+Past 400 lines: the estimate service, its pacing and the GPU-fit answer it publishes
+share one per-document state; the split (service / presentation) waits for issue 29.
 """
 
 from __future__ import annotations

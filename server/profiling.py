@@ -28,6 +28,9 @@ next step in the answer's ``next`` — ``choose-factory`` (run again with ``fact
 name of the document's function that builds the model) or ``install-torch``; ``quiet``
 leaves showing it to the editor (the VS Code extension answers with an action). The
 extension also asks the user's consent before the first run in a workspace.
+
+Past 400 lines: the measurement's life in the editor (plan, worker, progress, cancel,
+failure in editor terms) shares the per-document run table; the split waits for issue 29.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ from .results import DocumentResult
 from .server import TorchwardServer
 
 if TYPE_CHECKING:
-    from .notebooks import Cell, Notebook
+    from .notebook_model import Cell, Notebook
 
 log = logging.getLogger(__name__)
 

@@ -27,7 +27,8 @@ from .diagnostics import wire_converter
 from .documents import Document, DocumentStore
 from .encoding import ColumnCodec
 from .estimates import EstimateService, GpuEstimate
-from .notebooks import SYNC_OPTIONS, NotebookStore
+from .notebook_model import NotebookStore
+from .notebooks import SYNC_OPTIONS
 from .results import AnalysisState, DocumentResult
 from .scan import WorkspaceScan
 from .scheduler import Outcome, Scheduler, Snapshot

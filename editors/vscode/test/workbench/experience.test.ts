@@ -75,7 +75,20 @@ for step in range(1000):
     optimizer.step()
 `;
 
-const CELL = ['import torch\n', 'history = []\n', 'for batch in loader:\n', '    loss = model(batch).sum()\n', '    loss.backward()\n', '    history.append(loss)\n'];
+// the loss is a tensor (a torch loss's result) kept in a list that only its function reads,
+// and only for a count: the engine proves `.detach()` safe, so the fix is preferred
+const CELL = [
+  'import torch\n',
+  '\n',
+  '\n',
+  'def train(model, loader):\n',
+  '    history = []\n',
+  '    for batch in loader:\n',
+  '        loss = torch.nn.functional.mse_loss(model(batch), batch)\n',
+  '        loss.backward()\n',
+  '        history.append(loss)\n',
+  '    print(len(history))\n',
+];
 
 function notebook(): string {
   return JSON.stringify({

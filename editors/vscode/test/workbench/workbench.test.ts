@@ -70,7 +70,7 @@ describe('the extension in a real VS Code workbench', () => {
 
     await page.locator('.monaco-editor .view-lines').first().click();
     await page.keyboard.press('Control+G');
-    await page.keyboard.type('12:15');
+    await page.keyboard.type('14:19');
     await page.keyboard.press('Enter');
     await page.keyboard.press('Control+.');
     const fixItem = page.locator('.action-widget .monaco-list-row', { hasText: 'detach' });

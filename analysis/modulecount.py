@@ -6,7 +6,7 @@ A class counts when it subclasses ``nn.Module`` (or a counted local class) and i
 local names, ``+ - * // / **`` of those. Understood layers: ``nn.Linear``,
 ``Conv1d/2d/3d`` (and transposed), ``Embedding``, ``LayerNorm``, ``RMSNorm``,
 ``BatchNorm*``, ``GroupNorm``, ``InstanceNorm*``, ``MultiheadAttention``, ``LSTM`` /
-``GRU`` / ``RNN``, ``nn.Parameter(torch.zeros(...))``, parameter-free layers
+``GRU`` / ``RNN`` and their cells (``LSTMCell``...), ``nn.Parameter(torch.zeros(...))``, parameter-free layers
 (activations, pooling, dropout...), ``Sequential`` / ``ModuleList`` / ``ModuleDict`` of
 those, list comprehensions and ``append`` loops over ``range(N)``, lists grown with ``+=``
 / ``+`` (``layers += [nn.Linear(w, w), nn.ReLU()]`` then ``nn.Sequential(*layers)``),

@@ -180,6 +180,11 @@ def layer_params(tail: str, node: ast.Call, counter, env: dict) -> int:
             width = v["input_size"] if layer == 0 else h * dirs
             total += dirs * (gates * h * (width + h) + (2 * gates * h if v["bias"] else 0))
         return total
+    if tail in ("LSTMCell", "GRUCell", "RNNCell"):
+        v = a(("input_size", "hidden_size", "bias"), bias=True)
+        gates = {"LSTMCell": 4, "GRUCell": 3, "RNNCell": 1}[tail]
+        h = v["hidden_size"]
+        return gates * h * (v["input_size"] + h) + (2 * gates * h if v["bias"] else 0)
     if tail == "Parameter" and node.args and isinstance(node.args[0], ast.Call):
         inner = node.args[0]
         if (qualified_name(inner.func, counter.imports) or "").rsplit(".", 1)[-1] in _TENSORS:

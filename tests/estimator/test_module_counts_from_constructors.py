@@ -181,3 +181,26 @@ def test_sizes_grown_in_a_loop_size_the_layers_after_it(tmp_path):
     # dims = [64, 128, 256]: Linear(64, 128) = 8,320; Linear(128, 256) = 33,024
     data = _estimate(path)
     assert data["params"] == 41_344 and data["config"]["params"]["confidence"] == "high"
+
+
+def test_recurrent_cells_are_counted_like_their_torch_parameters(tmp_path):
+    # nn.LSTMCell(1, 51): weight_ih 4·51×1, weight_hh 4·51×51, two biases 4·51 each
+    # = 204 + 10,404 + 408 = 11,016; LSTMCell(51, 51): 10,404 · 2 + 408 = 21,216;
+    # GRUCell(8, 4, bias=False): 3·4·(8 + 4) = 144; RNNCell(4, 4): 16 + 16 + 8 = 40;
+    # Linear(51, 1): 52. It had been read as 52 (the cells "not sized").
+    path = _script(
+        tmp_path,
+        """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lstm1 = nn.LSTMCell(1, 51)
+                self.lstm2 = nn.LSTMCell(51, 51)
+                self.gru = nn.GRUCell(8, 4, bias=False)
+                self.rnn = nn.RNNCell(input_size=4, hidden_size=4)
+                self.linear = nn.Linear(51, 1)
+        """,
+    )
+    data = _estimate(path)
+    assert data["params"] == 11_016 + 21_216 + 144 + 40 + 52
+    assert data["config"]["params"]["confidence"] == "high"

@@ -132,8 +132,10 @@ def estimated(path: str, kind: str, job: tuple) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="model_types, comma-separated")
+    parser.add_argument("--save", help="write the measured rows here (JSON), for the tests")
     args = parser.parse_args(argv)
-    rows = []
+    rows: list[float] = []
+    saved: list[dict] = []
     with tempfile.TemporaryDirectory() as folder:
         for family in FAMILIES:
             model_type, kind = family["model_type"], family["kind"]
@@ -163,11 +165,16 @@ def main(argv: list[str] | None = None) -> int:
                 real = truth["measured_allocated_bytes"]
                 error = (ours - real) / real
                 rows.append(error)
+                saved.append(
+                    {"model_type": model_type, "kind": kind, "job": list(job), "measured": real}
+                )
                 print(
                     f"{model_type:<12} {job[0]:<10} measured {real / 2**30:8.3f} GiB  "
                     f"estimated {ours / 2**30:8.3f} GiB  {error:+7.1%}  ({truth['peak_phase']})",
                     flush=True,
                 )
+    if args.save:
+        Path(args.save).write_text(json.dumps({"measurements": saved}, indent=1) + "\n")
     if rows:
         mae = sum(abs(e) for e in rows) / len(rows)
         print(f"MAE {mae:.1%} over {len(rows)}; worst under-estimate {min(rows):+.1%}")

@@ -382,8 +382,29 @@ def _seq2seq(arch: Architecture) -> ModelShape:
         True,
         vocab * d,
         vocab * d,
-        fp32_logits=arch.model_type == "bart",
+        fp32_logits=arch.model_type in LOGITS_BIAS_TYPES,
     )
+
+
+# the encoder-decoders whose LM head adds a ``final_logits_bias`` buffer to the logits (the
+# BART layout): the head's output and the sum are live together. No config field says so;
+# the list is the installed transformers' modeling files that define the buffer.
+LOGITS_BIAS_TYPES = frozenset(
+    {
+        "bart",
+        "bigbird_pegasus",
+        "blenderbot",
+        "blenderbot-small",
+        "blenderbot_small",
+        "fsmt",
+        "led",
+        "marian",
+        "mbart",
+        "mvp",
+        "pegasus",
+        "plbart",
+    }
+)
 
 
 def _intermediate(c: Any, h: int) -> int:

@@ -155,7 +155,12 @@ def _build(name: str, mode: str, seq: int, attention: str, overrides: dict | Non
     extra = {"attn_implementation": attention}
     if mt == "vit":
         return tf.ViTForImageClassification(hf_config(entry, **extra)), "vit"
-    kind = {
+    if entry.get("kind") in ("vit", "hf-cnn"):  # an oracle family (bench/oracle_memory.py)
+        cfg = hf_config(entry, **extra)
+        classes = tf.MODEL_FOR_IMAGE_CLASSIFICATION_MAPPING[type(cfg)]
+        first = classes[0] if isinstance(classes, tuple) else classes  # DeiT: no teacher
+        return first(cfg), "vit"
+    kind = entry.get("kind") or {
         "bert": "encoder",
         "roberta": "encoder",
         "distilbert": "encoder",

@@ -46,6 +46,8 @@ class Config:
     target_gpu: str | None = None  # the card TW010 and `torchward estimate` project onto
     estimate: tuple[tuple[str, Any], ...] = ()  # [tool.torchward.estimate]: RunConfig overrides
     models: tuple[tuple[str, str], ...] = ()  # user architectures: (name, JSON record)
+    price_max_age_days: int = 180  # `torchward plan`: older prices are flagged stale
+    prices: tuple[tuple[str, float, str | None], ...] = ()  # `torchward plan`: user prices
     # [tool.torchward.effects]: the project's additions to the library-effects table
     effects: Any = None  # torchward.analysis.adapters.effects.LibraryEffects | None
 
@@ -189,6 +191,18 @@ def _models_file(value: Any) -> str:
     return value
 
 
+def _max_age_days(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"expected a whole number of days, at least 1, got {value!r}")
+    return value
+
+
+def _prices(value: Any):
+    from .estimator.planning.prices import parse_user_prices
+
+    return parse_user_prices(value)
+
+
 def _effects(value: Any):
     from .analysis.adapters.effects import EffectsError, parse_effects
 
@@ -211,6 +225,8 @@ SCHEMA: dict[str, Callable[[Any], Any]] = {
     "models": _models,
     "models-file": _models_file,
     "effects": _effects,
+    "price-max-age-days": _max_age_days,
+    "prices": _prices,
 }
 
 

@@ -1,0 +1,153 @@
+"""The cheapest ways to run a job: GPU type × count × parallelism × remedies, each one sized
+by the estimator, priced, and timed by the roofline model.
+
+For every priced instance (one per GPU type, count and cloud: the cheapest) and every node
+count, the search walks each remedy ladder (:func:`.variants.ladders`) from the bottom and,
+at each rung, the parallelisms from the simplest; the **first** combination that fits ends
+that ladder, and a fitting ladder ends the search for that instance (full training, then
+LoRA, then QLoRA). So a plan never carries a remedy it does not need, and the search stops early
+(``plan`` on the bundled examples takes well under a second: bench/bench_plan.py).
+
+"Fits" is the estimator's own verdict, ``fits`` (its whole interval under the GPU's usable
+memory), and in addition the nominal peak leaves :data:`DEFAULT_HEADROOM` of it free.
+Estimates are cached per (changes, GPU): the same variant on another instance with the
+same GPU is not sized twice.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterable
+from typing import Any
+
+import attrs
+
+from ..estimate import Estimate, estimate_resolved
+from ..hardware import Gpu
+from ..remedies import _apply as apply_changes
+from ..resolve import Resolved
+from ..runconfig import RunConfig
+from .prices import DEFAULT_MAX_AGE_DAYS, Offer
+from .steptime import StepTime, step_time
+from .variants import Parallelism, Rung, ladders, parallelisms
+
+__all__ = ["DEFAULT_HEADROOM", "Plan", "Request", "config_of", "search"]
+
+DEFAULT_HEADROOM = 0.05
+"""Share of the GPU's usable memory a plan leaves free beyond the estimator's interval."""
+
+
+@attrs.frozen
+class Request:
+    """What to search: the filters of ``torchward plan``."""
+
+    max_gpus: int = 8
+    nodes: int = 1
+    headroom: float = DEFAULT_HEADROOM
+    max_age_days: int = DEFAULT_MAX_AGE_DAYS
+    allow_stale: bool = False
+    today: datetime.date = attrs.field(factory=datetime.date.today)
+
+
+@attrs.frozen
+class Plan:
+    """One way to run the job, with what it costs and what it gives up."""
+
+    offer: Offer
+    nodes: int
+    parallelism: Parallelism
+    rung: Rung
+    estimate: Estimate
+    step: StepTime | None
+    stale: bool
+
+    @property
+    def gpus(self) -> int:
+        return self.offer.instance.count * self.nodes
+
+    @property
+    def changes(self) -> dict[str, Any]:
+        """Every estimator field this plan sets (on top of the job as given)."""
+        return {**dict(self.rung.changes), **dict(self.parallelism.changes)}
+
+    @property
+    def usd_per_hour(self) -> float:
+        return self.offer.usd_per_hour * self.nodes
+
+    @property
+    def usd_per_1k_steps(self) -> float | None:
+        if self.step is None:
+            return None
+        return self.step.seconds * 1000 / 3600 * self.usd_per_hour
+
+    def sort_key(self) -> tuple:
+        cost = self.usd_per_1k_steps
+        return (self.stale, cost is None, cost if cost is not None else self.usd_per_hour,
+                self.usd_per_hour, self.offer.instance.name, self.parallelism.name)
+
+
+def config_of(base: RunConfig, plan: Plan) -> RunConfig:
+    """The job ``plan`` runs, as a :class:`RunConfig`: what ``torchward estimate`` sizes."""
+    return base.merged(RunConfig().with_values("plan", **plan.changes))
+
+
+def _fits(e: Estimate, gpu: Gpu, headroom: float) -> bool:
+    return e.verdict == "fits" and e.peak <= gpu.usable_bytes * (1 - headroom)
+
+
+def _cheapest(offers: Iterable[Offer]) -> list[Offer]:
+    """One offer per (cloud, GPU, count): the cheapest (ties: by name)."""
+    best: dict[tuple, Offer] = {}
+    for o in offers:
+        key = (o.instance.provider, o.instance.gpu.key, o.instance.count)
+        if key not in best or (o.usd_per_hour, o.instance.name) < (
+            best[key].usd_per_hour,
+            best[key].instance.name,
+        ):
+            best[key] = o
+    return sorted(best.values(), key=lambda o: (o.usd_per_hour, o.instance.name))
+
+
+def search(r: Resolved, offers: Iterable[Offer], request: Request = Request()) -> list[Plan]:
+    """Every plan that fits, cheapest first (stale prices last, and only when allowed)."""
+    sized: dict[tuple, Estimate] = {}
+
+    def sized_on(changes: dict[str, Any], gpu: Gpu) -> Estimate:
+        key = (tuple(sorted(changes.items(), key=lambda kv: kv[0])), gpu.key)
+        if key not in sized:
+            sized[key] = estimate_resolved(apply_changes(r, changes), gpu)
+        return sized[key]
+
+    plans: list[Plan] = []
+    for offer in _cheapest(offers):
+        stale = offer.stale(request.today, request.max_age_days)
+        if stale and not request.allow_stale:
+            continue
+        per_node, gpu = offer.instance.count, offer.instance.gpu
+        for nodes in range(1, request.nodes + 1):
+            if per_node * nodes > request.max_gpus:
+                break
+            options = parallelisms(r, per_node, nodes)
+            # full training first; LoRA only where it does not fit, QLoRA only where LoRA
+            # does not: they change what is trained, so they are remedies of last resort
+            for ladder in ladders(r, gpu, per_node * nodes):
+                found = _first_fit(ladder, options, gpu, request.headroom, sized_on)
+                if found is None:
+                    continue
+                rung, parallel, est = found
+                changed = apply_changes(r, {**dict(rung.changes), **dict(parallel.changes)})
+                step = step_time(
+                    changed, gpu, per_node=per_node, nodes=nodes, hybrid=parallel.hybrid
+                )
+                plans.append(Plan(offer, nodes, parallel, rung, est, step, stale))
+                break
+    return sorted(plans, key=Plan.sort_key)
+
+
+def _first_fit(ladder: list[Rung], options: list[Parallelism], gpu: Gpu, headroom: float, sized_on):
+    for rung in ladder:
+        for parallel in options:
+            est = sized_on({**dict(rung.changes), **dict(parallel.changes)}, gpu)
+            if _fits(est, gpu, headroom):
+                return rung, parallel, est
+    return None

@@ -1,0 +1,192 @@
+"""How long one optimizer step takes: a roofline model, stated in docs/plan.md.
+
+A *modelled* time, never a measured one. Three parts:
+
+- **compute**: training FLOPs ÷ (the GPU's peak dense TFLOPS at the job's precision ×
+  an assumed model-FLOPs utilisation, :data:`ASSUMED_MFU`). FLOPs per token of a
+  transformer, after PaLM (Chowdhery et al. 2022, appendix B): ``6·N + 12·L·h·s``
+  (forward 2, backward 4 per parameter; attention scores and values); gradient
+  checkpointing runs the forward again (``8·N + 16·L·h·s``); LoRA computes no weight
+  gradients for the frozen base (``4·N + ...``, ``6·N`` with checkpointing). Only
+  transformer stacks are counted; for other models there is no step time;
+- **communication**: a ring all-reduce of the gradients (DDP, ZeRO-1/2) moves
+  ``2·(w−1)/w`` of their bytes per GPU; ZeRO-3 / FSDP all-gathers the weights for forward
+  and backward and reduce-scatters the gradients (``3·(w−1)/w``, the weight gathers once per
+  micro-batch); hybrid sharding adds an all-reduce of each GPU's gradient shard across
+  nodes. Bandwidth: the GPU's link (NVLink or PCIe, ``gpus.json`` ``gpu_link``) inside a
+  node, :data:`NETWORK_GBIT` per node across nodes;
+- **overlap**: DDP and FSDP overlap communication with the backward pass, so the step takes
+  the longer of compute and communication, not their sum; an optimizer offloaded to the CPU
+  adds :data:`CPU_ADAM_PARAMS_PER_S` and the PCIe copies of gradients and weights.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from ..hardware import Gpu
+from ..resolve import Resolved
+from . import hardware_extra
+
+__all__ = [
+    "ASSUMED_MFU",
+    "CPU_ADAM_PARAMS_PER_S",
+    "NETWORK_GBIT",
+    "StepTime",
+    "flops_per_token",
+    "step_time",
+]
+
+ASSUMED_MFU = 0.40
+"""Model-FLOPs utilisation assumed for every GPU. Published large runs reach 0.38-0.52
+(tests/plan/data/published_throughputs.json); small jobs on one GPU often reach less."""
+
+NETWORK_GBIT = 100.0
+"""Network between nodes, Gbit/s per node, when the instance data says nothing better."""
+
+CPU_ADAM_PARAMS_PER_S = 1.0e9
+"""Parameters per second a CPU Adam (DeepSpeed's) updates: an assumption, shown."""
+
+_PRECISION = {"fp32": "fp32", "amp-bf16": "bf16", "bf16": "bf16", "amp-fp16": "fp16", "fp16": "fp16"}
+
+
+@attrs.frozen
+class StepTime:
+    """One optimizer step, modelled: seconds of compute, of communication, and in all."""
+
+    seconds: float
+    compute_s: float
+    comm_s: float
+    offload_s: float
+    tokens: int
+    """Tokens one optimizer step processes over all GPUs."""
+    peak_tflops: float
+    precision: str
+
+    def to_dict(self) -> dict:
+        return {
+            "seconds": self.seconds,
+            "compute_seconds": self.compute_s,
+            "communication_seconds": self.comm_s,
+            "offload_seconds": self.offload_s,
+            "tokens_per_step": self.tokens,
+            "peak_tflops": self.peak_tflops,
+            "precision": self.precision,
+            "mfu": ASSUMED_MFU,
+            "modelled": True,
+        }
+
+
+def flops_per_token(
+    params: float,
+    layers: int,
+    hidden: int,
+    seq: int,
+    *,
+    checkpointing: bool = False,
+    lora: bool = False,
+) -> float:
+    """Training FLOPs per token of a transformer with ``params`` weights in matmuls."""
+    weight = 4.0 if lora else 6.0
+    attention = 12.0
+    if checkpointing:
+        weight += 2.0
+        attention += 4.0
+    return weight * params + attention * layers * hidden * seq
+
+
+def peak_tflops(gpu: Gpu, dtype: str) -> float | None:
+    """The GPU's dense peak at the job's precision (fp16 when bf16 is not listed for the card
+    would be wrong, so a missing figure is ``None``: no step time)."""
+    table = hardware_extra.peak_tflops(gpu.key)
+    return table.get(_PRECISION.get(dtype, "fp32")) if table else None
+
+
+def _active_linear(stack) -> float:
+    """One layer's matmul weights a token passes through (an MoE layer: its routed experts)."""
+    if not stack.moe:
+        return float(stack.linear_params_per_layer())
+    h = stack.hidden
+    mats = 3 if stack.mlp == "gated" else 2
+    attn = h * stack.q_width * 2 + 2 * h * stack.kv_width
+    moe = stack.moe
+    active = moe.get("active", 1) * mats * h * moe["expert_intermediate"]
+    return float(attn + active + mats * h * moe.get("shared_intermediate", 0))
+
+
+def transformer_size(r: Resolved) -> tuple[float, int, int, int] | None:
+    """(matmul parameters a token passes through, layers, hidden, tokens per sample) of the
+    transformer stacks; ``None`` for models without them (no FLOPs count, no step time)."""
+    stacks = r.shape.stacks
+    seq = int(r.config.value("seq_len") or 0)
+    if not stacks or seq <= 0:
+        return None
+    params = sum(s.layers * _active_linear(s) for s in stacks) + r.shape.lm_head_params
+    layers = sum(s.layers for s in stacks)
+    hidden = max(s.hidden for s in stacks)
+    return params, layers, hidden, seq
+
+
+def _comm_bytes(r: Resolved, trainable: float, world: int, sharding: str) -> tuple[float, float]:
+    """(bytes each GPU sends per optimizer step inside its ring, bytes per weight gather)."""
+    if world <= 1:
+        return 0.0, 0.0
+    dtype = r.config.value("dtype") or "fp32"
+    grad_bytes = 2.0 if dtype in ("bf16", "fp16") else 4.0
+    weight_bytes = 4.0 if dtype == "fp32" else 2.0
+    share = (world - 1) / world
+    if sharding in ("zero-3", "fsdp"):
+        gathers = 2 * share * float(r.shape.params) * weight_bytes  # forward + backward
+        return share * trainable * grad_bytes, gathers
+    return 2 * share * trainable * grad_bytes, 0.0
+
+
+def step_time(
+    r: Resolved,
+    gpu: Gpu,
+    *,
+    per_node: int,
+    nodes: int,
+    hybrid: bool = False,
+    trainable: float | None = None,
+) -> StepTime | None:
+    """The modelled optimizer step of ``r`` (its micro-batch, accumulation, sharding) on
+    ``per_node × nodes`` GPUs; ``None`` when the model's FLOPs or the GPU's peak are unknown."""
+    size = transformer_size(r)
+    cfg = r.config
+    dtype = cfg.value("dtype") or "fp32"
+    peak = peak_tflops(gpu, dtype)
+    if size is None or peak is None:
+        return None
+    params, layers, hidden, seq = size
+    lora = bool(cfg.value("lora_rank"))
+    micro = int(cfg.value("batch_size") or 1)
+    accumulation = int(cfg.value("accumulation") or 1)
+    world = per_node * nodes
+    per_gpu_tokens = micro * accumulation * seq
+    flops = per_gpu_tokens * flops_per_token(
+        params, layers, hidden, seq, checkpointing=bool(cfg.value("checkpointing")), lora=lora
+    )
+    compute = flops / (peak * 1e12 * ASSUMED_MFU)
+    trainable = float(trainable if trainable is not None else (0.0 if lora else params))
+    sharding = cfg.value("sharding") or "none"
+    link = hardware_extra.link_gb_per_s(gpu.key) or hardware_extra.PCIE_FALLBACK_GB_S
+    network = NETWORK_GBIT / 8.0 / per_node  # GB/s each GPU's share of its node's network
+    comm = 0.0
+    if hybrid and nodes > 1:
+        ring, gather = _comm_bytes(r, trainable, per_node, sharding)
+        comm += (ring + gather * accumulation) / (link * 1e9)
+        cross = 2 * (nodes - 1) / nodes * trainable * 4.0 / per_node
+        comm += cross / (network * 1e9)
+    else:
+        ring, gather = _comm_bytes(r, trainable, world, sharding)
+        bandwidth = link if nodes == 1 else min(link, network)
+        comm += (ring + gather * accumulation) / (bandwidth * 1e9)
+    offload = 0.0
+    if (cfg.value("offload") or "none") != "none":
+        shard = trainable / (world if sharding.startswith("zero") else 1)
+        offload = shard / CPU_ADAM_PARAMS_PER_S + 2 * shard * 2.0 / (
+            hardware_extra.PCIE_FALLBACK_GB_S * 1e9
+        )
+    seconds = max(compute, comm) + offload
+    return StepTime(seconds, compute, comm, offload, per_gpu_tokens * world, peak, dtype)

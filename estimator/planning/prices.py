@@ -77,6 +77,7 @@ class Offer:
             "source": self.source,
             "date": self.date.isoformat(),
             "date_basis": self.date_basis,
+            "accelerator": self.accelerator,
         }
 
 

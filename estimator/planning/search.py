@@ -82,8 +82,14 @@ class Plan:
 
     def sort_key(self) -> tuple:
         cost = self.usd_per_1k_steps
-        return (self.stale, cost is None, cost if cost is not None else self.usd_per_hour,
-                self.usd_per_hour, self.offer.instance.name, self.parallelism.name)
+        return (
+            self.stale,
+            cost is None,
+            cost if cost is not None else self.usd_per_hour,
+            self.usd_per_hour,
+            self.offer.instance.name,
+            self.parallelism.name,
+        )
 
 
 def config_of(base: RunConfig, plan: Plan) -> RunConfig:

@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping
 
 from ..hardware import all_instances
 
-__all__ = ["REPOSITORY", "CLOUDS", "build_table", "cheapest_rows", "main"]
+__all__ = ["CLOUDS", "REPOSITORY", "build_table", "cheapest_rows", "main"]
 
 REPOSITORY = "skypilot-org/skypilot-catalog"
 SCHEMA = "v7"
@@ -193,7 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     with open(args.out, "w", encoding="utf-8") as handle:
         json.dump(table, handle, indent=1)
         handle.write("\n")
-    print(f"{len(table['prices'])} prices from {REPOSITORY}@{commit[:12]} ({date})", file=sys.stderr)
+    print(
+        f"{len(table['prices'])} prices from {REPOSITORY}@{commit[:12]} ({date})", file=sys.stderr
+    )
     return 0
 
 

@@ -47,7 +47,13 @@ NETWORK_GBIT = 100.0
 CPU_ADAM_PARAMS_PER_S = 1.0e9
 """Parameters per second a CPU Adam (DeepSpeed's) updates: an assumption, shown."""
 
-_PRECISION = {"fp32": "fp32", "amp-bf16": "bf16", "bf16": "bf16", "amp-fp16": "fp16", "fp16": "fp16"}
+_PRECISION = {
+    "fp32": "fp32",
+    "amp-bf16": "bf16",
+    "bf16": "bf16",
+    "amp-fp16": "fp16",
+    "fp16": "fp16",
+}
 
 
 @attrs.frozen

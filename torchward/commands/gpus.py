@@ -17,9 +17,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import datetime
     import json
 
     from ..estimator.hardware import all_gpus, all_instances
+    from ..estimator.planning.prices import DEFAULT_MAX_AGE_DAYS, bundled_offers
 
     gpus = [
         {
@@ -36,9 +38,20 @@ def run(args: argparse.Namespace) -> int:
         }
         for g in all_gpus()
     ]
+    today = datetime.date.today()
+    prices = {
+        o.instance.name: {**o.to_dict(), "stale": o.stale(today, DEFAULT_MAX_AGE_DAYS)}
+        for o in (bundled_offers() if args.instances else ())
+    }
     instances = (
         [
-            {"name": i.name, "provider": i.provider, "gpu": i.gpu.key, "count": i.count}
+            {
+                "name": i.name,
+                "provider": i.provider,
+                "gpu": i.gpu.key,
+                "count": i.count,
+                "price": prices.get(i.name),  # dated, with its source; None: not priced
+            }
             for i in all_instances()
         ]
         if args.instances
@@ -52,5 +65,13 @@ def run(args: argparse.Namespace) -> int:
             f"{g['key']:<18} {g['name']:<32} {g['usable_bytes'] / 2**30:7.1f} GiB usable  {g['tier']}"
         )
     for i in instances:
-        print(f"{i['name']:<34} {i['provider']:<10} {i['count']} × {i['gpu']}")
+        price = i["price"]
+        priced = (
+            f"  ${price['usd_per_hour']:.2f}/h  {price['date']}"
+            + (" STALE" if price["stale"] else "")
+            + f"  {price['source']}"
+            if price
+            else ""
+        )
+        print(f"{i['name']:<34} {i['provider']:<10} {i['count']} × {i['gpu']:<18}{priced}".rstrip())
     return 0

@@ -6,7 +6,7 @@ no second cost model. Two orders matter for the search (:mod:`.search`):
 
 - **parallelism** (:func:`parallelisms`), simplest first: DDP, ZeRO-1, ZeRO-2, ZeRO-3 /
   FSDP full shard, FSDP hybrid shard across nodes, then optimizer offload to the CPU;
-- **remedy ladders** (:func:`ladders`), least given up first, each step adding one change
+- **remedy ladders** (:func:`ladders`), least needed up first, each step adding one change
   to the previous: a smaller evaluation batch (quartered down to the micro-batch), mixed
   precision, gradient checkpointing, 8-bit AdamW, then halving the
   micro-batch with gradient accumulation that keeps the global batch. LoRA and QLoRA are
@@ -171,6 +171,8 @@ def ladders(r: Resolved, gpu: Gpu, world: int) -> list[list[Rung]]:
     micro = min(int(cfg.value("batch_size") or 1), per_gpu)
     while per_gpu % micro:
         micro -= 1
+    # what every rung needs on this hardware: the global batch split over `world` GPUs, and
+    # fp16 on a card without bf16
     first: dict[str, Any] = {"batch_size": micro, "accumulation": per_gpu // micro} if train else {}
     split = ""
     if train and (micro, per_gpu // micro) != (
@@ -178,14 +180,18 @@ def ladders(r: Resolved, gpu: Gpu, world: int) -> list[list[Rung]]:
         int(cfg.value("accumulation") or 1),
     ):
         split = f"micro-batch {micro} × accumulation {per_gpu // micro} (global batch {total})"
-    splits = (split,) if split else ()
-    found = [_ladder(r, gpu, "full", (splits, first), micro, per_gpu)]
+    needed = (split,) if split else ()
+    dtype = cfg.value("dtype")
+    if dtype in ("amp-bf16", "bf16") and not gpu.bf16:  # the card has no bf16: run fp16
+        first["dtype"] = "amp-fp16" if dtype == "amp-bf16" else "fp16"
+        needed = (f"{first['dtype']} (no bf16 on {gpu.name})", *needed)
+    found = [_ladder(r, gpu, "full", (needed, first), micro, per_gpu)]
     fine_tunes = cfg.value("pretrained") is True and bool(r.shape.stacks)
     if train and fine_tunes and not cfg.value("lora_rank"):
         lora = {**first, "lora_rank": 16, "lora_targets": "all-linear"}
-        found.append(_ladder(r, gpu, "lora", (("LoRA r16", *splits), lora), micro, per_gpu))
+        found.append(_ladder(r, gpu, "lora", (("LoRA r16", *needed), lora), micro, per_gpu))
         if not cfg.value("quantize"):
             qlora = {**lora, "quantize": "4bit"}
-            titles = ("QLoRA r16 (4-bit)", *splits)
+            titles = ("QLoRA r16 (4-bit)", *needed)
             found.append(_ladder(r, gpu, "qlora", (titles, qlora), micro, per_gpu))
     return found

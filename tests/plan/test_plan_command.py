@@ -1,0 +1,117 @@
+"""``torchward plan``: the bundled examples, the JSON schema of docs/plan.md, the filters,
+the SkyPilot block and the exit statuses."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import jsonschema
+
+from torchward.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = str(ROOT / "examples" / "bad_train.py")
+DOC = (ROOT / "docs" / "plan.md").read_text(encoding="utf-8")
+SCHEMA = json.loads(
+    re.search(r"<!-- plan-schema -->\s*```json\n(.*?)```\s*<!-- /plan-schema -->", DOC, re.S)[1]
+)
+
+
+def _run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(["plan", *argv])
+    return code, out.getvalue(), err.getvalue()
+
+
+def _json(*argv: str) -> dict:
+    code, out, _ = _run(*argv, "--format", "json")
+    assert code == 0
+    data = json.loads(out)
+    jsonschema.Draft7Validator(SCHEMA).validate(data)
+    return data
+
+
+def test_the_bundled_example_gets_at_least_three_priced_and_dated_plans():
+    data = _json(EXAMPLE)
+    assert len(data["plans"]) >= 3
+    for plan in data["plans"]:
+        assert plan["price"]["usd_per_hour"] > 0 and plan["price"]["date"]
+        assert plan["price"]["source"].startswith("skypilot-org/skypilot-catalog@")
+    assert sum(p["fastest"] for p in data["plans"]) == 1
+    assert [p["rank"] for p in data["plans"]] == list(range(1, len(data["plans"]) + 1))
+
+
+def test_the_schema_rejects_what_it_should():
+    data = _json("--model", "gpt2", "--mode", "train", "--batch-size", "8")
+    broken = json.loads(json.dumps(data))
+    broken["plans"][0]["memory"]["verdict"] = "tight"
+    try:
+        jsonschema.Draft7Validator(SCHEMA).validate(broken)
+    except jsonschema.ValidationError:
+        pass
+    else:
+        raise AssertionError("a plan that does not fit passed the schema")
+
+
+def test_the_table_marks_times_as_modelled_and_names_its_assumptions():
+    code, out, _ = _run("--model", "gpt2", "--mode", "train", "--batch-size", "8")
+    assert code == 0
+    assert "fastest" in out
+    assert "modelled, not measured" in out and "MFU of 40%" in out
+    assert "prices: skypilot-org/skypilot-catalog@" in out
+
+
+def test_filters_keep_only_what_they_name():
+    data = _json("--model", "gpt2", "--mode", "train", "--gpu", "h100", "--max-gpus", "2")
+    assert data["plans"]
+    assert {p["gpu"] for p in data["plans"]} <= {"h100-sxm", "h100-pcie", "h100-nvl"}
+    assert all(p["gpus"] <= 2 for p in data["plans"])
+    none = _run("--model", "gpt2", "--cloud", "aws")
+    assert none[0] == 2 and "no priced instance" in none[2]
+
+
+def test_budget_and_max_hours_bound_the_modelled_run():
+    job = ("--model", "meta-llama/Llama-2-7b-hf", "--mode", "train", "--steps", "5000")
+    every = _json(*job)["plans"]
+    limit = sorted(p["run"]["usd"] for p in every)[len(every) // 2]
+    cheap = _json(*job, "--budget", str(limit))["plans"]
+    assert 0 < len(cheap) < len(every)
+    assert all(p["run"]["usd"] <= limit for p in cheap)
+    quick = _json(*job, "--max-hours", "1")["plans"]
+    assert all(p["run"]["hours"] <= 1 for p in quick)
+
+
+def test_skypilot_block_names_the_cheapest_instance():
+    data = _json("--model", "gpt2", "--mode", "train")
+    code, out, _ = _run("--model", "gpt2", "--mode", "train", "--format", "skypilot")
+    first = data["plans"][0]
+    assert code == 0
+    assert "resources:\n" in out
+    assert f"  instance_type: {first['instance']}\n" in out
+    assert f"  cloud: {first['provider']}\n" in out
+    assert f"num_nodes: {first['nodes']}" in out
+
+
+def test_exit_statuses_follow_estimate(tmp_path):
+    assert _run("--model", "no-such-model-anywhere")[0] == 2
+    broken = tmp_path / "broken.py"
+    broken.write_text("def f(:\n")
+    assert _run(str(broken))[0] == 1
+    # a module whose activations are not modelled: no plan, and --fail-on-oom says so
+    good = str(ROOT / "examples" / "good_train.py")
+    assert _run(good)[0] == 0
+    assert _run(good, "--fail-on-oom")[0] == 1
+
+
+def test_gpus_instances_shows_price_date_and_source():
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["gpus", "--instances", "--format", "json"]) == 0
+    priced = [i for i in json.loads(out.getvalue())["instances"] if i["price"]]
+    assert priced
+    assert all(i["price"]["date"] and i["price"]["source"] for i in priced)

@@ -116,6 +116,8 @@ def _cheapest(offers: Iterable[Offer]) -> list[Offer]:
 
 def search(r: Resolved, offers: Iterable[Offer], request: Request = Request()) -> list[Plan]:
     """Every plan that fits, cheapest first (stale prices last, and only when allowed)."""
+    if not estimate_resolved(r, None).activations_modelled:
+        return []  # the estimator gives this job no verdict on any GPU: nothing can fit
     sized: dict[tuple, Estimate] = {}
 
     def sized_on(changes: dict[str, Any], gpu: Gpu) -> Estimate:

@@ -6,7 +6,7 @@ no second cost model. Two orders matter for the search (:mod:`.search`):
 
 - **parallelism** (:func:`parallelisms`), simplest first: DDP, ZeRO-1, ZeRO-2, ZeRO-3 /
   FSDP full shard, FSDP hybrid shard across nodes, then optimizer offload to the CPU;
-- **remedy ladders** (:func:`ladders`), least needed up first, each step adding one change
+- **remedy ladders** (:func:`ladders`), least given up first, each step adding one change
   to the previous: a smaller evaluation batch (quartered down to the micro-batch), mixed
   precision, gradient checkpointing, 8-bit AdamW, then halving the
   micro-batch with gradient accumulation that keeps the global batch. LoRA and QLoRA are

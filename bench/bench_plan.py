@@ -1,0 +1,92 @@
+"""How long ``torchward plan`` takes on the bundled examples (issue 31: under 1 s).
+
+Each job runs in a fresh interpreter, so the first (``cold``) call pays for loading the
+model, GPU, instance and price catalogs; ``warm`` is the median of the calls after it in
+the same process. Times are wall seconds of ``torchward.cli.main(["plan", ...])`` (JSON
+output to a buffer, so terminal rendering is not timed); interpreter start-up and imports
+are not counted. Also printed: how many plans fit, and how many estimates the search made.
+
+    .venv/bin/python bench/bench_plan.py [--runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+JOBS = {
+    "examples/bad_train.py": [os.path.join(ROOT, "examples", "bad_train.py")],
+    "examples/good_train.py": [os.path.join(ROOT, "examples", "good_train.py")],
+    "--model Llama-2-7b train, 2 nodes": [
+        "--model",
+        "meta-llama/Llama-2-7b-hf",
+        "--mode",
+        "train",
+        "--batch-size",
+        "8",
+        "--seq-len",
+        "2048",
+        "--nodes",
+        "2",
+        "--max-gpus",
+        "16",
+    ],
+    "--model gpt2 train": ["--model", "gpt2", "--mode", "train", "--batch-size", "16"],
+}
+
+_ONE = """
+import io, json, statistics, sys, time
+from contextlib import redirect_stdout
+from torchward.cli import main
+from torchward.estimator.planning import search as search_module
+calls = 0
+real = search_module.estimate_resolved
+def counted(*a, **k):
+    global calls
+    calls += 1
+    return real(*a, **k)
+search_module.estimate_resolved = counted
+argv = ["plan", *json.loads(sys.argv[1]), "--format", "json"]
+times = []
+for _ in range(int(sys.argv[2])):
+    out = io.StringIO()
+    calls = 0
+    start = time.perf_counter()
+    with redirect_stdout(out):
+        code = main(argv)
+    times.append(time.perf_counter() - start)
+plans = len(json.loads(out.getvalue())["plans"])
+warm = statistics.median(times[1:]) if len(times) > 1 else None
+print(json.dumps({"cold": times[0], "warm": warm, "plans": plans, "estimates": calls,
+                  "exit": code}))
+"""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=5, help="calls per job (first is cold)")
+    args = parser.parse_args()
+    print(f"{'job':<36} {'cold s':>7} {'warm s':>7} {'plans':>6} {'estimates':>10}")
+    worst = 0.0
+    for name, argv in JOBS.items():
+        done = subprocess.run(
+            [sys.executable, "-c", _ONE, json.dumps(argv), str(args.runs)],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=ROOT,
+        )
+        row = json.loads(done.stdout.strip().splitlines()[-1])
+        worst = max(worst, row["cold"])
+        warm = f"{row['warm']:.3f}" if row["warm"] is not None else "-"
+        print(f"{name:<36} {row['cold']:7.3f} {warm:>7} {row['plans']:6} {row['estimates']:10}")
+    print(f"slowest cold call: {worst:.3f} s (target < 1 s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

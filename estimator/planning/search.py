@@ -152,8 +152,18 @@ def search(r: Resolved, offers: Iterable[Offer], request: Request = Request()) -
     return sorted(plans, key=Plan.sort_key)
 
 
-def _first_fit(ladder: list[Rung], options: list[Parallelism], gpu: Gpu, headroom: float, sized_on):
+def _first_fit(
+    ladder: list[Rung], options: list[Parallelism], gpu: Gpu, headroom: float, sized_on
+) -> tuple[Rung, Parallelism, Estimate] | None:
+    """The lowest rung, and on it the simplest parallelism, that fits; ``None`` if none."""
+    if not options:
+        return None
     for rung in ladder:
+        # the last option keeps the least on each GPU (sharded and offloaded): when even it
+        # does not fit, no option on this rung does, and one estimate says so
+        leanest = options[-1]
+        if not _fits(sized_on({**dict(rung.changes), **dict(leanest.changes)}, gpu), gpu, headroom):
+            continue
         for parallel in options:
             est = sized_on({**dict(rung.changes), **dict(parallel.changes)}, gpu)
             if _fits(est, gpu, headroom):

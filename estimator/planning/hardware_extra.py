@@ -21,7 +21,12 @@ link is not in the data (and for CPU-offload copies)."""
 
 @functools.cache
 def _extras() -> MappingProxyType:
-    text = resources.files("torchward.estimator").joinpath("data", "gpus.json").read_text("utf-8")
+    text = (
+        resources.files("torchward.estimator")
+        .joinpath("data")
+        .joinpath("gpus.json")
+        .read_text("utf-8")
+    )
     found = {}
     for record in json.loads(text)["gpus"]:
         found[record["key"]] = (

@@ -82,7 +82,12 @@ class Offer:
 
 
 def _load() -> dict:
-    text = resources.files("torchward.estimator").joinpath("data", "prices.json").read_text("utf-8")
+    text = (
+        resources.files("torchward.estimator")
+        .joinpath("data")
+        .joinpath("prices.json")
+        .read_text("utf-8")
+    )
     return json.loads(text)
 
 

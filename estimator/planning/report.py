@@ -93,8 +93,8 @@ def plan_report(
     (dollars) or ``max_hours``, only plans whose modelled run of ``steps`` keeps within them
     (a plan without a step time cannot be shown to, so it is left out)."""
     plans = [p for p in plans if _within(p, steps, budget, max_hours)]
-    timed = [p for p in plans if p.step is not None]
-    fastest = min(timed, key=lambda p: (p.step.seconds, p.sort_key())) if timed else None
+    timed = [(p.step.seconds, p.sort_key(), p) for p in plans if p.step is not None]
+    fastest = min(timed, key=lambda t: t[:2])[2] if timed else None
     stale = [o for o in offers if o.stale(request.today, request.max_age_days)]
     extra = list(notes or ())
     if stale and not request.allow_stale:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import cast
 
 NAME = "plan"
 HELP = "Find the cheapest GPU plan (instance × count × sharding × remedies) that fits the job."
@@ -25,7 +26,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
     # the job flags are estimate's own (one definition); the ones plan means differently
     # (--gpu filters, --format has a skypilot block, --fail-on-oom) are defined below instead
-    estimate.configure(_Without(parser, ("--gpu", "--format", "--fail-on-oom")))
+    skipped = _Without(parser, ("--gpu", "--format", "--fail-on-oom"))
+    estimate.configure(cast(argparse.ArgumentParser, skipped))
     parser.add_argument(
         "--gpu",
         metavar="NAME",

@@ -133,7 +133,10 @@ async def hover(server: TorchwardServer, params: types.HoverParams) -> types.Hov
     findings = state.result.findings if state is not None and state.result is not None else ()
     hits = [f for f in findings if _contains(f, position.line, position.column)]
     breakdown = await _breakdown(server, uri, position.line)
-    parts = ([breakdown] if breakdown is not None else []) + _finding_parts(
+    from .plan import hover_markdown  # torchward.plan's table, once the document was planned
+
+    plans = hover_markdown(server, uri, position.line)
+    parts = [p for p in (breakdown, plans) if p is not None] + _finding_parts(
         hits, server.client_name
     )
     if not parts or server.documents.get(uri) is not document:

@@ -254,6 +254,7 @@ def create_server(estimates: EstimateService | None = None) -> TorchwardServer:
         lenses,
         lifecycle,
         notebooks,
+        plan,
         profiling,
         reporting,
         scan,
@@ -272,6 +273,7 @@ def create_server(estimates: EstimateService | None = None) -> TorchwardServer:
         lenses,
         scan,
         profiling,
+        plan,
     ):
         module.register(server)
     return server

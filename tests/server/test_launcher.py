@@ -24,6 +24,7 @@ async def test_the_cli_subcommand_serves_lsp_over_stdio():
             "torchward.measure",  # "Measure with your model (runs your code)": server/profiling.py
             "torchward.cancelMeasure",
             "torchward.showGpuFit",  # the GPU fit shown to any client: server/commands.py
+            "torchward.plan",  # the cheapest GPU plan: server/plan.py
         }
 
 

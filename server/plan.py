@@ -1,0 +1,172 @@
+"""``torchward.plan``: the cheapest way to run the document's job, in the editor.
+
+- command ``torchward.plan [uri]`` (also through ``workspace/executeCommand`` for generic
+  clients) → ``{uri, status, summary, plans, assumptions, notes}``: the planner of
+  ``torchward plan`` (docs/plan.md) run on the job of the document's last estimate, the top
+  :data:`TOP` plans in the JSON shape of ``plan --format json``. The summary is also shown
+  with ``window/showMessage`` (generic clients drop a command's return value);
+- once planned, a **code lens** on the training entry (the line of the peak lens):
+  ``cheapest fit: 1× L4 24GB, gradient checkpointing, ~$0.80/h, ~1.90 s/step`` (the
+  times are modelled: ``~``), whose click plans again; and a **hover** on that line with a
+  table of the top plans.
+
+Planning sizes dozens of variants of the job (0.05-0.5 s), so it runs on the executor and
+only when asked: the result is kept for the estimate it was made from and dropped when the
+document is estimated again (its lens and hover disappear until the next plan). Prices are
+the bundled table's (``[tool.torchward] prices`` are read by the command line only).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from typing import Any
+
+from lsprotocol import types
+
+from .documents import Document
+from .estimates import GpuEstimate
+from .server import TorchwardServer
+
+PLAN = "torchward.plan"
+TOP = 5
+
+# server → uri → (the estimate planned from, the plan report): per server, freed with it
+_PLANNED: weakref.WeakKeyDictionary[TorchwardServer, dict[str, tuple[GpuEstimate, dict]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _plan_estimate(estimate: GpuEstimate) -> dict[str, Any]:
+    """The planner's report for the job an estimate sized (runs on the executor)."""
+    from torchward.estimator.planning.prices import offers
+    from torchward.estimator.planning.report import plan_report
+    from torchward.estimator.planning.search import Request, search
+
+    resolved = estimate.detail.resolved
+    request = Request()
+    found = list(offers(today=request.today))
+    plans = search(resolved, found, request)
+    return plan_report(
+        resolved, plans, found, request, steps=1000, steps_basis="default (the editor)"
+    )
+
+
+def summary(data: dict[str, Any]) -> str:
+    """One line for the lens and the message: the cheapest plan, or why there is none."""
+    if not data["plans"]:
+        reason = next(iter(data["notes"]), "no priced instance runs this job")
+        return f"torchward: no plan fits ({reason})"
+    best = data["plans"][0]
+    remedies = ", ".join(best["remedies"]) or "as is"
+    step = (best["step_time"] or {}).get("seconds")
+    timing = f", ~{step:.2f} s/step" if step is not None else ""
+    return (
+        f"cheapest fit: {best['gpus']}× {best['gpu_name']}, {remedies}, "
+        f"~${best['price']['usd_per_hour']:.2f}/h{timing}"
+    )
+
+
+def planned(server: TorchwardServer, uri: str) -> dict[str, Any] | None:
+    """The plan report of the document's current estimate, if it was planned."""
+    kept = _PLANNED.get(server, {}).get(uri)
+    if kept is None or server.last_fit.get(uri) is not kept[0]:
+        return None
+    return kept[1]
+
+
+async def plan_document(server: TorchwardServer, uri: Any) -> dict[str, Any]:
+    estimate = server.last_fit.get(uri) if isinstance(uri, str) else None
+    if estimate is None or estimate.status != "ok" or estimate.detail is None:
+        reason = (
+            estimate.reason
+            if estimate is not None and estimate.reason
+            else ("no estimate of this document yet: open a training script")
+        )
+        _show(server, f"torchward: nothing to plan ({reason})")
+        return {"uri": uri, "status": "error", "reason": reason}
+    loop = asyncio.get_running_loop()
+    data = await loop.run_in_executor(server.executor, _plan_estimate, estimate)
+    _PLANNED.setdefault(server, {})[uri] = (estimate, data)
+    line = summary(data)
+    _show(server, line if line.startswith("torchward") else f"torchward: {line}")
+    from .lenses import refresh
+
+    refresh(server)
+    return {
+        "uri": uri,
+        "status": "ok",
+        "summary": line,
+        "plans": data["plans"][:TOP],
+        "assumptions": data["assumptions"],
+        "notes": data["notes"],
+    }
+
+
+def _show(server: TorchwardServer, message: str) -> None:
+    try:
+        server.window_show_message(types.ShowMessageParams(types.MessageType.Info, message))
+    except Exception:  # no client (unit tests): the answer still says it
+        pass
+
+
+def plan_lens(
+    server: TorchwardServer, document: Document, estimate: GpuEstimate
+) -> types.CodeLens | None:
+    """The cheapest plan on the training entry, once the document was planned."""
+    from .lenses import step_line
+
+    data = planned(server, document.uri)
+    line = step_line(estimate, document)
+    if data is None or line is None:
+        return None
+    start = types.Position(min(max(line, 1), len(document.lines)) - 1, 0)
+    command = types.Command(title=summary(data), command=PLAN, arguments=[document.uri])
+    return types.CodeLens(range=types.Range(start, start), command=command)
+
+
+def hover_markdown(server: TorchwardServer, uri: str, line: int) -> str | None:
+    """The top plans as a table, on the training entry's (1-based) ``line``, once planned."""
+    from .lenses import step_line
+
+    data = planned(server, uri)
+    document = server.documents.get(uri)
+    estimate = server.last_fit.get(uri)
+    if data is None or document is None or estimate is None:
+        return None
+    if line != step_line(estimate, document):
+        return None
+    rows = [
+        "| # | instance | GPUs | parallelism | remedies | $/h | step~ |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for p in data["plans"][:TOP]:
+        step = (p["step_time"] or {}).get("seconds")
+        rows.append(
+            f"| {p['rank']} | {p['instance']} ({p['provider']}) | {p['gpus']}× {p['gpu_name']} "
+            f"| {p['parallelism']['label']} | {', '.join(p['remedies']) or 'none'} "
+            f"| {p['price']['usd_per_hour']:.2f} | {f'{step:.2f} s' if step else 'n/a'} |"
+        )
+    a = data["assumptions"]
+    dates = ", ".join(sorted({p["date"] for p in a["prices"]}))
+    return "\n".join(
+        [
+            "**torchward plan** — cheapest first",
+            "",
+            *rows,
+            "",
+            f"~ modelled, not measured: MFU {a['mfu']:.0%} assumed; {a['headroom']:.0%} "
+            f"memory headroom; prices of {dates} (docs/plan.md)",
+        ]
+    )
+
+
+def register(server: TorchwardServer) -> None:
+    from .lenses import LENS_PROVIDERS
+
+    if plan_lens not in LENS_PROVIDERS:
+        LENS_PROVIDERS.append(plan_lens)
+
+    @server.command(PLAN)
+    async def plan_command(*arguments: Any) -> dict[str, Any]:
+        return await plan_document(server, arguments[0] if arguments else None)

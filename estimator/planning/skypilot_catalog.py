@@ -117,11 +117,21 @@ def _gpu_for(instance: str, accelerator: str, count: int) -> tuple[str, str] | N
 
 
 def build_table(
-    catalog: str, commit: str, date: str, clouds: Iterable[str] = CLOUDS, basis: str = "git"
+    catalog: str,
+    commit: str | Mapping[str, str],
+    date: str,
+    clouds: Iterable[str] = CLOUDS,
+    basis: str = "git",
 ) -> dict:
-    """The ``prices.json`` document for the CSVs under ``catalog`` (a clone or an extract)."""
+    """The ``prices.json`` document for the CSVs under ``catalog`` (a clone or an extract).
+
+    ``commit``: the catalog commit, or per cloud (``{"aws": sha, "lambda": sha}``) when the
+    files were read from different commits."""
     entries = []
     for cloud in clouds:
+        pinned = commit if isinstance(commit, str) else commit.get(cloud)
+        if pinned is None:
+            continue
         path = f"catalogs/{SCHEMA}/{cloud}/vms.csv"
         full = os.path.join(catalog, path)
         if not os.path.exists(full):
@@ -144,7 +154,7 @@ def build_table(
                     "usd_per_hour": row["price"],
                     "spot_usd_per_hour": row["spot"],
                     "region": row["region"],
-                    "source": {"repository": REPOSITORY, "commit": commit, "path": path},
+                    "source": {"repository": REPOSITORY, "commit": pinned, "path": path},
                     "date": date,
                 }
             )
@@ -171,7 +181,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--catalog", required=True, help="a clone (or extract) of the catalog")
     parser.add_argument("--out", required=True, help="the prices.json to write")
-    parser.add_argument("--commit", help="the catalog commit (default: the clone's HEAD)")
+    parser.add_argument(
+        "--commit",
+        action="append",
+        help="the catalog commit (default: the clone's HEAD); CLOUD=SHA, repeated, when the "
+        "clouds' files come from different commits",
+    )
     parser.add_argument("--date", help="that commit's date, YYYY-MM-DD (default: from git)")
     parser.add_argument(
         "--date-basis",
@@ -182,10 +197,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--clouds", default=",".join(CLOUDS), help="comma-separated clouds")
     args = parser.parse_args(argv)
-    commit, date, basis = args.commit, args.date, args.date_basis
-    if commit is None:
+    date, basis = args.date, args.date_basis
+    commit: str | dict[str, str]
+    if not args.commit:
         commit = _git(args.catalog, "rev-parse", "HEAD")
+    elif len(args.commit) == 1 and "=" not in args.commit[0]:
+        commit = args.commit[0]
+    else:
+        commit = dict(item.split("=", 1) for item in args.commit)
     if date is None:
+        if not isinstance(commit, str):
+            parser.error("--date is needed with per-cloud commits")
         stamp = _git(args.catalog, "log", "-1", "--format=%cI", commit)
         date, basis = datetime.datetime.fromisoformat(stamp).date().isoformat(), "git"
     datetime.date.fromisoformat(date)  # raises on anything but YYYY-MM-DD
@@ -193,9 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     with open(args.out, "w", encoding="utf-8") as handle:
         json.dump(table, handle, indent=1)
         handle.write("\n")
-    print(
-        f"{len(table['prices'])} prices from {REPOSITORY}@{commit[:12]} ({date})", file=sys.stderr
-    )
+    print(f"{len(table['prices'])} prices from {REPOSITORY} ({date})", file=sys.stderr)
     return 0
 
 

@@ -7,7 +7,7 @@ no second cost model. Two orders matter for the search (:mod:`.search`):
 - **parallelism** (:func:`parallelisms`), simplest first: DDP, ZeRO-1, ZeRO-2, ZeRO-3 /
   FSDP full shard, FSDP hybrid shard across nodes, then optimizer offload to the CPU;
 - **remedy ladders** (:func:`ladders`), least given up first, each step adding one change
-  to the previous: a smaller evaluation batch (quartered down to the micro-batch), mixed
+  to the previous: an evaluation batch no larger than the training micro-batch, mixed
   precision, gradient checkpointing, 8-bit AdamW, then halving the
   micro-batch with gradient accumulation that keeps the global batch. LoRA and QLoRA are
   ladders of their own, offered only when the script loads trained weights (``pretrained``
@@ -120,10 +120,8 @@ def _ladder(
     cfg = r.config
     train = cfg.value("mode") == "train"
     rungs: list[tuple[str, dict]] = [("", base[1])]
-    evaluation = int(cfg.value("eval_batch_size") or 0)
-    while train and evaluation > max(micro, 1):  # gives up nothing but evaluation speed
-        evaluation = max(evaluation // 4, micro, 1)
-        rungs.append((f"evaluation batch {evaluation}", {"eval_batch_size": evaluation}))
+    if train and int(cfg.value("eval_batch_size") or 0) > micro:  # costs evaluation speed only
+        rungs.append((f"evaluation batch {micro}", {"eval_batch_size": micro}))
     if cfg.value("dtype") == "fp32":
         mixed = "amp-bf16" if gpu.bf16 else "amp-fp16"
         if train:
@@ -148,8 +146,6 @@ def _ladder(
     for title, change in rungs:
         if title and "batch_size" in change:  # a new split replaces the previous one
             titles = [t for t in titles if not t.startswith(("micro-batch", "batch "))]
-        if title and "eval_batch_size" in change:
-            titles = [t for t in titles if not t.startswith("evaluation batch")]
         if title:
             titles.append(title)
         changes.update(change)

@@ -78,3 +78,34 @@ def test_max_gpus_bounds_every_plan(max_gpus):
     r = _job(model="meta-llama/Llama-2-13b-hf", batch_size=8, seq_len=2048)
     plans = search(r, _offers(), Request(max_gpus=max_gpus, nodes=2))
     assert all(p.gpus <= max_gpus for p in plans)
+
+
+def test_pruning_never_loses_a_plan_an_exhaustive_walk_finds():
+    # the search rules a rung out with one estimate of its leanest parallelism; walking every
+    # (rung, parallelism) pair instead must find exactly the same plans
+    from torchward.estimator.planning import search as module
+
+    def exhaustive(ladder, options, gpu, headroom, sized_on):
+        for rung in ladder:
+            for parallel in options:
+                est = sized_on({**dict(rung.changes), **dict(parallel.changes)}, gpu)
+                if module._fits(est, gpu, headroom):
+                    return rung, parallel, est
+        return None
+
+    r = _job(model="meta-llama/Llama-2-7b-hf", batch_size=8, seq_len=2048, pretrained=True)
+    request = Request(max_gpus=16, nodes=2)
+
+    def found():
+        plans = search(r, _offers(), request)
+        return sorted(
+            (p.offer.instance.name, p.nodes, p.parallelism.name, p.rung.titles) for p in plans
+        )
+
+    pruned = found()
+    original = module._first_fit
+    module._first_fit = exhaustive
+    try:
+        assert found() == pruned
+    finally:
+        module._first_fit = original

@@ -7,8 +7,12 @@
   with ``window/showMessage`` (generic clients drop a command's return value);
 - once planned, a **code lens** on the training entry (the line of the peak lens):
   ``cheapest fit: 1× L4 24GB, gradient checkpointing, ~$0.80/h, ~1.90 s/step`` (the
-  times are modelled: ``~``), whose click plans again; and a **hover** on that line with a
-  table of the top plans.
+  times are modelled: ``~``), and a **hover** on that line with a table of the top plans;
+- command ``torchward.choosePlan [uri, rank]`` (the lens's click, rank 1) → the plan's
+  instance becomes the session's GPU (as ``torchward.selectGpu`` does, so the document is
+  estimated again on it) and the remedies the plan assumes are named with
+  ``window/showMessage``: the estimate on the new GPU is of the script as written until they
+  are applied. ``{uri, status, gpu, remedies}``.
 
 Planning sizes dozens of variants of the job (0.05-0.5 s), so it runs on the executor and
 only when asked: the result is kept for the estimate it was made from and dropped when the
@@ -29,6 +33,7 @@ from .estimates import GpuEstimate
 from .server import TorchwardServer
 
 PLAN = "torchward.plan"
+CHOOSE_PLAN = "torchward.choosePlan"
 TOP = 5
 
 # server → uri → (the estimate planned from, the plan report): per server, freed with it
@@ -121,7 +126,7 @@ def plan_lens(
     if data is None or line is None:
         return None
     start = types.Position(min(max(line, 1), len(document.lines)) - 1, 0)
-    command = types.Command(title=summary(data), command=PLAN, arguments=[document.uri])
+    command = types.Command(title=summary(data), command=CHOOSE_PLAN, arguments=[document.uri, 1])
     return types.CodeLens(range=types.Range(start, start), command=command)
 
 
@@ -161,6 +166,33 @@ def hover_markdown(server: TorchwardServer, uri: str, line: int) -> str | None:
     )
 
 
+def choose_plan(server: TorchwardServer, uri: Any, rank: Any = 1) -> dict[str, Any]:
+    """Make the plan ranked ``rank`` the session's GPU, and say what it assumes."""
+    from .commands import select_gpu
+
+    data = planned(server, uri) if isinstance(uri, str) else None
+    chosen = next((p for p in (data or {}).get("plans", ()) if p["rank"] == rank), None)
+    if chosen is None:
+        reason = "plan this document first (torchward.plan)" if data is None else f"no plan {rank}"
+        _show(server, f"torchward: {reason}")
+        return {"uri": uri, "status": "error", "reason": reason}
+    nodes = f" × {chosen['nodes']} nodes" if chosen["nodes"] > 1 else ""
+    answer = select_gpu(server, chosen["instance"])
+    remedies = list(chosen["remedies"])
+    assumed = f"; the plan assumes {', '.join(remedies)}" if remedies else ""
+    _show(
+        server,
+        f"torchward: GPU set to {chosen['instance']}{nodes} ({chosen['parallelism']['label']})"
+        f"{assumed}",
+    )
+    return {
+        "uri": uri,
+        "status": answer.get("status"),
+        "gpu": chosen["instance"],
+        "remedies": remedies,
+    }
+
+
 def register(server: TorchwardServer) -> None:
     from .lenses import LENS_PROVIDERS
 
@@ -170,3 +202,8 @@ def register(server: TorchwardServer) -> None:
     @server.command(PLAN)
     async def plan_command(*arguments: Any) -> dict[str, Any]:
         return await plan_document(server, arguments[0] if arguments else None)
+
+    @server.command(CHOOSE_PLAN)
+    def choose_plan_command(*arguments: Any) -> dict[str, Any]:
+        uri = arguments[0] if arguments else None
+        return choose_plan(server, uri, arguments[1] if len(arguments) > 1 else 1)

@@ -77,19 +77,34 @@ async def test_plan_command_lens_and_hover():
         assert answer["summary"].startswith(f"cheapest fit: {first['gpus']}× {first['gpu_name']}")
         assert "/h" in answer["summary"] and "s/step" in answer["summary"]
         lenses = await _lenses(editor, uri)
-        (plan,) = [lens for lens in lenses if lens.command.command == "torchward.plan"]
+        (plan,) = [lens for lens in lenses if lens.command.command == "torchward.choosePlan"]
         assert plan.range.start.line == LOOP_LINE
         assert plan.command.title == answer["summary"]
-        assert list(plan.command.arguments) == [uri]
+        assert plan.command.command == "torchward.choosePlan"
+        assert list(plan.command.arguments) == [uri, 1]
         hover = await editor.hover(uri, types.Position(LOOP_LINE, 4))
         text = hover.contents.value
         assert "**torchward plan**" in text and first["instance"] in text
         assert "modelled, not measured" in text
         elsewhere = await editor.hover(uri, types.Position(5, 0))
         assert elsewhere is None or "**torchward plan**" not in elsewhere.contents.value
+        chosen = _plain(await editor.command("torchward.choosePlan", uri, 1))
+        assert chosen["status"] == "ok" and chosen["gpu"] == first["instance"]
+        assert chosen["remedies"] == first["remedies"]
+        # the document is estimated again on the chosen instance; its old plan is gone
+        for _ in range(500):
+            fits = [_plain(f) for f in editor.client.gpu_fits if _plain(f)["uri"] == uri]
+            if len(fits) >= 2:
+                break
+            await asyncio.sleep(0.01)
+        assert first["gpu_name"].split()[1] in fits[-1]["gpu"]
+        after = await _lenses(editor, uri)
+        assert [lens.command.command for lens in after] == ["torchward.selectGpu"]
 
 
 async def test_plan_without_an_estimate_says_why():
     async with session("neovim-0.7") as editor:
         answer = _plain(await editor.command("torchward.plan", "file:///nowhere.py"))
+        choose = _plain(await editor.command("torchward.choosePlan", "file:///nowhere.py"))
     assert answer["status"] == "error" and answer["reason"]
+    assert choose["status"] == "error" and "plan this document first" in choose["reason"]

@@ -25,6 +25,7 @@ async def test_the_cli_subcommand_serves_lsp_over_stdio():
             "torchward.cancelMeasure",
             "torchward.showGpuFit",  # the GPU fit shown to any client: server/commands.py
             "torchward.plan",  # the cheapest GPU plan: server/plan.py
+            "torchward.choosePlan",  # a plan's instance becomes the GPU: server/plan.py
         }
 
 

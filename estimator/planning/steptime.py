@@ -133,12 +133,17 @@ def transformer_size(r: Resolved) -> tuple[float, int, int, int] | None:
     return params, layers, hidden, seq
 
 
+def _gradient_bytes(r: Resolved) -> float:
+    """Bytes per gradient element: fp32 master weights (fp32, AMP) give fp32 gradients."""
+    return 2.0 if (r.config.value("dtype") or "fp32") in ("bf16", "fp16") else 4.0
+
+
 def _comm_bytes(r: Resolved, trainable: float, world: int, sharding: str) -> tuple[float, float]:
     """(bytes each GPU sends per optimizer step inside its ring, bytes per weight gather)."""
     if world <= 1:
         return 0.0, 0.0
     dtype = r.config.value("dtype") or "fp32"
-    grad_bytes = 2.0 if dtype in ("bf16", "fp16") else 4.0
+    grad_bytes = _gradient_bytes(r)
     weight_bytes = 4.0 if dtype == "fp32" else 2.0
     share = (world - 1) / world
     if sharding in ("zero-3", "fsdp"):
@@ -154,7 +159,6 @@ def step_time(
     per_node: int,
     nodes: int,
     hybrid: bool = False,
-    trainable: float | None = None,
 ) -> StepTime | None:
     """The modelled optimizer step of ``r`` (its micro-batch, accumulation, sharding) on
     ``per_node × nodes`` GPUs; ``None`` when the model's FLOPs or the GPU's peak are unknown."""
@@ -174,7 +178,7 @@ def step_time(
         params, layers, hidden, seq, checkpointing=bool(cfg.value("checkpointing")), lora=lora
     )
     compute = flops / (peak * 1e12 * ASSUMED_MFU)
-    trainable = float(trainable if trainable is not None else (0.0 if lora else params))
+    trainable = 0.0 if lora else params  # LoRA's adapters: too few gradients to count
     sharding = cfg.value("sharding") or "none"
     link = hardware_extra.link_gb_per_s(gpu.key) or hardware_extra.PCIE_FALLBACK_GB_S
     network = NETWORK_GBIT / 8.0 / per_node  # GB/s each GPU's share of its node's network
@@ -182,7 +186,7 @@ def step_time(
     if hybrid and nodes > 1:
         ring, gather = _comm_bytes(r, trainable, per_node, sharding)
         comm += (ring + gather * accumulation) / (link * 1e9)
-        cross = 2 * (nodes - 1) / nodes * trainable * 4.0 / per_node
+        cross = 2 * (nodes - 1) / nodes * trainable * _gradient_bytes(r) / per_node
         comm += cross / (network * 1e9)
     else:
         ring, gather = _comm_bytes(r, trainable, world, sharding)

@@ -104,10 +104,34 @@ def test_exit_statuses_follow_estimate(tmp_path):
     broken = tmp_path / "broken.py"
     broken.write_text("def f(:\n")
     assert _run(str(broken))[0] == 1
-    # a module whose activations are not modelled: no plan, and --fail-on-oom says so
+    # a module whose activations are not modelled: no plan, but no verdict is not an oom
     good = str(ROOT / "examples" / "good_train.py")
     assert _run(good)[0] == 0
-    assert _run(good, "--fail-on-oom")[0] == 1
+    assert _run(good, "--fail-on-oom")[0] == 0
+    # a job nothing priced can hold: --fail-on-oom says so
+    huge = ("--params", "900B", "--mode", "train", "--max-gpus", "1")
+    assert _run(*huge)[0] == 0
+    assert _run(*huge, "--fail-on-oom")[0] == 1
+
+
+def test_a_script_whose_model_cannot_be_sized_gets_no_plan_and_says_why(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import torch\n"
+        "from transformers import AutoModelForCausalLM\n"
+        "model = AutoModelForCausalLM.from_pretrained('nobody/unheard-of-model')\n"
+        "optimizer = torch.optim.AdamW(model.parameters())\n"
+        "for batch in loader:\n"
+        "    model(**batch).loss.backward()\n"
+        "    optimizer.step()\n"
+    )
+    code, out, _ = _run(str(script), "--format", "json")
+    data = json.loads(out)
+    jsonschema.Draft7Validator(SCHEMA).validate(data)
+    assert code == 0 and data["plans"] == []
+    assert (
+        data["notes"][0].startswith("unknown: ") and "nobody/unheard-of-model" in data["notes"][0]
+    )
 
 
 def test_gpus_instances_shows_price_date_and_source():

@@ -5,9 +5,9 @@ The job is read exactly as ``torchward estimate`` reads it (script, then
 parallelism × remedies over the priced instances, sizes every candidate with the same
 estimator, and ranks those that fit by cost per 1,000 steps (docs/plan.md).
 
-Exit status, as ``estimate``: 0 when plans were printed (even none), 1 when the script
-could not be analysed, or with ``--fail-on-oom`` when no plan fits; 2 for usage and
-configuration errors.
+Exit status, as ``estimate``: 0 when plans were printed (even none, and for a script whose
+model cannot be sized), 1 when the script could not be analysed, or with ``--fail-on-oom``
+when no plan fits a job the estimator can judge; 2 for usage and configuration errors.
 """
 
 from __future__ import annotations
@@ -83,6 +83,27 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fail-on-oom", action="store_true", help="exit 1 when no plan fits")
 
 
+def _unsized(config, reason: str, notes: list[str], output: str) -> int:
+    """No plan for a script whose model cannot be sized: what it runs, and why (exit 0)."""
+    import json
+
+    from ..estimator.report import config_json
+
+    model = config.model.value if config.model is not None else None
+    data = {
+        "version": 1,
+        "model": str(model) if model is not None else None,
+        "config": config_json(config),
+        "plans": [],
+        "notes": [f"unknown: {reason}", *notes],
+    }
+    if output == "json":
+        print(json.dumps(data, indent=2))
+    else:
+        print(f"No plan for {data['model'] or 'this script'}: {reason}")
+    return 0
+
+
 class _Without:
     """``parser`` as ``estimate.configure`` sees it, ignoring the flags named in ``skip``."""
 
@@ -117,6 +138,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ..config import resolve_config
     from ..errors import UsageError
+    from ..estimator.estimate import estimate_resolved
     from ..estimator.names import UnknownNameError
     from ..estimator.planning.prices import offers as priced
     from ..estimator.planning.report import (
@@ -141,9 +163,16 @@ def run(args: argparse.Namespace) -> int:
     try:
         r = resolve(config, models)
     except LookupError as error:
-        hint = " (add its structure under [tool.torchward.models], or give --params N)"
-        suffix = hint if isinstance(error, UnknownNameError) else ""
-        raise UsageError(f"no plan: {error}{suffix}") from None
+        hint = "add its structure under [tool.torchward.models], or give --params N"
+        if not args.script or config.params is not None:
+            suffix = f" ({hint})" if isinstance(error, UnknownNameError) else ""
+            raise UsageError(f"no plan: {error}{suffix}") from None
+        # a script was read: say what it runs and why nothing can be planned (exit 0)
+        if isinstance(error, UnknownNameError):
+            reason = f"{error} ({hint})"
+        else:
+            reason = "the script names no model that can be sized: give --model ID or --params N"
+        return _unsized(config, reason, notes, args.format)
     settings = resolve_config(args.config, args.script or ".")
     headroom = DEFAULT_HEADROOM if args.headroom is None else args.headroom
     if not 0 <= headroom < 1:
@@ -193,4 +222,6 @@ def run(args: argparse.Namespace) -> int:
             return 1
     else:
         render_table(data, sys.stdout, args.top)
-    return 1 if args.fail_on_oom and not data["plans"] else 0
+    # --fail-on-oom: nothing fits a job the estimator can judge (no verdict is not an oom)
+    judged = estimate_resolved(r, None).activations_modelled
+    return 1 if args.fail_on_oom and judged and not data["plans"] else 0

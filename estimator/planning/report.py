@@ -12,6 +12,7 @@ import math
 from typing import Any, TextIO
 
 from ..estimate import estimate_resolved
+from ..report import config_json
 from ..resolve import Resolved
 from ..units import count_text
 from .prices import Offer
@@ -114,7 +115,7 @@ def plan_report(
         "mode": r.config.value("mode"),
         "global_batch": global_batch(r),
         "seq_len": r.config.value("seq_len"),
-        "config": r.config.to_dict(),
+        "config": config_json(r.config),
         "assumed": list(r.missing),
         "assumptions": {
             "mfu": ASSUMED_MFU,

@@ -141,3 +141,24 @@ def test_gpus_instances_shows_price_date_and_source():
     priced = [i for i in json.loads(out.getvalue())["instances"] if i["price"]]
     assert priced
     assert all(i["price"]["date"] and i["price"]["source"] for i in priced)
+
+
+def test_json_output_of_a_script_that_freezes_layers(tmp_path):
+    # regression: the job's configuration holds non-JSON values (what the script freezes);
+    # the plan's JSON writes them the way `estimate --format json` does
+    script = tmp_path / "freeze.py"
+    script.write_text(
+        "import torch\n"
+        "from transformers import AutoModelForCausalLM\n"
+        "model = AutoModelForCausalLM.from_pretrained('gpt2').cuda()\n"
+        "for param in model.transformer.h[:6].parameters():\n"
+        "    param.requires_grad = False\n"
+        "optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)\n"
+        "loader = torch.utils.data.DataLoader(dataset, batch_size=8)\n"
+        "for x, y in loader:\n"
+        "    model(x, labels=y).loss.backward()\n"
+        "    optimizer.step()\n"
+    )
+    data = _json(str(script))
+    assert data["config"]["frozen"]["value"]["frozen"] == ["transformer.h[:6]"]
+    assert data["plans"]

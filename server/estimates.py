@@ -114,8 +114,9 @@ class GpuEstimate:
         return placement(self.gpu, self.gpu_count, self.instance, self.gpus_used)
 
     def display(self) -> dict[str, Any]:
-        """The formatted strings every view shows as they are (:mod:`.units`)."""
-        from .memory import verdict_text
+        """The formatted strings every view shows as they are (:mod:`.units`); ``summary``
+        is the code lens's title, which a statusline (editors/nvim) shows as it is."""
+        from .memory import peak_label, verdict_text
         from .units import percent, size
 
         interval = None
@@ -127,6 +128,7 @@ class GpuEstimate:
             "percent": percent(self.percent),
             "interval": interval,
             "verdict": verdict_text(self),
+            "summary": peak_label(self),
         }
 
     def to_wire(self, uri: str) -> dict[str, Any]:

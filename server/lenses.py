@@ -129,7 +129,7 @@ LensProvider = Callable[[TorchwardServer, Document, GpuEstimate], "types.CodeLen
 LENS_PROVIDERS: list[LensProvider] = [peak_lens]
 # What a provider needs that takes time to learn (torch in the measurement's interpreter:
 # .profiling.ask_torch), awaited before each lens request; cached by the feature that adds it.
-LENS_INPUTS: list[Callable[[TorchwardServer], Awaitable[None]]] = []
+LENS_INPUTS: list[Callable[[TorchwardServer, str], Awaitable[None]]] = []
 
 
 def code_lenses(server: TorchwardServer, params: types.CodeLensParams) -> list[types.CodeLens]:
@@ -169,7 +169,7 @@ def _hints(server: TorchwardServer, params: types.InlayHintParams) -> list[types
 
 async def _lenses(server: TorchwardServer, params: types.CodeLensParams) -> list[types.CodeLens]:
     for learn in LENS_INPUTS:
-        await learn(server)
+        await learn(server, params.text_document.uri)
     if (located := server.notebooks.owner(params.text_document.uri)) is not None:
         from . import notebooks
 

@@ -193,9 +193,13 @@ def _probe(server: TorchwardServer) -> Any:
     return found
 
 
-async def ask_torch(server: TorchwardServer) -> None:
-    """Before the lenses are made (:data:`.lenses.LENS_INPUTS`): whether torch imports in
-    the interpreter a measurement would run in, asked again when the answer is old."""
+async def ask_torch(server: TorchwardServer, uri: str) -> None:
+    """Before the lenses of ``uri`` are made (:data:`.lenses.LENS_INPUTS`): whether torch
+    imports in the interpreter a measurement would run in, asked again when the answer is
+    old — not for a document that gets no Measure lens anyway (no process started)."""
+    document, estimate = server.documents.get(uri), server.last_fit.get(uri)
+    if document is not None and estimate is not None and not _measurable(document, estimate):
+        return
     await _probe(server).current(_interpreter({}))
 
 

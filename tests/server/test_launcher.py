@@ -23,7 +23,7 @@ async def test_the_cli_subcommand_serves_lsp_over_stdio():
             "torchward.whyNoJob",
             "torchward.measure",  # "Measure with your model (runs your code)": server/profiling.py
             "torchward.cancelMeasure",
-            "torchward.installTorch",  # the lens instead of Measure without torch: server/torch_probe.py
+            "torchward.installTorch",  # Measure's stand-in without torch: server/torch_probe.py
             "torchward.showGpuFit",  # the GPU fit shown to any client: server/commands.py
         }
 

@@ -72,7 +72,6 @@ class NoJob:
 
 
 ANCHORS = ("model", "batch_size", "seq_len", "mode")
-TARGET_GPU_SOURCE = "settings targetGpu"  # a world size the editor assumed, not the script's  # RunConfig fields shown in the editor
 
 
 @attrs.frozen
@@ -114,8 +113,9 @@ class GpuEstimate:
         return placement(self.gpu, self.gpu_count, self.instance, self.gpus_used)
 
     def display(self) -> dict[str, Any]:
-        """The formatted strings every view shows as they are (:mod:`.units`)."""
-        from .memory import verdict_text
+        """The formatted strings every view shows as they are (:mod:`.units`); ``summary``
+        is the code lens's title, which a statusline (editors/nvim) shows as it is."""
+        from .memory import peak_label, verdict_text
         from .units import percent, size
 
         interval = None
@@ -127,6 +127,7 @@ class GpuEstimate:
             "percent": percent(self.percent),
             "interval": interval,
             "verdict": verdict_text(self),
+            "summary": peak_label(self),
         }
 
     def to_wire(self, uri: str) -> dict[str, Any]:
@@ -256,23 +257,21 @@ def _from_estimator(result: Any, gpu: str | None, path: str = "") -> GpuEstimate
 
 def _placed(found: GpuEstimate, gpu: str | None) -> GpuEstimate:
     """``found`` with the hardware as chosen (an instance stays an instance: its GPU
-    count, its name, how many GPUs the script uses) and whether TW010 stands behind an
-    "oom" verdict (the rule's own test, ``projected_oom.is_reported``)."""
+    count, its name, how many GPUs the script uses — TW010's :func:`projected_oom.place`)
+    and whether TW010 stands behind an "oom" verdict (the rule's own test,
+    ``projected_oom.is_reported``)."""
+    from torchward.analysis.rules.projected_oom import is_reported, place
+
     count, instance, used, uncertain = 1, None, 1, False
     config = getattr(getattr(found.detail, "resolved", None), "config", None)
-    if gpu:
+    if gpu and config is not None:
+        placed = place(config, lookup_gpu(gpu))
+        count, instance, used = placed.gpu_count, placed.instance, placed.gpus_used
+    elif gpu:
         choice = lookup_gpu(gpu)
         count = choice.count
         instance = choice.instance.name if choice.instance is not None else None
-        gpus = getattr(config, "gpus", None)
-        sharding = getattr(getattr(config, "sharding", None), "value", None)
-        if gpus is not None and gpus.source != TARGET_GPU_SOURCE:
-            used = int(gpus.value)  # the script's own world size
-        elif sharding not in (None, "none"):
-            used = count  # DDP / FSDP / ZeRO: every GPU of the machine
     if found.verdict in ("oom", "does-not-fit") and found.usable_bytes and found.detail:
-        from torchward.analysis.rules.projected_oom import is_reported
-
         try:
             uncertain = not is_reported(found.detail, found.usable_bytes)
         except (AttributeError, KeyError, TypeError):  # another estimator's answer
@@ -284,27 +283,23 @@ def _placed(found: GpuEstimate, gpu: str | None) -> GpuEstimate:
 
 def across_the_machine(found: GpuEstimate) -> dict[str, Any] | None:
     """The remedy a chosen instance offers when the script uses fewer of its GPUs than it
-    has and does not fit: FSDP across all of them, sized by the estimator on the same
-    resolved model (a remedy in the estimator report's shape); None when it does not apply."""
-    if found.gpu_count <= 1 or found.gpus_used >= found.gpu_count:
-        return None
-    if found.verdict in (None, "fits"):
-        return None
-    detail = found.detail
-    resolved = getattr(detail, "resolved", None)
-    if resolved is None or getattr(detail, "gpu", None) is None or found.peak_bytes is None:
-        return None
-    from torchward.estimator.estimate import estimate_resolved
-    from torchward.estimator.runconfig import Field, RunConfig
+    has and does not fit: FSDP across all of them (TW010's
+    :func:`projected_oom.across_the_machine`, the estimate the rule's message quotes), in
+    the estimator report's remedy shape; None when it does not apply."""
+    from torchward.analysis.rules.projected_oom import Placement
+    from torchward.analysis.rules.projected_oom import across_the_machine as sharded_estimate
 
-    source = "editor: FSDP across the chosen instance"
-    config = resolved.config.merged(
-        RunConfig(sharding=Field("fsdp", source), gpus=Field(found.gpu_count, source))
+    if found.peak_bytes is None or getattr(found.detail, "resolved", None) is None:
+        return None
+    placed = Placement(
+        gpu_count=found.gpu_count, instance=found.instance, gpus_used=found.gpus_used
     )
     try:
-        sharded = estimate_resolved(attrs.evolve(resolved, config=config), detail.gpu)
+        sharded = sharded_estimate(found.detail, placed)
     except Exception:  # no remedy rather than a broken hover
         log.debug("sizing FSDP across the instance failed", exc_info=True)
+        return None
+    if sharded is None:
         return None
     where = f"the {found.gpu_count} GPUs" + (f" of {found.instance}" if found.instance else "")
     return {
@@ -350,7 +345,6 @@ def estimate_source(
     already parsed (the lint's tree), only read."""
     from torchward.analysis.runconfig import read_source
     from torchward.estimator.estimate import estimate
-    from torchward.estimator.runconfig import Field, RunConfig
 
     choice = lookup_gpu(gpu) if gpu else None
     config, _ = read_source(source, path, tree=tree)
@@ -359,8 +353,10 @@ def estimate_source(
         config, models = config.merged(project.run_config()), project.models
     if not any(True for _ in config.fields()):
         return None
-    if choice is not None and choice.count > 1 and config.gpus is None:
-        config = config.merged(RunConfig(gpus=Field(choice.count, TARGET_GPU_SOURCE)))
+    if choice is not None:  # an instance's GPU count is the world size (TW010's placement)
+        from torchward.analysis.rules.projected_oom import place
+
+        config = place(config, choice).config
     try:
         return estimate(config, choice.gpu if choice else None, models)
     except LookupError:  # no model named anywhere: say so, with what was found

@@ -23,7 +23,7 @@ Each is switched by its setting (``inlayHints``, ``codeLens``).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from lsprotocol import types
 
@@ -127,6 +127,9 @@ def peak_lens(
 LensProvider = Callable[[TorchwardServer, Document, GpuEstimate], "types.CodeLens | None"]
 # Each gives at most one lens from the document's last estimate; add a feature's lens here.
 LENS_PROVIDERS: list[LensProvider] = [peak_lens]
+# What a provider needs that takes time to learn (torch in the measurement's interpreter:
+# .profiling.ask_torch), awaited before each lens request; cached by the feature that adds it.
+LENS_INPUTS: list[Callable[[TorchwardServer, str], Awaitable[None]]] = []
 
 
 def code_lenses(server: TorchwardServer, params: types.CodeLensParams) -> list[types.CodeLens]:
@@ -164,7 +167,9 @@ def _hints(server: TorchwardServer, params: types.InlayHintParams) -> list[types
     return inlay_hints(server, params)
 
 
-def _lenses(server: TorchwardServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+async def _lenses(server: TorchwardServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+    for learn in LENS_INPUTS:
+        await learn(server, params.text_document.uri)
     if (located := server.notebooks.owner(params.text_document.uri)) is not None:
         from . import notebooks
 
@@ -176,6 +181,7 @@ def register(server: TorchwardServer) -> None:
     server.feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=False))(
         lambda params: _hints(server, params)
     )
-    server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))(
-        lambda params: _lenses(server, params)
-    )
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+    async def code_lens(params: types.CodeLensParams) -> list[types.CodeLens]:
+        return await _lenses(server, params)

@@ -55,7 +55,9 @@ log = logging.getLogger(__name__)
 
 MEASURE = "torchward.measure"
 CANCEL_MEASURE = "torchward.cancelMeasure"
+INSTALL_TORCH = "torchward.installTorch"
 MEASURE_TITLE = "Measure with your model (runs your code)"
+INSTALL_TITLE = "Measure needs torch in this interpreter — how to install it"
 REMEASURE_TITLE = "Measured · measure again (runs your code)"
 RUNNING_TITLE = "Measuring your model… (click to cancel)"
 DEFAULT_TIMEOUT_S = 600.0
@@ -138,7 +140,9 @@ def measured_overlay(
 
 # -- the lens --------------------------------------------------------------------------------
 def measure_lens(server: TorchwardServer, document: Any, estimate: GpuEstimate) -> Any:
-    """Above the job: run a measurement (or cancel the running one)."""
+    """Above the job: run a measurement (or cancel the running one) — where torch imports
+    in the interpreter the measurement runs in; elsewhere, how to install it
+    (:mod:`.torch_probe`)."""
     from .lenses import _lens, step_line
 
     if not _measurable(document, estimate):
@@ -149,6 +153,12 @@ def measure_lens(server: TorchwardServer, document: Any, estimate: GpuEstimate) 
     if document.uri in runs(server):
         command = types.Command(
             title=RUNNING_TITLE, command=CANCEL_MEASURE, arguments=[document.uri]
+        )
+    elif (torch := _probe(server).known(_interpreter({}))) is None:
+        return None  # not asked (lenses made without ask_torch first): no judgement, no lens
+    elif torch.importable is False:  # Measure would fail: say how to install torch instead
+        command = types.Command(
+            title=INSTALL_TITLE, command=INSTALL_TORCH, arguments=[document.uri]
         )
     else:
         title = REMEASURE_TITLE if estimate.confidence == "measured" else MEASURE_TITLE
@@ -170,6 +180,59 @@ def _measurable(document: Any, estimate: GpuEstimate) -> bool:
         return True
     resolved = getattr(estimate.detail, "resolved", None)
     return getattr(getattr(resolved, "arch", None), "model_type", None) == "custom"
+
+
+def _probe(server: TorchwardServer) -> Any:
+    """The server's :class:`~.torch_probe.TorchProbe`."""
+    found = getattr(server, "_torchward_torch_probe", None)
+    if found is None:
+        from .torch_probe import TorchProbe
+
+        found = TorchProbe()
+        server._torchward_torch_probe = found  # type: ignore[attr-defined]
+    return found
+
+
+async def ask_torch(server: TorchwardServer, uri: str) -> None:
+    """Before the lenses of ``uri`` are made (:data:`.lenses.LENS_INPUTS`): whether torch
+    imports in the interpreter a measurement would run in, asked again when the answer is
+    old — not for a document that gets no Measure lens anyway (no process started)."""
+    document, estimate = server.documents.get(uri), server.last_fit.get(uri)
+    if document is not None and estimate is not None and not _measurable(document, estimate):
+        return
+    await _probe(server).current(_interpreter({}))
+
+
+async def install_torch(server: TorchwardServer, options: Any = None) -> dict[str, Any]:
+    """``torchward.installTorch [uri?, {interpreter?, quiet?}]`` (the lens that replaces
+    Measure where torch is missing): asks the interpreter again, refreshes the lenses (the
+    Measure lens comes back once torch is there) and shows how to install torch — a
+    message, since generic clients drop a command's answer — unless ``quiet`` (the VS
+    Code extension shows it with a Copy button). The answer: ``{python, importable,
+    command}``."""
+    options = options if isinstance(options, dict) else {}
+    status = await _probe(server).fresh(_interpreter(options))
+    _refresh_lenses(server)
+    if not options.get("quiet"):
+        if status.importable is False:
+            where = (
+                ""
+                if "--index-url" not in status.install
+                else " (the CPU build: no NVIDIA GPU here)"
+            )
+            _show(
+                server,
+                types.MessageType.Warning,
+                f"torchward: Measure needs torch in {status.python}. Install it with: "
+                f"{status.install}{where}",
+            )
+        elif status.importable:
+            _show(
+                server,
+                types.MessageType.Info,
+                f"torchward: torch is installed in {status.python}; Measure is available.",
+            )
+    return {"status": "ok", **status.to_wire()}
 
 
 def runs(server: TorchwardServer) -> dict[str, asyncio.Task]:
@@ -431,10 +494,12 @@ def _refresh_lenses(server: TorchwardServer) -> None:
 
 
 def register(server: TorchwardServer) -> None:
-    from .lenses import LENS_PROVIDERS
+    from .lenses import LENS_INPUTS, LENS_PROVIDERS
 
     if measure_lens not in LENS_PROVIDERS:
         LENS_PROVIDERS.append(measure_lens)
+    if ask_torch not in LENS_INPUTS:
+        LENS_INPUTS.append(ask_torch)
 
     @server.command(MEASURE)
     async def measure_command(*arguments: Any) -> dict[str, Any]:
@@ -443,6 +508,10 @@ def register(server: TorchwardServer) -> None:
             arguments[0] if arguments else None,
             arguments[1] if len(arguments) > 1 else None,
         )
+
+    @server.command(INSTALL_TORCH)
+    async def install_torch_command(*arguments: Any) -> dict[str, Any]:
+        return await install_torch(server, arguments[1] if len(arguments) > 1 else None)
 
     @server.command(CANCEL_MEASURE)
     def cancel_command(*arguments: Any) -> dict[str, Any]:

@@ -45,9 +45,8 @@ def gpu_name(name: str | None) -> str:
 
 def placement(gpu: str | None, count: int = 1, instance: str | None = None, used: int = 1) -> str:
     """The hardware a fit is for: ``8× H100 80GB (p5.48xlarge) · 1 of 8 used`` for an
-    instance (or ``4× A100 80GB`` chosen by count), the GPU's name for one GPU."""
-    name = gpu_name(gpu)
-    if count <= 1:
-        return name
-    text = f"{count}× {name}" + (f" ({instance})" if instance else "")
-    return text + f" · {min(used, count)} of {count} used"
+    instance (or ``4× A100 80GB`` chosen by count), the GPU's name for one GPU — in TW010's
+    words (``projected_oom.Placement.describe``), so the rule and the editor say it alike."""
+    from ..analysis.rules.projected_oom import Placement
+
+    return Placement(gpu_count=count, instance=instance, gpus_used=used).describe(gpu_name(gpu))

@@ -1,9 +1,17 @@
-"""TW010 projected-oom."""
+"""TW010 projected-oom, and where a job lands on the chosen hardware.
+
+The editor's status bar, lens and hover say the same thing as this rule (issue 30): they
+read the rule's own answers — :func:`place` (an instance's GPU count, how many of its GPUs
+the script uses), :func:`is_reported` (whether an "oom" is said) and
+:func:`across_the_machine` (the multi-GPU remedy) — rather than deciding again.
+"""
 
 from __future__ import annotations
 
 import re
-from typing import ClassVar
+from typing import Any, ClassVar
+
+import attrs
 
 from ..finding import Confidence, Evidence, Severity, Span
 from ..rule import Invalid, Rule
@@ -41,6 +49,10 @@ class ProjectedOom(Rule):
     No automatic fix: every remedy trades speed, quality or money.
 
     ## Known limitations
+    With an instance as the target (`target-gpu = "p4d.24xlarge"`), one GPU of it is
+    judged: the instance's GPU count is the world size when the script names none (so
+    FSDP / ZeRO divide by it), and a script that uses one of the GPUs is told so, with
+    the peak FSDP across all of them would have.
     Silent unless `target-gpu` is set, and silent when the estimate has low confidence
     (a batch size, sequence length or precision the script does not state, a model
     whose activations are not modelled) — except when the weights alone, which depend
@@ -130,8 +142,9 @@ class ProjectedOom(Rule):
             config, models = config.merged(extra.run_config()), extra.models
         if config.model is None:
             return
+        placed = place(config, choice)
         try:
-            result = estimate(config, choice.gpu, models)
+            result = estimate(placed.config, choice.gpu, models)
         except (LookupError, ValueError):
             return  # unknown model: no invented number
         if not is_reported(result, choice.gpu.usable_bytes):
@@ -148,8 +161,88 @@ class ProjectedOom(Rule):
             f"the peak is the {result.peak_phase.name} phase. "
             "Run `torchward estimate` on this file for the breakdown and what would make it fit."
         )
+        if placed.gpu_count > 1:
+            message += " " + _on_the_instance(placed, choice.gpu.name, result)
         confidence = Confidence.HIGH if result.confidence == "high" else Confidence.MEDIUM
         yield self.finding(_span(facts, line), message, evidence=evidence, confidence=confidence)
+
+
+ASSUMED_WORLD = "settings targetGpu"  # the source of a world size taken from the instance
+
+
+@attrs.frozen
+class Placement:
+    """A job on the chosen hardware: ``config`` with the instance's GPU count as the world
+    size when the script names none (FSDP / ZeRO divide by it), the GPUs of the hardware
+    and how many of them the script uses — its own world size, all of them when it shards,
+    else one."""
+
+    config: Any = None  # the estimator's RunConfig, placed
+    gpu_count: int = 1
+    instance: str | None = None
+    gpus_used: int = 1
+
+    def describe(self, gpu_name: str) -> str:
+        """``8× H100 80GB (p5.48xlarge) · 1 of 8 used``; the GPU's name for one GPU."""
+        if self.gpu_count <= 1:
+            return gpu_name
+        text = f"{self.gpu_count}× {gpu_name}" + (f" ({self.instance})" if self.instance else "")
+        return text + f" · {min(self.gpus_used, self.gpu_count)} of {self.gpu_count} used"
+
+
+def place(config, choice) -> Placement:
+    """``config`` on the hardware ``choice`` (a ``HardwareChoice``). Idempotent: a config
+    already placed (its world size from :data:`ASSUMED_WORLD`) places the same."""
+    from torchward.estimator.runconfig import Field, RunConfig
+
+    count = choice.count
+    instance = choice.instance.name if choice.instance is not None else None
+    gpus, sharding = config.gpus, config.value("sharding")
+    if gpus is not None and gpus.source != ASSUMED_WORLD:
+        used = int(gpus.value)  # the script's own world size
+    elif sharding not in (None, "none"):
+        used = count  # DDP / FSDP / ZeRO: every GPU of the machine
+    else:
+        used = 1
+    if count > 1 and gpus is None:
+        config = config.merged(RunConfig(gpus=Field(count, ASSUMED_WORLD)))
+    return Placement(config, count, instance, used)
+
+
+def across_the_machine(result, placed: Placement):
+    """The estimate with FSDP across every GPU of the hardware, on the same resolved model,
+    when the script uses fewer of them than there are and does not fit; else None."""
+    if placed.gpu_count <= 1 or placed.gpus_used >= placed.gpu_count:
+        return None
+    if result.verdict in (None, "fits") or result.gpu is None:
+        return None
+    from torchward.estimator.estimate import estimate_resolved
+    from torchward.estimator.runconfig import Field, RunConfig
+
+    source = "FSDP across the chosen instance"
+    config = result.resolved.config.merged(
+        RunConfig(sharding=Field("fsdp", source), gpus=Field(placed.gpu_count, source))
+    )
+    return estimate_resolved(attrs.evolve(result.resolved, config=config), result.gpu)
+
+
+def _on_the_instance(placed: Placement, gpu_name: str, result) -> str:
+    """What the rule adds for an instance: which of its GPUs the script uses, and the
+    multi-GPU remedy with the peak it would have."""
+    from torchward.estimator.units import size
+
+    text = f"Judged on one GPU of {placed.describe(gpu_name)}"
+    try:
+        sharded = across_the_machine(result, placed)
+    except (LookupError, ValueError, AttributeError):
+        sharded = None
+    if sharded is None:
+        return text + "."
+    verdict = {"oom": "still does not fit"}.get(sharded.verdict, sharded.verdict)
+    return (
+        text + f"; FSDP across all {placed.gpu_count} (launched with torchrun) would bring the "
+        f"peak to {size(sharded.peak)} per GPU ({verdict})."
+    )
 
 
 def is_reported(result, usable: int) -> bool:

@@ -23,6 +23,7 @@ async def test_the_cli_subcommand_serves_lsp_over_stdio():
             "torchward.whyNoJob",
             "torchward.measure",  # "Measure with your model (runs your code)": server/profiling.py
             "torchward.cancelMeasure",
+            "torchward.installTorch",  # Measure's stand-in without torch: server/torch_probe.py
             "torchward.showGpuFit",  # the GPU fit shown to any client: server/commands.py
             "torchward.plan",  # the cheapest GPU plan: server/plan.py
             "torchward.choosePlan",  # a plan's instance becomes the GPU: server/plan.py

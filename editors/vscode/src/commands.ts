@@ -16,6 +16,7 @@ export const SERVER_COMMANDS = {
   explain: 'torchward.explain',
   whyNoJob: 'torchward.whyNoJob',
   measure: 'torchward.measure',
+  installTorch: 'torchward.installTorch',
 } as const;
 
 export const GPU_FIT_NOTIFICATION = 'torchward/gpuFit';

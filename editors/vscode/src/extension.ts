@@ -33,7 +33,7 @@ import {
   type ServerCommand,
   serverCommand,
 } from './launch';
-import { CONSENT_KEY, measure, type MeasureUi, topLevelFunctions } from './measure';
+import { CONSENT_KEY, installTorch, measure, type MeasureUi, type TorchStatus, topLevelFunctions } from './measure';
 import { activeInterpreter, onInterpreterChanged } from './pythonExtension';
 import { type EstimateJson, reportMarkdown } from './report';
 import { needsRestart } from './settings';
@@ -107,6 +107,7 @@ class Session implements vscode.Disposable {
       explain: (code) => this.explain(code),
       whyNoJob: (uri) => this.whyNoJob(uri),
       measure: (uri, options, run) => measure(uri, options, this.measureUi(), run),
+      installTorch: () => installTorch(this.measureUi()),
     });
     client.onNotification(GPU_FIT_NOTIFICATION, (fit: GpuFit) => this.status.update(fit));
     this.client = client;
@@ -198,9 +199,12 @@ class Session implements vscode.Disposable {
       interpreter: () => python,
       consented: () => state.get<string[]>(CONSENT_KEY, []),
       rememberConsent: async (interpreters) => state.update(CONSENT_KEY, interpreters),
-      torchImportable: async (candidate) =>
-        (await runCommand({ command: candidate, args: ['-c', 'import importlib.util, sys; sys.exit(importlib.util.find_spec("torch") is None)'], env: process.env }, 30_000)).code === 0,
-      hasNvidiaGpu: async () => (await runCommand({ command: 'nvidia-smi', args: ['-L'], env: process.env }, 10_000)).code === 0,
+      // the server decides (server/torch_probe.py), straight to it: not through the middleware
+      torch: async (candidate) =>
+        ((await this.client?.sendRequest(ExecuteCommandRequest.type, {
+          command: SERVER_COMMANDS.installTorch,
+          arguments: [null, { interpreter: candidate, quiet: true }],
+        })) as TorchStatus | undefined) ?? { python: candidate, importable: null, command: '' },
       askModal: async (message, detail, actions) => vscode.window.showWarningMessage(message, { modal: true, detail }, ...actions),
       tell,
       copy: async (text) => vscode.env.clipboard.writeText(text),

@@ -8,9 +8,12 @@
  * 1. refuses in a Restricted Mode (untrusted) workspace, with a one-line explanation
  *    (lint and estimate never run user code and stay on; the lens is also hidden there,
  *    see `keepLens`);
- * 2. checks that torch imports in that interpreter; if not, no consent is asked and the
- *    user gets the command that installs it (the CPU build on a machine without an
- *    NVIDIA GPU) instead of a run that fails;
+ * 2. asks the server whether torch imports in that interpreter (`torchward.installTorch`,
+ *    server/torch_probe.py: the one place that decides, and that also replaces the
+ *    server's Measure lens with "Measure needs torch — how to install it" where torch is
+ *    missing); if not, no consent is asked and the user gets the server's install
+ *    command (the CPU build on a machine without an NVIDIA GPU) with a Copy button
+ *    instead of a run that fails;
  * 3. asks a modal consent once per workspace and interpreter, naming the interpreter, the
  *    script and what will run (stored in workspaceState);
  * 4. runs it with `quiet` (the server does not show its own toast) and answers a
@@ -22,6 +25,8 @@
 
 /** The server's command (server/profiling.py MEASURE). */
 export const MEASURE_COMMAND = 'torchward.measure';
+/** The server's lens where torch is missing, and its torch check (server/profiling.py INSTALL_TORCH). */
+export const INSTALL_TORCH_COMMAND = 'torchward.installTorch';
 /** workspaceState key: the interpreters this workspace agreed to run its code with. */
 export const CONSENT_KEY = 'torchward.measureConsent';
 
@@ -34,8 +39,8 @@ export interface MeasureUi {
   interpreter(): string | undefined;
   consented(): string[];
   rememberConsent(interpreters: string[]): Promise<void>;
-  torchImportable(python: string): Promise<boolean>;
-  hasNvidiaGpu(): Promise<boolean>;
+  /** The server's answer on torch in `python` (`torchward.installTorch`, quiet). */
+  torch(python: string): Promise<TorchStatus>;
   /** A modal question; resolves to the chosen action or undefined. */
   askModal(message: string, detail: string, actions: string[]): Promise<string | undefined>;
   /** A toast with actions; resolves to the chosen action or undefined. */
@@ -52,12 +57,12 @@ export const RUN_ACTION = 'Run';
 export const COPY_INSTALL = 'Copy Install Command';
 export const CHOOSE_FUNCTION = 'Choose Function…';
 
-/** The pip command that installs torch in `python`: the CPU build without an NVIDIA GPU. */
-export function installCommand(python: string, gpu: boolean): string {
-  const quoted = /\s/.test(python) ? `"${python}"` : python;
-  return gpu
-    ? `${quoted} -m pip install torch`
-    : `${quoted} -m pip install torch --index-url https://download.pytorch.org/whl/cpu`;
+/** torch in one interpreter, as the server answers `torchward.installTorch` (server/torch_probe.py):
+ * `importable` null when the interpreter could not be asked; `command` installs torch there. */
+export interface TorchStatus {
+  python: string;
+  importable: boolean | null;
+  command: string;
 }
 
 function basename(uri: string): string {
@@ -97,8 +102,9 @@ export async function measure(uri: string, options: Record<string, unknown>, ui:
     await ui.tell('warning', 'torchward: Measure needs the server to run in a Python interpreter; it runs from a `torchward` executable here (setting torchward.path).', []);
     return { uri, status: 'error', reason: 'no interpreter' };
   }
-  if (!(await ui.torchImportable(python))) {
-    await offerInstall(python, ui);
+  const torch = await ui.torch(python);
+  if (torch.importable === false) {
+    await offerInstall(torch, ui);
     return { uri, status: 'error', reason: 'torch is not installed', next: 'install-torch' };
   }
   const agreed = ui.consented();
@@ -116,12 +122,34 @@ export async function measure(uri: string, options: Record<string, unknown>, ui:
   return answer;
 }
 
-async function offerInstall(python: string, ui: MeasureUi): Promise<void> {
-  const command = installCommand(python, await ui.hasNvidiaGpu());
-  const choice = await ui.tell('warning', `torchward: Measure needs torch in ${python}. Install it with: ${command}`, [COPY_INSTALL]);
+async function offerInstall(torch: TorchStatus, ui: MeasureUi): Promise<void> {
+  const choice = await ui.tell('warning', `torchward: Measure needs torch in ${torch.python}. Install it with: ${torch.command}`, [COPY_INSTALL]);
   if (choice === COPY_INSTALL) {
-    await ui.copy(command);
+    await ui.copy(torch.command);
   }
+}
+
+/**
+ * The server's lens "Measure needs torch in this interpreter — how to install it": the
+ * install command with a Copy button, or — torch installed since — that Measure is
+ * available (the server asks again and brings the Measure lens back).
+ */
+export async function installTorch(ui: MeasureUi): Promise<TorchStatus | undefined> {
+  if (!ui.isTrusted()) {
+    await ui.tell('info', UNTRUSTED_MESSAGE, []);
+    return undefined;
+  }
+  const python = ui.interpreter();
+  if (python === undefined) {
+    return undefined;
+  }
+  const torch = await ui.torch(python);
+  if (torch.importable === false) {
+    await offerInstall(torch, ui);
+  } else if (torch.importable) {
+    await ui.tell('info', `torchward: torch is installed in ${torch.python}; "Measure with your model" is available.`, []);
+  }
+  return torch;
 }
 
 /** A failed run said in editor terms, with the action that fixes it; may run again. */
@@ -134,7 +162,7 @@ async function explainFailure(
   run: Run,
 ): Promise<unknown> {
   if (answer.next === 'install-torch') {
-    await offerInstall(python, ui);
+    await offerInstall(await ui.torch(python), ui);
     return undefined;
   }
   if (answer.next === 'choose-factory') {
@@ -162,7 +190,8 @@ export function topLevelFunctions(text: string): string[] {
   return [...text.matchAll(/^(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(/gm)].map((match) => match[1]);
 }
 
-/** Whether a code lens from the server is shown: Measure lenses only in a trusted workspace. */
+/** Whether a code lens from the server is shown: Measure lenses (and the install-torch lens
+ * that stands in for one) only in a trusted workspace. */
 export function keepLens(command: string | undefined, trusted: boolean): boolean {
-  return trusted || command !== MEASURE_COMMAND;
+  return trusted || (command !== MEASURE_COMMAND && command !== INSTALL_TORCH_COMMAND);
 }

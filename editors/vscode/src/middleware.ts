@@ -10,7 +10,9 @@
  * - `torchward.whyNoJob URI` (the "no job found — Why?" lens and status item): the reason
  *   and the next step in a message, with a button to open pyproject.toml;
  * - `torchward.measure URI` (the "Measure … (runs your code)" lens): asks first
- *   (./measure.ts), then sends it to the server.
+ *   (./measure.ts), then sends it to the server;
+ * - `torchward.installTorch URI` (the lens that stands in for Measure where torch is
+ *   missing): the server's install command with a Copy button (./measure.ts).
  *
  * Pure routing: the handlers are the extension's; tests give their own.
  */
@@ -22,6 +24,8 @@ export interface ClientSideCommands {
   whyNoJob(uri: string | undefined): Promise<unknown>;
   /** Consent, trust and torch checks before the server runs the user's code. */
   measure?(uri: string, options: Record<string, unknown>, run: (args: unknown[]) => Promise<unknown>): Promise<unknown>;
+  /** How to install torch where Measure needs it. */
+  installTorch?(): Promise<unknown>;
 }
 
 export type Next = (command: string, args: unknown[]) => unknown;
@@ -41,6 +45,9 @@ export function routeCommand(command: string, args: unknown[] | undefined, handl
     const second = args?.[1];
     const options = second !== null && typeof second === 'object' ? (second as Record<string, unknown>) : {};
     return handlers.measure(first, options, async (runArgs) => next(command, runArgs));
+  }
+  if (command === SERVER_COMMANDS.installTorch && handlers.installTorch) {
+    return handlers.installTorch();
   }
   return next(command, args ?? []);
 }

@@ -91,6 +91,13 @@ local function run()
   wait('a torchward/gpuFit notification', function() return require('torchward').fit(bufnr) ~= nil end)
   seen.gpu_fit = require('torchward').fit(bufnr)
   seen.statusline = require('torchward').statusline(bufnr)
+  -- the code lens says the same thing, in the same words (one rounding rule: the server's)
+  local lenses = client:request_sync('textDocument/codeLens',
+    { textDocument = vim.lsp.util.make_text_document_params(bufnr) }, TIMEOUT, bufnr)
+  seen.lens_titles = {}
+  for _, lens in ipairs(lenses and lenses.result or {}) do
+    table.insert(seen.lens_titles, lens.command and lens.command.title)
+  end
   step('gpuFit')
 
   local params = vim.lsp.util.make_range_params(0, client.offset_encoding)

@@ -120,9 +120,12 @@ def test_neovim_receives_diagnostics_hover_gpu_fit_and_applies_a_quick_fix(nvim,
     assert "TW001" in (seen["hover"] or ""), report
     assert seen["gpu_fit"]["uri"].endswith("/train.py") and seen["gpu_fit"]["gpu"], report
     assert seen["gpu_fit"]["status"] == "ok" and seen["gpu_fit"]["verdict"] == "fits", report
-    assert seen["statusline"].startswith("NVIDIA A100 80GB") and seen["statusline"].endswith(
-        "%) fits"
-    ), report
+    # the statusline shows the server's words, the peak lens's title: same units, same rounding
+    shown = seen["gpu_fit"]["display"]
+    assert seen["statusline"] == shown["summary"], report
+    assert seen["statusline"] in seen["lens_titles"], report
+    assert seen["statusline"].startswith(f"Peak ≈ {shown['peak']} on A100 80GB"), report
+    assert seen["statusline"].endswith(f"· fits ({shown['percent']})"), report
     assert seen["applied"] in seen["actions"], report
     assert seen["applied"] == "Store `loss.detach()` instead", report
     assert "        losses.append(loss.detach())" in seen["lines"], report
@@ -197,7 +200,8 @@ def test_the_shipped_config_starts_without_a_warning_and_follows_the_project(nvi
     assert "Warning" not in seen["messages"] and "Error" not in seen["messages"], report
     assert all((n.get("level") or 0) < 3 for n in seen["notified"]), report  # below WARN
     assert seen["gpt2_fit"]["status"] == "ok" and "A100 80GB" in seen["gpt2_fit"]["gpu"], report
-    assert seen["gpt2_statusline"].startswith("NVIDIA A100 80GB"), report
+    assert seen["gpt2_statusline"] == seen["gpt2_fit"]["display"]["summary"], report
+    assert " on A100 80GB" in seen["gpt2_statusline"], report
     assert "A100 80GB" in seen["tw010_before"], report
     assert "H100" in seen["tw010_after"] and not seen["edited"], report
     assert seen["local_fit"]["status"] == "no-job", report

@@ -1,7 +1,7 @@
 -- torchward helpers for Neovim: the GPU fit in the statusline and a GPU picker.
 --
 -- The server sends `torchward/gpuFit` {uri, status, gpu, peak, interval, percent,
--- verdict, reason} whenever the estimate of an open script changes; this module keeps
+-- verdict, reason, display} whenever the estimate of an open script changes; this module keeps
 -- the latest one per buffer and redraws the statusline, so `statusline()` is a plain
 -- table lookup that costs nothing on every redraw (no request to the server).
 --
@@ -13,8 +13,6 @@
 local M = {}
 
 local fits = {} -- bufnr -> last torchward/gpuFit params
-
-local GIB = 1024 * 1024 * 1024
 
 --- Called by the `torchward/gpuFit` handler of lsp/torchward.lua.
 function M.on_gpu_fit(_, result, _)
@@ -36,18 +34,16 @@ function M.fit(bufnr)
   return fits[bufnr]
 end
 
-local function gib(bytes)
-  return string.format('%.1f GiB', bytes / GIB)
-end
-
 M.NO_JOB = 'torchward: no job found — Why? (:TorchwardWhy)'
 -- a Python file without a training run (no PyTorch, or a module that trains nothing)
 M.NO_TRAINING = 'torchward: no training job (:TorchwardWhy)'
 
---- A short text for a statusline: "A100 80GB 38.1 GiB (48%) fits"; '' when there is
---- nothing to say (not a torchward buffer, estimator off). A training script whose job
---- cannot be sized says so, and so does a file without a training run: `:TorchwardWhy`
---- tells why and what to do.
+--- A short text for a statusline: the server's own words for the fit, the title of its
+--- code lens ("Peak ≈ 38.1 GiB on A100 80GB SXM4 · fits (48%)", `display.summary` of the
+--- gpuFit), so units and rounding are the server's and never disagree with the lens or
+--- the hover; '' when there is nothing to say (not a torchward buffer, estimator off, a
+--- server too old to send it). A training script whose job cannot be sized says so, and
+--- so does a file without a training run: `:TorchwardWhy` tells why and what to do.
 function M.statusline(bufnr)
   local fit = M.fit(bufnr)
   if fit == nil then
@@ -62,16 +58,11 @@ function M.statusline(bufnr)
   if fit.status == 'none' then
     return M.NO_TRAINING
   end
-  if fit.status ~= 'ok' or type(fit.peak) ~= 'number' then
+  local display = fit.display
+  if fit.status ~= 'ok' or type(display) ~= 'table' or type(display.summary) ~= 'string' then
     return ''
   end
-  local text = gib(fit.peak)
-  if type(fit.percent) == 'number' then
-    text = string.format('%s (%d%%)', text, math.floor(fit.percent + 0.5))
-  end
-  local gpu = type(fit.gpu) == 'string' and (fit.gpu .. ' ') or ''
-  local verdict = type(fit.verdict) == 'string' and (' ' .. fit.verdict) or ''
-  return gpu .. text .. verdict
+  return display.summary
 end
 
 local function clients(bufnr)

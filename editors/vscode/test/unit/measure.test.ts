@@ -10,7 +10,8 @@ import {
   CHOOSE_FUNCTION,
   COPY_INSTALL,
   consentText,
-  installCommand,
+  INSTALL_TORCH_COMMAND,
+  installTorch,
   keepLens,
   MEASURE_COMMAND,
   measure,
@@ -23,6 +24,9 @@ import { routeCommand } from '../../src/middleware';
 
 const URI = 'file:///work/gpt/train.py';
 const PYTHON = '/work/venv/bin/python';
+// what the server answers (server/torch_probe.py) on a machine without an NVIDIA GPU
+const INSTALL = `${PYTHON} -m pip install torch --index-url https://download.pytorch.org/whl/cpu`;
+const NO_TORCH = { python: PYTHON, importable: false, command: INSTALL };
 
 function fakeUi(overrides: Partial<MeasureUi> & { answers?: (string | undefined)[] } = {}) {
   const log: string[] = [];
@@ -35,8 +39,10 @@ function fakeUi(overrides: Partial<MeasureUi> & { answers?: (string | undefined)
     rememberConsent: async (list) => {
       consent = list;
     },
-    torchImportable: async () => true,
-    hasNvidiaGpu: async () => false,
+    torch: async (python) => {
+      log.push(`torch? ${python}`);
+      return { python, importable: true, command: INSTALL };
+    },
     askModal: async (message, detail) => {
       log.push(`modal ${message} | ${detail}`);
       return answers.shift();
@@ -74,17 +80,50 @@ describe('Measure asks first', () => {
     expect(keepLens(MEASURE_COMMAND, false)).toBe(false);
     expect(keepLens('torchward.selectGpu', false)).toBe(true);
     expect(keepLens(MEASURE_COMMAND, true)).toBe(true);
+    expect(keepLens(INSTALL_TORCH_COMMAND, false)).toBe(false);
+    expect(keepLens(INSTALL_TORCH_COMMAND, true)).toBe(true);
   });
 
-  it('offers the CPU install command instead of asking, when torch does not import', async () => {
-    const { ui, log, runs, run } = fakeUi({ torchImportable: async () => false, answers: [COPY_INSTALL] });
-    await measure(URI, {}, ui, run);
+  it("offers the server's install command instead of asking, when torch does not import", async () => {
+    const { ui, log, runs, run } = fakeUi({ torch: async () => NO_TORCH, answers: [COPY_INSTALL] });
+    const answer = await measure(URI, {}, ui, run);
+    expect(answer).toMatchObject({ status: 'error', next: 'install-torch' });
     expect(runs).toEqual([]);
     expect(log.some((line) => line.startsWith('modal'))).toBe(false);
-    const command = installCommand(PYTHON, false);
-    expect(command).toContain('download.pytorch.org/whl/cpu');
-    expect(log).toContain(`copy ${command}`);
-    expect(installCommand(PYTHON, true)).not.toContain('/cpu');
+    expect(log).toContain(`warning torchward: Measure needs torch in ${PYTHON}. Install it with: ${INSTALL} [${COPY_INSTALL}]`);
+    expect(log).toContain(`copy ${INSTALL}`);
+  });
+
+  it('runs when the interpreter cannot be asked: no judgement, the failure explains', async () => {
+    const { ui, runs, run } = fakeUi({ torch: async (python) => ({ python, importable: null, command: '' }), answers: [RUN_ACTION] });
+    await measure(URI, {}, ui, run);
+    expect(runs).toHaveLength(1);
+  });
+
+  it('answers the install-torch lens with the command and a Copy button, or that Measure is back', async () => {
+    const missing = fakeUi({ torch: async () => NO_TORCH, answers: [COPY_INSTALL] });
+    expect(await installTorch(missing.ui)).toEqual(NO_TORCH);
+    expect(missing.log).toContain(`copy ${INSTALL}`);
+    expect(missing.runs).toEqual([]);
+    const installed = fakeUi();
+    await installTorch(installed.ui);
+    expect(installed.log).toEqual([`torch? ${PYTHON}`, `info torchward: torch is installed in ${PYTHON}; "Measure with your model" is available. []`]);
+    const untrusted = fakeUi({ isTrusted: () => false });
+    expect(await installTorch(untrusted.ui)).toBeUndefined();
+    expect(untrusted.log).toEqual([`info ${UNTRUSTED_MESSAGE} []`]);
+  });
+
+  it('is what the install-torch lens runs: the middleware routes torchward.installTorch to it', async () => {
+    const calls: string[] = [];
+    const handlers = {
+      pickGpu: async () => undefined,
+      explain: async () => undefined,
+      whyNoJob: async () => undefined,
+      installTorch: async () => calls.push('installTorch'),
+    };
+    await routeCommand(SERVER_COMMANDS.installTorch, [URI], handlers, (command) => calls.push(`server ${command}`));
+    expect(calls).toEqual(['installTorch']);
+    expect(SERVER_COMMANDS.installTorch).toBe(INSTALL_TORCH_COMMAND);
   });
 
   it('asks once per workspace and interpreter, naming the interpreter, the script and what runs', async () => {

@@ -91,7 +91,8 @@ class RetainedGraph(Rule):
     `no_grad`/`inference_mode` (also when a caller disables gradients, or a guard held
     in a variable does), for statistics unpacked next to a loss from a function the file
     cannot see (`loss, items = compute_loss(...)`: only what reaches `backward()` is
-    proven), and when the container is returned from a function that nothing in the
+    proven) or whose `return` detaches them (`return loss, parts.detach()` in another
+    module, read from its text even past the budget of calls followed), and when the container is returned from a function that nothing in the
     file calls and its values were never backpropagated in the loop (the caller may
     backpropagate through them). A graph known only from a parameter's name has low
     confidence and is reported one severity lower.

@@ -128,3 +128,37 @@ def test_a_positional_shuffle_flag_is_not_mistaken_for_a_sampler():
     )
     found = [f for f in findings(source) if f.code == "TW012"]
     assert [f.span.line for f in found] == [5]
+
+
+def _lines(source: str, code: str) -> list[int]:
+    return [f.span.line for f in findings(source) if f.code == code]
+
+
+def test_compile_in_a_layer_loop_nested_in_the_training_loop_is_reported():
+    # each step re-compiles every block: the loop around the call is over layers, but the
+    # training loop around that one runs it every iteration
+    source = (
+        "import torch\n"
+        "def train(model, loader, opt, crit):\n"
+        "    for x, y in loader:\n"
+        "        for block in model.blocks:\n"
+        "            block.attn = torch.compile(block.attn)\n"
+        "        crit(model(x), y).backward()\n"
+        "        opt.step()\n"
+    )
+    assert _lines(source, "TW016") == [5]
+
+
+def test_compile_in_a_layer_loop_stays_quiet_when_the_step_gates_it():
+    # compiled lazily, on the first step only: an if inside the training loop encloses it
+    source = (
+        "import torch\n"
+        "def train(model, loader, opt, crit):\n"
+        "    for step, (x, y) in enumerate(loader):\n"
+        "        if step == 0:\n"
+        "            for block in model.blocks:\n"
+        "                block.attn = torch.compile(block.attn)\n"
+        "        crit(model(x), y).backward()\n"
+        "        opt.step()\n"
+    )
+    assert _lines(source, "TW016") == []

@@ -238,7 +238,11 @@ class CallsMixin:
         args, kwargs = self.arguments(node)
         inputs = combine([*args, *kwargs.values()])
         result = Value(
-            kind=Kind.TENSOR, locs=inputs.locs, activation=model.activation, scaled=False
+            kind=Kind.TENSOR,
+            locs=inputs.locs,
+            activation=model.activation,
+            scaled=False,
+            proven_tensor=model.tensor_forward,
         )
         if model.activation:
             ending = (
@@ -379,14 +383,14 @@ class CallsMixin:
             )
         if kind is Kind.MODEL:
             leaf = name.rsplit(".", 1)[-1]
+            value = evolve(value, tensor_forward=name in tensors.TENSOR_LAYERS)
             if name in catalog.ACTIVATION_MODULES:
                 return evolve(value, activation=catalog.ACTIVATION_MODULES[name])
             if name in catalog.RAW_OUTPUT_MODULES:
                 return evolve(value, activation="raw")
             if leaf == "Sequential" and args:
-                return evolve(
-                    value, activation=args[-1].activation if args[-1].kind is Kind.MODEL else None
-                )
+                last = args[-1] if args[-1].kind is Kind.MODEL else UNKNOWN
+                return evolve(value, activation=last.activation, tensor_forward=last.tensor_forward)
             return value
         if kind is Kind.LOADER:
             dataset = args[0] if args else kwargs.get("dataset", UNKNOWN)

@@ -63,8 +63,9 @@ class RetainedGraph(Rule):
 
     ## Fix safety
     The fix stores `x.detach()` (`(a * b).detach()` for a compound expression), and is
-    offered only when the analysis proves that the stored value is a tensor (a loss or a
-    tensor operation's result): on a tuple, a namedtuple, a dict, a `ModelOutput` or a
+    offered only when the analysis proves that the stored value is a tensor (a loss, a
+    tensor operation's result, or the output of a `torch.nn` layer that returns one
+    tensor, such as `nn.Linear`): on a tuple, a namedtuple, a dict, a `ModelOutput` or a
     model's output of unknown type `.detach()` raises, so those get no fix. It is safe
     only when, besides, nothing stored can reach a `backward()`: the container is a
     local of the function and every other read of it ends in a number or a report
@@ -161,10 +162,15 @@ class RetainedGraph(Rule):
             line=7,
             fixed=None,  # not proven a tensor (a model output, an unknown criterion's result)
         ),
+        # a Linear layer returns one tensor: `.detach()` is proven to work (unsafe: the
+        # dict is a module global that other code may read)
         Invalid(
             "import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 2)\nloader = torch.utils.data.DataLoader(range(8))\nhist = {}\nfor i, x in enumerate(loader):\n    out = model(x)\n    hist[i] = out\n",
             line=8,
-            fixed=None,  # not proven a tensor (a model output, an unknown criterion's result)
+            fixed=Fixed(
+                "import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 2)\nloader = torch.utils.data.DataLoader(range(8))\nhist = {}\nfor i, x in enumerate(loader):\n    out = model(x)\n    hist[i] = out.detach()\n",
+                Applicability.UNSAFE,
+            ),
         ),
         Invalid(
             "import torch\nclass Trainer:\n    def __init__(self, model, loader):\n        self.model = model\n        self.loader = loader\n        self.losses = []\n    def fit(self):\n        for x, y in self.loader:\n            loss = self.model(x).sum()\n            self.losses.append(loss)\n            loss.backward()\n",

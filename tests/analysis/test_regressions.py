@@ -6,6 +6,7 @@ Each case names the code it came from; the snippets are reduced rewrites, not co
 from __future__ import annotations
 
 from torchward.analysis import Severity, analyze_source
+from torchward.analysis.finding import Proof
 
 
 def findings(source: str):
@@ -162,3 +163,46 @@ def test_compile_in_a_layer_loop_stays_quiet_when_the_step_gates_it():
         "        opt.step()\n"
     )
     assert _lines(source, "TW016") == []
+
+
+def _stored_proofs(source: str) -> list[tuple[int, bool]]:
+    """TW001's findings: line, and whether the stored value is proven a tensor."""
+    return [
+        (f.span.line, Proof.STORED_TENSOR in f.proofs)
+        for f in findings(source)
+        if f.code == "TW001"
+    ]
+
+
+def test_a_reduction_of_a_known_layers_output_is_proven_a_tensor():
+    # ``nn.Linear(...)(x).sum()``: a Linear returns one tensor, so its sum is one, and
+    # the `.detach()` the fix writes cannot raise; a Sequential ending in one is the same
+    source = (
+        "import torch.nn as nn\n"
+        "def train(loader):\n"
+        "    head = nn.Sequential(nn.Conv2d(3, 8, 3), nn.Flatten(), nn.Linear(8, 2))\n"
+        "    kept = []\n"
+        "    for x in loader:\n"
+        "        kept.append(nn.Linear(4, 2)(x).sum())\n"
+        "        kept.append(head(x).mean())\n"
+        "    print(len(kept))\n"
+    )
+    assert _stored_proofs(source) == [(6, True), (7, True)]
+
+
+def test_a_reduction_of_a_layer_that_returns_a_tuple_is_not_proven():
+    # an LSTM returns (output, (h, c)); a Sequential ending in one returns that tuple, and
+    # a layer chosen on one path only proves nothing after the branches join
+    source = (
+        "import torch.nn as nn\n"
+        "def train(loader, model, deep):\n"
+        "    rnn = nn.Sequential(nn.Linear(4, 4), nn.LSTM(4, 4))\n"
+        "    either = nn.Linear(4, 2) if deep else model\n"
+        "    kept = []\n"
+        "    for x in loader:\n"
+        "        kept.append(nn.LSTM(4, 4)(x).sum())\n"
+        "        kept.append(rnn(x).sum())\n"
+        "        kept.append(either(x).sum())\n"
+        "    print(len(kept))\n"
+    )
+    assert _stored_proofs(source) == [(7, False), (8, False), (9, False)]

@@ -104,6 +104,14 @@ def _argument_value(
     return args[position] if len(args) > position and not starred else UNKNOWN
 
 
+def _single_root(roots: ast.expr | None) -> str | None:
+    """The variable a backward function frees: ``loss`` in ``backward(loss)`` or
+    ``backward(ctx, [loss])``; None for several roots or an expression."""
+    if isinstance(roots, (ast.List, ast.Tuple)) and len(roots.elts) == 1:
+        roots = roots.elts[0]
+    return dotted(roots) if roots is not None else None
+
+
 def _known_unsharded(sampler: Value) -> bool:
     """A torch sampler known to give every rank the whole dataset."""
     return (
@@ -340,8 +348,15 @@ class CallsMixin:
         if name == "torch.autograd.grad":
             self.emit(EventKind.GRAD_CALL, node, value=first)
             return Value(kind=Kind.CONTAINER)
-        if name == "torch.autograd.backward":
-            self.backward(first, node, framework=None)
+        if name in catalog.BACKWARD_FUNCTIONS:
+            argument, position = catalog.BACKWARD_FUNCTIONS[name]
+            roots = keyword(node, argument, position)
+            self.backward(
+                _argument_value(node, args, kwargs, argument, position),
+                node,
+                framework=None,
+                path=_single_root(roots),
+            )
             return UNKNOWN
         kind = catalog.kind_of_constructor(name)
         if kind is not None:

@@ -221,6 +221,12 @@ DETACHING_BUILTINS = {
 #: builtins that dispatch to a tensor's own operator (``Tensor.__abs__``,
 #: ``Tensor.__round__``) and so return a tensor on the same graph
 GRAPH_KEEPING_BUILTINS = {"abs", "round"}
+#: functions that run a backward: the argument holding the roots (a tensor or a sequence
+#: of them), by keyword and position
+BACKWARD_FUNCTIONS = {
+    "torch.autograd.backward": ("tensors", 0),
+    "torch.distributed.autograd.backward": ("roots", 1),  # (context_id, roots)
+}
 DETACHING_TORCH_FUNCTIONS = {
     "torch.argmax",
     "torch.argmin",

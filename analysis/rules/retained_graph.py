@@ -22,6 +22,21 @@ def _escaping_locs(facts) -> frozenset:
     return frozenset(found)
 
 
+def _chained_every_iteration(trace, store, loop: int) -> bool:
+    """A backward inside ``loop`` (the innermost loop the stored value outlives) reads
+    what that loop stores, and nothing resets it: each iteration's graph hangs on the
+    previous ones' (a recurrent state carried across steps and never detached), so the
+    graph is not kept for one later backward but grows with every step. A backward after
+    that loop (an episode's losses backpropagated at its end) keeps them on purpose."""
+    return any(
+        event.kind is EventKind.BACKWARD
+        and loop in event.loops
+        and event.value is not None
+        and store.loc in event.value.locs
+        for event in trace.events
+    )
+
+
 @functools.lru_cache(maxsize=4096)  # re-asked for every stored value on each keystroke
 def _called(text: str | None, method: str) -> str:
     """``text.method()``, parenthesised when ``text`` is not atomic: ``(a * b).detach()``."""
@@ -87,7 +102,9 @@ class RetainedGraph(Rule):
     (`self.history.append(loss)` in a `step()` method called by the epoch loop) is
     reported at the helper's statement.
     The rule is quiet when the values stored later reach a `backward()` (summed
-    micro-batch losses), when the container — or the variable stored into, such as a
+    micro-batch losses) — but not when a `backward()` inside the same loop reads them on
+    every step without a reset (a recurrent state carried across steps, never
+    detached: each step's graph chains onto the last) —, when the container — or the variable stored into, such as a
     dict a loss function returned — is bound inside the iteration, under
     `no_grad`/`inference_mode` (also when a caller disables gradients, or a guard held
     in a variable does), for statistics unpacked next to a loss from a function the file
@@ -230,11 +247,13 @@ class RetainedGraph(Rule):
             retained = [loop for loop in store.loops if loop not in created]
             if not retained or not is_iteration_loop(trace, retained[0]):
                 continue
-            if store.loc in facts.backwarded_locs:
-                continue  # the stored graphs are backpropagated later: kept on purpose
             # ``running_loss = 0`` / ``window.clear()`` inside the loop as well: reset every
             # update, so only the micro-steps between resets are kept; a bounded window.
             reset = any(retained[0] in loops for loops in created_at_store[(id(trace), store.span)])
+            if store.loc in facts.backwarded_locs and (
+                reset or not _chained_every_iteration(trace, store, retained[-1])
+            ):
+                continue  # the stored graphs are backpropagated later: kept on purpose
             if reset and value.backwarded is not None:
                 continue  # graphs already freed by backward, held until the next reset: no leak
             later = trace.events[trace.events.index(store) + 1 :]

@@ -5,6 +5,7 @@ Each case names the code it came from; the snippets are reduced rewrites, not co
 
 from __future__ import annotations
 
+import pytest
 from torchward.analysis import Severity, analyze_source
 from torchward.analysis.finding import Proof
 
@@ -206,3 +207,65 @@ def test_a_reduction_of_a_layer_that_returns_a_tuple_is_not_proven():
         "    print(len(kept))\n"
     )
     assert _stored_proofs(source) == [(7, False), (8, False), (9, False)]
+
+
+def _store_messages(source: str) -> list[tuple[int, str]]:
+    return [(f.span.line, f.message) for f in findings(source) if f.code == "TW001"]
+
+
+DIST_AUTOGRAD_STEP = (
+    "{imports}"
+    "def train(model, loader, opt):\n"
+    "    losses = []\n"
+    "    for x in loader:\n"
+    "        with {ctx}() as ctx:\n"
+    "            loss = model(x).sum()\n"
+    "            losses.append(loss)\n"
+    "            {backward}(ctx, [loss])\n"
+    "            opt.step(ctx)\n"
+    "    print(len(losses))\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("imports", "prefix"),
+    [
+        ("import torch\nimport torch.distributed.autograd\n", "torch.distributed.autograd"),
+        ("import torch.distributed.autograd as dist_autograd\n", "dist_autograd"),
+    ],
+)
+def test_distributed_autograd_backward_is_the_iterations_backward(imports: str, prefix: str):
+    # RPC training (pytorch/examples' distributed RNN): ``dist_autograd.backward(ctx,
+    # [loss])`` runs the backward of ``loss``, as ``loss.backward()`` does locally
+    source = DIST_AUTOGRAD_STEP.format(
+        imports=imports, ctx=f"{prefix}.context", backward=f"{prefix}.backward"
+    )
+    local = DIST_AUTOGRAD_STEP.format(
+        imports="import contextlib\n", ctx="contextlib.nullcontext", backward="loss.backward"
+    ).replace("loss.backward(ctx, [loss])", "loss.backward()")
+    [(line, message)] = _store_messages(source)
+    assert source.splitlines()[line - 1].strip() == "losses.append(loss)"
+    assert "before its backward() has run" in message
+    assert [m for _, m in _store_messages(local)] == [message]
+
+
+def test_a_carried_state_backpropagated_every_step_is_reported():
+    # truncated backpropagation through time without the truncation: the state carried
+    # into the next step keeps this step's graph, and the next backward runs through it
+    # (the backward in the loop reads it, yet it is not kept for that backward's sake)
+    source = (
+        "import torch\n"
+        "import torch.nn as nn\n"
+        "def train(loader, opt):\n"
+        "    rnn = nn.GRU(4, 8)\n"
+        "    hidden = torch.zeros(1, 2, 8)\n"
+        "    for x in loader:\n"
+        "        out, hidden = rnn(x, hidden)\n"
+        "        out.sum().backward()\n"
+        "        opt.step()\n"
+    )
+    assert _lines(source, "TW001") == [7]
+    detached = source.replace(
+        "rnn(x, hidden)\n", "rnn(x, hidden)\n        hidden = hidden.detach()\n"
+    )
+    assert _lines(detached, "TW001") == []

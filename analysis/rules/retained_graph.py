@@ -27,7 +27,12 @@ def _chained_every_iteration(trace, store, loop: int) -> bool:
     what that loop stores, and nothing resets it: each iteration's graph hangs on the
     previous ones' (a recurrent state carried across steps and never detached), so the
     graph is not kept for one later backward but grows with every step. A backward after
-    that loop (an episode's losses backpropagated at its end) keeps them on purpose."""
+    that loop (an episode's losses backpropagated at its end) keeps them on purpose. Only
+    a store into the carried variable itself counts: a container bound in the iteration
+    whose values were read from it (a model's output dict, computed from inputs taken out
+    of an accumulation list) is not what the next step backpropagates through."""
+    if store.store is None or store.loc is None or store.store.container != store.loc.name:
+        return False  # stored into something else that only read from it (a fresh dict)
     return any(
         event.kind is EventKind.BACKWARD
         and loop in event.loops

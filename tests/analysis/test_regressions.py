@@ -269,3 +269,28 @@ def test_a_carried_state_backpropagated_every_step_is_reported():
         "rnn(x, hidden)\n", "rnn(x, hidden)\n        hidden = hidden.detach()\n"
     )
     assert _lines(detached, "TW001") == []
+
+
+def test_a_fresh_output_dict_computed_from_accumulated_inputs_is_not_a_carried_state():
+    # open_clip's legacy gradient accumulation: inputs are cached in lists across
+    # micro-batches, then each is re-run; a helper edits the output dict of this pass in
+    # place. The dict is new every pass; it only read the cached inputs
+    source = (
+        "import torch\n"
+        "def shift(out, texts):\n"
+        '    out["logits"] = out["logits"][:, :-1]\n'
+        "    return out\n"
+        "def train(model, loader, opt, accum):\n"
+        "    cached = []\n"
+        "    for i, texts in enumerate(loader):\n"
+        "        cached.append(texts)\n"
+        "        if (i + 1) % accum:\n"
+        "            continue\n"
+        "        for j in range(accum):\n"
+        "            out = model(cached[j])\n"
+        "            out = shift(out, cached[j])\n"
+        '            out["logits"].sum().backward()\n'
+        "        opt.step()\n"
+        "        cached = []\n"
+    )
+    assert _lines(source, "TW001") == []

@@ -355,6 +355,9 @@ class CallsMixin:
                 _argument_value(node, args, kwargs, argument, position),
                 node,
                 framework=None,
+                # third in both signatures: (tensors, grad_tensors, retain_graph) and
+                # (context_id, roots, retain_graph)
+                retain_graph=literal(keyword(node, "retain_graph", 2)) is True,
                 path=_single_root(roots),
             )
             return UNKNOWN

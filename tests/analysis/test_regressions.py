@@ -296,3 +296,32 @@ def test_a_fresh_output_dict_computed_from_accumulated_inputs_is_not_a_carried_s
         "        cached = []\n"
     )
     assert _lines(source, "TW001") == []
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "torch.autograd.backward(out, retain_graph=True)",
+        "torch.autograd.backward([out], None, True)",
+    ],
+)
+def test_a_backward_function_keeps_its_retain_graph(call: str):
+    # the function form of ``out.backward(retain_graph=True)``: a gradient-comparison
+    # harness for TW003, as the method form is (a note, not an error)
+    source = (
+        "import torch\n"
+        "def compare(model, loader, opt):\n"
+        "    for x in loader:\n"
+        "        out = model(x).sum()\n"
+        f"        {call}\n"
+        "        out.backward()\n"
+        "        opt.step()\n"
+    )
+    method = source.replace(call, "out.backward(retain_graph=True)")
+    plain = source.replace(call, "torch.autograd.backward(out)")
+    severities = [
+        [(f.span.line, f.severity) for f in findings(s) if f.code == "TW003"]
+        for s in (source, method, plain)
+    ]
+    assert severities[0] == severities[1] == [(7, Severity.NOTE)]
+    assert severities[2] == [(7, Severity.WARNING)]

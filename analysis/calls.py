@@ -349,12 +349,12 @@ class CallsMixin:
             self.emit(EventKind.GRAD_CALL, node, value=first)
             return Value(kind=Kind.CONTAINER)
         if name in catalog.BACKWARD_FUNCTIONS:
-            argument, position = catalog.BACKWARD_FUNCTIONS[name]
+            argument, position, framework = catalog.BACKWARD_FUNCTIONS[name]
             roots = keyword(node, argument, position)
             self.backward(
                 _argument_value(node, args, kwargs, argument, position),
                 node,
-                framework=None,
+                framework=framework,
                 # third in both signatures: (tensors, grad_tensors, retain_graph) and
                 # (context_id, roots, retain_graph)
                 retain_graph=literal(keyword(node, "retain_graph", 2)) is True,

@@ -325,3 +325,24 @@ def test_a_backward_function_keeps_its_retain_graph(call: str):
     ]
     assert severities[0] == severities[1] == [(7, Severity.NOTE)]
     assert severities[2] == [(7, Severity.WARNING)]
+
+
+def test_a_distributed_autograd_step_needs_no_zero_grad():
+    # pytorch/examples' RPC training: each iteration opens a distributed autograd context
+    # that holds that iteration's gradients, so there is nothing to reset between steps;
+    # the same loop with the local backward accumulates into ``.grad`` and is reported
+    source = (
+        "import torch\n"
+        "import torch.distributed.autograd as dist_autograd\n"
+        "from torch.distributed.optim import DistributedOptimizer\n"
+        "def train(model, loader, params, criterion):\n"
+        "    opt = DistributedOptimizer(torch.optim.SGD, params, lr=0.05)\n"
+        "    for x, y in loader:\n"
+        "        with dist_autograd.context() as context_id:\n"
+        "            loss = criterion(model(x), y)\n"
+        "            dist_autograd.backward(context_id, [loss])\n"
+        "            opt.step(context_id)\n"
+    )
+    local = source.replace("dist_autograd.backward(context_id, [loss])", "loss.backward()")
+    assert _lines(source, "TW003") == []
+    assert _lines(local, "TW003") == [10]

@@ -104,6 +104,14 @@ def _argument_value(
     return args[position] if len(args) > position and not starred else UNKNOWN
 
 
+def _single_root(roots: ast.expr | None) -> str | None:
+    """The variable a backward function frees: ``loss`` in ``backward(loss)`` or
+    ``backward(ctx, [loss])``; None for several roots or an expression."""
+    if isinstance(roots, (ast.List, ast.Tuple)) and len(roots.elts) == 1:
+        roots = roots.elts[0]
+    return dotted(roots) if roots is not None else None
+
+
 def _known_unsharded(sampler: Value) -> bool:
     """A torch sampler known to give every rank the whole dataset."""
     return (
@@ -238,7 +246,11 @@ class CallsMixin:
         args, kwargs = self.arguments(node)
         inputs = combine([*args, *kwargs.values()])
         result = Value(
-            kind=Kind.TENSOR, locs=inputs.locs, activation=model.activation, scaled=False
+            kind=Kind.TENSOR,
+            locs=inputs.locs,
+            activation=model.activation,
+            scaled=False,
+            proven_tensor=model.tensor_forward,
         )
         if model.activation:
             ending = (
@@ -336,8 +348,18 @@ class CallsMixin:
         if name == "torch.autograd.grad":
             self.emit(EventKind.GRAD_CALL, node, value=first)
             return Value(kind=Kind.CONTAINER)
-        if name == "torch.autograd.backward":
-            self.backward(first, node, framework=None)
+        if name in catalog.BACKWARD_FUNCTIONS:
+            argument, position, framework = catalog.BACKWARD_FUNCTIONS[name]
+            roots = keyword(node, argument, position)
+            self.backward(
+                _argument_value(node, args, kwargs, argument, position),
+                node,
+                framework=framework,
+                # third in both signatures: (tensors, grad_tensors, retain_graph) and
+                # (context_id, roots, retain_graph)
+                retain_graph=literal(keyword(node, "retain_graph", 2)) is True,
+                path=_single_root(roots),
+            )
             return UNKNOWN
         kind = catalog.kind_of_constructor(name)
         if kind is not None:
@@ -379,14 +401,14 @@ class CallsMixin:
             )
         if kind is Kind.MODEL:
             leaf = name.rsplit(".", 1)[-1]
+            value = evolve(value, tensor_forward=name in tensors.TENSOR_LAYERS)
             if name in catalog.ACTIVATION_MODULES:
                 return evolve(value, activation=catalog.ACTIVATION_MODULES[name])
             if name in catalog.RAW_OUTPUT_MODULES:
                 return evolve(value, activation="raw")
             if leaf == "Sequential" and args:
-                return evolve(
-                    value, activation=args[-1].activation if args[-1].kind is Kind.MODEL else None
-                )
+                last = args[-1] if args[-1].kind is Kind.MODEL else UNKNOWN
+                return evolve(value, activation=last.activation, tensor_forward=last.tensor_forward)
             return value
         if kind is Kind.LOADER:
             dataset = args[0] if args else kwargs.get("dataset", UNKNOWN)

@@ -221,6 +221,14 @@ DETACHING_BUILTINS = {
 #: builtins that dispatch to a tensor's own operator (``Tensor.__abs__``,
 #: ``Tensor.__round__``) and so return a tensor on the same graph
 GRAPH_KEEPING_BUILTINS = {"abs", "round"}
+#: functions that run a backward: the argument holding the roots (a tensor or a sequence
+#: of them), by keyword and position, and the framework whose semantics apply (its traits
+#: in the library-effects table; None: plain torch, gradients accumulate in ``.grad``)
+BACKWARD_FUNCTIONS: dict[str, tuple[str, int, str | None]] = {
+    "torch.autograd.backward": ("tensors", 0, None),
+    # (context_id, roots): the gradients go to the context, a fresh one per iteration
+    "torch.distributed.autograd.backward": ("roots", 1, "torch.distributed.autograd"),
+}
 DETACHING_TORCH_FUNCTIONS = {
     "torch.argmax",
     "torch.argmin",

@@ -198,7 +198,7 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
             retain_graph=retain_graph,
         )
         target = path
-        if framework and node.args:
+        if target is None and framework and node.args:
             target = dotted(node.args[0])
         elif target is None:
             target = _scaled_operand(node)  # ``scaler.scale(loss).backward()`` frees ``loss``

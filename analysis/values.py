@@ -202,6 +202,9 @@ class Value:
     # function's result, arithmetic with one), not merely a value with a graph that may be
     # a tuple, dict or ``ModelOutput``; a fix that calls ``.detach()`` on it relies on this
     proven_tensor: bool = False
+    # a must-fact, models only: a ``torch.nn`` layer whose call returns one tensor
+    # (:data:`~torchward.analysis.tensors.TENSOR_LAYERS`), so its output is proven a tensor
+    tensor_forward: bool = False
     # launch mode only (:mod:`.launch`): the value a plain launch gives it, where it was
     # set and the path condition it holds under; None in a lint run
     constant: ConstantFact | None = None
@@ -318,6 +321,7 @@ def merge_fields(a: Value, b: Value) -> Value:
         sampler_facts=_join_records(a.sampler_facts, b.sampler_facts, SamplerFacts.join),
         dataset_facts=_join_records(a.dataset_facts, b.dataset_facts, DatasetFacts.join),
         proven_tensor=a.proven_tensor and b.proven_tensor,
+        tensor_forward=a.tensor_forward and b.tensor_forward,
         constant=join_constants(a.constant, b.constant),
     )
 

@@ -10,7 +10,7 @@ so the call applies to the whole stored value and never to its last operand.
 
 1. *It is a tensor.* The analysis proved the stored value is a ``torch.Tensor``
    (:attr:`~torchward.analysis.finding.Proof.STORED_TENSOR`: a loss, a tensor
-   operation's result), not a tuple, dict, ``ModelOutput`` or number, on which
+   operation's result, the output of a ``torch.nn`` layer that returns one tensor), not a tuple, dict, ``ModelOutput`` or number, on which
    ``.detach()`` would raise.
 2. *The container is private to the function.* It is a plain local name bound in this
    function (not an attribute such as ``self.losses``, not a parameter, not declared

@@ -42,8 +42,8 @@ class CompileInLoop(Rule):
     ## Known limitations
     Only `torch.compile` by its qualified name counts; loops over models or
     configurations (a benchmark compiling each model once) are not iteration loops and
-    are not flagged. A call under an `if` in the loop (compile once, lazily) is not
-    flagged.
+    are not flagged, but a loop over layers nested in the training loop runs every step
+    and is. A call under an `if` in the loop (compile once, lazily) is not flagged.
     """
 
     code = "TW016"
@@ -91,11 +91,21 @@ class CompileInLoop(Rule):
         for trace, compiled in events(facts, EventKind.COMPILE):
             if not compiled.loops or compiled.span in reported:
                 continue
-            loop = compiled.loops[-1]
-            if any(gate.loop == loop for gate in compiled.gates):
+            # the innermost iteration loop around the call: a loop over layers inside
+            # the training loop still runs once per step
+            inside = next(
+                (
+                    compiled.loops[k:]
+                    for k in range(len(compiled.loops) - 1, -1, -1)
+                    if is_iteration_loop(trace, compiled.loops[k])
+                ),
+                None,
+            )
+            if inside is None:
                 continue
-            if not is_iteration_loop(trace, loop):
-                continue
+            loop = inside[0]
+            if any(gate.loop in inside for gate in compiled.gates):
+                continue  # an if inside that loop encloses it: compiled lazily, or on some steps
             reported.add(compiled.span)
             yield self.finding(
                 compiled.span,

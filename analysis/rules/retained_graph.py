@@ -22,6 +22,26 @@ def _escaping_locs(facts) -> frozenset:
     return frozenset(found)
 
 
+def _chained_every_iteration(trace, store, loop: int) -> bool:
+    """A backward inside ``loop`` (the innermost loop the stored value outlives) reads
+    what that loop stores, and nothing resets it: each iteration's graph hangs on the
+    previous ones' (a recurrent state carried across steps and never detached), so the
+    graph is not kept for one later backward but grows with every step. A backward after
+    that loop (an episode's losses backpropagated at its end) keeps them on purpose. Only
+    a store into the carried variable itself counts: a container bound in the iteration
+    whose values were read from it (a model's output dict, computed from inputs taken out
+    of an accumulation list) is not what the next step backpropagates through."""
+    if store.store is None or store.loc is None or store.store.container != store.loc.name:
+        return False  # stored into something else that only read from it (a fresh dict)
+    return any(
+        event.kind is EventKind.BACKWARD
+        and loop in event.loops
+        and event.value is not None
+        and store.loc in event.value.locs
+        for event in trace.events
+    )
+
+
 @functools.lru_cache(maxsize=4096)  # re-asked for every stored value on each keystroke
 def _called(text: str | None, method: str) -> str:
     """``text.method()``, parenthesised when ``text`` is not atomic: ``(a * b).detach()``."""
@@ -63,8 +83,9 @@ class RetainedGraph(Rule):
 
     ## Fix safety
     The fix stores `x.detach()` (`(a * b).detach()` for a compound expression), and is
-    offered only when the analysis proves that the stored value is a tensor (a loss or a
-    tensor operation's result): on a tuple, a namedtuple, a dict, a `ModelOutput` or a
+    offered only when the analysis proves that the stored value is a tensor (a loss, a
+    tensor operation's result, or the output of a `torch.nn` layer that returns one
+    tensor, such as `nn.Linear`): on a tuple, a namedtuple, a dict, a `ModelOutput` or a
     model's output of unknown type `.detach()` raises, so those get no fix. It is safe
     only when, besides, nothing stored can reach a `backward()`: the container is a
     local of the function and every other read of it ends in a number or a report
@@ -86,12 +107,15 @@ class RetainedGraph(Rule):
     (`self.history.append(loss)` in a `step()` method called by the epoch loop) is
     reported at the helper's statement.
     The rule is quiet when the values stored later reach a `backward()` (summed
-    micro-batch losses), when the container — or the variable stored into, such as a
+    micro-batch losses) — but not when a `backward()` inside the same loop reads them on
+    every step without a reset (a recurrent state carried across steps, never
+    detached: each step's graph chains onto the last) —, when the container — or the variable stored into, such as a
     dict a loss function returned — is bound inside the iteration, under
     `no_grad`/`inference_mode` (also when a caller disables gradients, or a guard held
     in a variable does), for statistics unpacked next to a loss from a function the file
     cannot see (`loss, items = compute_loss(...)`: only what reaches `backward()` is
-    proven), and when the container is returned from a function that nothing in the
+    proven) or whose `return` detaches them (`return loss, parts.detach()` in another
+    module, read from its text even past the budget of calls followed), and when the container is returned from a function that nothing in the
     file calls and its values were never backpropagated in the loop (the caller may
     backpropagate through them). A graph known only from a parameter's name has low
     confidence and is reported one severity lower.
@@ -160,10 +184,15 @@ class RetainedGraph(Rule):
             line=7,
             fixed=None,  # not proven a tensor (a model output, an unknown criterion's result)
         ),
+        # a Linear layer returns one tensor: `.detach()` is proven to work (unsafe: the
+        # dict is a module global that other code may read)
         Invalid(
             "import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 2)\nloader = torch.utils.data.DataLoader(range(8))\nhist = {}\nfor i, x in enumerate(loader):\n    out = model(x)\n    hist[i] = out\n",
             line=8,
-            fixed=None,  # not proven a tensor (a model output, an unknown criterion's result)
+            fixed=Fixed(
+                "import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 2)\nloader = torch.utils.data.DataLoader(range(8))\nhist = {}\nfor i, x in enumerate(loader):\n    out = model(x)\n    hist[i] = out.detach()\n",
+                Applicability.UNSAFE,
+            ),
         ),
         Invalid(
             "import torch\nclass Trainer:\n    def __init__(self, model, loader):\n        self.model = model\n        self.loader = loader\n        self.losses = []\n    def fit(self):\n        for x, y in self.loader:\n            loss = self.model(x).sum()\n            self.losses.append(loss)\n            loss.backward()\n",
@@ -223,11 +252,13 @@ class RetainedGraph(Rule):
             retained = [loop for loop in store.loops if loop not in created]
             if not retained or not is_iteration_loop(trace, retained[0]):
                 continue
-            if store.loc in facts.backwarded_locs:
-                continue  # the stored graphs are backpropagated later: kept on purpose
             # ``running_loss = 0`` / ``window.clear()`` inside the loop as well: reset every
             # update, so only the micro-steps between resets are kept; a bounded window.
             reset = any(retained[0] in loops for loops in created_at_store[(id(trace), store.span)])
+            if store.loc in facts.backwarded_locs and (
+                reset or not _chained_every_iteration(trace, store, retained[-1])
+            ):
+                continue  # the stored graphs are backpropagated later: kept on purpose
             if reset and value.backwarded is not None:
                 continue  # graphs already freed by backward, held until the next reset: no leak
             later = trace.events[trace.events.index(store) + 1 :]

@@ -200,7 +200,12 @@ def _message(explicit: bool, version: TorchVersion | None, source: Provenance, p
             why = "no requirement of the project names torch and no installed torch was found"
         elif version.installed:
             why = f"the installed torch is {version.text}"
-        elif version.lowest is None:
+        elif version.below_safe_default:
+            why = (
+                f"`{version.text}` in {os.path.basename(version.path)} keeps torch below 2.6, "
+                "where `weights_only` defaults to False"
+            )
+        elif version.lowest is None and version.ceiling is None:
             why = f"`{version.text}` in {os.path.basename(version.path)} admits any version"
         else:
             why = f"`{version.text}` in {os.path.basename(version.path)} admits torch < 2.6"

@@ -12,7 +12,9 @@ A load reads a write when, read from the text alone:
 
 - *the same path*: the same path expression in the same module (``torch.save(state,
   ckpt_path)`` … ``torch.load(ckpt_path)``), or the same literal file name anywhere in the
-  project (``'best-model.pt'``, the ``.pth.tar`` tail of an f-string);
+  project (``'best-model.pt'``, the ``.pth.tar`` tail of an f-string); a test's parameter
+  is bound to what the module's pytest fixture of that name returns, as pytest binds it
+  (a session fixture saving a seeded model to a temporary file the tests then load);
 - *the same shape*: the keys the loaded value is read with (``ckpt['model']``,
   ``ckpt['epoch']``; at least two) are all keys of the dict the write saves.
 
@@ -255,6 +257,13 @@ class _Module:
             func = call.func
             callee = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
             self.callers.setdefault(callee, []).append((call, scope))
+        # the module's pytest fixtures, by the name a test's parameter asks for them with
+        self.fixtures: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                fixture = _fixture_name(node)
+                if fixture is not None:
+                    self.fixtures[fixture] = node
 
     def bindings(self, name: str, scope: ast.AST, *, callers: bool = True) -> list[_Binding]:
         """What ``name`` is bound to in ``scope``. A parameter is bound to what the
@@ -263,6 +272,8 @@ class _Module:
         values: list[_Binding] = []
         if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
             passed = self._passed(name, scope)
+            if passed == [None]:  # nobody in the module calls it: pytest may
+                passed = self._fixture_values(name, scope) or passed
             values.extend(passed if callers else [None] * bool(passed))
         for node in _own_nodes(scope):
             if isinstance(node, ast.Assign):
@@ -293,6 +304,23 @@ class _Module:
                     values.append(None)
             elif isinstance(node, ast.NamedExpr) and node.target.id == name:
                 values.append((node.value, scope))
+        return values
+
+    def _fixture_values(
+        self, name: str, function: ast.FunctionDef | ast.AsyncFunctionDef
+    ) -> list[_Binding]:
+        """What pytest passes for the parameter ``name`` of a test (``test*``) or a fixture:
+        the values the module's fixture of that name returns or yields (``[]`` when the
+        function is neither, or the module defines no such fixture)."""
+        if not (function.name.startswith("test") or _fixture_name(function) is not None):
+            return []
+        fixture = self.fixtures.get(name)
+        if fixture is None or fixture is function:
+            return []
+        values: list[_Binding] = []
+        for node in _own_nodes(fixture):
+            if isinstance(node, (ast.Return, ast.Yield)) and node.value is not None:
+                values.append((node.value, fixture))
         return values
 
     def _passed(
@@ -469,6 +497,22 @@ class _Module:
             if binding is not None:
                 keys |= self.keys(binding[0], binding[1], depth + 1)
         return frozenset(keys)
+
+
+def _fixture_name(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """The name pytest knows a fixture by (``@pytest.fixture``, ``@fixture(name=...)``);
+    None for a function that is no fixture."""
+    for decorator in function.decorator_list:
+        call = decorator if isinstance(decorator, ast.Call) else None
+        target = call.func if call is not None else decorator
+        text = ast.unparse(target)
+        if text != "fixture" and not text.endswith(".fixture"):
+            continue
+        named = _keyword(call, "name") if call is not None else None
+        if isinstance(named, ast.Constant) and isinstance(named.value, str):
+            return named.value
+        return function.name
+    return None
 
 
 def _binds(target: ast.AST, name: str) -> bool:

@@ -17,7 +17,7 @@ All analyzers of one analysis share a :class:`ProjectSession`: one analyzer per 
 the modules read (the file's dependencies, recorded in the workspace import graph), and
 the module that owns each imported class.
 
-Past 400 lines (447) for now: the session, the name resolver, the linker and the foreign
+Past 400 lines (475) for now: the session, the name resolver, the linker and the foreign
 analyzer call each other in both directions (the session makes resolvers and analyzers;
 the linker is a resolver that enters analyzers through the session), so a split today
 would be an import cycle held together by ``TYPE_CHECKING``. The seam for the next
@@ -41,10 +41,12 @@ from ..analyzer import FileAnalyzer
 from ..events import Trace
 from ..finding import Confidence, Evidence, Span
 from ..names import dotted
-from ..values import Kind, Value, combine
+from ..semantic import FunctionInfo
+from ..values import UNKNOWN, Kind, Value, combine
 from .boundary import at_call
 from .index import WORKSPACE, WorkspaceIndex
 from .resolve import is_external, package_of, resolve_module, search_roots
+from .returns import detached_items
 from .summary import ModuleSummary
 
 if TYPE_CHECKING:
@@ -304,8 +306,14 @@ class ProjectLinker(Resolver):
         if head not in self.summary.bindings and not self.summary.star_imports:
             return None
         symbol = self.symbol(path)
-        if symbol is None or not self.session.may_enter():
+        if symbol is None:
             return None
+        if not self.session.may_enter():
+            function = symbol.summary.index.top_functions.get(symbol.name)
+            if function is None or detached_items(function.node) is None:
+                return None  # an unknown call, as before
+            args, kwargs = run.arguments(node)
+            return _unfollowed(function, args, kwargs)
         if symbol.name not in symbol.summary.index.classes and (
             symbol.name not in symbol.summary.worth_following
         ):
@@ -384,9 +392,7 @@ class ProjectLinker(Resolver):
             return None
         args, kwargs = run.arguments(node)
         if not self.session.may_enter():
-            # past the budget: what an unknown call gives (its graph, if any, only maybe)
-            joined = combine([*args, *kwargs.values()])
-            return attrs.evolve(joined, scaled=None, graph_confidence=Confidence.MEDIUM)
+            return _unfollowed(info, args, kwargs)
         start = len(run.trace.events)
         with self._entering(owner, info.qualname, node):
             value = self.analyzer.call_function(
@@ -434,6 +440,28 @@ def link(analyzer: FileAnalyzer, workspace: WorkspaceIndex = WORKSPACE) -> Proje
         return None  # cross-file analysis turned off (bench/bench_crossfile.py compares)
     summary = ModuleSummary(analyzer.path, "", analyzer.source, analyzer.tree)
     return ProjectLinker(analyzer, summary, ProjectSession(workspace))
+
+
+def _unfollowed(info: FunctionInfo, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    """A call into another module past the budget: what an unknown call gives (its
+    arguments' graph, only maybe), except for the items of a returned tuple that the
+    callee's text detaches on every path (:mod:`.returns`): those carry none."""
+    joined = combine([*args, *kwargs.values()])
+    if joined.graph is not None:
+        joined = attrs.evolve(joined, graph_confidence=Confidence.MEDIUM)
+    joined = attrs.evolve(joined, scaled=None)
+    shape = detached_items(info.node)
+    if shape is None:
+        return joined
+    attached = not all(shape)
+    return Value(
+        kind=Kind.CONTAINER,
+        graph=joined.graph if attached else None,
+        graph_confidence=joined.graph_confidence if attached else Confidence.HIGH,
+        locs=joined.locs,
+        elements=tuple(UNKNOWN if detached else joined for detached in shape),
+        scaled=None,
+    )
 
 
 def _is_main_guard(statement: ast.stmt) -> bool:

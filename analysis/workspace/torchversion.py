@@ -61,11 +61,20 @@ class TorchVersion:
     line: int  # 1-based line of the requirement in ``path``
     text: str  # the requirement as written (``torch>=2.1,<3``), or the installed version
     installed: bool = False
+    # every admitted version is below this one (``<2.6``: 2.6; ``<=2.5.1``: 2.5.2); None:
+    # no upper bound
+    ceiling: tuple[int, ...] | None = None
 
     @property
     def has_safe_default(self) -> bool:
         """``torch.load`` defaults to ``weights_only=True`` on every version admitted."""
         return self.lowest is not None and self.lowest >= SAFE_DEFAULT
+
+    @property
+    def below_safe_default(self) -> bool:
+        """Every version admitted is older than 2.6: ``weights_only`` defaults to False on
+        all of them (``torch<2.6``, ``torch>=2.1,<=2.5.1``)."""
+        return self.ceiling is not None and _padded(self.ceiling) <= _padded(SAFE_DEFAULT)
 
     def sentence(self) -> str:
         """Where the version came from, for a finding's evidence."""
@@ -104,6 +113,30 @@ def lowest_torch(spec: str) -> tuple[int, ...] | None:
     if lowest is None and re.fullmatch(r"\s*\d+(?:\.\d+)*\s*", spec):
         lowest = parse_version(spec.strip())  # Poetry: "2.6.0" pins that version
     return lowest
+
+
+def ceiling_torch(spec: str) -> tuple[int, ...] | None:
+    """The version every version a specifier admits is below (exclusive), when it has an
+    upper bound: ``<2.6`` gives 2.6, ``<=2.5.1`` gives 2.5.2, ``==2.5.1`` gives 2.5.2
+    (Poetry's caret and tilde ranges are read by their lower bound only); None otherwise."""
+    ceiling = None
+    for clause in _CLAUSE.finditer(spec):
+        op, version = clause["op"], parse_version(clause["version"])
+        if not version or "*" in spec[clause.end() : clause.end() + 2]:
+            continue  # ``==2.5.*``: a prefix, not one version
+        if op == "<":
+            bound = version
+        elif op in ("<=", "==", "==="):
+            bound = version[:-1] + (version[-1] + 1,)
+        else:
+            continue
+        ceiling = bound if ceiling is None else min(ceiling, bound, key=_padded)
+    return ceiling
+
+
+def _padded(version: tuple[int, ...]) -> tuple[int, ...]:
+    """Three parts, so that 2.6 and 2.6.0 compare equal."""
+    return (version + (0, 0, 0))[:3]
 
 
 @dependencies.remembered
@@ -194,6 +227,7 @@ def _pyproject(path: str, text: str) -> list[TorchVersion]:
                 path,
                 _line_of(text, requirement),
                 requirement.strip().split(";", 1)[0].strip(),
+                ceiling=ceiling_torch(spec),
             )
         )
     return found
@@ -231,6 +265,7 @@ def _lines(path: str, text: str, *, conda: bool = False) -> list[TorchVersion]:
                 path,
                 number,
                 line[match.start() : match.end()].strip().rstrip(",").strip("\"'") or "torch",
+                ceiling=ceiling_torch(spec),
             )
         )
     return found

@@ -5,7 +5,9 @@ Each case names the code it came from; the snippets are reduced rewrites, not co
 
 from __future__ import annotations
 
+import pytest
 from torchward.analysis import Severity, analyze_source
+from torchward.analysis.finding import Proof
 
 
 def findings(source: str):
@@ -128,3 +130,219 @@ def test_a_positional_shuffle_flag_is_not_mistaken_for_a_sampler():
     )
     found = [f for f in findings(source) if f.code == "TW012"]
     assert [f.span.line for f in found] == [5]
+
+
+def _lines(source: str, code: str) -> list[int]:
+    report = analyze_source(source, "case.py")
+    assert not report.problems, report.problems  # a broken analysis is not a quiet one
+    return [f.span.line for f in report.findings if f.code == code]
+
+
+def test_compile_in_a_layer_loop_nested_in_the_training_loop_is_reported():
+    # each step re-compiles every block: the loop around the call is over layers, but the
+    # training loop around that one runs it every iteration
+    source = (
+        "import torch\n"
+        "def train(model, loader, opt, crit):\n"
+        "    for x, y in loader:\n"
+        "        for block in model.blocks:\n"
+        "            block.attn = torch.compile(block.attn)\n"
+        "        crit(model(x), y).backward()\n"
+        "        opt.step()\n"
+    )
+    assert _lines(source, "TW016") == [5]
+
+
+def test_compile_in_a_layer_loop_stays_quiet_when_the_step_gates_it():
+    # compiled lazily, on the first step only: an if inside the training loop encloses it
+    source = (
+        "import torch\n"
+        "def train(model, loader, opt, crit):\n"
+        "    for step, (x, y) in enumerate(loader):\n"
+        "        if step == 0:\n"
+        "            for block in model.blocks:\n"
+        "                block.attn = torch.compile(block.attn)\n"
+        "        crit(model(x), y).backward()\n"
+        "        opt.step()\n"
+    )
+    assert _lines(source, "TW016") == []
+
+
+def _stored_proofs(source: str) -> list[tuple[int, bool]]:
+    """TW001's findings: line, and whether the stored value is proven a tensor."""
+    return [
+        (f.span.line, Proof.STORED_TENSOR in f.proofs)
+        for f in findings(source)
+        if f.code == "TW001"
+    ]
+
+
+def test_a_reduction_of_a_known_layers_output_is_proven_a_tensor():
+    # ``nn.Linear(...)(x).sum()``: a Linear returns one tensor, so its sum is one, and
+    # the `.detach()` the fix writes cannot raise; a Sequential ending in one is the same
+    source = (
+        "import torch.nn as nn\n"
+        "def train(loader):\n"
+        "    head = nn.Sequential(nn.Conv2d(3, 8, 3), nn.Flatten(), nn.Linear(8, 2))\n"
+        "    kept = []\n"
+        "    for x in loader:\n"
+        "        kept.append(nn.Linear(4, 2)(x).sum())\n"
+        "        kept.append(head(x).mean())\n"
+        "    print(len(kept))\n"
+    )
+    assert _stored_proofs(source) == [(6, True), (7, True)]
+
+
+def test_a_reduction_of_a_layer_that_returns_a_tuple_is_not_proven():
+    # an LSTM returns (output, (h, c)); a Sequential ending in one returns that tuple, and
+    # a layer chosen on one path only proves nothing after the branches join
+    source = (
+        "import torch.nn as nn\n"
+        "def train(loader, model, deep):\n"
+        "    rnn = nn.Sequential(nn.Linear(4, 4), nn.LSTM(4, 4))\n"
+        "    either = nn.Linear(4, 2) if deep else model\n"
+        "    kept = []\n"
+        "    for x in loader:\n"
+        "        kept.append(nn.LSTM(4, 4)(x).sum())\n"
+        "        kept.append(rnn(x).sum())\n"
+        "        kept.append(either(x).sum())\n"
+        "    print(len(kept))\n"
+    )
+    assert _stored_proofs(source) == [(7, False), (8, False), (9, False)]
+
+
+def _store_messages(source: str) -> list[tuple[int, str]]:
+    return [(f.span.line, f.message) for f in findings(source) if f.code == "TW001"]
+
+
+DIST_AUTOGRAD_STEP = (
+    "{imports}"
+    "def train(model, loader, opt):\n"
+    "    losses = []\n"
+    "    for x in loader:\n"
+    "        with {ctx}() as ctx:\n"
+    "            loss = model(x).sum()\n"
+    "            losses.append(loss)\n"
+    "            {backward}(ctx, [loss])\n"
+    "            opt.step(ctx)\n"
+    "    print(len(losses))\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("imports", "prefix"),
+    [
+        ("import torch\nimport torch.distributed.autograd\n", "torch.distributed.autograd"),
+        ("import torch.distributed.autograd as dist_autograd\n", "dist_autograd"),
+    ],
+)
+def test_distributed_autograd_backward_is_the_iterations_backward(imports: str, prefix: str):
+    # RPC training (pytorch/examples' distributed RNN): ``dist_autograd.backward(ctx,
+    # [loss])`` runs the backward of ``loss``, as ``loss.backward()`` does locally
+    source = DIST_AUTOGRAD_STEP.format(
+        imports=imports, ctx=f"{prefix}.context", backward=f"{prefix}.backward"
+    )
+    local = DIST_AUTOGRAD_STEP.format(
+        imports="import contextlib\n", ctx="contextlib.nullcontext", backward="loss.backward"
+    ).replace("loss.backward(ctx, [loss])", "loss.backward()")
+    [(line, message)] = _store_messages(source)
+    assert source.splitlines()[line - 1].strip() == "losses.append(loss)"
+    assert "before its backward() has run" in message
+    assert [m for _, m in _store_messages(local)] == [message]
+
+
+def test_a_carried_state_backpropagated_every_step_is_reported():
+    # truncated backpropagation through time without the truncation: the state carried
+    # into the next step keeps this step's graph, and the next backward runs through it
+    # (the backward in the loop reads it, yet it is not kept for that backward's sake)
+    source = (
+        "import torch\n"
+        "import torch.nn as nn\n"
+        "def train(loader, opt):\n"
+        "    rnn = nn.GRU(4, 8)\n"
+        "    hidden = torch.zeros(1, 2, 8)\n"
+        "    for x in loader:\n"
+        "        out, hidden = rnn(x, hidden)\n"
+        "        out.sum().backward()\n"
+        "        opt.step()\n"
+    )
+    assert _lines(source, "TW001") == [7]
+    detached = source.replace(
+        "rnn(x, hidden)\n", "rnn(x, hidden)\n        hidden = hidden.detach()\n"
+    )
+    assert _lines(detached, "TW001") == []
+
+
+def test_a_fresh_output_dict_computed_from_accumulated_inputs_is_not_a_carried_state():
+    # open_clip's legacy gradient accumulation: inputs are cached in lists across
+    # micro-batches, then each is re-run; a helper edits the output dict of this pass in
+    # place. The dict is new every pass; it only read the cached inputs
+    source = (
+        "import torch\n"
+        "def shift(out, texts):\n"
+        '    out["logits"] = out["logits"][:, :-1]\n'
+        "    return out\n"
+        "def train(model, loader, opt, accum):\n"
+        "    cached = []\n"
+        "    for i, texts in enumerate(loader):\n"
+        "        cached.append(texts)\n"
+        "        if (i + 1) % accum:\n"
+        "            continue\n"
+        "        for j in range(accum):\n"
+        "            out = model(cached[j])\n"
+        "            out = shift(out, cached[j])\n"
+        '            out["logits"].sum().backward()\n'
+        "        opt.step()\n"
+        "        cached = []\n"
+    )
+    assert _lines(source, "TW001") == []
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "torch.autograd.backward(out, retain_graph=True)",
+        "torch.autograd.backward([out], None, True)",
+    ],
+)
+def test_a_backward_function_keeps_its_retain_graph(call: str):
+    # the function form of ``out.backward(retain_graph=True)``: a gradient-comparison
+    # harness for TW003, as the method form is (a note, not an error)
+    source = (
+        "import torch\n"
+        "def compare(model, loader, opt):\n"
+        "    for x in loader:\n"
+        "        out = model(x).sum()\n"
+        f"        {call}\n"
+        "        out.backward()\n"
+        "        opt.step()\n"
+    )
+    method = source.replace(call, "out.backward(retain_graph=True)")
+    plain = source.replace(call, "torch.autograd.backward(out)")
+    severities = [
+        [(f.span.line, f.severity) for f in findings(s) if f.code == "TW003"]
+        for s in (source, method, plain)
+    ]
+    assert severities[0] == severities[1] == [(7, Severity.NOTE)]
+    assert severities[2] == [(7, Severity.WARNING)]
+
+
+def test_a_distributed_autograd_step_needs_no_zero_grad():
+    # pytorch/examples' RPC training: each iteration opens a distributed autograd context
+    # that holds that iteration's gradients, so there is nothing to reset between steps;
+    # the same loop with the local backward accumulates into ``.grad`` and is reported
+    source = (
+        "import torch\n"
+        "import torch.distributed.autograd as dist_autograd\n"
+        "from torch.distributed.optim import DistributedOptimizer\n"
+        "def train(model, loader, params, criterion):\n"
+        "    opt = DistributedOptimizer(torch.optim.SGD, params, lr=0.05)\n"
+        "    for x, y in loader:\n"
+        "        with dist_autograd.context() as context_id:\n"
+        "            loss = criterion(model(x), y)\n"
+        "            dist_autograd.backward(context_id, [loss])\n"
+        "            opt.step(context_id)\n"
+    )
+    local = source.replace("dist_autograd.backward(context_id, [loss])", "loss.backward()")
+    assert _lines(source, "TW003") == []
+    assert _lines(local, "TW003") == [10]

@@ -192,11 +192,23 @@ def _cached(digest: str, source: str) -> SourceTree:
     return SourceTree(source)
 
 
+_latest: tuple[str, SourceTree] | None = None  # the text asked for last, and its tree
+
+
 def source_tree(source: str) -> SourceTree:
-    """The tree of ``source``, parsed once per content; raises ``libcst.ParserSyntaxError``."""
-    return _cached(
-        hashlib.blake2b(source.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest(), source
-    )
+    """The tree of ``source``, parsed once per content; raises ``libcst.ParserSyntaxError``.
+
+    The fixes of one file's findings ask for the same text object once per finding:
+    that object is recognised without hashing it again (hashing the whole text per
+    finding made a report cost findings × file size)."""
+    global _latest
+    latest = _latest
+    if latest is not None and latest[0] is source:
+        return latest[1]
+    digest = hashlib.blake2b(source.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    tree = _cached(digest, source)
+    _latest = (source, tree)
+    return tree
 
 
 class Rewrite(cst.CSTTransformer):

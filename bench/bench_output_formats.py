@@ -4,7 +4,8 @@ Three shapes, each line count a fresh file in ``bench/.work/formats/``:
 
 - ``functions``: many small training functions (7 lines each), every one with a
   fixable finding (an optimizer stepped without ``zero_grad``: TW's proven-safe fix);
-- ``function``: one function of straight-line statements;
+- ``function``: one function of straight-line statements (a training step unrolled:
+  forward, loss, backward, step, zero_grad);
 - ``module``: the same statements at module level.
 
 Each file is checked with ``--no-cache --exit-zero`` in ``terminal``, ``json`` and
@@ -42,11 +43,23 @@ FUNCTION = (
     "        crit(model(x), y).backward()\n"
     "        opt.step()\n\n\n"
 )
-STATEMENTS = (
-    "x_{i} = torch.randn(8, 16)\n",
-    "y_{i} = model(x_{i}) * 2 + x_{i}.sum()\n",
-    "total = total + float(y_{i}.mean())\n",
-    "print('step', {i}, total)\n",
+STATEMENTS = (  # a training step, unrolled: every step() is preceded by a backward()
+    "x_{i} = torch.randn(8, 16, device='cuda')\n",
+    "out_{i} = model(x_{i})\n",
+    "loss_{i} = criterion(out_{i}, y)\n",
+    "loss_{i}.backward()\n",
+    "optimizer.step()\n",
+    "optimizer.zero_grad()\n",
+    "total += loss_{i}.item()\n",
+    "history.append(loss_{i})\n",
+)
+PREAMBLE = (
+    "model = torch.nn.Linear(16, 4).cuda()\n",
+    "optimizer = torch.optim.AdamW(model.parameters())\n",
+    "criterion = torch.nn.CrossEntropyLoss()\n",
+    "y = torch.zeros(8, dtype=torch.long)\n",
+    "history = []\n",
+    "total = 0.0\n",
 )
 
 
@@ -58,10 +71,10 @@ def generate(shape: str, lines: int) -> str:
             out += FUNCTION.format(i=i).splitlines(keepends=True)
             i += 1
         return "".join(out[:lines])
+    out += PREAMBLE
     indent = "    " if shape == "function" else ""
     if shape == "function":
-        out.append("def run(model):\n")
-    out.append(f"{indent}total = 0.0\n")
+        out.append("def run(model, optimizer, criterion, y, history, total):\n")
     i = 0
     while len(out) < lines:
         out += [indent + statement.format(i=i) for statement in STATEMENTS]

@@ -106,7 +106,7 @@ def test_an_oversized_body_is_dropped_as_it_arrives_and_the_stream_goes_on(piece
     for offset in range(0, len(data), piece):
         recorder.framer.feed(data[offset : offset + piece])
         peak = max(peak, len(recorder.framer.buffer))
-    assert peak < 200_000 + piece  # never the whole body
+    assert peak <= 2 * 65536 + len(frame(TWO))  # never the whole body, whatever the reads
     ((length, head, tail),) = recorder.oversized
     assert length == len(body) and body.startswith(head) and body.endswith(tail)
     assert recorder.bodies == [TWO] and recorder.junk == []

@@ -578,6 +578,8 @@ class WorkspaceScan:
             return False
         entry = self.entry(path)
         if entry is not None and entry.result is not None:
+            if entry.uri != uri and not self.server.pull_diagnostics:
+                self._publish(uri, [])  # the buffer's, under the client's spelling of the file
             self._report(entry)
         elif not self.server.pull_diagnostics:
             self._publish(uri, [])

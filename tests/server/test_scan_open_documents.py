@@ -77,6 +77,19 @@ async def test_a_pushed_open_document_keeps_its_buffer_diagnostics(project, spel
         for key in spellings(project):  # whichever spelling: the same file in the editor
             assert all(codes == ["TW901"] for k, codes in sent if k == key), sent
         assert editor.client.published[uri].version == 1
+        # closed: the file on disk is shown, and nothing of the buffer's is left behind
+        editor.close(uri)
+        canonical = spellings(project)[0]
+        shown = editor.client.published
+        on_disk = ["TW900", "TW900", "TW901"]
+        assert await eventually(
+            lambda: (
+                canonical in shown
+                and sorted(d.code for d in shown[canonical].diagnostics) == on_disk
+            )
+        )
+        if uri != canonical:
+            assert list(shown[uri].diagnostics) == []
 
 
 @pytest.mark.asyncio

@@ -21,3 +21,31 @@ def test_each_text_gets_its_own_tree_in_any_order():
     assert source_tree(first) is tree  # not the tree of the text asked for last
     assert source_tree(copy) is tree
     assert source_tree(second).module.code == second
+
+
+def test_the_parent_map_is_the_one_libcsts_provider_resolves():
+    """On every fixer fixture and on this package's own modules (decorators, f-strings,
+    match statements, comprehensions, type annotations, comments, CRLF files)."""
+    import pathlib
+
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, ParentNodeProvider
+    from torchward.analysis.fixes.tree import parents_of
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    paths = sorted((root / "tests" / "fixes" / "fixtures").rglob("*.py"))
+    paths += sorted((root / "analysis" / "fixes").glob("*.py"))
+    paths += sorted((root / "server").glob("*.py"))
+    compared = 0
+    for path in paths:
+        try:
+            module = cst.parse_module(path.read_bytes())
+        except cst.ParserSyntaxError:
+            continue
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        expected = wrapper.resolve(ParentNodeProvider)
+        found = parents_of(wrapper.module)
+        assert found.keys() == expected.keys(), path
+        assert all(found[node] is parent for node, parent in expected.items()), path
+        compared += 1
+    assert compared >= 40

@@ -27,6 +27,10 @@ restarted, or when the user cancels its ``$/progress`` (``window/workDoneProgres
 when the client supports it; begin / report / end with percentages and file counts).
 ``workspace/didChangeWatchedFiles`` (``**/*.py``, registered while a scan is on) and
 ``didSave`` re-read single files. ``torchward/workspaceIndex`` returns the index.
+
+An open document is recognised by its path, not its URI's spelling (:meth:`WorkspaceScan.is_open`).
+An exception inside the analysis of a scanned file becomes an ``internal-error`` problem
+for users and is raised under the engine's strict mode (``$TORCHWARD_STRICT``, the tests).
 """
 
 from __future__ import annotations
@@ -204,6 +208,7 @@ def read_file(
     """Index (and with ``settings``, analyse) one file; ``known`` when nothing changed, None
     when it no longer exists. Never raises."""
     from torchward.analysis import FileReport, Problem, analyze_source, decode_source
+    from torchward.analysis.engine import strict
 
     from .diagnostics import diagnostics_for
     from .documents import Document
@@ -257,6 +262,8 @@ def read_file(
     try:
         report = analyze_source(text, path, settings)
     except Exception as error:  # the engine promises not to raise; the scan does not rely on it
+        if strict():  # the test suite: a swallowed bug here would pass every test
+            raise
         report = FileReport(path, (), (Problem("internal-error", f"analysis failed: {error!r}"),))
     result = DocumentResult(-1, 0, report.findings, report.problems)  # -1: no editor version
     diagnostics = tuple(diagnostics_for(Document(uri, text, 0), result, codec))
@@ -404,14 +411,23 @@ class WorkspaceScan:
 
     def closed_reports(self) -> list[IndexedFile]:
         """Analysed files that are not open in the editor (their on-disk reports)."""
-        open_uris = {document.uri for document in self.server.documents}
+        open_files = self._open_files()
         return [
             entry
             for folder in self.folders.values()
             if folder.mode == "diagnostics"
             for entry in folder.files.values()
-            if entry.result is not None and entry.uri not in open_uris
+            if entry.result is not None and _same_file(entry.path) not in open_files
         ]
+
+    def is_open(self, path: str) -> bool:
+        """Whether ``path`` is open in the editor, under whatever URI spelling the client
+        chose (``file:///a+b/x.py`` and ``file:///a%2Bb/x.py`` are the same file, and the
+        scan's own URIs are percent-encoded): the buffer is shown, never the disk."""
+        return _same_file(path) in self._open_files()
+
+    def _open_files(self) -> set[str]:
+        return {_same_file(document.path) for document in self.server.documents}
 
     def tombstones(self) -> dict[str, str]:
         return dict(self._tombstones)
@@ -484,6 +500,10 @@ class WorkspaceScan:
         except asyncio.CancelledError:
             raise
         except Exception as error:  # never take the server down; the open documents still work
+            from torchward.analysis.engine import strict
+
+            if strict():
+                raise
             log.exception("the workspace scan failed")
             server.log(f"torchward: the workspace scan failed: {error!r}", types.MessageType.Error)
         finally:
@@ -534,13 +554,13 @@ class WorkspaceScan:
         if not path.endswith(SCANNED_SUFFIXES):
             return
         path = os.path.abspath(path)
-        if self.server.documents.get(_uri_of(path)) is None:  # an open document's text wins
+        if not self.is_open(path):  # an open document's text wins
             module_text_changed(self.server, path, None)
         if not self.started:
             return
         self._refresh(path)
         for dependant in module_index().dependants(path):  # closed importers read it on disk
-            if self.server.documents.get(_uri_of(dependant)) is None:
+            if not self.is_open(dependant):
                 self._refresh(dependant, force=True)
 
     def _refresh(self, path: str, force: bool = False) -> None:
@@ -558,6 +578,8 @@ class WorkspaceScan:
             return False
         entry = self.entry(path)
         if entry is not None and entry.result is not None:
+            if entry.uri != uri and not self.server.pull_diagnostics:
+                self._publish(uri, [])  # the buffer's, under the client's spelling of the file
             self._report(entry)
         elif not self.server.pull_diagnostics:
             self._publish(uri, [])
@@ -567,7 +589,7 @@ class WorkspaceScan:
     # -- reporting ----------------------------------------------------------------------
     def _report(self, entry: IndexedFile) -> None:
         server = self.server
-        if server.documents.get(entry.uri) is not None:
+        if self.is_open(entry.path):
             return  # an open document's own analysis wins
         if server.pull_diagnostics:
             server.delivered.set()
@@ -585,11 +607,7 @@ class WorkspaceScan:
 
     def _remove(self, folder: FolderIndex, path: str) -> None:
         entry = folder.files.pop(path, None)
-        if (
-            entry is None
-            or entry.result is None
-            or self.server.documents.get(entry.uri) is not None
-        ):
+        if entry is None or entry.result is None or self.is_open(entry.path):
             return
         if self.server.pull_diagnostics:
             self._tombstones[entry.uri] = DocumentResult(-1, 0).result_id
@@ -673,6 +691,11 @@ class WorkspaceScan:
                 for _, entry in sorted(folder.files.items())
             ]
         return answer
+
+
+def _same_file(path: str) -> str:
+    """``path`` spelled as every other spelling of the same file is."""
+    return os.path.normcase(os.path.abspath(path))
 
 
 def _uri_of(path: str) -> str:

@@ -6,14 +6,17 @@ method (a position given as a string, a negative position, no params) got *no re
 so the editor waited forever; and a wrong ``Content-Length`` made it swallow the next
 messages. This module replaces that loop for stdio:
 
-Framing (:class:`Framer`). Bytes are read as they come and cut into messages by their
-``Content-Length`` header. A body never contains a raw ``Content-Length:`` header line
-(JSON escapes line breaks inside strings, and the header's letters are not JSON outside
-them), so a header seen inside an expected body proves the declared length wrong: the
-bytes before it are a broken message (answered with a parse error) and reading resumes
-at that header. Bytes that are not a header block are skipped up to the next header,
-with a parse error. A body that stays incomplete with no more input for
-:data:`STALLED_BODY_S` is answered with a parse error and dropped.
+Framing (:class:`.framing.Framer`, linear in the bytes read). Bytes are read as they
+come and cut into messages by their ``Content-Length`` header; a header line inside an
+expected body proves the declared length wrong (a parse error, and reading resumes at
+that header), bytes that are not a header block are skipped with a parse error, and a
+body that stays incomplete with no more input for :data:`STALLED_BODY_S` is answered
+with a parse error and dropped.
+
+Size limit. A message longer than ``$TORCHWARD_MAX_MESSAGE_BYTES`` (default
+:data:`DEFAULT_MAX_MESSAGE_BYTES`) is dropped as it arrives, never held: a request is
+answered with ``-32600`` (its id read from the body's first or last bytes), a
+notification is logged (``window/logMessage``) and dropped.
 
 Validation (:func:`dispatch`), with JSON-RPC 2.0's error codes:
 
@@ -24,6 +27,10 @@ Validation (:func:`dispatch`), with JSON-RPC 2.0's error codes:
 - ``-32602`` invalid params: params that do not fit the method's types (integers are
   strict: ``"3"`` is not a line number) or break its constraints (a negative position);
 - ``-32601`` method not found and ``-32603`` internal error: as pygls answers them.
+
+After ``shutdown`` every request but ``exit`` is answered with ``-32600`` (the LSP
+specification: "If a server receives requests after a shutdown request those requests
+should error with InvalidRequest"); notifications other than ``exit`` are dropped.
 
 A notification cannot be answered (JSON-RPC forbids it); a malformed one is logged
 (``window/logMessage``) and dropped. The id of an error reply is the request's when it
@@ -42,7 +49,6 @@ import asyncio
 import json
 import logging
 import os
-import re
 import threading
 from collections.abc import Callable
 from typing import Any, BinaryIO
@@ -52,6 +58,8 @@ from lsprotocol import types
 from pygls.protocol import LanguageServerProtocol, default_converter
 from pygls.protocol.language_server import lsp_method
 
+from .framing import Framer, oversized_message_id
+
 log = logging.getLogger(__name__)
 
 PARSE_ERROR = -32700
@@ -59,12 +67,8 @@ INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
 
 STALLED_BODY_S = 5.0  # an incomplete body with no input for this long is dropped
-MAX_BODY_BYTES = 256 * 1024 * 1024  # a larger Content-Length is a broken header
-
-_HEADER = re.compile(rb"Content-Length:[ \t]*(\d+)[ \t]*\r\n(?:[!-9;-~]+:[^\r\n]*\r\n)*\r\n", re.I)
-# a header line; JSON never holds one raw (line breaks in strings are escaped), so one
-# found inside a body marks where the next message really starts
-_HEADER_START = re.compile(rb"Content-Length:[ \t]*\d+[ \t]*\r\n", re.I)
+MAX_MESSAGE_BYTES = "TORCHWARD_MAX_MESSAGE_BYTES"  # the environment variable setting the limit
+DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024  # far above any document the server analyses
 
 
 # -- the protocol --------------------------------------------------------------------------
@@ -191,6 +195,13 @@ def dispatch(protocol: LanguageServerProtocol, body: bytes) -> None:
         else:
             send_error(protocol, msg_id if answerable else None, INVALID_REQUEST, problem)
         return
+    if getattr(protocol, "_shutdown", False) and data.get("method", types.EXIT) != types.EXIT:
+        if "id" in data:
+            message = f"Invalid Request: {data['method']} after shutdown; only exit is accepted"
+            send_error(protocol, msg_id, INVALID_REQUEST, message)
+        else:
+            log.info("dropped a %s notification after shutdown", data["method"])
+        return
     if "method" not in data:  # a response to one of our requests
         _structure_and_handle(protocol, data, None)
         return
@@ -252,63 +263,19 @@ def _constraint_problem(params: Any, depth: int = 0) -> str | None:
     return None
 
 
-# -- framing -------------------------------------------------------------------------------
-class Framer:
-    """Cuts a byte stream into message bodies; reports what cannot be a message."""
-
-    def __init__(self, on_body: Callable[[bytes], None], on_junk: Callable[[str], None]) -> None:
-        self.buffer = bytearray()
-        self.on_body = on_body
-        self.on_junk = on_junk
-
-    def feed(self, data: bytes) -> None:
-        self.buffer += data
-        while self._step():
-            pass
-
-    def _step(self) -> bool:
-        """Consume one message (or one piece of junk); False when more input is needed."""
-        match = _HEADER.search(self.buffer)
-        if match is None:
-            start = _HEADER_START.search(self.buffer)
-            if start is not None and start.start() > 0:  # junk before a header still arriving
-                self._junk(start.start())
-                return True
-            if start is None and len(self.buffer) > 1 << 16:
-                self._junk(len(self.buffer))  # a big unframed blob: drop it now
-            return False
-        if match.start() > 0:
-            self._junk(match.start())
-            return True
-        length = int(match.group(1))
-        end = match.end() + length
-        body = bytes(self.buffer[match.end() : end])
-        later = _HEADER_START.search(body)
-        if later is not None:  # the declared length runs into the next message
-            self.on_junk(f"Content-Length {length} runs into the next message")
-            del self.buffer[: match.end() + later.start()]
-            return True
-        if length > MAX_BODY_BYTES:
-            self.on_junk(f"Content-Length {length} is too large")
-            del self.buffer[: match.end()]
-            return True
-        if len(self.buffer) < end:
-            return False
-        del self.buffer[:end]
-        self.on_body(body)
-        return True
-
-    def _junk(self, size: int) -> None:
-        junk = bytes(self.buffer[:size])
-        del self.buffer[:size]
-        if junk.strip():
-            self.on_junk(f"{len(junk)} bytes outside any Content-Length frame")
-
-    def stalled(self) -> None:
-        """No input for a while: an incomplete message will not be completed."""
-        if self.buffer.strip():
-            self.on_junk(f"an incomplete message of {len(self.buffer)} bytes")
-        self.buffer.clear()
+def message_size_limit() -> int:
+    """``$TORCHWARD_MAX_MESSAGE_BYTES`` when it is a positive integer, else the default."""
+    value = os.environ.get(MAX_MESSAGE_BYTES, "").strip()
+    if value.isdigit() and int(value) > 0:
+        return int(value)
+    if value:
+        log.warning(
+            "%s=%r is not a positive integer; using %d",
+            MAX_MESSAGE_BYTES,
+            value,
+            DEFAULT_MAX_MESSAGE_BYTES,
+        )
+    return DEFAULT_MAX_MESSAGE_BYTES
 
 
 async def serve(protocol: LanguageServerProtocol, stdin: BinaryIO, stop: threading.Event) -> None:
@@ -338,12 +305,19 @@ async def serve(protocol: LanguageServerProtocol, stdin: BinaryIO, stop: threadi
     def on_junk(reason: str) -> None:
         send_error(protocol, None, PARSE_ERROR, f"Parse error: {reason}")
 
-    framer = Framer(on_body, on_junk)
+    def on_oversized(length: int, head: bytes, tail: bytes) -> None:
+        is_request, msg_id = oversized_message_id(head, tail)
+        problem = f"a message of {length:,} bytes, more than {MAX_MESSAGE_BYTES} ({limit:,})"
+        if is_request:
+            send_error(protocol, msg_id, INVALID_REQUEST, f"Invalid Request: {problem}")
+        else:
+            _report(protocol, f"dropped {problem}")
+
+    limit = message_size_limit()
+    framer = Framer(on_body, on_junk, on_oversized, limit)
     while not stop.is_set():
         try:
-            data = await asyncio.wait_for(
-                chunks.get(), STALLED_BODY_S if framer.buffer.strip() else None
-            )
+            data = await asyncio.wait_for(chunks.get(), STALLED_BODY_S if framer.waiting else None)
         except asyncio.TimeoutError:
             framer.stalled()
             continue

@@ -11,10 +11,15 @@ Writing preserves the file as the user set it up (:func:`write`): the fixed text
 that gets fixed), hard links stay linked, and mode, owner and group are untouched. A
 file the user cannot write (read-only mode, a read-only mount, no permission) is
 refused with the reason, never rewritten behind its permission bits, and the run goes
-on with the other files. Just before writing, the file is read again: one that changed
-since it was fixed is left alone (the fix was computed for other text). Every refusal
-is reported, and when some files were written and others were not the run lists which
-were written, so a run is never half-applied silently.
+on with the other files. Just before writing, the file is read again through the handle
+that writes it: one whose bytes differ from those the fix was computed on (a save in the
+editor, a checkout) is left alone with "not written: the file changed while it was being
+fixed", and one replaced by another file while it was written (an editor saving by
+rename) is reported the same way, so a concurrent save is never overwritten by a stale
+fix. Every refusal is reported and makes ``check`` exit 1; when some files were written
+and others were not the run lists which were written, so a run is never half-applied
+silently. (What no check can close: a save landing between that last read and the write,
+a window of one system call.)
 """
 
 from __future__ import annotations
@@ -76,6 +81,9 @@ def fix_file(source_file: SourceFile, settings: LintSettings, unsafe: bool) -> F
     )
 
 
+CHANGED = "not written: the file changed while it was being fixed"
+
+
 class WriteRefused(Exception):
     """A fixed file that was not written, with the reason in words."""
 
@@ -105,14 +113,25 @@ def write(fix: FileFix) -> None:
         with open(path, "r+b") as handle:
             current = handle.read()
             if current != fix.original:
-                raise WriteRefused("not written: the file changed while it was being fixed")
+                raise WriteRefused(CHANGED)
             handle.seek(0)
             handle.write(data)
             handle.truncate()
             handle.flush()
             os.fsync(handle.fileno())
+            if _replaced(path, handle.fileno()):  # the fix went into a file no longer there
+                raise WriteRefused(CHANGED)
     except OSError as error:
         raise WriteRefused(f"cannot write: {error.strerror or error}") from None
+
+
+def _replaced(path: str, descriptor: int) -> bool:
+    """Whether ``path`` now names another file than the open ``descriptor``."""
+    try:
+        now, ours = os.stat(path), os.fstat(descriptor)
+    except OSError:  # deleted meanwhile: the user's doing, nothing of theirs was written over
+        return True
+    return (now.st_dev, now.st_ino) != (ours.st_dev, ours.st_ino)
 
 
 def unified_diff(fix: FileFix) -> str:

@@ -12,6 +12,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
+
 import attrs
 
 from .analysis import FileReport, decode_source
@@ -31,7 +34,26 @@ def _with_fixes(report: FileReport, absolute: str) -> FileReport:
             text = program(text).text
     except (OSError, UnicodeDecodeError, ValueError):
         return report
-    return attrs.evolve(report, findings=with_fixes(text, report.findings))
+    with _collector_paused():
+        findings = with_fixes(text, report.findings)
+    return attrs.evolve(report, findings=findings)
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """The cyclic garbage collector off while one file's fixes are built.
+
+    A LibCST tree with its position and parent maps is millions of objects, and each
+    full collection during its build walked all of them again: the build grew faster
+    than the file (a third of its time at 20,000 lines). Garbage cycles made meanwhile
+    are collected when the collector resumes, right after the file."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def prepare(result, files, *, format: str, selection=None, unused_suppressions: bool = False):

@@ -167,8 +167,10 @@ class _Substitute(ast.NodeTransformer):
             # a variable the reader sees as a dict may hold a config object
             # (``config = GPTConfig(...)``): its own assignment is run instead
             return None
+        from torchward.analysis.parsing import parse_expression  # the parse lock
+
         try:
-            return ast.parse(repr(found[0]), mode="eval").body
+            return parse_expression(repr(found[0]))
         except SyntaxError:
             return None
 

@@ -66,7 +66,7 @@ def _training_words() -> tuple[tuple[str, ...], re.Pattern[str]]:
     if known is None:
         table = library_effects.current()
         spelled = sorted(f"def {name}(" for name in table.hook_names()) + sorted(
-            f".{name}(" for name in table.backward_methods() if not name.startswith("__")
+            f".{name}(" for name in table.backward_methods()
         )
         pattern = "|".join([_TORCH_WORDS, *map(re.escape, spelled)])
         known = _WORDS[key] = (_TORCH_FRAGMENTS + tuple(spelled), re.compile(pattern))

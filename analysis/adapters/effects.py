@@ -215,11 +215,18 @@ class LibraryEffects:
         return self.trainer_hooks | self.callbacks.per_step
 
     def backward_methods(self) -> frozenset[str]:
-        """Methods whose entry runs backward (``manual_backward``, ``backward``)."""
+        """Methods whose entry runs backward (``manual_backward``, ``backward``); calling
+        the object itself (``__call__``) is not a method."""
         return frozenset(
             name
             for (_, name), entry in self.methods.items()
-            if any(effect.effect == "backward" for effect in entry.effects)
+            if name != "__call__" and any(effect.effect == "backward" for effect in entry.effects)
+        )
+
+    def argument_returning_methods(self) -> frozenset[str]:
+        """Methods that hand back their first argument (a scaler's ``scale``)."""
+        return frozenset(
+            name for (_, name), entry in self.methods.items() if entry.returns == "argument"
         )
 
 
@@ -296,10 +303,10 @@ def _callbacks(value: Any, where: str) -> Callbacks:
     model = fields.get("model")
     if model is not None and not (isinstance(model, str) and model.isidentifier()):
         raise EffectsError(f"{where}: 'model' must be a parameter name")
-    return Callbacks(
-        *(frozenset(_names(fields.get(key, []), f"{where}.{key}")) for key in _CALLBACK_KEYS[:4]),
-        model=model,
+    classes, per_step, register, keywords = (
+        frozenset(_names(fields.get(key, []), f"{where}.{key}")) for key in _CALLBACK_KEYS[:4]
     )
+    return Callbacks(classes, per_step, register, keywords, model)
 
 
 def _mapping(value: Any, where: str) -> dict[str, Any]:

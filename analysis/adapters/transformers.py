@@ -78,7 +78,7 @@ def registered_callbacks(index) -> set[str]:
                     handed = keyword.value.elts
         for item in handed:
             name = dotted(item.func if isinstance(item, ast.Call) else item)
-            if name in index.classes:
+            if name is not None and name in index.classes:
                 found.add(name)
     return found
 

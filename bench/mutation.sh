@@ -14,8 +14,9 @@
 # cosmic-ray rewrites the module in place for every mutant, so the run happens in a copy
 # of the committed tree (git archive HEAD) with a copy of .venv re-pointed at it: tests
 # run in the checkout meanwhile see the real code. Each mutant is tested by the rule's
-# examples, line, severity, fix, snapshot and edge cases (the fast subset's rule tests,
-# -k CODE, where CODE is read from the module's `code = "TW0NN"`), under the test
+# examples, line, severity, fix, snapshot and edge cases (the fast subset's rule tests)
+# and the cases written from earlier survivors (tests/analysis/test_rule_survivors.py),
+# with -k CODE, where CODE is read from the module's `code = "TW0NN"`), under the test
 # session's strict mode, so an exception in a mutated rule fails the test. Needs
 # cosmic-ray in .venv (python -m pip install cosmic-ray); it is not part of the test
 # extra because CI does not run it.
@@ -38,6 +39,7 @@ if [ "$#" -eq 0 ]; then
 fi
 tests="tests/analysis/test_rule_examples.py tests/analysis/test_new_rules_examples.py"
 tests="$tests tests/analysis/test_rule_snapshots.py tests/analysis/test_rule_edges.py"
+tests="$tests tests/analysis/test_rule_survivors.py"
 
 for module in "$@"; do
     code="$(grep -oE '^    code = "TW[0-9]+"' "analysis/rules/$module.py" | grep -oE 'TW[0-9]+')"

@@ -93,6 +93,21 @@ PERIODIC_SYNC_BEFORE_EVERY_STEP_SYNC = """
             torch.cuda.synchronize()  # expect: TW007
 """
 
+# the gated step of the previous accumulation window comes first in the loop's text
+STEP_BEFORE_THE_UNSCALE = """
+    import torch
+
+    def train(model, loader, opt, crit, accum):
+        scaler = torch.amp.GradScaler()
+        for i, (x, y) in enumerate(loader):
+            if i > 0 and i % accum == 0:
+                scaler.step(opt)
+                scaler.update()
+                opt.zero_grad()
+            scaler.scale(crit(model(x), y) / accum).backward()
+            scaler.unscale_(opt)  # expect: TW025
+"""
+
 
 def test_TW020_a_host_read_between_backward_and_scaler_step_is_not_a_step():
     assert_quiet(SYNC_BETWEEN_BACKWARD_AND_SCALER_STEP, "TW020")
@@ -116,3 +131,7 @@ def test_TW002_each_evaluation_loop_is_reported_once():
 
 def test_TW007_a_skipped_periodic_sync_does_not_hide_the_next():
     assert_exact(PERIODIC_SYNC_BEFORE_EVERY_STEP_SYNC, "TW007")
+
+
+def test_TW025_a_gated_step_earlier_in_the_loop_still_counts():
+    assert_exact(STEP_BEFORE_THE_UNSCALE, "TW025")

@@ -154,10 +154,12 @@ class ModuleIndex:
         return found
 
     def is_module_class(self, class_name: str) -> bool:
+        """Derived from an ``nn.Module``: a torch module class, or a capitalised class of a
+        package the library-effects table lists under ``[models] base_packages``."""
         bases = self.all_bases(class_name)
+        packages = ("torch.nn.", *(p + "." for p in library_effects.current().model_base_packages))
         return bool(bases & catalog.MODULE_BASES) or any(
-            b.startswith(("torch.nn.", "transformers.")) and b.rsplit(".", 1)[-1][:1].isupper()
-            for b in bases
+            b.startswith(packages) and b.rsplit(".", 1)[-1][:1].isupper() for b in bases
         )
 
     def is_lightning_class(self, class_name: str) -> bool:

@@ -142,6 +142,7 @@ class LibraryEffects:
     trainer_classes: frozenset[str] = frozenset()
     trainer_packages: tuple[str, ...] = ()
     trainer_hooks: frozenset[str] = frozenset()  # methods a trainer calls once per batch
+    model_base_packages: tuple[str, ...] = ()  # a class deriving from one of theirs is a model
     methods: Mapping[tuple[str, str], MethodEffects] = attrs.field(factory=dict)
     callbacks: Callbacks = attrs.field(factory=lambda: Callbacks())
 
@@ -183,6 +184,7 @@ class LibraryEffects:
                 sorted(self.trainer_classes),
                 self.trainer_packages,
                 sorted(self.trainer_hooks),
+                self.model_base_packages,
                 sorted(self.methods.items()),
                 self.callbacks.identity(),
             )
@@ -204,6 +206,7 @@ class LibraryEffects:
             trainer_classes=self.trainer_classes | other.trainer_classes,
             trainer_packages=self.trainer_packages + other.trainer_packages,
             trainer_hooks=self.trainer_hooks | other.trainer_hooks,
+            model_base_packages=self.model_base_packages + other.model_base_packages,
             methods={**self.methods, **other.methods},
             callbacks=self.callbacks.extended(other.callbacks),
         )
@@ -230,7 +233,7 @@ class LibraryEffects:
         )
 
 
-_SECTIONS = ("frameworks", "constructors", "wrappers", "trainers", "methods", "callbacks")
+_SECTIONS = ("frameworks", "constructors", "wrappers", "trainers", "methods", "callbacks", "models")
 _CALLBACK_KEYS = ("classes", "per_step", "register", "keywords", "model")
 
 
@@ -274,6 +277,11 @@ def parse_effects(table: Any, where: str) -> LibraryEffects:
     trainer_classes = _names(trainers.get("classes", []), f"{where} trainers.classes")
     trainer_packages = _names(trainers.get("packages", []), f"{where} trainers.packages")
     trainer_hooks = _names(trainers.get("hooks", []), f"{where} trainers.hooks")
+    models = _mapping(table.get("models", {}), f"{where} models")
+    for key in models:
+        if key != "base_packages":
+            raise EffectsError(f"{where} models: unknown key '{key}' (known: base_packages)")
+    model_base_packages = _names(models.get("base_packages", []), f"{where} models.base_packages")
     methods: dict[tuple[str, str], MethodEffects] = {}
     for receiver, entries in _mapping(table.get("methods", {}), f"{where} methods").items():
         if receiver not in RECEIVERS:
@@ -290,6 +298,7 @@ def parse_effects(table: Any, where: str) -> LibraryEffects:
         trainer_classes=frozenset(trainer_classes),
         trainer_packages=tuple(trainer_packages),
         trainer_hooks=frozenset(trainer_hooks),
+        model_base_packages=tuple(model_base_packages),
         methods=methods,
         callbacks=_callbacks(table.get("callbacks", {}), f"{where} callbacks"),
     )

@@ -154,3 +154,31 @@ def test_a_project_table_adds_callbacks_of_another_library():
 def test_a_bad_callbacks_table_is_a_clear_error(table, words):
     with pytest.raises(EffectsError, match=words):
         parse_effects(table, "[tool.torchward.effects]")
+
+
+# --- model bases: which packages' classes make a subclass an nn.Module --------------------
+
+MYLIB_MODEL = """
+from mylib.layers import Block
+
+class Net(Block):
+    pass
+"""
+
+
+def test_model_base_packages_come_from_the_table():
+    import ast
+
+    from torchward.analysis.adapters.effects import using
+    from torchward.analysis.semantic import ModuleIndex
+
+    hf_source = MYLIB_MODEL.replace("mylib.layers", "transformers")
+    hf = ModuleIndex(ast.parse(hf_source), hf_source)
+    assert hf.is_module_class("Net")  # transformers is in the built-in table
+    index = ModuleIndex(ast.parse(MYLIB_MODEL), MYLIB_MODEL)
+    assert not index.is_module_class("Net")
+    table = parse_effects({"models": {"base_packages": ["mylib"]}}, "[tool.torchward.effects]")
+    with using(table):
+        assert index.is_module_class("Net")
+    with pytest.raises(EffectsError, match="unknown key 'packages'"):
+        parse_effects({"models": {"packages": ["mylib"]}}, "[tool.torchward.effects]")

@@ -22,6 +22,7 @@ import ast
 import builtins
 
 from . import catalog
+from .adapters.library import backpropagates
 from .calls import CallsMixin, literal
 from .conditions import PathCondition
 from .events import Event, EventKind, Gate, StoreFacts, Trace
@@ -453,7 +454,10 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
         if not calls or not self.grad_enabled or value.kind not in (None, Kind.TENSOR):
             return value
         line = getattr(statement, "lineno", 0)
-        call = next((c for c in calls if self._reaches(line, c.lineno)), None)
+        call = next(
+            (c for c in calls if self._reaches(line, c.lineno) and backpropagates(self, c, path)),
+            None,
+        )
         if call is None:
             return value
         if value.graph is not None and value.graph_confidence is Confidence.HIGH:

@@ -15,11 +15,10 @@ import bisect
 import functools
 from collections.abc import Callable, Iterator, Sequence
 
+from .adapters.effects import current
 from .names import dotted
 
-__all__ = ["own_code_index", "walk_own_code"]
-
-_FRAMEWORK_BACKWARD_OWNERS = ("accelerator", "fabric", "engine", "model_engine", "deepspeed_engine")
+__all__ = ["backward_receiver", "own_code_index", "walk_own_code"]
 
 _NESTED_CODE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -59,8 +58,9 @@ def walk_own_code(
 def own_code_index(
     body: list[ast.stmt], backward_lines: Sequence[int] | None = None
 ) -> tuple[dict[str, tuple[ast.Call, ...]], list[tuple[int, int]]]:
-    """One walk of ``body``'s own code for what a run of it asks: the names it calls
-    ``backward`` on (:func:`_note_backward`) and the line ranges of its loops. ``backward_lines``: the sorted lines of the file that hold
+    """One walk of ``body``'s own code for what a run of it asks: the names it may call
+    ``backward`` on (:func:`_note_backward`) and the line ranges of its loops.
+    ``backward_lines``: the sorted lines of the file that hold
     ``backward`` (None: look everywhere); only statements spanning one of them are walked
     into for calls, and none when it is empty."""
 
@@ -69,6 +69,9 @@ def own_code_index(
         at = bisect.bisect_left(lines, start)
         return at < len(lines) and lines[at] <= getattr(statement, "end_lineno", start)
 
+    table = current()
+    backwards = table.backward_methods() | {"backward"}
+    returning = table.argument_returning_methods()
     targets: dict[str, tuple[ast.Call, ...]] = {}
     loops: list[tuple[int, int]] = []
     walk = walk_own_code(
@@ -81,33 +84,43 @@ def own_code_index(
         if isinstance(node, _LOOPS):
             loops.append((node.lineno, getattr(node, "end_lineno", node.lineno)))
         elif isinstance(node, ast.Call):
-            _note_backward(node, targets)
+            _note_backward(node, targets, backwards, returning)
     return targets, loops
 
 
-def _note_backward(node: ast.Call, found: dict[str, tuple[ast.Call, ...]]) -> None:
-    """Adds ``node`` to ``found`` under the name it backpropagates, when it is a backward."""
-    if not (
-        isinstance(node.func, ast.Attribute) and node.func.attr in ("backward", "manual_backward")
-    ):
-        return
-    receiver = node.func.value
+def backward_receiver(call: ast.Call, returning: frozenset[str] | None = None) -> ast.expr:
+    """What ``call``'s method is called on, seen through a method the library-effects
+    table says hands back its argument (``scaler.scale(loss).backward()``: ``loss``);
+    ``returning``: those methods' names, when the caller has them already."""
+    if returning is None:
+        returning = current().argument_returning_methods()
+    receiver = call.func.value if isinstance(call.func, ast.Attribute) else call.func
     if (
         isinstance(receiver, ast.Call)
         and isinstance(receiver.func, ast.Attribute)
-        and receiver.func.attr == "scale"
+        and receiver.func.attr in returning
         and receiver.args
     ):
-        receiver = receiver.args[0]
-    owner = dotted(receiver)
-    if node.args and (
-        node.func.attr == "manual_backward"  # Lightning: ``self.manual_backward(loss)``
-        or (owner and owner.rsplit(".", 1)[-1].lower().endswith(_FRAMEWORK_BACKWARD_OWNERS))
-    ):
-        target = dotted(node.args[0])
-    elif node.args:
+        return receiver.args[0]
+    return receiver
+
+
+def _note_backward(
+    node: ast.Call,
+    found: dict[str, tuple[ast.Call, ...]],
+    backwards: frozenset[str],
+    returning: frozenset[str],
+) -> None:
+    """Adds ``node`` to ``found`` under the name it may backpropagate, when it calls a
+    method that runs backward (``backward``, or one the library-effects table lists).
+
+    ``loss.backward()`` backpropagates its receiver; a call with a positional argument
+    (``accelerator.backward(loss)``, ``self.manual_backward(loss)``) is recorded under
+    the argument, a *candidate* only: ``y.backward(grad_y)`` passes a tensor's output
+    gradient, so which it is depends on what the receiver is, known only to the run
+    (:func:`torchward.analysis.adapters.library.backpropagates`)."""
+    if not (isinstance(node.func, ast.Attribute) and node.func.attr in backwards):
         return
-    else:
-        target = owner
+    target = dotted(node.args[0]) if node.args else dotted(backward_receiver(node, returning))
     if target:
         found[target] = found.get(target, ()) + (node,)

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 import attrs
 
 from . import catalog
+from .adapters import effects as library_effects
 from .names import ImportTable, qualified_name
 from .positions import LineIndex
 
@@ -23,21 +24,17 @@ FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 # A function whose text mentions none of these cannot trigger any rule on its own; it is
 # analysed only when an analysed caller reaches it. Measured on PyTorch's source tree,
 # this skips most functions (forward passes, utilities, tests of unrelated features).
-TRAINING_WORDS = re.compile(
+# torch's own spellings; a library's (a trainer's hooks, ``manual_backward``) come from
+# the library-effects table, see :func:`_training_words`.
+_TORCH_WORDS = (
     r"\.backward\(|\.step\(|\.eval\(|zero_grad|Loss\b|_loss\(|loss_f|criterion|cross_entropy|DataLoader|"
     r"(?:\bin|enumerate\(|tqdm\()\s*[\w.]*loader\b|"
-    r"DistributedDataParallel|DDP|FullyShardedDataParallel|\.train\(|"
-    # methods a framework calls once per batch, and framework spellings of the above
-    # (analysis/adapters): a LightningModule or Trainer subclass may name nothing else
-    r"def training_step\(|def compute_loss\(|manual_backward\(|fully_shard\("
+    r"DistributedDataParallel|DDP|FullyShardedDataParallel|\.train\(|fully_shard\("
 )
 
-# Literal fragments, one of which every TRAINING_WORDS match contains: ``in`` on a str is
+# Literal fragments, one of which every _TORCH_WORDS match contains: ``in`` on a str is
 # several times faster than the regex, and most files of a large tree contain none.
-_FRAGMENTS = (
-    "def training_step(",
-    "def compute_loss(",
-    "manual_backward(",
+_TORCH_FRAGMENTS = (
     "fully_shard(",
     ".backward(",
     ".step(",
@@ -55,11 +52,30 @@ _FRAGMENTS = (
     ".train(",
 )
 
+_WORDS: dict[int, tuple[tuple[str, ...], re.Pattern[str]]] = {}
+
+
+def _training_words() -> tuple[tuple[str, ...], re.Pattern[str]]:
+    """The fragments and the pattern for the library-effects table in force: torch's
+    words, a definition of every method a library calls on a user's class once per batch
+    or step (``def compute_loss(``, ``def on_step_end(``: such a class may name nothing
+    else), and a call of every method the table says runs backward
+    (``.manual_backward(``). Built once per table (:func:`.adapters.effects.token`)."""
+    key = library_effects.token()
+    known = _WORDS.get(key)
+    if known is None:
+        table = library_effects.current()
+        spelled = sorted(f"def {name}(" for name in table.hook_names()) + sorted(
+            f".{name}(" for name in table.backward_methods()
+        )
+        pattern = "|".join([_TORCH_WORDS, *map(re.escape, spelled)])
+        known = _WORDS[key] = (_TORCH_FRAGMENTS + tuple(spelled), re.compile(pattern))
+    return known
+
 
 def mentions_training_words(text: str) -> bool:
-    return (
-        any(fragment in text for fragment in _FRAGMENTS) and TRAINING_WORDS.search(text) is not None
-    )
+    fragments, pattern = _training_words()
+    return any(fragment in text for fragment in fragments) and pattern.search(text) is not None
 
 
 @attrs.define(eq=False)
@@ -138,10 +154,12 @@ class ModuleIndex:
         return found
 
     def is_module_class(self, class_name: str) -> bool:
+        """Derived from an ``nn.Module``: a torch module class, or a capitalised class of a
+        package the library-effects table lists under ``[models] base_packages``."""
         bases = self.all_bases(class_name)
+        packages = ("torch.nn.", *(p + "." for p in library_effects.current().model_base_packages))
         return bool(bases & catalog.MODULE_BASES) or any(
-            b.startswith(("torch.nn.", "transformers.")) and b.rsplit(".", 1)[-1][:1].isupper()
-            for b in bases
+            b.startswith(packages) and b.rsplit(".", 1)[-1][:1].isupper() for b in bases
         )
 
     def is_lightning_class(self, class_name: str) -> bool:

@@ -54,6 +54,42 @@ CONSTRUCTED = {
 }
 
 
+@attrs.frozen
+class Callbacks:
+    """Objects a trainer calls back during its loop (a Hugging Face ``TrainerCallback``).
+
+    ``per_step``: the methods it calls once per optimizer step, whose bodies therefore run
+    inside the training loop (a host sync there waits every step); ``classes``: the bases
+    (by qualified name) that make a class a callback; ``register``: the trainer methods
+    and ``keywords`` the trainer's keywords that take callbacks, which make a class a
+    callback by how it is used even without the base; ``model``: the keyword its hooks
+    receive the trainer's model in."""
+
+    classes: frozenset[str] = frozenset()
+    per_step: frozenset[str] = frozenset()
+    register: frozenset[str] = frozenset()
+    keywords: frozenset[str] = frozenset()
+    model: str | None = None
+
+    def extended(self, other: Callbacks) -> Callbacks:
+        return Callbacks(
+            self.classes | other.classes,
+            self.per_step | other.per_step,
+            self.register | other.register,
+            self.keywords | other.keywords,
+            other.model or self.model,
+        )
+
+    def identity(self) -> tuple:
+        return (
+            sorted(self.classes),
+            sorted(self.per_step),
+            sorted(self.register),
+            sorted(self.keywords),
+            self.model,
+        )
+
+
 class EffectsError(ValueError):
     """The table (built-in or a project's) says something this module does not understand."""
 
@@ -105,7 +141,10 @@ class LibraryEffects:
     model_wrappers: frozenset[str] = frozenset()
     trainer_classes: frozenset[str] = frozenset()
     trainer_packages: tuple[str, ...] = ()
+    trainer_hooks: frozenset[str] = frozenset()  # methods a trainer calls once per batch
+    model_base_packages: tuple[str, ...] = ()  # a class deriving from one of theirs is a model
     methods: Mapping[tuple[str, str], MethodEffects] = attrs.field(factory=dict)
+    callbacks: Callbacks = attrs.field(factory=lambda: Callbacks())
 
     def method(self, receiver: str, name: str) -> MethodEffects | None:
         """What ``NAME(...)`` on a receiver of the table's kind ``receiver`` does."""
@@ -144,7 +183,10 @@ class LibraryEffects:
                 sorted(self.model_wrappers),
                 sorted(self.trainer_classes),
                 self.trainer_packages,
+                sorted(self.trainer_hooks),
+                self.model_base_packages,
                 sorted(self.methods.items()),
+                self.callbacks.identity(),
             )
         )
 
@@ -163,11 +205,36 @@ class LibraryEffects:
             model_wrappers=self.model_wrappers | other.model_wrappers,
             trainer_classes=self.trainer_classes | other.trainer_classes,
             trainer_packages=self.trainer_packages + other.trainer_packages,
+            trainer_hooks=self.trainer_hooks | other.trainer_hooks,
+            model_base_packages=self.model_base_packages + other.model_base_packages,
             methods={**self.methods, **other.methods},
+            callbacks=self.callbacks.extended(other.callbacks),
+        )
+
+    def hook_names(self) -> frozenset[str]:
+        """Every method a library calls on a user's class during training (a trainer's
+        ``compute_loss``, a callback's ``on_step_end``): the cheap relevance test of
+        :mod:`torchward.analysis.semantic` looks for their definitions."""
+        return self.trainer_hooks | self.callbacks.per_step
+
+    def backward_methods(self) -> frozenset[str]:
+        """Methods whose entry runs backward (``manual_backward``, ``backward``); calling
+        the object itself (``__call__``) is not a method."""
+        return frozenset(
+            name
+            for (_, name), entry in self.methods.items()
+            if name != "__call__" and any(effect.effect == "backward" for effect in entry.effects)
+        )
+
+    def argument_returning_methods(self) -> frozenset[str]:
+        """Methods that hand back their first argument (a scaler's ``scale``)."""
+        return frozenset(
+            name for (_, name), entry in self.methods.items() if entry.returns == "argument"
         )
 
 
-_SECTIONS = ("frameworks", "constructors", "wrappers", "trainers", "methods")
+_SECTIONS = ("frameworks", "constructors", "wrappers", "trainers", "methods", "callbacks", "models")
+_CALLBACK_KEYS = ("classes", "per_step", "register", "keywords", "model")
 
 
 def parse_effects(table: Any, where: str) -> LibraryEffects:
@@ -203,10 +270,18 @@ def parse_effects(table: Any, where: str) -> LibraryEffects:
         wrappers.update(_names(names, f"{where} wrappers.model"))
     trainers = _mapping(table.get("trainers", {}), f"{where} trainers")
     for key in trainers:
-        if key not in ("classes", "packages"):
-            raise EffectsError(f"{where} trainers: unknown key '{key}' (known: classes, packages)")
+        if key not in ("classes", "packages", "hooks"):
+            raise EffectsError(
+                f"{where} trainers: unknown key '{key}' (known: classes, packages, hooks)"
+            )
     trainer_classes = _names(trainers.get("classes", []), f"{where} trainers.classes")
     trainer_packages = _names(trainers.get("packages", []), f"{where} trainers.packages")
+    trainer_hooks = _names(trainers.get("hooks", []), f"{where} trainers.hooks")
+    models = _mapping(table.get("models", {}), f"{where} models")
+    for key in models:
+        if key != "base_packages":
+            raise EffectsError(f"{where} models: unknown key '{key}' (known: base_packages)")
+    model_base_packages = _names(models.get("base_packages", []), f"{where} models.base_packages")
     methods: dict[tuple[str, str], MethodEffects] = {}
     for receiver, entries in _mapping(table.get("methods", {}), f"{where} methods").items():
         if receiver not in RECEIVERS:
@@ -222,8 +297,25 @@ def parse_effects(table: Any, where: str) -> LibraryEffects:
         model_wrappers=frozenset(wrappers),
         trainer_classes=frozenset(trainer_classes),
         trainer_packages=tuple(trainer_packages),
+        trainer_hooks=frozenset(trainer_hooks),
+        model_base_packages=tuple(model_base_packages),
         methods=methods,
+        callbacks=_callbacks(table.get("callbacks", {}), f"{where} callbacks"),
     )
+
+
+def _callbacks(value: Any, where: str) -> Callbacks:
+    fields = _mapping(value, where)
+    for key in fields:
+        if key not in _CALLBACK_KEYS:
+            raise EffectsError(f"{where}: unknown key '{key}' (known: {', '.join(_CALLBACK_KEYS)})")
+    model = fields.get("model")
+    if model is not None and not (isinstance(model, str) and model.isidentifier()):
+        raise EffectsError(f"{where}: 'model' must be a parameter name")
+    classes, per_step, register, keywords = (
+        frozenset(_names(fields.get(key, []), f"{where}.{key}")) for key in _CALLBACK_KEYS[:4]
+    )
+    return Callbacks(classes, per_step, register, keywords, model)
 
 
 def _mapping(value: Any, where: str) -> dict[str, Any]:

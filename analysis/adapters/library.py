@@ -19,6 +19,7 @@ import ast
 
 from ..events import EventKind
 from ..names import dotted
+from ..owncode import backward_receiver
 from ..values import UNKNOWN, Kind, Value, evolve
 from . import Adapter
 from .effects import Effect, MethodEffects, current
@@ -132,6 +133,35 @@ def _returned(returns: str, args: list[Value]) -> Value:
     if returns == "scheduler":
         return Value(kind=Kind.SCHEDULER)
     return UNKNOWN
+
+
+def backpropagates(run, node: ast.AST, path: str) -> bool:
+    """Whether ``node``, a call :func:`~torchward.analysis.owncode.own_code_index`
+    recorded under ``path``, runs backward on ``path``'s value.
+
+    ``path.backward()`` does (a tensor's own). A call that passes ``path`` as an argument
+    does when its receiver is a library object whose table entry runs backward on that
+    argument (``accelerator.backward(loss)``, ``self.manual_backward(loss)``), not when it
+    is a tensor given its output gradient (``y.backward(grad_y)``) or anything the run
+    cannot type: the receiver's value decides, never its name. A ``return`` a framework
+    backpropagates (:mod:`.driver`) is recorded by the driver itself and always does."""
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+        return True
+    if not node.args:
+        return dotted(backward_receiver(node)) == path
+    owner = dotted(node.func.value)
+    value = (run.lookup(owner) or run.resolve_path(owner)) if owner else None
+    kind = receiver_kind(run, value) if value is not None else None
+    entry = current().method(kind, node.func.attr) if kind is not None else None
+    if entry is None:
+        return False
+    return any(
+        effect.effect == "backward"
+        and effect.argument is not None
+        and effect.argument < len(node.args)
+        and dotted(node.args[effect.argument]) == path
+        for effect in entry.effects
+    )
 
 
 ADAPTER = LibraryAdapter()

@@ -15,8 +15,10 @@ wants edits asks for them with the source the finding was computed on:
 Each fix is ``safe`` (cannot change what the program computes beyond the bug) or
 ``unsafe`` (needs a human look); the reason is in the rule's "Fix safety" section. A
 fixer lives in its own module here, named after its rule, and is discovered
-(:func:`all_fixers`); a rule with no module has no fixes. A fixer that crashes or a
-file LibCST cannot parse yields no fixes, never an exception.
+(:func:`all_fixers`); a rule with no module has no fixes. A file LibCST cannot parse
+yields no fixes. A fixer that crashes yields no fixes for users, but under the engine's
+strict mode (``$TORCHWARD_STRICT``, set by the test suite) it raises like any other
+internal exception: a swallowed crash would pass every test that expects no fix.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ import logging
 from collections.abc import Iterable
 
 import attrs
+import libcst as cst
 
+from ..engine import strict
 from ..finding import Finding, Fix
 from .applying import FixOutcome, fix_source
 from .edits import apply_edits, edits_between
@@ -54,9 +58,16 @@ def fixes_for(source: str, finding: Finding) -> tuple[Fix, ...]:
         return ()  # relocated: reported at a call for code in another module
     try:
         tree = source_tree(source)
+    except cst.ParserSyntaxError:  # the user's text, not a bug: nothing to rewrite
+        return ()
+    try:
         return tuple(fix for fix in fixer.build(tree, finding) if fix is not None and fix.edits)
-    except Exception:  # a fix is a convenience: never let it take the caller down
-        log.debug("no fix for %s at %s", finding.code, finding.span, exc_info=True)
+    except Exception:  # a fix is a convenience: never let it take a user's editor down
+        if strict():
+            raise
+        log.warning(
+            "no fix for %s at %s: the fixer crashed", finding.code, finding.span, exc_info=True
+        )
         return ()
 
 

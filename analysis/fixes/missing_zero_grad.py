@@ -1,7 +1,8 @@
 """TW003 missing-zero-grad: insert ``optimizer.zero_grad(set_to_none=True)`` after the step.
 
 The finding's span is the optimizer step (``opt.step()``, ``self.opt.step()``, or a
-``GradScaler``'s ``scaler.step(opt)``). The reset goes on the line after the statement
+scaler's ``scaler.step(opt)``: a receiver bound to a constructor that the library-effects
+table says builds a scaler, whose ``step`` entry names the argument that is stepped). The reset goes on the line after the statement
 that steps, at its indentation, written with the optimizer's own expression. After the
 step rather than at the top of the loop: when the step sits inside an accumulation
 ``if``, a reset at the top of the loop would throw the accumulated gradients away, while
@@ -29,34 +30,72 @@ Otherwise the reset is offered as **unsafe**.
 
 from __future__ import annotations
 
+import ast
+import functools
+
 import libcst as cst
 import libcst.matchers as m
 
+from ..adapters.effects import current
 from ..finding import Applicability, Proof
+from ..names import ImportTable, qualified_path
+from ..values import Kind
 from .fixer import Fixer
 from .tree import Rewrite, SourceTree, statement_line
 
 
 def optimizer_of(tree, call: cst.Call) -> cst.BaseExpression | None:
-    """The optimizer a ``.step(...)`` call steps: its receiver, or a scaler's argument."""
+    """The optimizer a ``.step(...)`` call steps: its receiver, or the argument the
+    library-effects table names for a scaler's ``step`` (``scaler.step(opt)``)."""
     if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "step"):
         return None
     receiver = call.func.value
-    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
-    if positional and _is_grad_scaler(tree, receiver):
-        return positional[0]
-    return receiver
+    if not _is_scaler(tree, receiver):
+        return receiver
+    entry = current().method("scaler", "step")
+    for effect in entry.effects if entry is not None else ():
+        if effect.effect == "step" and (effect.argument is not None or effect.keyword):
+            return _argument(call, effect.argument, effect.keyword)
+    return None
 
 
-def _is_grad_scaler(tree, receiver: cst.BaseExpression) -> bool:
-    """Bound in this file to a ``GradScaler(...)`` (any spelling), e.g. ``scaler = amp.GradScaler()``."""
+def _argument(call: cst.Call, position: int | None, keyword: str | None):
+    """The expression passed at ``position`` or as ``keyword`` (None behind a ``*args``)."""
+    for arg in call.args:
+        if keyword is not None and arg.keyword is not None and arg.keyword.value == keyword:
+            return arg.value
+    positional = []
+    for arg in call.args:
+        if arg.star:
+            break
+        if arg.keyword is None:
+            positional.append(arg.value)
+    if position is not None and position < len(positional):
+        return positional[position]
+    return None
+
+
+def _is_scaler(tree, receiver: cst.BaseExpression) -> bool:
+    """Bound in this file to a call the library-effects table says builds a scaler
+    (``scaler = amp.GradScaler()``, under any import spelling)."""
     text = tree.text(receiver)
+    imports = _imports(tree.source)
     for assign in tree.within(tree.spans[tree.module], cst.Assign):
         if any(tree.text(target.target) == text for target in assign.targets):
             value = assign.value
-            if isinstance(value, cst.Call) and tree.text(value.func).endswith("GradScaler"):
+            name = (
+                qualified_path(tree.text(value.func), imports)
+                if isinstance(value, cst.Call)
+                else None
+            )
+            if name is not None and current().constructed_kind(name) is Kind.SCALER:
                 return True
     return False
+
+
+@functools.lru_cache(maxsize=8)
+def _imports(source: str) -> ImportTable:
+    return ImportTable(ast.parse(source))
 
 
 def is_plain_reference(node: cst.BaseExpression) -> bool:

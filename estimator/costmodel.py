@@ -30,11 +30,14 @@ from __future__ import annotations
 import attrs
 
 from .activations import (
+    cached_keys_per_token,
     cross_kv_per_source_token,
+    forward_transient_per_token,
     live_per_token,
     math_scores_per_token,
     matmul_inputs_per_token,
     saved_per_token,
+    saved_terms_per_token,
     scores_per_token,
 )
 from .cnn import cnn_activation_elements, is_modelled
@@ -173,6 +176,8 @@ def _training_activations(
         return (elements * n.activation + _fp32_input(n, image)) * batch, 0.0, 0.0
     checkpointing = bool(r.config.value("checkpointing"))
     eager, math = path == "eager", path == "math"
+    # a trained LM's forward fills a KV cache (a partly trained one: counted whole, below)
+    caching = part is None and returns_cache(r)
     saved = 0.0
     one_layer = 0.0
     remaining = {}  # layers of each stack that save, allotted from the output side
@@ -182,7 +187,9 @@ def _training_activations(
         remaining[id(stack)] = layers
     for stack in shape.stacks:
         seq, source = stack_tokens(stack, r)
-        per = saved_per_token(stack, n, eager=eager, math=math, context=seq, cross_context=source)
+        per = saved_per_token(
+            stack, n, eager=eager, math=math, context=seq, cross_context=source, caching=caching
+        )
         layer = per * seq * batch + cross_kv_per_source_token(stack, n) * source * batch
         layers = remaining[id(stack)]
         if checkpointing:  # each layer keeps its input; one layer is recomputed at a time
@@ -284,11 +291,21 @@ def _activations_formula(r: Resolved, batch: int, path: str, part: Trainable | N
     check = (
         ", checkpointed: each layer's input + one layer" if r.config.value("checkpointing") else ""
     )
-    parts = [
-        f"{s.layers} layers × saved bytes per token ({path} attention{check}) × "
-        f"seq {stack_tokens(s, r)[0]} × batch {batch}"
-        for s in shape.stacks
-    ]
+    n = numerics(r.config.value("dtype"))
+    caching = part is None and returns_cache(r)
+    parts = []
+    for s in shape.stacks:
+        seq, source = stack_tokens(s, r)
+        terms = saved_terms_per_token(
+            s, n, eager=path == "eager", math=path == "math", context=seq, cross_context=source
+        )
+        if caching and cached_keys_per_token(s, n):
+            terms["training KV cache's fp32 rotary keys"] = cached_keys_per_token(s, n)
+        named = " + ".join(f"{name} {value:,.0f}" for name, value in terms.items())
+        parts.append(
+            f"{s.layers} layers × saved bytes per token ({path} attention{check}: {named}) × "
+            f"seq {seq} × batch {batch}"
+        )
     if part is not None and part.saved_layers is not None:
         parts.append(f"only the last {part.saved_layers} layer(s) save")
     if shape.lm_head:
@@ -362,6 +379,10 @@ def training(
         copies = copies / world
     acts, fwd_temp, bwd_temp = _training_activations(r, n, batch, attention_path(r, gpu), part)
     forward_acts = acts
+    if shape.stacks and part is None:  # the last layer's unsaved tensors (post-norm encoders)
+        last = shape.stacks[-1]
+        transient = forward_transient_per_token(last, n)
+        forward_acts += transient * stack_tokens(last, r)[0] * batch
     if part is not None and part.saved_layers is not None:
         # the frozen layers run as an inference forward: one layer's intermediates live
         forward_acts = max(acts, frozen_forward)
@@ -392,6 +413,9 @@ def training(
         seq = stack_tokens(shape.stacks[-1], r)[0] if shape.stacks else 0
         bwd_temp = max(bwd_temp, tail_backward(r, part, n, batch, seq))
         cache = returned_cache(r, n, batch) if returns_cache(r) else 0.0
+    elif shape.stacks and not shape.lm_head:  # a classifier's head hides nothing either
+        seq = stack_tokens(shape.stacks[-1], r)[0]
+        bwd_temp = max(bwd_temp, tail_backward(r, None, n, batch, seq))
     split = f" ÷ {world} GPUs ({sharding})" if world > 1 and sharding != "none" else ""
     w_text = _weights_formula(r, n)
     if sharding in ("zero-3", "fsdp"):

@@ -28,6 +28,7 @@ __all__ = [
     "ENCODER_TYPES",
     "FIELD_NAMES",
     "NUMERIC_FIELDS",
+    "ROTARY_FIELDS",
     "MissingFieldError",
     "check_numbers",
     "decoder_params",
@@ -118,7 +119,7 @@ _LAYERNORM_FIELDS = ("layer_norm_eps", "layer_norm_epsilon", "layernorm_epsilon"
 # Activations whose transformers MLPs are gated (act(gate) * up) whatever the family: SiLU
 # is Llama's SwiGLU; a GLU spelled out names itself.
 _GATED_ACTS = ("silu", "swish", "swiglu", "geglu", "reglu")
-_ROTARY_FIELDS = ("rope_theta", "rope_parameters", "rope_scaling", "rotary_dim", "rotary_pct")
+ROTARY_FIELDS = ("rope_theta", "rope_parameters", "rope_scaling", "rotary_dim", "rotary_pct")
 
 
 class MissingFieldError(LookupError, ValueError):
@@ -260,7 +261,7 @@ def generic_conventions(cfg: Config) -> dict[str, Any]:
         c["qkv_bias"] = cfg["qkv_bias"]
     if any(cfg.get(k) for k in ("qk_norm", "use_qk_norm", "qk_layernorm")):
         c["qk_norm"] = "head"
-    rotary = any(cfg.get(k) is not None for k in _ROTARY_FIELDS)
+    rotary = any(cfg.get(k) is not None for k in ROTARY_FIELDS)
     absolute = cfg.get("position_embedding_type") == "absolute" or "n_positions" in cfg
     if absolute and not rotary:
         c["positions"] = _first(cfg, "n_positions", "max_position_embeddings", default=0)
@@ -458,7 +459,7 @@ def encoder_params(model_type: str, cfg: Config) -> int:
     n = vocab * e + 2 * e  # word embeddings + embedding LayerNorm
     if e != h:
         n += e * h + h  # embeddings_project
-    rotary = any(cfg.get(k) is not None for k in _ROTARY_FIELDS)
+    rotary = any(cfg.get(k) is not None for k in ROTARY_FIELDS)
     absolute = cfg.get("position_embedding_type", "absolute") == "absolute" and not rotary
     if cfg.get("position_biased_input", True) and absolute:
         n += (cfg.get("max_position_embeddings") or 512) * e

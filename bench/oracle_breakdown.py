@@ -96,7 +96,9 @@ print(json.dumps(dict(peak=result["measured_allocated_bytes"], phase=phase, rows
 """
 
 
-def breakdown(model_type: str, batch: int, seq: int, dtype: str, at: str = "backward") -> dict:
+def breakdown(
+    model_type: str, batch: int, seq: int, dtype: str, at: str = "backward", mode: str = "train"
+) -> dict:
     entry: dict = {"name": model_type}
     family = next((f for f in FAMILIES if f["model_type"] == model_type), None)
     if family is not None:
@@ -106,7 +108,7 @@ def breakdown(model_type: str, batch: int, seq: int, dtype: str, at: str = "back
         }
         entry = {"name": f"oracle-{model_type}", "model_type": model_type, "config": structure}
         entry["kind"] = family["kind"]
-    job = dict(name=f"{model_type}-train", model=entry["name"], mode="train", dtype=dtype)
+    job = dict(name=f"{model_type}-{mode}", model=entry["name"], mode=mode, dtype=dtype)
     job.update(batch_size=batch, seq=seq, new_tokens=0)
     code = _CHILD.format(
         calibration=str(CALIBRATION),
@@ -132,17 +134,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seq", type=int, default=512, help="tokens, or the image side")
     parser.add_argument("--dtype", default="amp-bf16")
     parser.add_argument(
+        "--mode", choices=("train", "inference"), default="train", help="inference: --at peak"
+    )
+    parser.add_argument(
         "--at",
         choices=("backward", "peak"),
         default="backward",
         help="list what is live at the start of the backward (default) or at the step's peak",
     )
     args = parser.parse_args(argv)
-    found = breakdown(args.model_type, args.batch, args.seq, args.dtype, args.at)
+    at = "peak" if args.mode == "inference" else args.at
+    found = breakdown(args.model_type, args.batch, args.seq, args.dtype, at, args.mode)
     kind = next((f["kind"] for f in FAMILIES if f["model_type"] == args.model_type), "")
     tokens = args.batch * (1 if kind in ("vit", "hf-cnn") else args.seq)
     unit = "image" if kind in ("vit", "hf-cnn") else "token"
-    print(f"peak {found['peak']:,} B; live at {found['phase']} ({args.at}), per {unit}:")
+    print(f"peak {found['peak']:,} B; live at {found['phase']} ({at}), per {unit}:")
     print(
         f"{'module':<24} {'op':<36} {'dtype':<9} {'shape':<26} {'count':>5} {'bytes':>14} {'/token/layer':>13}"
     )

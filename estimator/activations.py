@@ -26,7 +26,7 @@ the transformers implementations, op by op (``a`` = 16-bit or 32-bit matmul elem
   dropped copy (:func:`math_scores_per_token`);
 - a gated MLP saves gate, activation, up and product (``4·a·i``); a plain MLP its fc1
   output and activation (``2·a·i``), plus three more for GPT-2's composite GELU-tanh;
-- dropout saves a 1-byte mask per dropped tensor.
+- dropout saves a 1-byte mask per dropped tensor (two per layer, three in T5).
 
 This is Korthikanti et al. 2022 (“Reducing Activation Recomputation”, eq. 2: 34·h + 5·a·s
 bytes per token per layer for GPT-3 in fp16) refined by the upcasts that transformers
@@ -218,7 +218,10 @@ def saved_terms_per_token(
         terms["cross-attention"] = cross
     terms["mlp"] = _mlp_saved(stack, n)
     if stack.dropout:
-        terms["dropout masks"] = 3 * h  # after attention, after MLP, inside MLP
+        # 1-byte masks after the attention block and after the MLP (GPT-2, BERT, ERNIE: two
+        # per layer; the attention probabilities' dropout is inside the fused kernel), and
+        # T5's on the MLP's intermediate (t5-small: three per layer, one intermediate-wide)
+        terms["dropout masks"] = 2 * h + (stack.intermediate if stack.mlp_dropout else 0)
     return {k: v for k, v in terms.items() if v}
 
 
@@ -255,7 +258,7 @@ def _mlp_saved(stack: Stack, n: Numerics) -> float:
     return 2 * a * i
 
 
-def forward_transient_per_token(stack: Stack, n: Numerics) -> float:
+def forward_transient_per_token(stack: Stack, n: Numerics, context: int = 0) -> float:
     """Bytes per token live at a training forward's peak beyond what the layers save, for a
     post-norm encoder (BERT's layout), whose forward can be the step's peak: in the last
     layer's output norm, the layer's input (the encoder's loop still holds it), the attention
@@ -264,10 +267,14 @@ def forward_transient_per_token(stack: Stack, n: Numerics) -> float:
     16-bit casts), the MLP's dropped 16-bit output, and the embeddings' output, which the model
     holds for the whole encoder call. Measured: ERNIE at b8 × 512 (bench/oracle_breakdown.py
     ernie --batch 8 --at peak: three fp32 norm outputs, the fp32 embeddings output and one
-    16-bit dropout output). Pre-norm stacks peak at the backward's start: nothing added."""
+    16-bit dropout output). A relative position bias (MPNet) is computed once, heads ×
+    context per token in the residual stream's dtype, and added to every layer's scores: it
+    stays live through the forward (mpnet b8 × 512: 96 MiB in fp32). Pre-norm stacks peak at
+    the backward's start: nothing added."""
     if not stack.post_norm:
         return 0.0
-    return 4 * n.residual * stack.hidden + n.activation * stack.hidden
+    bias = n.residual * stack.heads * context if stack.relative_bias else 0
+    return 4 * n.residual * stack.hidden + n.activation * stack.hidden + bias
 
 
 def matmul_inputs_per_token(stack: Stack, n: Numerics) -> float:
@@ -281,8 +288,13 @@ def matmul_inputs_per_token(stack: Stack, n: Numerics) -> float:
 
 
 def cross_kv_per_source_token(stack: Stack, n: Numerics) -> float:
-    """Per source token per decoder layer: cross-attention K and V (saved)."""
-    return 2 * n.activation * stack.q_width if stack.cross_attention else 0
+    """Per source token per decoder layer: cross-attention K and V (saved), and under
+    autocast the 16-bit casts of the encoder's fp32 output that the K and V projections each
+    make (t5-small b16 × 512: 67 casts = 4 per encoder layer, 7 per decoder layer, 1 head)."""
+    if not stack.cross_attention:
+        return 0
+    casts = 2 * n.activation * stack.hidden if n.activation != n.residual else 0
+    return 2 * n.activation * stack.q_width + casts
 
 
 def live_per_token(stack: Stack, n: Numerics) -> float:

@@ -221,6 +221,12 @@ def _training_activations(
     upcast = 4 * vocab * tokens if logit_bytes != 4 else 0  # logits.float(), transient
     # backward of the loss: d(log_softmax) and d(logits fp32), then the cast back
     backward = 8 * vocab * tokens
+    if shape.own_loss and logit_bytes != 4:
+        # T5's own CrossEntropyLoss under autocast: the logits' fp32 copy and a 16-bit
+        # log-softmax stay to the backward, which adds the fp32 nll gradient — 2 + 4 + 2 + 4
+        # bytes per logit at its peak (bench/oracle_breakdown.py mt5 / t5-small --at peak)
+        log_softmax = (4 + n.activation) * vocab * tokens
+        upcast, backward = 0, 4 * vocab * tokens
     return saved + logits + log_softmax, upcast, backward
 
 
@@ -381,8 +387,8 @@ def training(
     forward_acts = acts
     if shape.stacks and part is None:  # the last layer's unsaved tensors (post-norm encoders)
         last = shape.stacks[-1]
-        transient = forward_transient_per_token(last, n)
-        forward_acts += transient * stack_tokens(last, r)[0] * batch
+        seq = stack_tokens(last, r)[0]
+        forward_acts += forward_transient_per_token(last, n, seq) * seq * batch
     if part is not None and part.saved_layers is not None:
         # the frozen layers run as an inference forward: one layer's intermediates live
         forward_acts = max(acts, frozen_forward)

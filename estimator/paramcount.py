@@ -550,7 +550,8 @@ def infer_kind(cfg: Config) -> str:
 
     ``is_encoder_decoder`` (or a T5-style ``d_kv``/``d_ff`` pair) means encoder-decoder; a
     causal-LM class in ``architectures`` a decoder, a masked-LM one an encoder; token types
-    (``type_vocab_size``) or BERT's ``position_embedding_type`` without KV heads an encoder;
+    (``type_vocab_size``) or BERT's ``position_embedding_type`` without KV heads an encoder,
+    as is BERT's ``attention_probs_dropout_prob`` in a config without ``use_cache``;
     patches without a vocabulary a vision transformer. Anything else with a vocabulary is
     read as a decoder, the commonest kind of checkpoint a user points at."""
     names = " ".join(str(a) for a in cfg.get("architectures") or ())
@@ -568,5 +569,9 @@ def infer_kind(cfg: Config) -> str:
     # text tower (CLIP's projection_dim, SigLIP's projection_size): bidirectional encoders
     encoder_fields = ("type_vocab_size", "position_embedding_type", "projection_dim")
     if not kv and any(f in cfg for f in (*encoder_fields, "projection_size")):
+        return "encoder"
+    # BERT's name for attention dropout without any cache (MPNet): no causal LM of the
+    # installed transformers' CONFIG_MAPPING has that pair (checked with transformers 5.25)
+    if not kv and "attention_probs_dropout_prob" in cfg and "use_cache" not in cfg:
         return "encoder"
     return "decoder"

@@ -48,6 +48,7 @@ class Stack:
     norms: int = 2
     mlp: str = "plain"  # "gated" | "plain" | "gelu-tanh" (composite) | "relu" | "quick-gelu"
     dropout: bool = False  # residual / attention dropout on in training
+    mlp_dropout: bool = False  # a dropout on the MLP's intermediate too (T5's DenseReluDense)
     composite_act: bool = False  # a gated MLP whose activation is a Python tanh-GELU composite
     cross_attention: bool = False
     moe: dict | None = None  # {"experts", "active", "expert_intermediate", "shared_intermediate"}
@@ -63,6 +64,7 @@ class Stack:
     rest: the attention output is then laid out heads-first and the o-projection copies it)."""
     parallel_residual: bool = False  # attention and MLP read the same layer input (GPT-NeoX)
     post_norm: bool = False  # BERT's layout: each block's norm follows its residual add
+    relative_bias: bool = False  # one heads × s² position bias shared by the layers (MPNet)
     tokens: int = 0
     """Tokens per sample of a ``caption`` stream: a contrastive text tower's captions, padded
     to its ``max_position_embeddings`` (CLIP 77, SigLIP 64) whatever the job's sequence."""
@@ -104,6 +106,10 @@ class ModelShape:
     lm_head_params: int = 0  # the vocab × hidden projection (tied or not)
     eager_only: bool = False  # transformers runs eager attention only
     fp32_logits: bool = False  # logits + an fp32 bias (BART's final_logits_bias)
+    own_loss: bool = False
+    """The model computes ``CrossEntropyLoss`` on its logits itself, without transformers'
+    ``logits.float()`` (T5, mT5): under autocast the logits' fp32 copy and a 16-bit
+    log-softmax stay until the backward."""
     logit_softcap: bool = False  # final logits soft-capped: tanh's output kept for backward
     scaled_logits: bool = False
     """The head's output is multiplied by a constant into a new tensor (Cohere's
@@ -368,6 +374,7 @@ def _encoder(arch: Architecture) -> ModelShape:
         intermediate=_intermediate(c, h),
         dropout=True,
         post_norm=True,
+        relative_bias="relative_attention_num_buckets" in c,
     )
     # Encoders are fine-tuned with a small head (classification): no vocab-sized logits.
     return ModelShape(
@@ -377,7 +384,8 @@ def _encoder(arch: Architecture) -> ModelShape:
         vocab,
         False,
         vocab * h,
-        eager_only=arch.model_type in _NO_SDPA,
+        # a relative position bias added to the scores (MPNet) runs eager attention
+        eager_only=arch.model_type in _NO_SDPA or stack.relative_bias,
     )
 
 
@@ -394,6 +402,7 @@ def _seq2seq(arch: Architecture) -> ModelShape:
             head_dim=dkv,
             intermediate=c["d_ff"],
             norm="rms",
+            mlp_dropout=True,
             mlp="gated" if gated else "plain",
             dropout=dropout_of("t5", c) if any(f in c for f in _DROPOUT_FIELDS) else True,
             # T5Config: "gated-gelu" runs gelu_new (NewGELU, a composite); else its own act
@@ -415,6 +424,7 @@ def _seq2seq(arch: Architecture) -> ModelShape:
             True,
             required(c, "vocabulary") * d,
             required(c, "vocabulary") * d,
+            own_loss=True,
             note="T5 runs SDPA (transformers 5) with its relative position bias as "
             "an additive mask: the memory-efficient kernel, no s² scores; the "
             "masks (heads × s², not per batch row) are not charged "

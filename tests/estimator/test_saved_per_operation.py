@@ -106,3 +106,37 @@ def test_terms_are_the_saved_bytes(model: str) -> None:
     terms = saved_terms_per_token(stack, n, eager=False, context=512)
     assert sum(terms.values()) == saved_per_token(stack, n, eager=False, context=512)
     assert all(value > 0 for value in terms.values())
+
+
+def test_a_bert_style_config_without_a_cache_is_an_encoder_with_eager_relative_bias() -> None:
+    """MPNet's config names neither ``is_decoder`` nor token types: read as a decoder, it was
+    charged a vocabulary's logits and a KV cache (+40% on the oracle)."""
+    from torchward.estimator.paramcount import infer_kind
+
+    mpnet = {"vocab_size": 30527, "hidden_size": 768, "num_attention_heads": 12}
+    mpnet.update(attention_probs_dropout_prob=0.1, relative_attention_num_buckets=32)
+    assert infer_kind(mpnet) == "encoder"
+    assert infer_kind(dict(mpnet, use_cache=True)) == "decoder"
+
+
+def test_t5s_own_loss_keeps_the_fp32_copy_and_a_16_bit_log_softmax() -> None:
+    """t5-small under autocast at the loss backward: 2 + 4 + 2 + 4 bytes per logit, not the
+    2 + 4 + 8 of transformers' upcasting causal-LM loss."""
+    from torchward.estimator.costmodel import _training_activations
+    from torchward.estimator.precision import numerics
+
+    config = RunConfig(
+        model=Field("t5-small", "--model"),
+        mode=Field("train", "--mode"),
+        dtype=Field("amp-bf16", "--dtype"),
+        batch_size=Field(2, "--batch-size"),
+        seq_len=Field(128, "--seq-len"),
+    )
+    r = resolve(config)
+    assert r.shape.own_loss
+    saved, upcast, backward = _training_activations(r, numerics("amp-bf16"), 2)
+    logits = r.shape.vocab * 2 * 128
+    assert upcast == 0 and backward == 4 * logits
+    plain = attrs.evolve(r, shape=attrs.evolve(r.shape, own_loss=False))
+    saved_hf, upcast_hf, backward_hf = _training_activations(plain, numerics("amp-bf16"), 2)
+    assert saved - saved_hf == 2 * logits and backward_hf == 8 * logits and upcast_hf == 4 * logits

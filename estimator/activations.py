@@ -217,6 +217,11 @@ def saved_terms_per_token(
             cross += math_scores_per_token(stack, cross_context, training=True)
         terms["cross-attention"] = cross
     terms["mlp"] = _mlp_saved(stack, n)
+    if stack.layer_scale:
+        # ``output * lambda`` saves its 16-bit input for lambda's gradient: the o-projection's
+        # and the down projection's outputs (dinov2 b32: 5 of the 6 linear outputs per layer
+        # live at the backward, q / k / v being the other 3)
+        terms["layer scales"] = 2 * a * h
     if stack.dropout:
         # 1-byte masks after the attention block and after the MLP (GPT-2, BERT, ERNIE: two
         # per layer; the attention probabilities' dropout is inside the fused kernel), and

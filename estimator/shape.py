@@ -65,6 +65,7 @@ class Stack:
     parallel_residual: bool = False  # attention and MLP read the same layer input (GPT-NeoX)
     post_norm: bool = False  # BERT's layout: each block's norm follows its residual add
     relative_bias: bool = False  # one heads × s² position bias shared by the layers (MPNet)
+    layer_scale: bool = False  # each block's output times a learned per-channel scale (DINOv2)
     tokens: int = 0
     """Tokens per sample of a ``caption`` stream: a contrastive text tower's captions, padded
     to its ``max_position_embeddings`` (CLIP 77, SigLIP 64) whatever the job's sequence."""
@@ -509,6 +510,7 @@ def _vision_transformer(arch: Architecture, cfg: dict[str, Any]) -> ModelShape:
         intermediate=_intermediate(cfg, h),
         stream="image",
         mlp=_plain_mlp(str(cfg.get("model_type") or ""), cfg),
+        layer_scale=bool(cfg.get("layerscale_value") or cfg.get("layer_scale_init_value")),
     )
     return ModelShape(
         arch.kind,

@@ -132,3 +132,28 @@ def test_the_num_return_sequences_flag_reaches_the_estimate():
     with redirect_stdout(out):
         assert main([*argv, "--num-return-sequences", "3", "--explain"]) == 0
     assert "× batch 2 × num_return_sequences 3 ×" in out.getvalue()
+
+
+def test_beams_and_sampled_sequences_multiply_the_last_position_logits_too():
+    """generate keeps fp32 last-position scores per row: rows = batch × beams (or × sampled
+    sequences), in the prefill (one copy) and while decoding (two: this step's and the
+    previous)."""
+    from torchward.estimator.costmodel import workspace_bytes
+
+    base = dict(batch_size=2, seq_len=1024, max_new_tokens=64)
+    vocab = 128_256  # Llama 3
+    work = workspace_bytes(None)
+    for extra, rows in (({}, 2), ({"num_beams": 4}, 8), ({"num_return_sequences": 3}, 6)):
+        phases = _phases("llama-3-8b", "generate", **base, **extra)
+        assert phases["prefill"]["temporaries"] - work == 4 * vocab * rows, extra
+        assert phases["decode"]["temporaries"] - work == 2 * 4 * vocab * rows, extra
+
+
+def test_a_seq2seq_prefill_is_the_encoder_pass_and_decoding_keeps_the_encoded_prompt():
+    """The decoder's cache (with the encoded prompt's cross-attention K/V) fills after the
+    encoder's pass, when only the encoder's output is left (bench/oracle_memory.py: pegasus
+    generate measured 0.415 GiB, estimated +14.8% when both were counted at the prefill)."""
+    phases = _phases("t5-base", "generate", batch_size=2, seq_len=512, max_new_tokens=64)
+    assert phases["prefill"]["kv_cache"] == 0
+    # one layer's live set for one token, plus the encoded prompt: 768 wide × 512 × 2 × 2 B
+    assert phases["decode"]["activations"] >= 768 * 512 * 2 * 2

@@ -144,7 +144,7 @@ def measured(model_type: str, kind: str, fields: dict, job: tuple) -> dict:
 def _why(last: list[str]) -> str:
     """The row's reason: the harness's last error line, said plainly where it is known."""
     line = last[0]
-    if "DataDependentOutputException" in line:
+    if "DataDependentOutputException" in line or "DynamicOutputShapeException" in line:
         return (
             "the fake device cannot run it: an op reads a tensor's values (.item(), nonzero: "
             f"routing or position buckets with data-dependent shapes) — {line.split(':')[0]}"

@@ -43,6 +43,7 @@ from .precision import Numerics
 from .shape import Stack
 
 __all__ = [
+    "attention_live_per_token",
     "cached_keys_per_token",
     "forward_transient_per_token",
     "fused_attention_per_token",
@@ -320,6 +321,17 @@ def live_per_token(stack: Stack, n: Numerics) -> float:
     else:
         widest = max(attention, 3 * stack.intermediate)
     return 3 * n.residual * h + a * h + a * widest
+
+
+def attention_live_per_token(stack: Stack, n: Numerics) -> float:
+    """Bytes per token live without autograd while eager attention runs, beside its score
+    tensors: the residual-stream tensors and the norm output that :func:`live_per_token`
+    counts, with q, k, v and the merged output in place of the MLP's intermediates. The
+    scores are gone before the MLP runs, so the layer's peak is the larger of the two
+    moments, not their sum (mpnet inference b4 × 512: q, k, v and three score-sized 16-bit
+    tensors — the shared position bias, the scaled scores, the softmax — at the peak)."""
+    a, h = n.activation, stack.hidden
+    return 3 * n.residual * h + a * h + a * (2 * stack.q_width + 2 * stack.kv_width)
 
 
 def _moe_live(stack: Stack) -> int:

@@ -275,7 +275,9 @@ def _torchvision_resnet(config: Mapping[str, Any]) -> dict[str, Any] | None:
     layout = [64 * expansion * 2**k for k in range(len(depths))]
     if config.get("embedding_size", 64) != 64 or widths != layout or len(depths) != 4:
         return None
-    return {"block": "bottleneck" if expansion == 4 else "basic", "layers": list(depths)}
+    block = "bottleneck" if expansion == 4 else "basic"
+    # ACT2FN's ReLU is a new tensor, torchvision's is in place
+    return {"block": block, "layers": list(depths), "inplace_relu": False}
 
 
 def from_config(config: Mapping[str, Any], *, name: str) -> Architecture:

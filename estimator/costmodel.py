@@ -30,6 +30,7 @@ from __future__ import annotations
 import attrs
 
 from .activations import (
+    attention_live_per_token,
     cached_keys_per_token,
     cross_kv_per_source_token,
     forward_transient_per_token,
@@ -647,7 +648,12 @@ def inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None) 
             # convolutions' outputs and the downsample branch overlap); k fitted per
             # precision: 3.35 to resnet50-infer-fp32-b16, 2.35 to resnet50-infer-amp16-b32
             k = 3.35 if n.activation == 4 else 2.35
-            acts = (4 * 3 * image * image + k * largest * n.activation) * batch
+            # an out-of-place ReLU (transformers' ResNet) keeps one more such tensor live
+            # (resnet-infer-bf16-b32 on the oracle: -20.6% with torchvision's k)
+            k += 0 if shape.cnn.config.get("inplace_relu", True) else 1
+            # a pure 16-bit CNN is fed images of its own dtype (a convolution takes no other)
+            pixel = n.activation if n.weight == n.activation else 4
+            acts = (pixel * 3 * image * image + k * largest * n.activation) * batch
         # autocast's cached 16-bit copies of the conv / linear weights (every parameter
         # but BatchNorm's, which are < 0.3% of a torchvision CNN)
         copies = shape.params * n.autocast_copies if not cfg.value("quantize") else 0.0
@@ -659,8 +665,9 @@ def inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None) 
         for stack in shape.stacks:
             seq, _source = stack_tokens(stack, r) if not generate else (tokens_per_seq, 0)
             per = live_per_token(stack, n) * seq * rows
-            if path == "eager":
-                per += scores_per_token(stack, n, seq, training=False) * seq * rows
+            if path == "eager":  # the scores and the MLP's intermediates are never live at once
+                scores = scores_per_token(stack, n, seq, training=False)
+                per = max(per, (attention_live_per_token(stack, n) + scores) * seq * rows)
             elif path == "math":
                 per += math_scores_per_token(stack, seq, training=False) * seq * rows
             live = max(live, per)

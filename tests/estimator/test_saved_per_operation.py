@@ -140,3 +140,17 @@ def test_t5s_own_loss_keeps_the_fp32_copy_and_a_16_bit_log_softmax() -> None:
     plain = attrs.evolve(r, shape=attrs.evolve(r.shape, own_loss=False))
     saved_hf, upcast_hf, backward_hf = _training_activations(plain, numerics("amp-bf16"), 2)
     assert saved - saved_hf == 2 * logits and backward_hf == 8 * logits and upcast_hf == 4 * logits
+
+
+def test_eager_inference_peaks_at_the_scores_or_the_mlp_never_both() -> None:
+    from torchward.estimator.activations import (
+        attention_live_per_token,
+        live_per_token,
+        scores_per_token,
+    )
+
+    stack, n = _stack("bert-base-uncased", "bf16", 512), numerics("bf16")
+    scores = scores_per_token(stack, n, 512, training=False)
+    at_attention = attention_live_per_token(stack, n) + scores
+    assert at_attention > live_per_token(stack, n)  # at 512 tokens the scores dominate
+    assert at_attention < live_per_token(stack, n) + scores

@@ -66,6 +66,9 @@ class Stack:
     post_norm: bool = False  # BERT's layout: each block's norm follows its residual add
     relative_bias: bool = False  # one heads × s² position bias shared by the layers (MPNet)
     layer_scale: bool = False  # each block's output times a learned per-channel scale (DINOv2)
+    bias_mask: bool = False
+    """T5's relative position bias, computed once per stack as heads × s² (not per batch row)
+    and handed to SDPA as an additive mask."""
     tokens: int = 0
     """Tokens per sample of a ``caption`` stream: a contrastive text tower's captions, padded
     to its ``max_position_embeddings`` (CLIP 77, SigLIP 64) whatever the job's sequence."""
@@ -404,6 +407,7 @@ def _seq2seq(arch: Architecture) -> ModelShape:
             intermediate=c["d_ff"],
             norm="rms",
             mlp_dropout=True,
+            bias_mask=True,
             mlp="gated" if gated else "plain",
             dropout=dropout_of("t5", c) if any(f in c for f in _DROPOUT_FIELDS) else True,
             # T5Config: "gated-gelu" runs gelu_new (NewGELU, a composite); else its own act

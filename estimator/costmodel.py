@@ -311,7 +311,8 @@ def _activations_formula(r: Resolved, batch: int, path: str, part: Trainable | N
         named = " + ".join(f"{name} {value:,.0f}" for name, value in terms.items())
         parts.append(
             f"{s.layers} layers × saved bytes per token ({path} attention{check}: {named}) × "
-            f"seq {seq} × batch {batch}"
+            f"seq {seq} × batch {batch} + the stack's input (final norm input) hidden "
+            f"{s.hidden} × {n.residual} bytes × seq {seq} × batch {batch}"
         )
     if part is not None and part.saved_layers is not None:
         parts.append(f"only the last {part.saved_layers} layer(s) save")
@@ -386,10 +387,17 @@ def training(
         copies = copies / world
     acts, fwd_temp, bwd_temp = _training_activations(r, n, batch, attention_path(r, gpu), part)
     forward_acts = acts
+    transient_text = ""
     if shape.stacks and part is None:  # the last layer's unsaved tensors (post-norm encoders)
         last = shape.stacks[-1]
         seq = stack_tokens(last, r)[0]
-        forward_acts += forward_transient_per_token(last, n, seq) * seq * batch
+        transient = forward_transient_per_token(last, n, seq)
+        forward_acts += transient * seq * batch
+        if transient:
+            transient_text = (
+                f" + the last layer's unsaved norm outputs, dropout output and embeddings "
+                f"output {transient:,.0f} bytes per token × seq {seq} × batch {batch}"
+            )
     if part is not None and part.saved_layers is not None:
         # the frozen layers run as an inference forward: one layer's intermediates live
         forward_acts = max(acts, frozen_forward)
@@ -470,7 +478,12 @@ def training(
         ),
         _phase(
             "forward",
-            temps(copied, f"loss upcast {_count(fwd_temp)}" if fwd_temp else "", grads_text=kept),
+            dict(
+                temps(
+                    copied, f"loss upcast {_count(fwd_temp)}" if fwd_temp else "", grads_text=kept
+                ),
+                activations=formulas["activations"] + transient_text,
+            ),
             **base,
             gradients=live_grads,
             activations=forward_acts,

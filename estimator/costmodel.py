@@ -766,6 +766,11 @@ def inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None) 
         else (f" × num_return_sequences {returned}" if returned > 1 else "")
     )
     head = f"last-position logits 4 × vocab {shape.vocab} × {label}"
+    # beam search (transformers' _beam_search) holds each step's fp32 logits copy, its
+    # log-softmax and their sum with the running beam scores at once: three of them, at the
+    # prefill's end and at every step (read from the source: the harness cannot run
+    # generate, whose stopping checks read values)
+    scored = ("3 × ", "3 × ") if beams > 1 else ("", "2 × ")
     if not use_cache(r):
         # generate(use_cache=False): no cache; every new token re-runs the whole sequence
         return [
@@ -805,12 +810,12 @@ def inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None) 
                 if seq2seq
                 else kv_cache_formula(shape, kv_dtype, filled[0], label, source=source),
                 activations=f"one layer's live intermediates over seq {prompt} × {label}",
-                temporaries=f"cuBLAS workspace {_count(work)} + {head}",
+                temporaries=f"cuBLAS workspace {_count(work)} + {scored[0]}{head}",
             ),
             weights=weights,
             kv_cache=prefill_cache,
             activations=transient(prompt, rows),
-            temporaries=work + last_logits,
+            temporaries=work + (3 if beams > 1 else 1) * last_logits,
         ),
         _phase(
             "decode",
@@ -820,11 +825,11 @@ def inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None) 
                     shape, kv_dtype, filled[1], label, windowed=True, source=source
                 ),
                 activations=decode_acts,
-                temporaries=f"cuBLAS workspace {_count(work)} + 2 × {head}",
+                temporaries=f"cuBLAS workspace {_count(work)} + {scored[1]}{head}",
             ),
             weights=weights,
             kv_cache=kv_cache_bytes(shape, kv_dtype, filled[1], rows, windowed=True, source=source),
             activations=transient(1, rows) + encoded,
-            temporaries=work + 2 * last_logits,
+            temporaries=work + (3 if beams > 1 else 2) * last_logits,
         ),
     ]

@@ -137,16 +137,18 @@ def test_the_num_return_sequences_flag_reaches_the_estimate():
 def test_beams_and_sampled_sequences_multiply_the_last_position_logits_too():
     """generate keeps fp32 last-position scores per row: rows = batch × beams (or × sampled
     sequences), in the prefill (one copy) and while decoding (two: this step's and the
-    previous)."""
+    previous); beam search three at both (the logits copy, its log-softmax and their sum
+    with the running beam scores: transformers' _beam_search)."""
     from torchward.estimator.costmodel import workspace_bytes
 
     base = dict(batch_size=2, seq_len=1024, max_new_tokens=64)
     vocab = 128_256  # Llama 3
     work = workspace_bytes(None)
-    for extra, rows in (({}, 2), ({"num_beams": 4}, 8), ({"num_return_sequences": 3}, 6)):
+    cases = (({}, 2, 1, 2), ({"num_beams": 4}, 8, 3, 3), ({"num_return_sequences": 3}, 6, 1, 2))
+    for extra, rows, at_prefill, decoding in cases:
         phases = _phases("llama-3-8b", "generate", **base, **extra)
-        assert phases["prefill"]["temporaries"] - work == 4 * vocab * rows, extra
-        assert phases["decode"]["temporaries"] - work == 2 * 4 * vocab * rows, extra
+        assert phases["prefill"]["temporaries"] - work == at_prefill * 4 * vocab * rows, extra
+        assert phases["decode"]["temporaries"] - work == decoding * 4 * vocab * rows, extra
 
 
 def test_a_seq2seq_prefill_is_the_encoder_pass_and_decoding_keeps_the_encoded_prompt():

@@ -64,7 +64,7 @@ class Stack:
     rest: the attention output is then laid out heads-first and the o-projection copies it)."""
     parallel_residual: bool = False  # attention and MLP read the same layer input (GPT-NeoX)
     post_norm: bool = False  # BERT's layout: each block's norm follows its residual add
-    relative_bias: bool = False  # one heads × s² position bias shared by the layers (MPNet)
+    relative_bias: bool = False  # a heads × s² bias per sequence, shared by the layers (MPNet)
     layer_scale: bool = False  # each block's output times a learned per-channel scale (DINOv2)
     bias_mask: bool = False
     """T5's relative position bias, computed once per stack as heads × s² (not per batch row)

@@ -32,19 +32,26 @@ CALIBRATION = ROOT / "tests" / "calibration"
 FAMILIES = json.loads((ROOT / "bench" / "oracle_memory_families.json").read_text("utf-8"))[
     "families"
 ]
-# (mode, dtype, batch, seq or prompt, new tokens); images are 224 x 224 (the harness's size)
+# (mode, dtype, batch, seq or prompt, new tokens[, use_cache passed to the call]); images are
+# 224 x 224 (the harness's size). A decoder's plain forward runs twice: as called (its
+# config's use_cache, on: the KV cache is returned) and with use_cache=False (none is).
 JOBS = (
     ("train", "amp-bf16", 8, 2048, 0),
     ("inference", "bf16", 4, 2048, 0),
+    ("inference", "bf16", 4, 2048, 0, False),
     ("generate", "bf16", 4, 1024, 8),
 )
 VISION_JOBS = (
     ("train", "amp-bf16", 32, 224, 0),
     ("inference", "bf16", 32, 224, 0),
 )
-# kinds the calibration harness can run (a dual-tower model needs a contrastive batch it lacks)
-MEASURABLE = ("decoder", "encoder", "seq2seq", "vit", "hf-cnn")
+# kinds the calibration harness can run (every kind of the families file)
+MEASURABLE = ("decoder", "encoder", "seq2seq", "vit", "hf-cnn", "dual-tower")
 DEPTH = 4
+# transformers' grouped_mm experts kernel rejects fp32 weights under autocast ("Expected
+# inputs of BF16 type", as on a GPU): mixture-of-experts families train in pure bf16, as the
+# calibration fixtures' MoE rows do
+MOE_TRAIN_DTYPE = "bf16"
 
 _CHILD = """
 import json, sys
@@ -74,11 +81,40 @@ def family_config(model_type: str, kind: str) -> dict:
         config.layer_types = list(config.layer_types)[:DEPTH]
     fields = config.to_dict()
     fields.pop("architectures", None)
+    for tower in ("text_config", "vision_config"):  # a dual tower: each tower 4 layers deep
+        if isinstance(fields.get(tower), dict):
+            fields[tower]["num_hidden_layers"] = DEPTH
+    for name in ("out_features", "out_indices", "stage_names"):  # a backbone's (DINOv2)
+        fields.pop(name, None)  # stages, named for its full depth
+    if model_type == "dbrx":  # transformers 5.25's DbrxConfig() lacks what its model reads
+        theta = (fields.get("rope_parameters") or {}).get("rope_theta", 10000.0)
+        fields["attn_config"]["rope_theta"] = theta
+        # and clamps q/k/v with clip_qkv, None by default (the released DBRX's value: 8)
+        fields["attn_config"]["clip_qkv"] = 8.0
     return fields
 
 
+def jobs_of(family: dict, fields: dict) -> list[tuple]:
+    """The family's jobs, in the modes it lists (bench/oracle_memory_families.json)."""
+    kind = family["kind"]
+    jobs = list(VISION_JOBS if kind in ("vit", "hf-cnn", "dual-tower") else JOBS)
+    if kind == "encoder":  # no longer than its learned positions, and no cache
+        limit = fields.get("max_position_embeddings") or 512
+        jobs = [(j[0], j[1], j[2], min(j[3], limit), j[4]) for j in jobs if len(j) == 5]
+    if kind == "seq2seq":
+        jobs = [j for j in jobs if len(j) == 5]
+    if "MoE" in family["attention"]:
+        jobs = [(j[0], MOE_TRAIN_DTYPE, *j[2:]) if j[0] == "train" else j for j in jobs]
+    return [j for j in jobs if j[0] in family["modes"]]
+
+
+def label(job: tuple) -> str:
+    """The job's mode as the table names it: ``inference (use_cache=False)``."""
+    return job[0] if len(job) == 5 else f"{job[0]} (use_cache={job[5]})"
+
+
 def measured(model_type: str, kind: str, fields: dict, job: tuple) -> dict:
-    mode, dtype, batch, seq, new = job
+    mode, dtype, batch, seq, new = job[:5]
     structure = {k: v for k, v in fields.items() if k not in ("model_type", "transformers_version")}
     entry = {"name": f"oracle-{model_type}", "model_type": model_type, "config": structure}
     entry["kind"] = kind
@@ -91,6 +127,8 @@ def measured(model_type: str, kind: str, fields: dict, job: tuple) -> dict:
         seq=seq,
         new_tokens=new,
     )
+    if len(job) > 5:
+        cfg["use_cache"] = job[5]
     code = _CHILD.format(
         calibration=str(CALIBRATION), entry=json.dumps(entry, default=str), job=json.dumps(cfg)
     )
@@ -99,8 +137,19 @@ def measured(model_type: str, kind: str, fields: dict, job: tuple) -> dict:
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
     )
     if proc.returncode != 0:
-        return {"error": proc.stderr.strip().splitlines()[-1:]}
+        return {"error": _why(proc.stderr.strip().splitlines()[-1:] or ["no output"])}
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _why(last: list[str]) -> str:
+    """The row's reason: the harness's last error line, said plainly where it is known."""
+    line = last[0]
+    if "DataDependentOutputException" in line or "DynamicOutputShapeException" in line:
+        return (
+            "the fake device cannot run it: an op reads a tensor's values (.item(), nonzero: "
+            f"routing or position buckets with data-dependent shapes) — {line.split(':')[0]}"
+        )
+    return line
 
 
 def estimated(path: str, kind: str, job: tuple) -> float:
@@ -108,7 +157,7 @@ def estimated(path: str, kind: str, job: tuple) -> float:
     from torchward.estimator.estimate import estimate
     from torchward.estimator.runconfig import Field, RunConfig
 
-    mode, dtype, batch, seq, new = job
+    mode, dtype, batch, seq, new = job[:5]
     fields = dict(
         model=Field(path, "--model"),
         mode=Field(mode, "--mode"),
@@ -116,7 +165,7 @@ def estimated(path: str, kind: str, job: tuple) -> float:
         batch_size=Field(batch, "--batch-size"),
         attention=Field("sdpa", "--attention"),
     )
-    if kind in ("vit", "hf-cnn"):
+    if kind in ("vit", "hf-cnn", "dual-tower"):
         fields["image_size"] = Field(seq, "--image-size")
     else:
         fields["seq_len"] = Field(seq, "--seq-len")
@@ -124,6 +173,8 @@ def estimated(path: str, kind: str, job: tuple) -> float:
         fields["max_new_tokens"] = Field(new, "--max-new-tokens")
     if mode == "train":
         fields["optimizer"] = Field("adamw", "--optimizer")
+    if len(job) > 5:
+        fields["use_cache"] = Field(job[5], "--use-cache")
     result = estimate(RunConfig(**fields))
     workspaces = workspace_bytes(None) * (2 if mode == "train" else 1)
     return result.allocated - workspaces
@@ -133,6 +184,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="model_types, comma-separated")
     parser.add_argument("--save", help="write the measured rows here (JSON), for the tests")
+    parser.add_argument(
+        "--modes",
+        help="only these jobs, as the table names them: train,inference (use_cache=False)",
+    )
     args = parser.parse_args(argv)
     rows: list[float] = []
     saved: list[dict] = []
@@ -148,28 +203,32 @@ def main(argv: list[str] | None = None) -> int:
             path = Path(folder) / model_type / "config.json"
             path.parent.mkdir()
             path.write_text(json.dumps(fields, default=str))
-            jobs = VISION_JOBS if kind in ("vit", "hf-cnn") else JOBS
-            if kind == "encoder":  # no longer than its learned positions
-                limit = fields.get("max_position_embeddings") or 512
-                jobs = tuple((m, d, b, min(s, limit), n) for m, d, b, s, n in jobs)
-            for job in (j for j in jobs if j[0] in family["modes"]):
+            for job in jobs_of(family, fields):
+                if args.modes and label(job) not in args.modes.split(","):
+                    continue
                 truth = measured(model_type, kind, fields, job)
                 if "error" in truth:
-                    print(f"{model_type:<12} {job[0]:<10} error: {truth['error']}", flush=True)
+                    print(f"{model_type:<12} {label(job):<10} error: {truth['error']}", flush=True)
                     continue
                 try:
                     ours = estimated(str(path.parent), kind, job)
                 except Exception as error:  # noqa: BLE001 - a refusal is a row of the table
-                    print(f"{model_type:<12} {job[0]:<10} not estimated: {error}", flush=True)
+                    print(f"{model_type:<12} {label(job):<10} not estimated: {error}", flush=True)
                     continue
                 real = truth["measured_allocated_bytes"]
                 error = (ours - real) / real
                 rows.append(error)
                 saved.append(
-                    {"model_type": model_type, "kind": kind, "job": list(job), "measured": real}
+                    {
+                        "model_type": model_type,
+                        "kind": kind,
+                        "job": list(job),
+                        "measured": real,
+                        "peak_phase": truth["peak_phase"],
+                    }
                 )
                 print(
-                    f"{model_type:<12} {job[0]:<10} measured {real / 2**30:8.3f} GiB  "
+                    f"{model_type:<12} {label(job):<10} measured {real / 2**30:8.3f} GiB  "
                     f"estimated {ours / 2**30:8.3f} GiB  {error:+7.1%}  ({truth['peak_phase']})",
                     flush=True,
                 )

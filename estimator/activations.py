@@ -7,9 +7,15 @@ the transformers implementations, op by op (``a`` = 16-bit or 32-bit matmul elem
 - a pre-norm LayerNorm saves its input (``r·h``) and the next matmul saves its output
   (``a·h``); HF's RMSNorm upcasts to fp32 and saves the fp32 input (4h), the normalised
   tensor (``n·h``, fp32 under AMP) and the matmul input (``a·h``);
-- SDPA (flash / memory-efficient) saves q, k, v, its output and the logsumexp; the
-  output is copied into the o-projection's input (``5·a·h_q``; K/V are counted at full
-  head width because transformers expands grouped KV heads before the kernel);
+- under autocast a norm's output is fp32 and every projection that reads it casts it to
+  16 bits on its own (autocast caches casts of weights only): separate q, k and v
+  projections save three copies, separate gate and up two (:func:`norm_casts_per_token`);
+- SDPA (flash / memory-efficient) saves q, k, v, its output and the logsumexp
+  (:func:`fused_attention_per_token`: ``a·(2·h_q + 2·h_kv)`` and what the layout adds);
+- a decoder's training forward fills a ``DynamicCache`` (``use_cache`` on, every LM
+  config's default): the cache's V and its post-rotary K are what attention uses. Under
+  autocast the rotary K is fp32 (rotary ``cos`` / ``sin`` take the fp32 residual stream's
+  dtype) and SDPA saves a 16-bit cast of it, so the cache adds the fp32 K (``4·h_kv``);
 - eager attention saves q, k, v, the merged-heads copy (``4·a·h_q``) and per score
   element (``heads × seq`` of them) the fp32 softmax and its 16-bit cast, plus a 1-byte
   mask with dropout;
@@ -20,7 +26,7 @@ the transformers implementations, op by op (``a`` = 16-bit or 32-bit matmul elem
   dropped copy (:func:`math_scores_per_token`);
 - a gated MLP saves gate, activation, up and product (``4·a·i``); a plain MLP its fc1
   output and activation (``2·a·i``), plus three more for GPT-2's composite GELU-tanh;
-- dropout saves a 1-byte mask per dropped tensor.
+- dropout saves a 1-byte mask per dropped tensor (two per layer, three in T5).
 
 This is Korthikanti et al. 2022 (“Reducing Activation Recomputation”, eq. 2: 34·h + 5·a·s
 bytes per token per layer for GPT-3 in fp16) refined by the upcasts that transformers
@@ -37,11 +43,17 @@ from .precision import Numerics
 from .shape import Stack
 
 __all__ = [
+    "attention_live_per_token",
+    "cached_keys_per_token",
+    "forward_transient_per_token",
+    "fused_attention_per_token",
     "live_per_token",
     "math_scores_per_token",
     "matmul_inputs_per_token",
+    "norm_casts_per_token",
     "norm_per_token",
     "saved_per_token",
+    "saved_terms_per_token",
     "scores_per_token",
 ]
 
@@ -56,6 +68,60 @@ def _norm(stack: Stack, n: Numerics) -> int:
     if stack.norm == "rms":
         return (4 + n.rms_normalized + n.activation) * h
     return (n.residual + n.activation) * h
+
+
+def norm_casts_per_token(stack: Stack, n: Numerics) -> int:
+    """Bytes per token per layer of the 16-bit copies of norm outputs beyond one per norm.
+
+    Under autocast a norm computes in fp32 (RMSNorm upcasts; ``layer_norm`` is on autocast's
+    fp32 list) and each linear that reads its output casts it to 16 bits itself — the copy its
+    matmul saves for the weight gradient. A layer's readers: q, k, v (one fused projection or
+    three), gate and up (one or two; a plain MLP or an MoE router one), a cross-attention's
+    query. Measured (bench/oracle_breakdown.py): Helium, Granite, SmolLM3 5 copies per layer,
+    ERNIE and DeiT 4. Pure 16-bit or fp32 training casts nothing."""
+    if n.activation == n.residual:
+        return 0
+    attention = 1 if stack.fused_qkv else 3
+    gated = stack.mlp == "gated" and not stack.moe and not stack.fused_gate_up
+    readers = attention + (2 if gated else 1) + (1 if stack.cross_attention else 0)
+    return max(readers - stack.norms, 0) * n.activation * stack.hidden
+
+
+def cached_keys_per_token(stack: Stack, n: Numerics) -> int:
+    """Bytes per token per layer a training forward's KV cache keeps beyond what attention
+    saves: the fp32 rotary keys under autocast (SDPA saves their 16-bit cast); nothing in
+    pure 16-bit or fp32, nor where the rotation is cast back to 16 bits (OLMo, Cohere), where
+    attention saves the cache's own K and V."""
+    if stack.rope not in ("upcast", "partial") or n.activation == n.residual:
+        return 0
+    return n.residual * stack.kv_width
+
+
+def fused_attention_per_token(stack: Stack, n: Numerics, context: int) -> int:
+    """Bytes per token per layer a fused SDPA kernel (flash / memory-efficient) keeps for
+    backward with the tensors around it: q, K, V (at the KV heads' width: without a mask
+    transformers hands grouped heads to the kernel unexpanded, ``use_gqa_in_sdpa``) and the
+    output, which is the o-projection's input. A q that is a view of a fused q/k/v projection
+    (no rotation made a new tensor: GPT-2, StarCoder) keeps that projection's whole output;
+    a partial rotation's concatenated q makes the output heads-first, and the o-projection
+    copies it (Pythia, StableLM). A sliding window shorter than the context needs a mask:
+    SDPA converts the boolean mask to an additive one in q's dtype (one row of ``context``
+    keys per query token, per layer) and the memory-efficient kernel saves it, and with a
+    mask transformers expands grouped K/V heads (``repeat_kv``) before the kernel — the
+    expanded copies are saved beside the cache's K/V (mistral-7b-train-bf16-b1-s8192: both,
+    128 MiB of mask per layer). Measured with bench/oracle_breakdown.py (Llama-3.2-1B,
+    Helium, OLMo-1B, GPT-2, Pythia-410M, Mistral-7B)."""
+    a, q, kv = n.activation, stack.q_width, stack.kv_width
+    total = a * (2 * q + 2 * kv)
+    if any(0 < w < context for w in stack.cache_windows):
+        total += a * context  # the additive mask
+        if kv < q:
+            total += 2 * a * q
+    if stack.fused_qkv and not stack.rope:
+        total += 2 * a * kv
+    if stack.rope == "partial":
+        total += a * q
+    return total
 
 
 def norm_per_token(stack: Stack, n: Numerics) -> int:
@@ -93,67 +159,128 @@ def saved_per_token(
     context: int,
     cross_context: int = 0,
     math: bool = False,
+    caching: bool = False,
 ) -> float:
-    """Bytes saved for backward per token per layer of ``stack``.
+    """Bytes saved for backward per token per layer of ``stack``: the sum of
+    :func:`saved_terms_per_token`."""
+    terms = saved_terms_per_token(
+        stack, n, eager=eager, context=context, cross_context=cross_context, math=math
+    )
+    return sum(terms.values()) + (cached_keys_per_token(stack, n) if caching else 0)
+
+
+def saved_terms_per_token(
+    stack: Stack,
+    n: Numerics,
+    *,
+    eager: bool,
+    context: int,
+    cross_context: int = 0,
+    math: bool = False,
+) -> dict[str, float]:
+    """Bytes saved for backward per token per layer of ``stack``, by operation (the names are
+    what ``estimate --explain`` prints); a training KV cache is apart
+    (:func:`cached_keys_per_token`).
 
     ``eager``: transformers' eager attention; ``math``: SDPA's math path (fp32); neither:
     a fused SDPA kernel (flash or memory-efficient), which saves no score tensor.
     """
-    a, h, i = n.activation, stack.hidden, stack.intermediate
-    total = stack.norms * _norm(stack, n)
+    a, h = n.activation, stack.hidden
+    terms: dict[str, float] = {}
+    norms = stack.norms * _norm(stack, n)
+    if stack.parallel_residual:  # both norms read the same saved layer input
+        norms -= n.residual * h
+    terms["norms"] = norms
+    terms["norm casts"] = norm_casts_per_token(stack, n)
     q = stack.q_width
     if eager:  # q, k, v and the merged-heads copy (the matmul output itself is not saved)
-        total += 4 * a * q + scores_per_token(stack, n, context, training=True)
+        terms["attention"] = 4 * a * q + scores_per_token(stack, n, context, training=True)
     elif math:
         # fp32 scaled q and k, fp32 v, the o-projection's input copy — and one more 16-bit
         # q-wide tensor that the fixtures show and the op-by-op count does not explain:
         # t4-gpt2-*-math at s = 128 and s = 256 and t4-bert-*-math are 2·h bytes per token
         # per layer above 12·q + a·q + the score bytes (tests/calibration/fixtures/
         # t4_rules_peaks.json, against their -sdpa twins)
-        total += 12 * q + 2 * a * q + math_scores_per_token(stack, context, training=True)
+        terms["attention"] = (
+            12 * q + 2 * a * q + math_scores_per_token(stack, context, training=True)
+        )
     else:
-        total += 5 * a * q
+        terms["attention"] = fused_attention_per_token(stack, n, context)
     if stack.qk_norm:
         # the norm's fp32 copy of q and k and its 16-bit result: 6 bytes per element
         # measured under AMP (qwen3-0.6b-train-ampbf16-b4-s4096: 6.1)
-        total += (4 + a) * (q + stack.kv_width)
+        terms["q/k norms"] = (4 + a) * (q + stack.kv_width)
     if stack.cross_attention:
-        total += 3 * a * q  # query, output, o-proj input (K/V of the source: per source token)
+        cross = 3 * a * q  # query, output, o-proj input (K/V of the source: per source token)
         if eager:
-            total += scores_per_token(stack, n, cross_context, training=True)
+            cross += scores_per_token(stack, n, cross_context, training=True)
         elif math:
-            total += math_scores_per_token(stack, cross_context, training=True)
+            cross += math_scores_per_token(stack, cross_context, training=True)
+        terms["cross-attention"] = cross
+    terms["mlp"] = _mlp_saved(stack, n)
+    if stack.layer_scale:
+        # ``output * lambda`` saves its 16-bit input for lambda's gradient: the o-projection's
+        # and the down projection's outputs (dinov2 b32: 5 of the 6 linear outputs per layer
+        # live at the backward, q / k / v being the other 3)
+        terms["layer scales"] = 2 * a * h
+    if stack.dropout:
+        # 1-byte masks after the attention block and after the MLP (GPT-2, BERT, ERNIE: two
+        # per layer; the attention probabilities' dropout is inside the fused kernel), and
+        # T5's on the MLP's intermediate (t5-small: three per layer, one intermediate-wide)
+        terms["dropout masks"] = 2 * h + (stack.intermediate if stack.mlp_dropout else 0)
+    return {k: v for k, v in terms.items() if v}
+
+
+def _mlp_saved(stack: Stack, n: Numerics) -> float:
+    a, h, i = n.activation, stack.hidden, stack.intermediate
     if stack.moe:
         m = stack.moe
         per_expert = 4 * a * m["expert_intermediate"] + 2 * a * h  # MLP + gathered in/out
-        total += m["active"] * per_expert + 4 * m["experts"]  # router softmax in fp32
+        total = m["active"] * per_expert + 4 * m["experts"]  # router softmax in fp32
         if m.get("router_logits"):
             # output_router_logits: each layer's router logits stay in the outputs and the
             # load-balancing loss saves their softmax (transformers' load_balancing_loss_func)
             total += 2 * a * m["experts"]
         if m.get("shared_intermediate"):
             total += 4 * a * m["shared_intermediate"]
-    elif stack.mlp == "gated":
-        total += 4 * a * i
+        return total
+    if stack.mlp == "gated":
+        total = 4 * a * i
         if stack.composite_act:  # the composite's pow input, tanh and 1 + tanh (as below)
             total += 3 * _upcast(n) * i
-    elif stack.mlp == "gelu-tanh":
+        return total
+    if stack.mlp == "gelu-tanh":
         # NewGELU's composite saves pow's input, tanh's output and 1 + tanh — in fp32 under
         # autocast (pow is on its fp32 list, so the rest follows) — plus 0.5·x and fc2's
         # input in 16 bits: gpt2-train-amp16-* were 24·h per token per layer above the
         # all-16-bit count (tests/calibration/fixtures)
-        total += 3 * _upcast(n) * i + 2 * a * i
-    elif stack.mlp == "relu":
-        total += a * i  # ReLU's output, which is also fc2's saved input (opt-125m-train-*)
-    elif stack.mlp == "quick-gelu":
+        return 3 * _upcast(n) * i + 2 * a * i
+    if stack.mlp == "relu":
+        return a * i  # ReLU's output, which is also fc2's saved input (opt-125m-train-*)
+    if stack.mlp == "quick-gelu":
         # CLIP's QuickGELU, x * sigmoid(1.702 x) in Python: fc1's output, the sigmoid's
         # output (its backward's) and the product (fc2's input)
-        total += 3 * a * i
-    else:
-        total += 2 * a * i
-    if stack.dropout:
-        total += 3 * h  # masks after attention, after MLP, inside MLP
-    return total
+        return 3 * a * i
+    return 2 * a * i
+
+
+def forward_transient_per_token(stack: Stack, n: Numerics, context: int = 0) -> float:
+    """Bytes per token live at a training forward's peak beyond what the layers save, for a
+    post-norm encoder (BERT's layout), whose forward can be the step's peak: in the last
+    layer's output norm, the layer's input (the encoder's loop still holds it), the attention
+    block's normed output (the MLP's residual) and the new norm's output, all fp32 under
+    autocast and none of them saved (the norms save their inputs, the projections their
+    16-bit casts), the MLP's dropped 16-bit output, and the embeddings' output, which the model
+    holds for the whole encoder call. Measured: ERNIE at b8 × 512 (bench/oracle_breakdown.py
+    ernie --batch 8 --at peak: three fp32 norm outputs, the fp32 embeddings output and one
+    16-bit dropout output). A relative position bias (MPNet) is computed once, heads ×
+    context per token in the residual stream's dtype, and added to every layer's scores: it
+    stays live through the forward (mpnet b8 × 512: 96 MiB in fp32). Pre-norm stacks peak at
+    the backward's start: nothing added."""
+    if not stack.post_norm:
+        return 0.0
+    bias = n.residual * stack.heads * context if stack.relative_bias else 0
+    return 4 * n.residual * stack.hidden + n.activation * stack.hidden + bias
 
 
 def matmul_inputs_per_token(stack: Stack, n: Numerics) -> float:
@@ -167,8 +294,13 @@ def matmul_inputs_per_token(stack: Stack, n: Numerics) -> float:
 
 
 def cross_kv_per_source_token(stack: Stack, n: Numerics) -> float:
-    """Per source token per decoder layer: cross-attention K and V (saved)."""
-    return 2 * n.activation * stack.q_width if stack.cross_attention else 0
+    """Per source token per decoder layer: cross-attention K and V (saved), and under
+    autocast the 16-bit casts of the encoder's fp32 output that the K and V projections each
+    make (t5-small b16 × 512: 67 casts = 4 per encoder layer, 7 per decoder layer, 1 head)."""
+    if not stack.cross_attention:
+        return 0
+    casts = 2 * n.activation * stack.hidden if n.activation != n.residual else 0
+    return 2 * n.activation * stack.q_width + casts
 
 
 def live_per_token(stack: Stack, n: Numerics) -> float:
@@ -189,6 +321,17 @@ def live_per_token(stack: Stack, n: Numerics) -> float:
     else:
         widest = max(attention, 3 * stack.intermediate)
     return 3 * n.residual * h + a * h + a * widest
+
+
+def attention_live_per_token(stack: Stack, n: Numerics) -> float:
+    """Bytes per token live without autograd while eager attention runs, beside its score
+    tensors: the residual-stream tensors and the norm output that :func:`live_per_token`
+    counts, with q, k, v and the merged output in place of the MLP's intermediates. The
+    scores are gone before the MLP runs, so the layer's peak is the larger of the two
+    moments, not their sum (mpnet inference b4 × 512: q, k, v and three score-sized 16-bit
+    tensors — the shared position bias, the scaled scores, the softmax — at the peak)."""
+    a, h = n.activation, stack.hidden
+    return 3 * n.residual * h + a * h + a * (2 * stack.q_width + 2 * stack.kv_width)
 
 
 def _moe_live(stack: Stack) -> int:

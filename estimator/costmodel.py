@@ -30,11 +30,15 @@ from __future__ import annotations
 import attrs
 
 from .activations import (
+    attention_live_per_token,
+    cached_keys_per_token,
     cross_kv_per_source_token,
+    forward_transient_per_token,
     live_per_token,
     math_scores_per_token,
     matmul_inputs_per_token,
     saved_per_token,
+    saved_terms_per_token,
     scores_per_token,
 )
 from .cnn import cnn_activation_elements, is_modelled
@@ -173,6 +177,8 @@ def _training_activations(
         return (elements * n.activation + _fp32_input(n, image)) * batch, 0.0, 0.0
     checkpointing = bool(r.config.value("checkpointing"))
     eager, math = path == "eager", path == "math"
+    # a trained LM's forward fills a KV cache (a partly trained one: counted whole, below)
+    caching = part is None and returns_cache(r)
     saved = 0.0
     one_layer = 0.0
     remaining = {}  # layers of each stack that save, allotted from the output side
@@ -182,7 +188,9 @@ def _training_activations(
         remaining[id(stack)] = layers
     for stack in shape.stacks:
         seq, source = stack_tokens(stack, r)
-        per = saved_per_token(stack, n, eager=eager, math=math, context=seq, cross_context=source)
+        per = saved_per_token(
+            stack, n, eager=eager, math=math, context=seq, cross_context=source, caching=caching
+        )
         layer = per * seq * batch + cross_kv_per_source_token(stack, n) * source * batch
         layers = remaining[id(stack)]
         if checkpointing:  # each layer keeps its input; one layer is recomputed at a time
@@ -214,6 +222,12 @@ def _training_activations(
     upcast = 4 * vocab * tokens if logit_bytes != 4 else 0  # logits.float(), transient
     # backward of the loss: d(log_softmax) and d(logits fp32), then the cast back
     backward = 8 * vocab * tokens
+    if shape.own_loss and logit_bytes != 4:
+        # T5's own CrossEntropyLoss under autocast: the logits' fp32 copy and a 16-bit
+        # log-softmax stay to the backward, which adds the fp32 nll gradient — 2 + 4 + 2 + 4
+        # bytes per logit at its peak (bench/oracle_breakdown.py mt5 / t5-small --at peak)
+        log_softmax = (4 + n.activation) * vocab * tokens
+        upcast, backward = 0, 4 * vocab * tokens
     return saved + logits + log_softmax, upcast, backward
 
 
@@ -284,11 +298,22 @@ def _activations_formula(r: Resolved, batch: int, path: str, part: Trainable | N
     check = (
         ", checkpointed: each layer's input + one layer" if r.config.value("checkpointing") else ""
     )
-    parts = [
-        f"{s.layers} layers × saved bytes per token ({path} attention{check}) × "
-        f"seq {stack_tokens(s, r)[0]} × batch {batch}"
-        for s in shape.stacks
-    ]
+    n = numerics(r.config.value("dtype"))
+    caching = part is None and returns_cache(r)
+    parts = []
+    for s in shape.stacks:
+        seq, source = stack_tokens(s, r)
+        terms = saved_terms_per_token(
+            s, n, eager=path == "eager", math=path == "math", context=seq, cross_context=source
+        )
+        if caching and cached_keys_per_token(s, n):
+            terms["training KV cache's fp32 rotary keys"] = cached_keys_per_token(s, n)
+        named = " + ".join(f"{name} {value:,.0f}" for name, value in terms.items())
+        parts.append(
+            f"{s.layers} layers × saved bytes per token ({path} attention{check}: {named}) × "
+            f"seq {seq} × batch {batch} + the stack's input (final norm input) hidden "
+            f"{s.hidden} × {n.residual} bytes × seq {seq} × batch {batch}"
+        )
     if part is not None and part.saved_layers is not None:
         parts.append(f"only the last {part.saved_layers} layer(s) save")
     if shape.lm_head:
@@ -362,6 +387,17 @@ def training(
         copies = copies / world
     acts, fwd_temp, bwd_temp = _training_activations(r, n, batch, attention_path(r, gpu), part)
     forward_acts = acts
+    transient_text = ""
+    if shape.stacks and part is None:  # the last layer's unsaved tensors (post-norm encoders)
+        last = shape.stacks[-1]
+        seq = stack_tokens(last, r)[0]
+        transient = forward_transient_per_token(last, n, seq)
+        forward_acts += transient * seq * batch
+        if transient:
+            transient_text = (
+                f" + the last layer's unsaved norm outputs, dropout output and embeddings "
+                f"output {transient:,.0f} bytes per token × seq {seq} × batch {batch}"
+            )
     if part is not None and part.saved_layers is not None:
         # the frozen layers run as an inference forward: one layer's intermediates live
         forward_acts = max(acts, frozen_forward)
@@ -392,6 +428,9 @@ def training(
         seq = stack_tokens(shape.stacks[-1], r)[0] if shape.stacks else 0
         bwd_temp = max(bwd_temp, tail_backward(r, part, n, batch, seq))
         cache = returned_cache(r, n, batch) if returns_cache(r) else 0.0
+    elif shape.stacks and not shape.lm_head:  # a classifier's head hides nothing either
+        seq = stack_tokens(shape.stacks[-1], r)[0]
+        bwd_temp = max(bwd_temp, tail_backward(r, None, n, batch, seq))
     split = f" ÷ {world} GPUs ({sharding})" if world > 1 and sharding != "none" else ""
     w_text = _weights_formula(r, n)
     if sharding in ("zero-3", "fsdp"):
@@ -439,7 +478,12 @@ def training(
         ),
         _phase(
             "forward",
-            temps(copied, f"loss upcast {_count(fwd_temp)}" if fwd_temp else "", grads_text=kept),
+            dict(
+                temps(
+                    copied, f"loss upcast {_count(fwd_temp)}" if fwd_temp else "", grads_text=kept
+                ),
+                activations=formulas["activations"] + transient_text,
+            ),
             **base,
             gradients=live_grads,
             activations=forward_acts,
@@ -617,7 +661,12 @@ def inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None) 
             # convolutions' outputs and the downsample branch overlap); k fitted per
             # precision: 3.35 to resnet50-infer-fp32-b16, 2.35 to resnet50-infer-amp16-b32
             k = 3.35 if n.activation == 4 else 2.35
-            acts = (4 * 3 * image * image + k * largest * n.activation) * batch
+            # an out-of-place ReLU (transformers' ResNet) keeps one more such tensor live
+            # (resnet-infer-bf16-b32 on the oracle: -20.6% with torchvision's k)
+            k += 0 if shape.cnn.config.get("inplace_relu", True) else 1
+            # a pure 16-bit CNN is fed images of its own dtype (a convolution takes no other)
+            pixel = n.activation if n.weight == n.activation else 4
+            acts = (pixel * 3 * image * image + k * largest * n.activation) * batch
         # autocast's cached 16-bit copies of the conv / linear weights (every parameter
         # but BatchNorm's, which are < 0.3% of a torchvision CNN)
         copies = shape.params * n.autocast_copies if not cfg.value("quantize") else 0.0
@@ -629,10 +678,15 @@ def inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None) 
         for stack in shape.stacks:
             seq, _source = stack_tokens(stack, r) if not generate else (tokens_per_seq, 0)
             per = live_per_token(stack, n) * seq * rows
-            if path == "eager":
-                per += scores_per_token(stack, n, seq, training=False) * seq * rows
+            if path == "eager":  # the scores and the MLP's intermediates are never live at once
+                scores = scores_per_token(stack, n, seq, training=False)
+                per = max(per, (attention_live_per_token(stack, n) + scores) * seq * rows)
             elif path == "math":
                 per += math_scores_per_token(stack, seq, training=False) * seq * rows
+            if stack.bias_mask:
+                # T5's position bias (heads × s², shared by the batch and the layers) and the
+                # layer's mask made from it: mt5 generate's prefill was -6.3% without them
+                per += 2 * n.activation * stack.heads * seq * seq
             live = max(live, per)
         return live
 
@@ -712,6 +766,11 @@ def inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None) 
         else (f" × num_return_sequences {returned}" if returned > 1 else "")
     )
     head = f"last-position logits 4 × vocab {shape.vocab} × {label}"
+    # beam search (transformers' _beam_search) holds each step's fp32 logits copy, its
+    # log-softmax and their sum with the running beam scores at once: three of them, at the
+    # prefill's end and at every step (read from the source: the harness cannot run
+    # generate, whose stopping checks read values)
+    scored = ("3 × ", "3 × ") if beams > 1 else ("", "2 × ")
     if not use_cache(r):
         # generate(use_cache=False): no cache; every new token re-runs the whole sequence
         return [
@@ -732,19 +791,31 @@ def inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None) 
     # own tokens (one at the prefill) and, per layer, the encoded prompt for cross-attention
     filled = (1, context - prompt) if seq2seq else (prompt, context)
     source = prompt if seq2seq else 0
+    # a seq2seq model's prefill is its encoder's pass: the decoder's cache (and the encoded
+    # prompt's cross-attention K/V) is filled afterwards, when the encoder's intermediates are
+    # gone and only its output stays, referenced through the decoding
+    # (bench/oracle_memory.py pegasus generate: +14.8% with both counted at once)
+    prefill_cache = 0.0 if seq2seq else kv_cache_bytes(shape, kv_dtype, prompt, rows)
+    encoded = n.activation * shape.stacks[0].hidden * prompt * rows if seq2seq else 0.0
+    decode_acts = f"one layer's live intermediates for 1 token × {label}"
+    if seq2seq:
+        decode_acts += f" + encoded prompt {shape.stacks[0].hidden} × seq {prompt} × {label}"
+        decode_acts += f" × {n.activation} bytes"
     return [
         _phase(
             "prefill",
             dict(
                 weights=_weights_formula(r, n),
-                kv_cache=kv_cache_formula(shape, kv_dtype, filled[0], label, source=source),
+                kv_cache=""
+                if seq2seq
+                else kv_cache_formula(shape, kv_dtype, filled[0], label, source=source),
                 activations=f"one layer's live intermediates over seq {prompt} × {label}",
-                temporaries=f"cuBLAS workspace {_count(work)} + {head}",
+                temporaries=f"cuBLAS workspace {_count(work)} + {scored[0]}{head}",
             ),
             weights=weights,
-            kv_cache=kv_cache_bytes(shape, kv_dtype, filled[0], rows, source=source),
+            kv_cache=prefill_cache,
             activations=transient(prompt, rows),
-            temporaries=work + last_logits,
+            temporaries=work + (3 if beams > 1 else 1) * last_logits,
         ),
         _phase(
             "decode",
@@ -753,12 +824,12 @@ def inference(r: Resolved, generate: bool, work: float, gpu: Gpu | None = None) 
                 kv_cache=kv_cache_formula(
                     shape, kv_dtype, filled[1], label, windowed=True, source=source
                 ),
-                activations=f"one layer's live intermediates for 1 token × {label}",
-                temporaries=f"cuBLAS workspace {_count(work)} + 2 × {head}",
+                activations=decode_acts,
+                temporaries=f"cuBLAS workspace {_count(work)} + {scored[1]}{head}",
             ),
             weights=weights,
             kv_cache=kv_cache_bytes(shape, kv_dtype, filled[1], rows, windowed=True, source=source),
-            activations=transient(1, rows),
-            temporaries=work + 2 * last_logits,
+            activations=transient(1, rows) + encoded,
+            temporaries=work + (3 if beams > 1 else 2) * last_logits,
         ),
     ]

@@ -28,6 +28,7 @@ __all__ = [
     "ENCODER_TYPES",
     "FIELD_NAMES",
     "NUMERIC_FIELDS",
+    "ROTARY_FIELDS",
     "MissingFieldError",
     "check_numbers",
     "decoder_params",
@@ -118,7 +119,7 @@ _LAYERNORM_FIELDS = ("layer_norm_eps", "layer_norm_epsilon", "layernorm_epsilon"
 # Activations whose transformers MLPs are gated (act(gate) * up) whatever the family: SiLU
 # is Llama's SwiGLU; a GLU spelled out names itself.
 _GATED_ACTS = ("silu", "swish", "swiglu", "geglu", "reglu")
-_ROTARY_FIELDS = ("rope_theta", "rope_parameters", "rope_scaling", "rotary_dim", "rotary_pct")
+ROTARY_FIELDS = ("rope_theta", "rope_parameters", "rope_scaling", "rotary_dim", "rotary_pct")
 
 
 class MissingFieldError(LookupError, ValueError):
@@ -260,7 +261,7 @@ def generic_conventions(cfg: Config) -> dict[str, Any]:
         c["qkv_bias"] = cfg["qkv_bias"]
     if any(cfg.get(k) for k in ("qk_norm", "use_qk_norm", "qk_layernorm")):
         c["qk_norm"] = "head"
-    rotary = any(cfg.get(k) is not None for k in _ROTARY_FIELDS)
+    rotary = any(cfg.get(k) is not None for k in ROTARY_FIELDS)
     absolute = cfg.get("position_embedding_type") == "absolute" or "n_positions" in cfg
     if absolute and not rotary:
         c["positions"] = _first(cfg, "n_positions", "max_position_embeddings", default=0)
@@ -458,7 +459,7 @@ def encoder_params(model_type: str, cfg: Config) -> int:
     n = vocab * e + 2 * e  # word embeddings + embedding LayerNorm
     if e != h:
         n += e * h + h  # embeddings_project
-    rotary = any(cfg.get(k) is not None for k in _ROTARY_FIELDS)
+    rotary = any(cfg.get(k) is not None for k in ROTARY_FIELDS)
     absolute = cfg.get("position_embedding_type", "absolute") == "absolute" and not rotary
     if cfg.get("position_biased_input", True) and absolute:
         n += (cfg.get("max_position_embeddings") or 512) * e
@@ -549,7 +550,8 @@ def infer_kind(cfg: Config) -> str:
 
     ``is_encoder_decoder`` (or a T5-style ``d_kv``/``d_ff`` pair) means encoder-decoder; a
     causal-LM class in ``architectures`` a decoder, a masked-LM one an encoder; token types
-    (``type_vocab_size``) or BERT's ``position_embedding_type`` without KV heads an encoder;
+    (``type_vocab_size``) or BERT's ``position_embedding_type`` without KV heads an encoder,
+    as is BERT's ``attention_probs_dropout_prob`` in a config without ``use_cache``;
     patches without a vocabulary a vision transformer. Anything else with a vocabulary is
     read as a decoder, the commonest kind of checkpoint a user points at."""
     names = " ".join(str(a) for a in cfg.get("architectures") or ())
@@ -567,5 +569,9 @@ def infer_kind(cfg: Config) -> str:
     # text tower (CLIP's projection_dim, SigLIP's projection_size): bidirectional encoders
     encoder_fields = ("type_vocab_size", "position_embedding_type", "projection_dim")
     if not kv and any(f in cfg for f in (*encoder_fields, "projection_size")):
+        return "encoder"
+    # BERT's name for attention dropout without any cache (MPNet): no causal LM of the
+    # installed transformers' CONFIG_MAPPING has that pair (checked with transformers 5.25)
+    if not kv and "attention_probs_dropout_prob" in cfg and "use_cache" not in cfg:
         return "encoder"
     return "decoder"

@@ -17,12 +17,20 @@ share its conventions, and the split by kind waits for issue 29's restructure.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
 from .architecture import Architecture
-from .paramcount import FIELD_NAMES, decoder_shape, is_t5_like, required
+from .paramcount import (
+    DECODER_TYPES,
+    FIELD_NAMES,
+    ROTARY_FIELDS,
+    decoder_shape,
+    is_t5_like,
+    required,
+)
 
 __all__ = ["ModelShape", "Stack", "shape_of"]
 
@@ -40,11 +48,27 @@ class Stack:
     norms: int = 2
     mlp: str = "plain"  # "gated" | "plain" | "gelu-tanh" (composite) | "relu" | "quick-gelu"
     dropout: bool = False  # residual / attention dropout on in training
+    mlp_dropout: bool = False  # a dropout on the MLP's intermediate too (T5's DenseReluDense)
     composite_act: bool = False  # a gated MLP whose activation is a Python tanh-GELU composite
     cross_attention: bool = False
     moe: dict | None = None  # {"experts", "active", "expert_intermediate", "shared_intermediate"}
     mla: dict | None = None  # DeepSeek latent sizes, for the KV cache
     qk_norm: bool = False  # RMSNorm on queries and keys (Qwen3, OLMo 2, Gemma 3)
+    fused_qkv: bool = False  # q, k and v come from one matmul (GPT-2's c_attn, Falcon, Phi-3)
+    fused_gate_up: bool = False  # a gated MLP's gate and up come from one matmul (Phi-3, GLM)
+    rope: str = ""
+    """Rotary positions: "" none (learned, ALiBi, relative), "upcast" (the rotated q and k
+    come out in the residual stream's dtype: ``cos`` / ``sin`` take the hidden states'
+    dtype, fp32 under autocast), "kept" (the family casts them back to q's dtype: OLMo,
+    Cohere), "partial" (an upcasting rotation of part of each head, concatenated with the
+    rest: the attention output is then laid out heads-first and the o-projection copies it)."""
+    parallel_residual: bool = False  # attention and MLP read the same layer input (GPT-NeoX)
+    post_norm: bool = False  # BERT's layout: each block's norm follows its residual add
+    relative_bias: bool = False  # a heads × s² bias per sequence, shared by the layers (MPNet)
+    layer_scale: bool = False  # each block's output times a learned per-channel scale (DINOv2)
+    bias_mask: bool = False
+    """T5's relative position bias, computed once per stack as heads × s² (not per batch row)
+    and handed to SDPA as an additive mask."""
     tokens: int = 0
     """Tokens per sample of a ``caption`` stream: a contrastive text tower's captions, padded
     to its ``max_position_embeddings`` (CLIP 77, SigLIP 64) whatever the job's sequence."""
@@ -86,6 +110,10 @@ class ModelShape:
     lm_head_params: int = 0  # the vocab × hidden projection (tied or not)
     eager_only: bool = False  # transformers runs eager attention only
     fp32_logits: bool = False  # logits + an fp32 bias (BART's final_logits_bias)
+    own_loss: bool = False
+    """The model computes ``CrossEntropyLoss`` on its logits itself, without transformers'
+    ``logits.float()`` (T5, mT5): under autocast the logits' fp32 copy and a 16-bit
+    log-softmax stay until the backward."""
     logit_softcap: bool = False  # final logits soft-capped: tanh's output kept for backward
     scaled_logits: bool = False
     """The head's output is multiplied by a constant into a new tensor (Cohere's
@@ -147,6 +175,38 @@ _DROPOUT_FIELDS = (
 _DEFAULT_DROPOUT = {"gpt2", "opt"}  # 0.1 by default in their transformers configs
 # Families whose transformers implementation has no SDPA path: eager attention, always.
 _NO_SDPA = {"bloom", "deberta-v2"}
+# Families whose attention reads q, k and v from one projection, or whose gated MLP reads gate
+# and up from one (transformers sources: ``c_attn``, ``query_key_value``, ``qkv_proj``,
+# ``Wqkv``; ``gate_up_proj``): under autocast each projection that reads a norm's fp32
+# output casts it to 16 bits itself, so a fused one makes one copy where three (two) were.
+_FUSED_QKV = {
+    "gpt2",
+    "gpt_bigcode",
+    "gpt_neox",
+    "falcon",
+    "bloom",
+    "phi3",
+    "dbrx",
+    "codegen",
+    "mpt",
+}
+_FUSED_GATE_UP = {"phi3", "glm"}
+# Rotary conventions the config leaves out: families whose ``apply_rotary_pos_emb`` casts the
+# result back to q's dtype (transformers sources: ``q_embed.to(q_type)``), and the config
+# classes' default fraction of each head that is rotated.
+_ROPE_KEEPS_DTYPE = {
+    "olmo",
+    "olmo2",
+    "olmo3",
+    "flex_olmo",
+    "cohere",
+    "cohere2",
+    "cohere2_moe",
+    "ernie4_5",
+    "ernie4_5_moe",
+    "modernbert_decoder",
+}
+_PARTIAL_ROTARY = {"gpt_neox": 0.25, "stablelm": 0.25, "phi": 0.5, "glm": 0.5}
 # Logit soft-capping (tanh(x / cap) * cap): softcapped attention scores need the eager
 # kernel (SDPA takes no softcap), and softcapped logits keep one more logits-sized tensor
 # (tanh's output) for backward. Config fields first, the config class's default after.
@@ -232,6 +292,23 @@ def cache_windows(model_type: str, config: Any, layers: int) -> tuple[int, ...]:
     return tuple(out) if any(out) else ()
 
 
+def _rotary(model_type: str, config: Mapping[str, Any], positions: int) -> str:
+    """:attr:`Stack.rope` from the config: a rotary field, or a family table's decoder without
+    learned positions — not ALiBi (BLOOM, MPT, Falcon with ``alibi``)."""
+    if positions or model_type in ("bloom", "mpt") or config.get("alibi"):
+        return ""
+    if model_type not in DECODER_TYPES and not any(k in config for k in ROTARY_FIELDS):
+        return ""
+    if model_type in _ROPE_KEEPS_DTYPE:
+        return "kept"
+    rope = config.get("rope_parameters")
+    fraction = (rope if isinstance(rope, dict) else {}).get("partial_rotary_factor")
+    for name in ("partial_rotary_factor", "rotary_pct"):
+        fraction = config.get(name, fraction)
+    fraction = _PARTIAL_ROTARY.get(model_type, 1.0) if fraction is None else fraction
+    return "partial" if isinstance(fraction, (int, float)) and fraction < 1 else "upcast"
+
+
 def _decoder(arch: Architecture) -> ModelShape:
     s = decoder_shape(arch.model_type, arch.config)
     h, vocab = s["hidden"], s["vocab"]
@@ -263,6 +340,11 @@ def _decoder(arch: Architecture) -> ModelShape:
         moe=moe,
         mla=s.get("mla"),
         qk_norm=bool(s.get("qk_norm")),
+        fused_qkv=arch.model_type in _FUSED_QKV,
+        fused_gate_up=arch.model_type in _FUSED_GATE_UP,
+        rope=_rotary(arch.model_type, arch.config, s["positions"]),
+        parallel_residual=arch.model_type == "gpt_neox"
+        and bool(arch.config.get("use_parallel_residual", True)),
         cache_windows=cache_windows(arch.model_type, arch.config, s["layers"]),
     )
     embed = vocab * h * (1 if s["tied"] else 2) + s["positions"] * h
@@ -295,6 +377,8 @@ def _encoder(arch: Architecture) -> ModelShape:
         head_dim=h // heads,
         intermediate=_intermediate(c, h),
         dropout=True,
+        post_norm=True,
+        relative_bias="relative_attention_num_buckets" in c,
     )
     # Encoders are fine-tuned with a small head (classification): no vocab-sized logits.
     return ModelShape(
@@ -304,7 +388,8 @@ def _encoder(arch: Architecture) -> ModelShape:
         vocab,
         False,
         vocab * h,
-        eager_only=arch.model_type in _NO_SDPA,
+        # a relative position bias added to the scores (MPNet) runs eager attention
+        eager_only=arch.model_type in _NO_SDPA or stack.relative_bias,
     )
 
 
@@ -321,6 +406,8 @@ def _seq2seq(arch: Architecture) -> ModelShape:
             head_dim=dkv,
             intermediate=c["d_ff"],
             norm="rms",
+            mlp_dropout=True,
+            bias_mask=True,
             mlp="gated" if gated else "plain",
             dropout=dropout_of("t5", c) if any(f in c for f in _DROPOUT_FIELDS) else True,
             # T5Config: "gated-gelu" runs gelu_new (NewGELU, a composite); else its own act
@@ -342,6 +429,7 @@ def _seq2seq(arch: Architecture) -> ModelShape:
             True,
             required(c, "vocabulary") * d,
             required(c, "vocabulary") * d,
+            own_loss=True,
             note="T5 runs SDPA (transformers 5) with its relative position bias as "
             "an additive mask: the memory-efficient kernel, no s² scores; the "
             "masks (heads × s², not per batch row) are not charged "
@@ -426,6 +514,7 @@ def _vision_transformer(arch: Architecture, cfg: dict[str, Any]) -> ModelShape:
         intermediate=_intermediate(cfg, h),
         stream="image",
         mlp=_plain_mlp(str(cfg.get("model_type") or ""), cfg),
+        layer_scale=bool(cfg.get("layerscale_value") or cfg.get("layer_scale_init_value")),
     )
     return ModelShape(
         arch.kind,

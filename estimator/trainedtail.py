@@ -95,11 +95,14 @@ def _freed_per_token(stack: Stack, n: Numerics) -> float:
     return norm_per_token(stack, n) + down_input + mask
 
 
-def tail_backward(r: Resolved, part: Trainable, n: Numerics, batch: int, tokens: int) -> float:
+def tail_backward(
+    r: Resolved, part: Trainable | None, n: Numerics, batch: int, tokens: int
+) -> float:
     """Bytes the backward of the last trained layer adds to everything saved (the backward
-    start's extra, when no vocabulary's logits gradients dwarf it); 0 when no transformer
-    layer is trained."""
-    if not r.shape.stacks or part.saved_layers == 0:
+    start's extra, when no vocabulary's logits gradients dwarf it: a partly trained LM, or a
+    fully trained model with a small head, ``part`` None — DeiT b32 peaks there); 0 when no
+    transformer layer is trained."""
+    if not r.shape.stacks or (part is not None and part.saved_layers == 0):
         return 0.0
     stack = r.shape.stacks[-1]
     working = mlp_backward_per_token(stack, n)

@@ -163,6 +163,42 @@ def generation(counter, model, prompt_ids, new_tokens: int, dtype, device) -> No
         del cache, scores, token
 
 
+def generation_seq2seq(counter, model, prompt_ids, new_tokens: int, dtype, device) -> None:
+    """An encoder-decoder's ``generate``: the encoder runs once over the prompt and its output
+    stays referenced; the decoder starts from ``decoder_start_token_id`` with an
+    ``EncoderDecoderCache`` (its own tokens, and the encoded prompt's K/V filled at the
+    first step), last-position logits, greedy decoding."""
+    from transformers import DynamicCache, EncoderDecoderCache
+
+    model.eval()
+    start = model.config.decoder_start_token_id
+    start = model.config.pad_token_id if start is None else start
+    with torch.no_grad():
+        counter.reset_peak()
+        counter.set_phase("prefill")
+        token = torch.full((prompt_ids.shape[0], 1), start or 0, device=device)
+        cache = EncoderDecoderCache(DynamicCache(), DynamicCache())
+        with _precision(dtype, device):
+            encoded = model.get_encoder()(input_ids=prompt_ids)
+        scores = None
+        for step in range(new_tokens + 1):
+            if step == 1:
+                counter.set_phase("decode")
+            del scores
+            with _precision(dtype, device):
+                out = model(
+                    encoder_outputs=encoded,
+                    decoder_input_ids=token,
+                    past_key_values=cache,
+                    use_cache=True,
+                )
+            scores = out.logits[:, -1, :].to(copy=True, dtype=torch.float32)
+            cache = out.past_key_values
+            del out
+            token = scores.argmax(-1, keepdim=True)
+        del cache, scores, token, encoded
+
+
 def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
@@ -176,6 +212,7 @@ __all__ = [
     "train_step",
     "inference_pass",
     "generation",
+    "generation_seq2seq",
     "rounded",
     "KERNELS_USED",
     "math",

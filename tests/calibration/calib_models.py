@@ -5,7 +5,8 @@ Each transformers model is ``AutoModelFor*.from_config(AutoConfig.for_model(mode
 ``estimator/data/models_*.json``; fields a catalog entry leaves out take transformers'
 defaults (for both). The task head follows the estimator's conventions: decoders and
 encoder-decoders train as language models (labels = inputs), encoders as 2-class sequence
-classifiers, ViT as a 1000-class image classifier. torchvision ResNets are rebuilt here
+classifiers, ViT as a 1000-class image classifier; the oracle families (bench/oracle_memory.py)
+add transformers' image classifiers (ViTs, CNNs) and dual towers with their contrastive loss. torchvision ResNets are rebuilt here
 layer for layer as torchvision builds them (in-place ReLU, BatchNorm, Bottleneck /
 BasicBlock, zero-init residual off): torchvision is not a dependency.
 """
@@ -159,7 +160,9 @@ def _build(name: str, mode: str, seq: int, attention: str, overrides: dict | Non
         cfg = hf_config(entry, **extra)
         classes = tf.MODEL_FOR_IMAGE_CLASSIFICATION_MAPPING[type(cfg)]
         first = classes[0] if isinstance(classes, tuple) else classes  # DeiT: no teacher
-        return first(cfg), "vit"
+        return first(cfg), entry["kind"]
+    if entry.get("kind") == "dual-tower":  # CLIP / SigLIP: both towers and the contrastive loss
+        return tf.AutoModel.from_config(hf_config(entry, **extra)), "dual-tower"
     kind = entry.get("kind") or {
         "bert": "encoder",
         "roberta": "encoder",
@@ -190,10 +193,21 @@ def batch_maker(kind: str, model, batch: int, seq: int, image: int, device: str)
                 "x": torch.randn(batch, 3, image, image, device=device),
                 "labels": torch.randint(0, 1000, (batch,), device=device),
             }
-        if kind == "vit":
+        if kind in ("vit", "hf-cnn"):
+            # a ViT casts the fp32 pixels to its patch embedding's dtype itself; a CNN's first
+            # convolution does not, so a pure 16-bit CNN is fed pixels of its own dtype
+            dtype = next(model.parameters()).dtype if kind == "hf-cnn" else torch.float32
             return {
-                "pixel_values": torch.randn(batch, 3, image, image, device=device),
+                "pixel_values": torch.randn(batch, 3, image, image, device=device, dtype=dtype),
                 "labels": torch.randint(0, 1000, (batch,), device=device),
+            }
+        if kind == "dual-tower":  # captions padded to the text tower's positions
+            text = cfg.text_config
+            ids = torch.randint(0, text.vocab_size, (batch, text.max_position_embeddings))
+            return {
+                "input_ids": ids.to(device),
+                "pixel_values": torch.randn(batch, 3, image, image, device=device),
+                "return_loss": True,
             }
         ids = torch.randint(0, vocab, (batch, seq), device=device)
         if kind == "encoder":
@@ -220,12 +234,16 @@ def loss_of(kind: str):
     return hf_loss
 
 
-def forward_of(kind: str):
+def forward_of(kind: str, use_cache: bool | None = None):
+    """A no_grad forward of one batch; ``use_cache`` passed to the call when given (else the
+    model's config decides, as a plain ``model(**batch)`` does)."""
     if kind == "image":
         return lambda model, b: model(b["x"])
 
     def fwd(model, b):
-        inputs = {k: v for k, v in b.items() if k != "labels"}
+        inputs = {k: v for k, v in b.items() if k not in ("labels", "return_loss")}
+        if use_cache is not None:
+            inputs["use_cache"] = use_cache
         if kind == "seq2seq":
             inputs["decoder_input_ids"] = b["labels"]
         return model(**inputs)

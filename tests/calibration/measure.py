@@ -198,7 +198,7 @@ def run_one(cfg: dict, device: str = "cuda", fake: bool = True) -> dict:
                 counter,
                 model,
                 models.batch_maker(kind, model, cfg["batch_size"], seq, image, device),
-                models.forward_of(kind),
+                models.forward_of(kind, cfg.get("use_cache")),
                 cfg["dtype"],
                 device,
             )
@@ -207,7 +207,8 @@ def run_one(cfg: dict, device: str = "cuda", fake: bool = True) -> dict:
                 prompt = torch.randint(
                     0, model.config.vocab_size, (cfg["batch_size"], seq), device=device
                 )
-            harness.generation(counter, model, prompt, cfg["new_tokens"], cfg["dtype"], device)
+            generate = harness.generation_seq2seq if kind == "seq2seq" else harness.generation
+            generate(counter, model, prompt, cfg["new_tokens"], cfg["dtype"], device)
         weights = sum(harness.rounded(p.untyped_storage().nbytes()) for p in model.parameters())
     peak_phase = max(counter.phase_peaks, key=counter.phase_peaks.get)
     return dict(

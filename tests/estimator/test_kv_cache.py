@@ -132,3 +132,42 @@ def test_the_num_return_sequences_flag_reaches_the_estimate():
     with redirect_stdout(out):
         assert main([*argv, "--num-return-sequences", "3", "--explain"]) == 0
     assert "× batch 2 × num_return_sequences 3 ×" in out.getvalue()
+
+
+def test_beams_and_sampled_sequences_multiply_the_last_position_logits_too():
+    """generate keeps fp32 last-position scores per row: rows = batch × beams (or × sampled
+    sequences), in the prefill (one copy) and while decoding (two: this step's and the
+    previous); beam search three at both (the logits copy, its log-softmax and their sum
+    with the running beam scores: transformers' _beam_search)."""
+    from torchward.estimator.costmodel import workspace_bytes
+
+    base = dict(batch_size=2, seq_len=1024, max_new_tokens=64)
+    vocab = 128_256  # Llama 3
+    work = workspace_bytes(None)
+    cases = (({}, 2, 1, 2), ({"num_beams": 4}, 8, 3, 3), ({"num_return_sequences": 3}, 6, 1, 2))
+    for extra, rows, at_prefill, decoding in cases:
+        phases = _phases("llama-3-8b", "generate", **base, **extra)
+        assert phases["prefill"]["temporaries"] - work == at_prefill * 4 * vocab * rows, extra
+        assert phases["decode"]["temporaries"] - work == decoding * 4 * vocab * rows, extra
+
+
+def test_a_seq2seq_prefill_is_the_encoder_pass_and_decoding_keeps_the_encoded_prompt():
+    """The decoder's cache (with the encoded prompt's cross-attention K/V) fills after the
+    encoder's pass, when only the encoder's output is left (bench/oracle_memory.py: pegasus
+    generate measured 0.415 GiB, estimated +14.8% when both were counted at the prefill)."""
+    phases = _phases("t5-base", "generate", batch_size=2, seq_len=512, max_new_tokens=64)
+    assert phases["prefill"]["kv_cache"] == 0
+    # one layer's live set for one token, plus the encoded prompt: 768 wide × 512 × 2 × 2 B
+    assert phases["decode"]["activations"] >= 768 * 512 * 2 * 2
+
+
+def test_t5s_shared_position_bias_is_live_in_its_encoders_pass():
+    """T5 hands its relative position bias (heads × s², one for the batch and the layers) to
+    SDPA as an additive mask: the bias and the layer's mask are live beside the layer's
+    intermediates (mt5 generate on the oracle: -6.3% without them)."""
+    short = _phases("t5-base", "generate", batch_size=1, seq_len=256, max_new_tokens=8)
+    long = _phases("t5-base", "generate", batch_size=1, seq_len=512, max_new_tokens=8)
+    # doubling the prompt doubles the per-token terms and quadruples the bias's
+    linear = 2 * short["prefill"]["activations"]
+    bias_256 = 2 * 2 * 12 * 256 * 256  # 2 tensors × 2 bytes × 12 heads × s²
+    assert long["prefill"]["activations"] - linear == 4 * bias_256 - 2 * bias_256

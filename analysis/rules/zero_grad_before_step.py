@@ -133,25 +133,33 @@ class ZeroGradBetweenBackwardAndStep(Rule):
             if not steps:
                 continue
             scaler_steps = {e.span for e in trace.events if e.kind is EventKind.SCALER_STEP}
+            # one iteration's events, their positions and its stepped optimizers, read once
+            # per loop nest: re-reading them at every step() made a long straight-line
+            # script (thousands of steps in one iteration) quadratic
+            iterations: dict = {}
             for step in steps:
-                finding = self._check_step(facts, trace, step, scaler_steps)
+                finding = self._check_step(facts, trace, step, scaler_steps, iterations)
                 if finding is not None and finding.span not in reported:
                     reported.add(finding.span)
                     yield finding
 
-    def _check_step(self, facts, trace, step, scaler_steps):
-        sequence = iteration(trace, step.loops)
-        position = next(i for i, e in enumerate(sequence) if e is step)
+    def _check_step(self, facts, trace, step, scaler_steps, iterations):
+        if step.loops not in iterations:
+            events = iteration(trace, step.loops)
+            positions = {id(e): i for i, e in enumerate(events)}
+            stepped = {
+                stepped_optimizer(facts, e, scaler_steps)
+                for e in events
+                if e.kind is EventKind.STEP and not is_framework_step(e)
+            }
+            iterations[step.loops] = (events, positions, stepped)
+        sequence, positions, stepped_here = iterations[step.loops]
+        position = positions[id(step)]
         optimizer = stepped_optimizer(facts, step, scaler_steps)
         if optimizer is None:
             return None
-        stepped_here = {
-            stepped_optimizer(facts, e, scaler_steps)
-            for e in sequence
-            if e.kind is EventKind.STEP and not is_framework_step(e)
-        }
         reset = None
-        for event in reversed(sequence[:position]):
+        for event in (sequence[i] for i in reversed(range(position))):
             if event.kind is EventKind.BACKWARD or event.kind is EventKind.GRAD_CALL:
                 if reset is None:
                     return None  # the step applies this backward

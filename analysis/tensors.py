@@ -91,7 +91,8 @@ TORCH_FUNCTIONS = frozenset(
 
 # ``torch.nn`` layers whose call returns one tensor whatever their arguments (recurrent
 # layers and attention return tuples; pooling layers may, with ``return_indices=True``:
-# not here). A ``Sequential`` returns what its last layer returns.
+# not here; ``Identity`` returns its argument, whatever that is: not here). A
+# ``Sequential`` returns what its last layer returns.
 TENSOR_LAYERS = frozenset(
     f"torch.nn.{name}"
     for name in (
@@ -121,7 +122,6 @@ TENSOR_LAYERS = frozenset(
         "Flatten",
         "GELU",
         "GroupNorm",
-        "Identity",
         "InstanceNorm1d",
         "InstanceNorm2d",
         "InstanceNorm3d",

@@ -211,6 +211,23 @@ def test_a_reduction_of_a_layer_that_returns_a_tuple_is_not_proven():
     assert _stored_proofs(source) == [(7, False), (8, False), (9, False)]
 
 
+def test_an_identity_layer_proves_nothing_about_what_it_passes_on():
+    # ``nn.Identity()`` returns its argument unchanged: a model's output dict or tuple
+    # passed through it is still a dict or a tuple, and ``.detach()`` on it would raise
+    source = (
+        "import torch.nn as nn\n"
+        "def train(loader, model):\n"
+        "    tail = nn.Sequential(nn.Linear(4, 4), nn.Identity())\n"
+        "    kept = []\n"
+        "    for x in loader:\n"
+        "        kept.append(nn.Identity()(model(x)))\n"
+        "        kept.append(tail(x))\n"
+        "        kept.append(nn.Linear(4, 4)(x))\n"
+        "    print(len(kept))\n"
+    )
+    assert _stored_proofs(source) == [(6, False), (7, False), (8, True)]
+
+
 def _store_messages(source: str) -> list[tuple[int, str]]:
     return [(f.span.line, f.message) for f in findings(source) if f.code == "TW001"]
 

@@ -5,8 +5,9 @@ prints a 1.2M-parameter net as ``0.00B``."""
 from __future__ import annotations
 
 import math
+import re
 
-__all__ = ["count_text", "percent", "size"]
+__all__ = ["count_text", "gpu_name", "percent", "size"]
 
 _COUNT_UNITS = ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K"))
 MIB = 1 << 20
@@ -49,3 +50,13 @@ def percent(value: float | None) -> str:
     JavaScript's ``Math.round`` half up, which once made the lens and the status bar
     disagree); ``?%`` when unknown."""
     return "?%" if value is None else f"{_half_up(value):.0f}%"
+
+
+_VENDOR = re.compile(r"^(?:NVIDIA|AMD|Tesla)\s+", re.IGNORECASE)
+
+
+def gpu_name(name: str | None) -> str:
+    """A GPU as torchward names it to people: ``NVIDIA A100 80GB SXM4`` → ``A100 80GB
+    SXM4``. TW010's message and every editor surface print the GPU through this one rule,
+    so the diagnostic and the status bar name the same card the same way."""
+    return _VENDOR.sub("", name) if name else "no GPU"

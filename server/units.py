@@ -15,8 +15,6 @@ lens and "244 MiB" in the status bar; a small model got rows of "0.0 GiB".
 
 from __future__ import annotations
 
-import re
-
 __all__ = ["gpu_name", "percent", "placement", "size"]
 
 
@@ -35,12 +33,11 @@ def percent(value: float | None) -> str:
     return estimator_percent(value)
 
 
-_VENDOR = re.compile(r"^(?:NVIDIA|AMD|Tesla)\s+", re.IGNORECASE)
-
-
 def gpu_name(name: str | None) -> str:
-    """A GPU as the editor names it: ``NVIDIA A100 80GB SXM4`` → ``A100 80GB SXM4``."""
-    return _VENDOR.sub("", name) if name else "no GPU"
+    """The estimator's one way of naming a GPU to people, imported on first use."""
+    from ..estimator.units import gpu_name as estimator_gpu_name
+
+    return estimator_gpu_name(name)
 
 
 def placement(gpu: str | None, count: int = 1, instance: str | None = None, used: int = 1) -> str:

@@ -17,7 +17,6 @@ from ..finding import Confidence, Evidence, Severity, Span
 from ..rule import Invalid, Rule
 
 _LINE = re.compile(r":(\d+)")
-GIB = 2**30
 
 
 class ProjectedOom(Rule):
@@ -155,14 +154,17 @@ class ProjectedOom(Rule):
             for name, f in config.fields()
             if _line(f.source) and name != "model"
         ][:6]
+        from torchward.estimator.units import gpu_name, size
+
+        gpu = gpu_name(choice.gpu.name)
         message = (
-            f"projected peak {result.peak / GIB:.1f} GiB (at least {result.low / GIB:.1f} GiB) "
-            f"exceeds the {choice.gpu.name}'s {choice.gpu.usable_bytes / GIB:.1f} GiB; "
+            f"projected peak {size(result.peak)} (at least {size(result.low)}) "
+            f"exceeds the {gpu}'s {size(choice.gpu.usable_bytes)}; "
             f"the peak is the {result.peak_phase.name} phase. "
             "Run `torchward estimate` on this file for the breakdown and what would make it fit."
         )
         if placed.gpu_count > 1:
-            message += " " + _on_the_instance(placed, choice.gpu.name, result)
+            message += " " + _on_the_instance(placed, gpu, result)
         confidence = Confidence.HIGH if result.confidence == "high" else Confidence.MEDIUM
         yield self.finding(_span(facts, line), message, evidence=evidence, confidence=confidence)
 

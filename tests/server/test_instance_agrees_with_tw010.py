@@ -107,3 +107,13 @@ async def test_over_lsp_the_diagnostic_and_the_gpu_fit_agree_on_an_instance():
 def _get(value, key):
     """A field of a notification's params (a dict, or pygls' generic object)."""
     return value[key] if isinstance(value, dict) else getattr(value, key)
+
+
+def test_tw010_prints_the_peak_and_the_gpu_as_the_status_bar_does():
+    # one rounding rule and one name for the card: the rule once printed "218.8 GiB" and
+    # "NVIDIA A100 40GB SXM4" where the status bar said "219 GiB" and "A100 40GB SXM4"
+    fit = EstimateService().estimate(ONE_GPU, PATH, "A100 40GB")
+    (message,) = _tw010(ONE_GPU, "A100 40GB")
+    assert message.startswith(f"projected peak {size(fit.peak_bytes)} (at least ")
+    assert f"exceeds the {fit.hardware}'s {size(fit.usable_bytes)};" in message
+    assert "NVIDIA" not in message

@@ -30,7 +30,6 @@ Otherwise the reset is offered as **unsafe**.
 
 from __future__ import annotations
 
-import ast
 import functools
 
 import libcst as cst
@@ -39,6 +38,7 @@ import libcst.matchers as m
 from ..adapters.effects import current
 from ..finding import Applicability, Proof
 from ..names import ImportTable, qualified_path
+from ..parsing import parse_module
 from ..values import Kind
 from .fixer import Fixer
 from .tree import Rewrite, SourceTree, statement_line
@@ -95,7 +95,7 @@ def _is_scaler(tree, receiver: cst.BaseExpression) -> bool:
 
 @functools.lru_cache(maxsize=8)
 def _imports(source: str) -> ImportTable:
-    return ImportTable(ast.parse(source))
+    return ImportTable(parse_module(source))
 
 
 def is_plain_reference(node: cst.BaseExpression) -> bool:

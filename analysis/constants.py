@@ -21,6 +21,7 @@ from .finding import Evidence, evidence_order
 __all__ = [
     "BINARY_OPERATORS",
     "COMPARISONS",
+    "PLAIN_ENVIRONMENT",
     "TORCH_DTYPES",
     "UNDECIDED",
     "ConstantFact",
@@ -53,6 +54,53 @@ class _Undecided:
 
 UNDECIDED: Any = _Undecided()
 """The top of the flat value lattice: some value, not known statically."""
+
+
+class _PlainEnvironment:
+    """``os.environ`` as a plain ``python SCRIPT`` launch sees it: none of the variables a
+    distributed launcher (torchrun, ``torch.distributed.launch``, Slurm, MPI) sets exists.
+
+    Only membership of those names folds (``"WORLD_SIZE" in os.environ`` is ``False``);
+    any other question raises, so the fold stays undecided: the user's shell may set
+    anything else, and ``os.environ["RANK"]`` is a ``KeyError``, not a value."""
+
+    _instance: _PlainEnvironment | None = None
+
+    def __new__(cls) -> _PlainEnvironment:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __contains__(self, key: object) -> bool:
+        if isinstance(key, str) and (
+            key in _LAUNCHER_VARIABLES or key.startswith(_LAUNCHER_PREFIXES)
+        ):
+            return False
+        raise LookupError(key)
+
+    def __repr__(self) -> str:
+        return "os.environ"
+
+    def __reduce__(self) -> str:
+        return "PLAIN_ENVIRONMENT"
+
+
+_LAUNCHER_VARIABLES = frozenset(
+    {
+        "RANK",
+        "LOCAL_RANK",
+        "WORLD_SIZE",
+        "LOCAL_WORLD_SIZE",
+        "GROUP_RANK",
+        "ROLE_RANK",
+        "NODE_RANK",
+        "MASTER_ADDR",
+        "MASTER_PORT",
+    }
+)
+_LAUNCHER_PREFIXES = ("TORCHELASTIC_", "SLURM_", "OMPI_COMM_WORLD_", "PMI_")
+
+PLAIN_ENVIRONMENT: Any = _PlainEnvironment()
 
 
 @attrs.frozen(cache_hash=True)

@@ -37,6 +37,7 @@ from .conditions import PathCondition
 from .constants import (
     BINARY_OPERATORS,
     COMPARISONS,
+    PLAIN_ENVIRONMENT,
     TORCH_DTYPES,
     UNDECIDED,
     ConstantFact,
@@ -311,6 +312,8 @@ class LaunchMixin(LaunchCallsMixin, LaunchBindingsMixin):
         name = self.qualified(node) or dotted(node)
         if name == "sys.argv":
             return ("SCRIPT",), self.condition  # a plain launch passes no arguments
+        if name == "os.environ":
+            return PLAIN_ENVIRONMENT, self.condition  # no launcher variables
         if name and name.startswith("torch.") and name.rsplit(".", 1)[-1] in TORCH_DTYPES:
             return "torch." + name.rsplit(".", 1)[-1], self.condition
         base, condition = self._fold(node.value)

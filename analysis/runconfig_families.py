@@ -176,12 +176,16 @@ class FamiliesMixin(ReaderState):
         """``os.environ["WORLD_SIZE"]`` / ``os.getenv("WORLD_SIZE")``: launched distributed.
 
         The count is set at launch, not in the script: a medium-confidence signal that
-        the estimate names (sharding divides by a world size nobody stated)."""
+        the estimate names (sharding divides by a world size nobody stated). A getter with
+        a default (``os.getenv("WORLD_SIZE", 1)``) runs without a launcher too: a plain
+        launch gets the default, one process (:mod:`.runconfig_launch`, low)."""
         if not name.endswith(("os.getenv", "os.environ.get", "environ.get", "getenv")):
             return
         key = call.args[0] if call.args else None
+        defaulted = len(call.args) > 1 or any(k.arg == "default" for k in call.keywords)
         if isinstance(key, ast.Constant) and key.value == "WORLD_SIZE":
-            self.signals.setdefault("world-size-env", call.lineno)
+            signal = "world-size-default" if defaulted else "world-size-env"
+            self.signals.setdefault(signal, call.lineno)
 
     def from_pretrained(self, call: ast.Call, name: str) -> None:
         if any(

@@ -90,9 +90,9 @@ class LaunchCallsMixin:
 
     def _fold_call(self, node: ast.Call, name: str) -> tuple[Hashable, PathCondition]:
         here = self.condition
-        parsers = self.analyzer.launch_driver.inputs.parsers
-        if parsers and isinstance(node.func, ast.Name) and node.func.id in parsers:
-            return parsers[node.func.id], here  # ``args = parse_args()`` from the project
+        returns = self.analyzer.launch_driver.inputs.returns
+        if returns and isinstance(node.func, ast.Name) and node.func.id in returns:
+            return returns[node.func.id], here  # ``args = parse_args()`` from the project
         if name.endswith("argparse.ArgumentParser") or name == "ArgumentParser":
             return self._with_parents(node), here
         if name.endswith("HfArgumentParser") and node.args:

@@ -37,6 +37,7 @@ from .parsing import parse_module
 from .runconfig_callees import precision_in_callees
 from .runconfig_calls import CallReader
 from .runconfig_declarations import Values
+from .runconfig_layers import bare_layer_model
 from .runconfig_memo import remembered_read
 from .runconfig_model import model_by_name, registered_model_call, workspace_model
 
@@ -199,6 +200,11 @@ def _read(
             # a layer's arguments the counter cannot take (``nn.Linear(dim, None)``): the
             # model stays unnamed, so the estimate says "unknown" instead of crashing
             notes.append(f"{path}: the model it defines could not be counted ({error!r})")
+    if "model" not in reader.fields:
+        try:
+            bare_layer_model(tree, path, values, reader, notes)
+        except (TypeError, ValueError, IndexError, KeyError, AttributeError) as error:
+            notes.append(f"{path}: the layer it trains could not be counted ({error!r})")
     config = reader.config()
     return config, notes + reader.notes
 

@@ -22,7 +22,7 @@ from .names import dotted, qualified_name
 from .runconfig_calls import CallReader
 from .runconfig_declarations import Values
 
-__all__ = ["model_by_name", "registered_model_call", "workspace_model"]
+__all__ = ["bound_module_name", "model_by_name", "registered_model_call", "workspace_model"]
 
 _NOT_MODEL_NAMES = ("scratch", "resume", "none", "", "auto")
 
@@ -246,7 +246,7 @@ def _trained_together(model: ast.Call, other: ast.Call, values: Values, reader: 
     """Whether ``other`` builds a second model the default launch trains beside ``model``:
     both bound to names (``netG = Generator(...).to(device)``) whose parameters an optimizer
     of the script takes, neither the other, and the other's construction on a path that runs."""
-    mine, theirs = _trained_name(model, values), _trained_name(other, values)
+    mine, theirs = bound_module_name(model, values), bound_module_name(other, values)
     return (
         mine is not None
         and theirs is not None
@@ -259,7 +259,7 @@ def _trained_together(model: ast.Call, other: ast.Call, values: Values, reader: 
 _MOVES = ("to", "cuda", "float", "half", "bfloat16", "double", "train")
 
 
-def _trained_name(node: ast.Call, values: Values) -> str | None:
+def bound_module_name(node: ast.Call, values: Values) -> str | None:
     """The name a module is bound to, through device moves (``Net().to(device)``)."""
     current: ast.AST = node
     parent = values.paths.parent(current)

@@ -94,3 +94,56 @@ def test_a_network_no_optimizer_trains_is_not_added():
     assert config.params is not None and config.params.value == MAKER
     assert "Judge" not in config.params.source
     assert not any("the optimizers also train" in n for n in notes)
+
+
+def test_a_bare_sequential_trained_by_an_optimizer_is_the_model():
+    config, _ = read_source(
+        "import torch\nimport torch.nn as nn\n"
+        "net = nn.Sequential(nn.Linear(20, 50), nn.Tanh(), nn.Linear(50, 3)).cuda()\n"
+        "opt = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+        "for x, y in loader:\n"
+        "    opt.zero_grad()\n    nn.functional.cross_entropy(net(x), y).backward()\n"
+        "    opt.step()\n"
+    )
+    assert config.model is not None and config.model.value == "Sequential"
+    assert config.params is not None and config.params.value == 20 * 50 + 50 + 50 * 3 + 3
+    assert config.params.source == "<script>:3 (Sequential's parameters)"
+
+
+def test_a_bare_layer_updated_by_hand_is_the_model_and_its_sizes_are_followed():
+    # no optimizer: the script clears the layer's gradients and steps its parameters itself
+    config, _ = read_source(
+        "import argparse\nimport torch\n"
+        "p = argparse.ArgumentParser()\np.add_argument('--features', type=int, default=7)\n"
+        "args = p.parse_args()\n"
+        "fc = torch.nn.Linear(args.features, 1)\n"
+        "for x, y in batches():\n"
+        "    fc.zero_grad()\n    ((fc(x) - y) ** 2).mean().backward()\n"
+        "    for param in fc.parameters():\n        param.data.add_(-0.1 * param.grad)\n"
+    )
+    assert config.model is not None and config.model.value == "Linear"
+    assert config.params is not None and (config.params.value, config.params.confidence) == (
+        8,
+        "medium",
+    )
+
+
+def test_a_layer_nothing_trains_is_not_the_model():
+    # the loss module and an untrained projection are built, but no optimizer takes them
+    config, notes = read_source(
+        "import torch\nimport torch.nn as nn\n"
+        "proj = nn.Linear(10, 10)\ncriterion = nn.MSELoss()\n"
+        "with torch.no_grad():\n    out = proj(x)\n"
+    )
+    assert config.model is None and config.params is None
+
+
+def test_a_trained_layer_whose_size_the_data_decides_is_named_not_sized():
+    config, notes = read_source(
+        "import torch\nweights = load_weights()\n"
+        "fc = torch.nn.Linear(weights.size(0), 1)\n"
+        "opt = torch.optim.SGD(fc.parameters(), lr=0.1)\n"
+        "for x, y in data:\n    opt.zero_grad()\n    fc(x).sum().backward()\n    opt.step()\n"
+    )
+    assert config.params is None
+    assert any("`fc` (Linear) is the model the script trains; not sized" in n for n in notes)

@@ -1,0 +1,92 @@
+"""The model a script trains when it is a bare ``torch.nn`` layer, not a class of its own.
+
+Toy and tutorial scripts train ``fc = nn.Linear(4, 1)`` or ``model = nn.Sequential(...)``
+directly. Such a call is the model when the default launch trains what it is bound to: an
+optimizer takes its parameters, or the script clears its gradients itself
+(``fc.zero_grad()``, the update written by hand). It is counted by the same layer table as
+a module class's body (:mod:`.modulecount`), with its sizes followed like any other value;
+a size that cannot be followed leaves it unsized, and a note names it.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .modulecount import ModuleCounter, module_constants
+from .names import qualified_name
+from .runconfig_calls import CallReader
+from .runconfig_declarations import Values
+from .runconfig_model import bound_module_name
+
+__all__ = ["bare_layer_model"]
+
+
+def bare_layer_model(
+    tree: ast.Module, path: str, values: Values, reader: CallReader, notes: list[str]
+) -> None:
+    """Name and count the largest trained ``torch.nn`` layer bound to a name on the default
+    path (called only when no other model was found)."""
+    trained = reader.optimized | _cleared(values)
+    found: list[tuple[int, ast.Call, str, str]] = []
+    counter: ModuleCounter | None = None
+    for node in values.paths.of_type(ast.Call):
+        qualified = qualified_name(node.func, reader.imports) or ""
+        tail = qualified.rsplit(".", 1)[-1]
+        if not qualified.startswith("torch.nn.") or not tail[:1].isupper():
+            continue
+        name = bound_module_name(node, values)
+        if name is None or name not in trained or not values.paths.state(node).runs:
+            continue
+        if counter is None:
+            counter = ModuleCounter(tree, path, module_constants(tree), depth=1)
+        env, confidence = _sizes(node, values)
+        count = counter.call(node, env, {})
+        if count.unknown or count.params == 0:
+            shown = ", ".join(dict.fromkeys(count.unknown)) or "no parameters"
+            notes.append(
+                f"{reader.path}:{node.lineno}: `{name}` ({tail}) is the model the script "
+                f"trains; not sized: {shown[:200]}"
+            )
+            continue
+        cap = values.paths.state(node).confidence_cap
+        confidence = confidence if cap == "high" else "medium"
+        found.append((count.params, node, tail, confidence))
+    if not found:
+        return
+    params, node, tail, confidence = max(found, key=lambda item: item[0])
+    reader.set("model", tail, node.lineno, confidence)
+    reader.set(
+        "params",
+        params,
+        node.lineno,
+        confidence,
+        f"{reader.path}:{node.lineno} ({tail}'s parameters)",
+    )
+    reader.set("pretrained", False, node.lineno, "medium")
+
+
+def _cleared(values: Values) -> set[str]:
+    """Names whose gradients the default path clears itself (``fc.zero_grad()``)."""
+    return {
+        node.func.value.id
+        for node in values.paths.of_type(ast.Call)
+        if isinstance(node.func, ast.Attribute)
+        and node.func.attr == "zero_grad"
+        and isinstance(node.func.value, ast.Name)
+        and values.paths.state(node).runs
+    }
+
+
+def _sizes(node: ast.Call, values: Values) -> tuple[dict, str]:
+    """The names the call's arguments read, with their values on a plain launch, and the
+    lowest confidence among them (``high`` when every size is written in place)."""
+    env: dict = {}
+    confidence = "high"
+    for name in ast.walk(node):
+        if isinstance(name, ast.Name) and name.id not in env:
+            found = values.get(name)
+            if found is not None:
+                env[name.id] = found[0]
+                if found[1] != "high":
+                    confidence = "medium"
+    return env, confidence

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from torchward.estimator.runconfig import Field, RunConfig
 
+from .names import dotted
 from .runconfig_conventions import ConventionsMixin
 from .runconfig_families import FamiliesMixin
 from .runconfig_fields import (
@@ -215,7 +216,7 @@ class CallReader(FamiliesMixin, ConventionsMixin, LaunchMixin, StructureMixin):
             built = model_name(found[0]) if found else None
             if built is not None and found is not None:
                 self.set("model", built, call.lineno, found[1])
-        if tail != "DataLoader" and _LOADER.search(tail):
+        if (tail != "DataLoader" and _LOADER.search(tail)) or self._own_dataset(call):
             self.loader(call, tail)
         if _TRAINING_CALL.search(tail):
             self.signals.setdefault("train-call", call.lineno)
@@ -223,6 +224,16 @@ class CallReader(FamiliesMixin, ConventionsMixin, LaunchMixin, StructureMixin):
             self.target and _TARGETS.search(self.target)
         ):
             self.take(call, "seq_len", "max_length", convert=positive_int)
+
+    def _own_dataset(self, call: ast.Call) -> bool:
+        """``IMDbDataset(csv, max_length=256)``: a ``Dataset`` subclass the script defines,
+        built with the length it cuts or pads its examples to (read as a loader's)."""
+        if not isinstance(call.func, ast.Name):
+            return False
+        cls = self.values.classes.get(call.func.id)
+        return cls is not None and any(
+            (dotted(base) or "").rsplit(".", 1)[-1].endswith("Dataset") for base in cls.bases
+        )
 
     def _casts_model(self, call: ast.Call) -> bool:
         """``model.half()`` as a statement or ``model = model.half()`` on the training path —

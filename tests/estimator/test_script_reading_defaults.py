@@ -1,14 +1,16 @@
-"""Script reading: defaults a project module's function returns, merged into the flags.
+"""Script reading: sizes kept outside the flags' own declarations.
 
 A training script may keep its flags' defaults in a dict it builds, then extend it with
 a function of its package that returns more (``defaults.update(model_defaults())``) and
 hand the whole dict to a helper that declares one flag per key. The function's dict is
 read as data — only values written as literals — so every default survives the update.
+A ``Dataset`` class the script defines may pad or cut its examples to a length it is
+built with: the training set's length is the job's sequence length.
 """
 
 from __future__ import annotations
 
-from torchward.analysis.runconfig import read_script
+from torchward.analysis.runconfig import read_script, read_source
 
 _DEFAULTS = '''\
 def shape_defaults():
@@ -79,3 +81,40 @@ def test_a_defaults_function_that_computes_its_dict_is_not_guessed(tmp_path):
     config, _ = read_script(_project(tmp_path, "derived_defaults"))
     assert config.image_size is None or config.image_size.source == "assumed"
     assert config.batch_size is None or config.batch_size.source == "assumed"
+
+
+_PADDED = """\
+import torch
+from torch.utils.data import Dataset, DataLoader
+
+
+class Reviews(Dataset):
+    def __init__(self, path, max_length=None, pad=0):
+        self.rows = read(path)
+        self.max_length = max_length or max(len(r) for r in self.rows)
+
+    def __getitem__(self, i):
+        row = self.rows[i][: self.max_length]
+        return torch.tensor(row + [0] * (self.max_length - len(row)))
+
+
+context = {context}
+train_set = Reviews("train.csv", max_length=context)
+val_set = Reviews("val.csv", max_length=2 * context)
+model = build()
+opt = torch.optim.AdamW(model.parameters())
+for x in DataLoader(train_set, batch_size=8):
+    model(x).mean().backward()
+    opt.step()
+"""
+
+
+def test_the_length_a_dataset_class_pads_to_is_the_sequence_length():
+    config, _ = read_source(_PADDED.format(context=192), "train.py")
+    assert config.seq_len is not None and config.seq_len.value == 192  # not the val set's
+    assert config.seq_len.source == "train.py:16" and config.seq_len.confidence == "medium"
+
+
+def test_a_dataset_padding_to_its_longest_example_has_no_length_to_read():
+    config, _ = read_source(_PADDED.format(context=None), "train.py")
+    assert config.seq_len is None or config.seq_len.source == "assumed"

@@ -325,6 +325,9 @@ class Values(LaunchValues):
         choices = next((k.value for k in call.keywords if k.arg == "choices"), None)
         if choices is not None and isinstance(literal(choices), (list, tuple)):
             self.choices.setdefault(key, tuple(literal(choices)))
+        required = next((k.value for k in call.keywords if k.arg == "required"), None)
+        if elsewhere and required is not None and literal(required) is True:
+            return  # no value a plain launch runs with: left out, so undecided when read
         if default is None:
             if action in ("store_true", "store_false"):
                 self._declared.append((key, _Known(action == "store_false"), call.lineno))

@@ -118,3 +118,35 @@ def test_the_length_a_dataset_class_pads_to_is_the_sequence_length():
 def test_a_dataset_padding_to_its_longest_example_has_no_length_to_read():
     config, _ = read_source(_PADDED.format(context=None), "train.py")
     assert config.seq_len is None or config.seq_len.source == "assumed"
+
+
+def test_a_required_flag_of_a_sibling_parser_is_undecided_not_none(tmp_path):
+    # ``--dataset`` has no value on a plain launch: the branches it picks stay possible,
+    # so the crop every branch applies is read (None would have switched them all off)
+    (tmp_path / "options.py").write_text(
+        "import argparse\n"
+        "def get_argument_parser():\n"
+        "    parser = argparse.ArgumentParser()\n"
+        "    parser.add_argument('--dataset', required=True)\n"
+        "    parser.add_argument('--side', type=int, default=48)\n"
+        "    return parser\n"
+    )
+    (tmp_path / "train.py").write_text(
+        "import torch, torchvision\nimport torchvision.transforms as T\n"
+        "from options import get_argument_parser\n"
+        "def data(args):\n"
+        "    if args.dataset == 'folder':\n"
+        "        return torchvision.datasets.ImageFolder('x', transform=T.CenterCrop(args.side))\n"
+        "    elif args.dataset == 'cifar10':\n"
+        "        return torchvision.datasets.CIFAR10('x', transform=T.CenterCrop(args.side))\n"
+        "def main():\n"
+        "    args = get_argument_parser().parse_args()\n"
+        "    model = torchvision.models.resnet18()\n"
+        "    opt = torch.optim.Adam(model.parameters())\n"
+        "    for x, y in torch.utils.data.DataLoader(data(args), batch_size=4):\n"
+        "        model(x).sum().backward()\n        opt.step()\n"
+        "if __name__ == '__main__':\n    main()\n"
+    )
+    config, _ = read_script(str(tmp_path / "train.py"))
+    assert config.image_size is not None and config.image_size.value == 48
+    assert config.image_size.confidence == "medium"

@@ -34,7 +34,7 @@ from torchward.estimator.runconfig import RunConfig
 
 from .names import ImportTable, dotted, qualified_name
 from .parsing import parse_module
-from .runconfig_callees import precision_in_callees
+from .runconfig_callees import optimizer_in_callees, precision_in_callees
 from .runconfig_calls import CallReader
 from .runconfig_declarations import Values
 from .runconfig_layers import bare_layer_model
@@ -191,6 +191,7 @@ def _read(
         notes.append(_stop_note(stop, values, path))
     reader.conventions(values)
     precision_in_callees(tree, path, values, reader)  # what the script's own flags leave open
+    optimizer_in_callees(tree, path, values, reader)
     if "model" in reader.fields and registered_model_call(tree, path, values, reader):
         del reader.fields["model"]  # ``create_model(args.arch)`` builds a project class
     if "model" not in reader.fields:

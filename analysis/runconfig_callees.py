@@ -1,4 +1,4 @@
-"""What the job does inside the project functions it calls: mixed precision.
+"""What the job does inside the project functions it calls: mixed precision, the optimizer.
 
 Many training scripts keep the step in another module of their project: ``main()`` calls
 ``train_one_epoch(...)`` from ``engine.py`` (DeiT, MAE, DINO and their many descendants),
@@ -12,6 +12,13 @@ Only what that function writes as values counts — ``autocast()``, ``autocast("
 dtype=torch.bfloat16)`` — since its parameters' values come from the caller: an autocast
 ``enabled=`` or ``dtype=`` a parameter decides says nothing (no guess), and is read at
 ``medium`` at best (the call may be skipped at launch).
+
+The optimizer likewise: a trainer class of the project the training path builds
+(``TrainLoop(model=model, ...)``, improved-diffusion) or a function it calls may
+construct the one optimizer of the job. Read when the script constructs none, from the
+single ``torch.optim`` class that function (or the class's ``__init__``) builds outside
+any branch, its arguments as written there (``momentum=`` a caller passes is not known:
+:func:`~.runconfig_fields.optimizer_of` lowers the confidence).
 """
 
 from __future__ import annotations
@@ -23,9 +30,10 @@ from .launch_paths import evaluates
 from .names import ImportTable, dotted, qualified_name
 from .runconfig_calls import CallReader
 from .runconfig_declarations import Values
+from .runconfig_fields import OPTIMIZERS, optimizer_of
 from .runconfig_values import written
 
-__all__ = ["precision_in_callees"]
+__all__ = ["optimizer_in_callees", "precision_in_callees"]
 
 _AUTOCASTS = ("torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast")
 
@@ -87,8 +95,106 @@ def precision_in_callees(tree: ast.Module, path: str, values: Values, reader: Ca
             return
 
 
+def optimizer_in_callees(tree: ast.Module, path: str, values: Values, reader: CallReader) -> None:
+    """Set the job's optimizer from the one a project class or function on the training
+    path builds, when the script itself constructs none."""
+    if "optimizer" in reader.fields or path.startswith("<"):
+        return
+    modules: dict = {}
+    seen: set[int] = set()
+    resolved: dict[str, tuple[str, ast.FunctionDef, ast.Module, str] | None] = {}
+    from_imported = {
+        alias.asname or alias.name
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    for call in values.paths.of_type(ast.Call):
+        func = call.func
+        if isinstance(func, ast.Name) and func.id in from_imported:
+            name = func.id
+        elif (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id in reader.imports.names
+        ):
+            name = func.attr
+        else:
+            continue
+        if evaluates(name):
+            continue
+        if values.paths.state(call) not in (PathCondition.DEFAULT, PathCondition.UNSURE):
+            continue
+        key = dotted(func) or ""
+        if key not in resolved:
+            resolved[key] = _project_function(
+                call, tree, path, reader.imports, modules, classes=True
+            )
+        found = resolved[key]
+        if found is None or id(found[1]) in seen:
+            continue
+        seen.add(id(found[1]))
+        module_path, function, module, text = found
+        lines = text.split("\n")[function.lineno - 1 : function.end_lineno]
+        if not any("optim" in line or "Adam" in line or "SGD" in line for line in lines):
+            continue
+        built = _built_optimizer(function, ImportTable(module))
+        if built is None:
+            continue
+        optimizer, line = built
+        reader.set(
+            "optimizer",
+            optimizer,
+            call.lineno,
+            "medium",
+            f"{module_path}:{line} (in `{key}`, called at {path}:{call.lineno})",
+        )
+        return
+
+
+def _built_optimizer(function: ast.FunctionDef, imports: ImportTable) -> tuple[str, int] | None:
+    """(optimizer, line) of the one ``torch.optim`` class ``function`` constructs outside
+    any branch (a second one, or one under an ``if``: not this job's for sure)."""
+    found: list[ast.Call] = []
+    stack: list[ast.AST] = list(function.body)
+    branched = False
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, (ast.If, ast.IfExp, ast.Match)):
+            branched = branched or any(_optimizer_call(n, imports) for n in ast.walk(node))
+            continue
+        if _optimizer_call(node, imports):
+            found.append(node)  # type: ignore[arg-type]
+        stack.extend(ast.iter_child_nodes(node))
+    if branched or len(found) != 1:
+        return None
+    call = found[0]
+    tail = (qualified_name(call.func, imports) or "").rsplit(".", 1)[-1]
+    name, _confidence = optimizer_of(call, tail, lambda n: _written(n))
+    return name, call.lineno
+
+
+def _written(node: ast.AST) -> tuple[object, str] | None:
+    value = written(node)
+    return None if value is None else (value, "high")
+
+
+def _optimizer_call(node: ast.AST, imports: ImportTable) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    name = qualified_name(node.func, imports) or ""
+    return name.startswith("torch.optim.") and name.rsplit(".", 1)[-1] in OPTIMIZERS
+
+
 def _project_function(
-    call: ast.Call, tree: ast.Module, path: str, imports: ImportTable, modules: dict
+    call: ast.Call,
+    tree: ast.Module,
+    path: str,
+    imports: ImportTable,
+    modules: dict,
+    classes: bool = False,
 ) -> tuple[str, ast.FunctionDef, ast.Module, str] | None:
     """The function of another module of the project ``call`` runs: ``train_one_epoch(...)``
     imported by name (``from engine import train_one_epoch``), or
@@ -119,6 +225,12 @@ def _project_function(
     for node in module.tree.body:
         if isinstance(node, ast.FunctionDef) and node.name == name:
             return module.path, node, module.tree, module.source
+        if classes and isinstance(node, ast.ClassDef) and node.name == name:
+            init = next(  # a class built: its constructor runs
+                (s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"),
+                None,
+            )
+            return (module.path, init, module.tree, module.source) if init else None
     return None
 
 

@@ -150,3 +150,66 @@ def test_a_required_flag_of_a_sibling_parser_is_undecided_not_none(tmp_path):
     config, _ = read_script(str(tmp_path / "train.py"))
     assert config.image_size is not None and config.image_size.value == 48
     assert config.image_size.confidence == "medium"
+
+
+_TRAINER = """\
+import torch
+from torch.optim import {optimizer}
+
+
+class Loop:
+    def __init__(self, model, data, lr=1e-3, momentum=0.0):
+        self.model = model
+        self.data = data
+{build}
+
+    def run(self):
+        for x in self.data:
+            self.model(x).mean().backward()
+            self.opt.step()
+"""
+
+_LOOP_SCRIPT = """\
+import torch
+from pkg.trainer import Loop
+
+
+def main():
+    model = torch.nn.Linear(8, 8)
+    Loop(model, data=range(3)).run()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def _trainer_project(tmp_path, optimizer: str, build: str) -> str:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "trainer.py").write_text(
+        _TRAINER.format(optimizer=optimizer, build=build)
+    )
+    (tmp_path / "train.py").write_text(_LOOP_SCRIPT)
+    return str(tmp_path / "train.py")
+
+
+def test_the_optimizer_a_project_trainer_class_builds_is_the_jobs(tmp_path):
+    path = _trainer_project(
+        tmp_path, "SGD", "        self.opt = SGD(model.parameters(), lr=lr, momentum=0.9)"
+    )
+    config, _ = read_script(path)
+    assert config.optimizer is not None and config.optimizer.value == "sgd-momentum"
+    assert config.optimizer.confidence == "medium"
+    assert config.optimizer.source.startswith(str(tmp_path / "pkg" / "trainer.py") + ":9 ")
+
+
+def test_a_trainer_optimizer_chosen_by_a_branch_is_not_claimed(tmp_path):
+    path = _trainer_project(
+        tmp_path,
+        "SGD, AdamW",
+        "        if lr > 0.01:\n            self.opt = SGD(model.parameters(), lr=lr)\n"
+        "        else:\n            self.opt = AdamW(model.parameters(), lr=lr)",
+    )
+    config, _ = read_script(path)
+    assert config.optimizer is None or config.optimizer.source == "assumed"

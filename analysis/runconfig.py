@@ -37,6 +37,7 @@ from .parsing import parse_module
 from .runconfig_callees import optimizer_in_callees, precision_in_callees
 from .runconfig_calls import CallReader
 from .runconfig_declarations import Values
+from .runconfig_jobs import other_jobs
 from .runconfig_layers import bare_layer_model
 from .runconfig_memo import remembered_read
 from .runconfig_model import model_by_name, registered_model_call, workspace_model
@@ -154,14 +155,32 @@ def read_source(
 def _read(
     source: str, path: str, argv: tuple[str, ...], tree: ast.Module
 ) -> tuple[RunConfig, list[str]]:
-    """One read of the job (:func:`read_source`; :mod:`.runconfig_memo` decides when)."""
+    """One read of the job (:func:`read_source`; :mod:`.runconfig_memo` decides when):
+    the calls on the training path, then — when the script runs another job beside the
+    model read (:mod:`.runconfig_jobs`) — again without that other job's functions."""
     notes: list[str] = []
     values = Values(tree, path, notes, source, argv)
-    reader = CallReader(
-        ImportTable(tree), values, os.path.basename(path) if path.startswith("<") else path
-    )
-    calls = list(values.paths.of_type(ast.Call))
+    shown = os.path.basename(path) if path.startswith("<") else path
+    reader, job_notes = _read_job(tree, path, values, shown, frozenset())
+    model = reader.fields.get("model")
+    others = other_jobs(tree, shown, model.source if model is not None else None)
+    if others:
+        reader, job_notes = _read_job(tree, path, values, shown, others)
+    config = reader.config()
+    return config, notes + job_notes + reader.notes
+
+
+def _read_job(
+    tree: ast.Module, path: str, values: Values, shown: str, others: frozenset[int]
+) -> tuple[CallReader, list[str]]:
+    """The reader after the script's calls, leaving out those in ``others`` (node ids of
+    another job's functions), and the notes of that read."""
+    notes: list[str] = []
+    reader = CallReader(ImportTable(tree), values, shown)
+    calls = [c for c in values.paths.of_type(ast.Call) if id(c) not in others]
     for subscript in values.paths.of_type(ast.Subscript):
+        if id(subscript) in others:
+            continue
         if (
             (dotted(subscript.value) or "").endswith("environ")
             and isinstance(subscript.slice, ast.Constant)
@@ -206,8 +225,7 @@ def _read(
             bare_layer_model(tree, path, values, reader, notes)
         except (TypeError, ValueError, IndexError, KeyError, AttributeError) as error:
             notes.append(f"{path}: the layer it trains could not be counted ({error!r})")
-    config = reader.config()
-    return config, notes + reader.notes
+    return reader, notes
 
 
 def read_script(path: str, argv: tuple[str, ...] = ()) -> tuple[RunConfig, list[str]]:

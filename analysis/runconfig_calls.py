@@ -104,7 +104,7 @@ class CallReader(FamiliesMixin, ConventionsMixin, LaunchMixin, StructureMixin):
         elif name.startswith(_VISION_BUILDERS) and name != "timm.models.":
             arg = self.values.get(call.args[0]) if call.args and "timm" in name else None
             model = arg[0] if arg and isinstance(arg[0], str) else tail
-            if model not in ("create_model", "get_model"):
+            if model not in ("create_model", "get_model") and self._kept(call):
                 self.set("model", model, call.lineno, arg[1] if arg else "high")
         elif tail in HF_ARGUMENTS:
             self.training_arguments(call)
@@ -224,6 +224,24 @@ class CallReader(FamiliesMixin, ConventionsMixin, LaunchMixin, StructureMixin):
             self.target and _TARGETS.search(self.target)
         ):
             self.take(call, "seq_len", "max_length", convert=positive_int)
+
+    def _kept(self, call: ast.Call) -> bool:
+        """Whether what ``call`` returns is kept as a module: assigned or returned, through
+        device moves and wrappers (``model = DDP(models.resnet50().cuda())``) — not a helper
+        of the models package whose result is a string or a list (``'-'.join([
+        safe_model_name(args.model), ...])``: its name is no model's)."""
+        node: ast.AST = call
+        parent = self.values.paths.parent(node)
+        while True:
+            if isinstance(parent, ast.Attribute) and parent.value is node:
+                grand = self.values.paths.parent(parent)  # ``.cuda()``, ``.to(device)``
+                if not (isinstance(grand, ast.Call) and grand.func is parent):
+                    return False
+                node, parent = grand, self.values.paths.parent(grand)
+            elif isinstance(parent, ast.Call) and node in parent.args:
+                node, parent = parent, self.values.paths.parent(parent)  # a wrapper
+            else:
+                return isinstance(parent, (ast.Assign, ast.AnnAssign, ast.Return))
 
     def _own_dataset(self, call: ast.Call) -> bool:
         """``IMDbDataset(csv, max_length=256)``: a ``Dataset`` subclass the script defines,

@@ -147,3 +147,37 @@ def test_a_trained_layer_whose_size_the_data_decides_is_named_not_sized():
     )
     assert config.params is None
     assert any("`fc` (Linear) is the model the script trains; not sized" in n for n in notes)
+
+
+def test_a_models_package_helper_whose_result_is_a_name_is_no_model():
+    # ``safe_model_name(args.model)`` is a string for a run's folder; the model is what
+    # ``create_model`` builds from the flag, whose default names it
+    config, _ = read_source(
+        "import argparse, torch\nfrom timm.models import create_model, safe_model_name\n"
+        "p = argparse.ArgumentParser()\np.add_argument('--model', default='resnet26d')\n"
+        "args, _rest = p.parse_known_args()\n"
+        "model = create_model(args.model, pretrained=False).cuda()\n"
+        "run = '-'.join([safe_model_name(args.model), 'x'])\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for x in data:\n    model(x).sum().backward()\n    opt.step()\n"
+    )
+    assert config.model is not None and config.model.value == "resnet26d"
+    # when the flag cannot be followed, the helper's name is still not the model
+    config, _ = read_source(
+        "import torch\nfrom timm.models import create_model, safe_model_name\n"
+        "name = pick()\nmodel = create_model(name)\n"
+        "run = '-'.join([safe_model_name(name), 'x'])\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for x in data:\n    model(x).sum().backward()\n    opt.step()\n"
+    )
+    assert config.model is None or config.model.value != "safe_model_name"
+
+
+def test_a_torchvision_builder_wrapped_and_moved_is_still_the_model():
+    config, _ = read_source(
+        "import torch, torchvision\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+        "model = DDP(torchvision.models.resnet18().cuda())\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for x in data:\n    model(x).sum().backward()\n    opt.step()\n"
+    )
+    assert config.model is not None and config.model.value == "resnet18"

@@ -209,6 +209,7 @@ def _read_job(
     for stop in values.paths.early_stops():
         notes.append(_stop_note(stop, values, path))
     reader.conventions(values)
+    reader.cache_config(values)
     precision_in_callees(tree, path, values, reader)  # what the script's own flags leave open
     optimizer_in_callees(tree, path, values, reader)
     if "model" in reader.fields and registered_model_call(tree, path, values, reader):

@@ -93,6 +93,8 @@ class CallReader(FamiliesMixin, ConventionsMixin, LaunchMixin, StructureMixin):
         if name.startswith("transformers") and is_model_class(tail):
             if config_built_model(self, call, name):  # ``GPT2LMHeadModel(GPT2Config(...))``
                 return
+        if self._runs_the_model(call, tail):
+            self.cache_switch(call)
         if tail == "from_pretrained":
             self.from_pretrained(call, name)
             if "model" in self.fields and self.fields["model"].source.endswith(f":{call.lineno}"):
@@ -224,6 +226,20 @@ class CallReader(FamiliesMixin, ConventionsMixin, LaunchMixin, StructureMixin):
             self.target and _TARGETS.search(self.target)
         ):
             self.take(call, "seq_len", "max_length", convert=positive_int)
+
+    def _runs_the_model(self, call: ast.Call, tail: str) -> bool:
+        """``model(ids, use_cache=False)``: a forward of the model read so far (the name it
+        was bound to), or the ``from_pretrained`` that loads it — where ``use_cache`` is
+        the model's own (``generate`` is read with its other options). A forward's switch
+        is not a generation job's: ``generate`` keeps the cache its own options say."""
+        if tail == "from_pretrained":
+            return True
+        return (
+            bool(self.model_var)
+            and isinstance(call.func, ast.Name)
+            and call.func.id == self.model_var
+            and not self.values.generates()
+        )
 
     def _kept(self, call: ast.Call) -> bool:
         """Whether what ``call`` returns is kept as a module: assigned or returned, through

@@ -438,6 +438,10 @@ class Values(LaunchValues):
             return None
         return (data, full) if isinstance(data, dict) else None
 
+    def generates(self) -> bool:
+        """Whether a ``.generate(...)`` call runs on a plain launch."""
+        return any(self.paths.state(c).runs for c in self.paths.calls_by_name.get("generate", ()))
+
     def signature(self, name: str) -> list[str]:
         """Parameter names of a function or class ``__init__`` the file defines (no self)."""
         for function in self.functions.get(name, ()):

@@ -157,10 +157,37 @@ class FamiliesMixin(ReaderState):
         """``generate(...)`` / ``GenerationConfig(...)``: lengths, beams, ``use_cache``."""
         self.take(call, "max_new_tokens", "max_new_tokens", convert=positive_int)
         self.take(call, "num_beams", "num_beams", convert=positive_int)
+        self.take(call, "num_return_sequences", "num_return_sequences", convert=positive_int)
         self.take(call, "max_context", "max_length", convert=positive_int)
         self.take(
             call, "use_cache", "use_cache", convert=lambda v: v if isinstance(v, bool) else None
         )
+
+    def cache_switch(self, call: ast.Call) -> None:
+        """``use_cache=`` where the model is loaded or run: whether its forward keeps a KV
+        cache (transformers' default: on)."""
+        self.take(
+            call, "use_cache", "use_cache", convert=lambda v: v if isinstance(v, bool) else None
+        )
+
+    def cache_config(self, values) -> None:
+        """``model.config.use_cache = False`` on the default path (fine-tuning scripts turn
+        the cache off for gradient checkpointing): the model's forward keeps none (a
+        generation job's cache is its generation config's)."""
+        if values.generates():
+            return
+        for node in values.paths.of_type(ast.Assign):
+            target = node.targets[0] if len(node.targets) == 1 else None
+            if (
+                isinstance(target, ast.Attribute)
+                and target.attr == "use_cache"
+                and isinstance(target.value, ast.Attribute)
+                and target.value.attr == "config"
+                and values.paths.state(node).runs
+            ):
+                found = values.get(node.value)
+                if found is not None and isinstance(found[0], bool):
+                    self.set("use_cache", found[0], node.lineno, found[1])
 
     def accelerator(self, call: ast.Call) -> None:
         """``Accelerator(mixed_precision="bf16", gradient_accumulation_steps=4)``."""

@@ -160,3 +160,46 @@ def test_a_documented_torchrun_does_not_hide_the_plain_launch_it_skips():
     )
     assert gpus is not None and (gpus.value, gpus.confidence) == (1, "low")
     assert "torchrun" in gpus.source and "--gpus" in gpus.source
+
+
+def test_sequences_returned_per_prompt_are_read_from_generate():
+    values, _ = _values(
+        "import torch\nfrom transformers import AutoModelForCausalLM\n"
+        "m = AutoModelForCausalLM.from_pretrained('gpt2')\n"
+        "with torch.no_grad():\n"
+        "    m.generate(ids, max_new_tokens=16, num_beams=3, num_return_sequences=3)\n"
+    )
+    assert values["num_return_sequences"] == 3 and values["num_beams"] == 3
+
+
+def test_the_cache_switch_of_the_models_own_forward_and_config():
+    forward = (
+        "import torch\nfrom transformers import AutoModelForCausalLM\n"
+        "model = AutoModelForCausalLM.from_pretrained('gpt2')\n"
+        "with torch.no_grad():\n    out = model(ids, use_cache=False)\n"
+    )
+    assert _values(forward)[0]["use_cache"] is False
+    configured = (
+        "import torch\nfrom transformers import AutoModelForCausalLM\n"
+        "model = AutoModelForCausalLM.from_pretrained('gpt2')\n"
+        "model.config.use_cache = False\n"
+        "opt = torch.optim.AdamW(model.parameters())\n"
+        "model(**batch).loss.backward()\nopt.step()\n"
+    )
+    values, _ = _values(configured)
+    assert values["use_cache"] is False and values["mode"] == "train"
+    loaded = "from transformers import AutoModelForCausalLM\n" + (
+        "model = AutoModelForCausalLM.from_pretrained('gpt2', use_cache=False)\n"
+    )
+    assert _values(loaded)[0]["use_cache"] is False
+
+
+def test_a_forwards_cache_switch_is_not_the_generation_jobs():
+    # the scoring forward runs without a cache; ``generate`` keeps the one it always does
+    values, _ = _values(
+        "import torch\nfrom transformers import AutoModelForCausalLM\n"
+        "model = AutoModelForCausalLM.from_pretrained('gpt2')\n"
+        "with torch.no_grad():\n    scores = model(ids, use_cache=False)\n"
+        "    out = model.generate(ids, max_new_tokens=8)\n"
+    )
+    assert values["mode"] == "generate" and "use_cache" not in values

@@ -26,6 +26,7 @@ __all__ = [
     "UNDECIDED",
     "ConstantFact",
     "Items",
+    "TensorShape",
     "apply_folded",
     "around_the_loop",
     "as_constant",
@@ -101,6 +102,27 @@ _LAUNCHER_VARIABLES = frozenset(
 _LAUNCHER_PREFIXES = ("TORCHELASTIC_", "SLURM_", "OMPI_COMM_WORLD_", "PMI_")
 
 PLAIN_ENVIRONMENT: Any = _PlainEnvironment()
+
+
+@attrs.frozen
+class TensorShape:
+    """A tensor a plain launch builds from sizes it knows (``torch.randn(4, 1) * 5``): only
+    its shape is a launch value (``W.size(0)`` is 4, ``W.shape`` is ``(4, 1)``). Arithmetic
+    with a number keeps the shape; anything else is undecided (broadcasting between
+    tensors is not followed)."""
+
+    dims: tuple[int, ...]
+
+    def _elementwise(self, other: object) -> TensorShape:
+        if isinstance(other, (int, float)) and not isinstance(other, bool):
+            return self
+        raise TypeError(f"not folded: a tensor with {other!r}")
+
+    __add__ = __radd__ = __sub__ = __rsub__ = _elementwise
+    __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _elementwise
+
+    def size(self, *index: int) -> int | tuple[int, ...]:
+        return self.dims[index[0]] if index else self.dims
 
 
 @attrs.frozen(cache_hash=True)

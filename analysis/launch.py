@@ -42,6 +42,7 @@ from .constants import (
     UNDECIDED,
     ConstantFact,
     Items,
+    TensorShape,
     apply_folded,
     is_items,
     worst_condition,
@@ -319,6 +320,8 @@ class LaunchMixin(LaunchCallsMixin, LaunchBindingsMixin):
         base, condition = self._fold(node.value)
         if isinstance(base, Namespace):
             return base.get(node.attr, UNDECIDED), condition
+        if isinstance(base, TensorShape) and node.attr in ("shape", "ndim"):
+            return (base.dims if node.attr == "shape" else len(base.dims)), condition
         return UNDECIDED, self.condition
 
     def _evidence(self, node: ast.AST) -> Evidence:

@@ -22,6 +22,7 @@ from .constants import (
     STRING_METHODS,
     UNDECIDED,
     Items,
+    TensorShape,
     apply_folded,
     is_items,
     string_method,
@@ -57,6 +58,10 @@ _HARDWARE: dict[str, Hashable] = {
     "torch.distributed.is_available": True,
 }
 _ENVIRONMENT_GETTERS = ("os.environ.get", "os.getenv")
+#: factories whose sizes are their positional arguments (or one tuple of them)
+_TENSOR_FACTORIES = frozenset(
+    f"torch.{name}" for name in ("randn", "rand", "zeros", "ones", "empty", "Tensor")
+)
 _CONFIG_LOADERS = ("json.load", "safe_load", "yaml.load", "full_load")
 
 
@@ -112,6 +117,13 @@ class LaunchCallsMixin:
             return self._loaded(node.args[0]), here
         if name in _HARDWARE and not node.args:
             return _HARDWARE[name], here
+        if name in _TENSOR_FACTORIES and node.args:
+            return self._tensor(node), here
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "size":
+            receiver = self._fold(node.func.value)[0]
+            if isinstance(receiver, TensorShape):
+                index = [self._fold(a)[0] for a in node.args]
+                return apply_folded(receiver.size, tuple((i, here) for i in index), here)
         if name in _ENVIRONMENT_GETTERS and node.args:
             # a plain launch sets no launcher variables: the default, or None
             if len(node.args) > 1:
@@ -171,6 +183,19 @@ class LaunchCallsMixin:
             return UNDECIDED, here
         parts = [self._fold(a) for a in node.args]
         return apply_folded(function, tuple(parts), here)
+
+    def _tensor(self, node: ast.Call) -> Hashable:
+        """``torch.randn(4, 1)``, ``torch.zeros((B, T))``: the shape, when every size folds
+        to a non-negative int (``torch.Tensor([1.0, 2.0])`` holds data: not a shape)."""
+        sizes = [self._fold(a)[0] for a in node.args]
+        data = node.func.attr == "Tensor" if isinstance(node.func, ast.Attribute) else False
+        if len(sizes) == 1 and isinstance(sizes[0], tuple) and not data:
+            sizes = list(sizes[0])  # ``torch.zeros((B, T))``; ``torch.Tensor((1, 2))`` is data
+        if not sizes or not all(
+            isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in sizes
+        ):
+            return UNDECIDED
+        return TensorShape(tuple(sizes))
 
     def _loaded(self, source: ast.expr) -> Hashable:
         """``json.load(open("cfg.json"))``: the file's data as the caller reads it

@@ -39,8 +39,8 @@ def bare_layer_model(
             continue
         if counter is None:
             counter = ModuleCounter(tree, path, module_constants(tree), depth=1)
-        env, confidence = _sizes(node, values)
-        count = counter.call(node, env, {})
+        folded, confidence = _folded(node, values)
+        count = counter.call(folded, {}, {})
         if count.unknown or count.params == 0:
             shown = ", ".join(dict.fromkeys(count.unknown)) or "no parameters"
             notes.append(
@@ -77,16 +77,39 @@ def _cleared(values: Values) -> set[str]:
     }
 
 
-def _sizes(node: ast.Call, values: Values) -> tuple[dict, str]:
-    """The names the call's arguments read, with their values on a plain launch, and the
-    lowest confidence among them (``high`` when every size is written in place)."""
-    env: dict = {}
+def _folded(node: ast.Call, values: Values) -> tuple[ast.Call, str]:
+    """A copy of the layer call with each argument the launch folds to a plain size written
+    as that value (``nn.Linear(W.size(0), 1)`` with ``W = torch.randn(4, 1)``: 4), in the
+    layers it nests too, and the lowest confidence among those values (``high`` when
+    every size is written in place)."""
     confidence = "high"
-    for name in ast.walk(node):
-        if isinstance(name, ast.Name) and name.id not in env:
-            found = values.get(name)
-            if found is not None:
-                env[name.id] = found[0]
-                if found[1] != "high":
-                    confidence = "medium"
-    return env, confidence
+
+    def fold(expr: ast.expr) -> ast.expr:
+        nonlocal confidence
+        if isinstance(expr, ast.Starred):
+            return expr
+        found = values.get(expr)
+        if found is None or not _plain(found[0]):
+            return _rebuilt(expr, fold) if isinstance(expr, ast.Call) else expr  # a layer
+        if found[1] != "high":
+            confidence = "medium"
+        return ast.copy_location(ast.Constant(found[0]), expr)
+
+    return _rebuilt(node, fold), confidence
+
+
+def _rebuilt(call: ast.Call, fold) -> ast.Call:
+    return ast.copy_location(
+        ast.Call(
+            call.func,
+            [fold(a) for a in call.args],
+            [ast.keyword(k.arg, fold(k.value)) for k in call.keywords],
+        ),
+        call,
+    )
+
+
+def _plain(value: object) -> bool:
+    if isinstance(value, tuple):
+        return all(_plain(item) for item in value)
+    return isinstance(value, (int, float, bool))

@@ -181,3 +181,15 @@ def test_a_torchvision_builder_wrapped_and_moved_is_still_the_model():
         "for x in data:\n    model(x).sum().backward()\n    opt.step()\n"
     )
     assert config.model is not None and config.model.value == "resnet18"
+
+
+def test_a_bare_layer_sized_by_a_tensor_of_known_shape():
+    # the layer's input width is the number of rows of a tensor built from a constant
+    config, _ = read_source(
+        "import torch\nDEGREE = 4\nW = torch.randn(DEGREE, 1) * 5\n"
+        "fc = torch.nn.Linear(W.size(0), 1)\n"
+        "for step in range(100):\n"
+        "    fc.zero_grad()\n    fc(x).sum().backward()\n"
+        "    for p in fc.parameters():\n        p.data.add_(-0.1 * p.grad)\n"
+    )
+    assert config.params is not None and config.params.value == 5

@@ -195,7 +195,7 @@ class LaunchCallsMixin:
             isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in sizes
         ):
             return UNDECIDED
-        return TensorShape(tuple(sizes))
+        return TensorShape(tuple(s for s in sizes if isinstance(s, int)))
 
     def _loaded(self, source: ast.expr) -> Hashable:
         """``json.load(open("cfg.json"))``: the file's data as the caller reads it

@@ -291,9 +291,9 @@ def _launch_globals(tree: ast.Module, values: Values, literal: dict[str, Any]) -
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             for target in targets:
-                for name in ast.walk(target):
-                    if isinstance(name, ast.Name):
-                        bound.setdefault(name.id, []).append(stmt.value)
+                for stored in ast.walk(target):
+                    if isinstance(stored, ast.Name):
+                        bound.setdefault(stored.id, []).append(stmt.value)
         elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
             bound.setdefault(stmt.target.id, []).append(stmt.value)
     found: dict[str, Any] = {}

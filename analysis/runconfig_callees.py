@@ -18,7 +18,11 @@ The optimizer likewise: a trainer class of the project the training path builds
 construct the one optimizer of the job. Read when the script constructs none, from the
 single ``torch.optim`` class that function (or the class's ``__init__``) builds outside
 any branch, its arguments as written there (``momentum=`` a caller passes is not known:
-:func:`~.runconfig_fields.optimizer_of` lowers the confidence).
+:func:`~.runconfig_fields.optimizer_of` lowers the confidence). An optimizer class of the
+project itself (``moco.optimizer.LARS(model.parameters(), ...)``, a subclass of
+``torch.optim.Optimizer``) is read by the state it keeps: the tensors its methods create
+per parameter (``state["mu"] = torch.zeros_like(p)``) — none is SGD's memory, one is
+SGD with momentum's, two are Adam's.
 """
 
 from __future__ import annotations
@@ -101,6 +105,8 @@ def optimizer_in_callees(tree: ast.Module, path: str, values: Values, reader: Ca
     if "optimizer" in reader.fields or path.startswith("<"):
         return
     modules: dict = {}
+    if _own_optimizer_class(tree, path, values, reader, modules):
+        return
     seen: set[int] = set()
     resolved: dict[str, tuple[str, ast.FunctionDef, ast.Module, str] | None] = {}
     from_imported = {
@@ -150,6 +156,96 @@ def optimizer_in_callees(tree: ast.Module, path: str, values: Values, reader: Ca
             f"{module_path}:{line} (in `{key}`, called at {path}:{call.lineno})",
         )
         return
+
+
+_STATE_MEMORY = {0: "sgd", 1: "sgd-momentum", 2: "adam"}  # tensors per parameter
+_NEW_TENSORS = ("zeros_like", "empty_like", "ones_like", "full_like", "clone", "new_zeros")
+
+
+def _own_optimizer_class(
+    tree: ast.Module, path: str, values: Values, reader: CallReader, modules: dict
+) -> bool:
+    """Set the optimizer from a project ``torch.optim.Optimizer`` subclass the training
+    path builds over a model's parameters; whether one was found."""
+    for call in values.paths.of_type(ast.Call):
+        if not call.args or not any(
+            isinstance(n, ast.Attribute) and n.attr == "parameters" for n in ast.walk(call.args[0])
+        ):
+            continue
+        name = qualified_name(call.func, reader.imports) or dotted(call.func) or ""
+        if not name or name.startswith(("torch.", "bitsandbytes.", "transformers.")):
+            continue
+        if not values.paths.state(call).runs:
+            continue
+        found = _optimizer_class(name, tree, path, modules)
+        if found is None:
+            continue
+        cls, where = found
+        class_name = cls.name
+        kept = _state_tensors(cls)
+        optimizer = _STATE_MEMORY.get(len(kept))
+        if optimizer is None:
+            return False  # more state than the vocabulary's optimizers keep: not guessed
+        shown = ", ".join(sorted(kept)) or "none"
+        reader.set(
+            "optimizer",
+            optimizer,
+            call.lineno,
+            "medium",
+            f"{path}:{call.lineno} ({class_name} of {where}: per-parameter state "
+            f"{shown}, the memory of {optimizer})",
+        )
+        return True
+    return False
+
+
+def _optimizer_class(
+    name: str, tree: ast.Module, path: str, modules: dict
+) -> tuple[ast.ClassDef, str] | None:
+    """The ``torch.optim.Optimizer`` subclass ``name`` calls, defined in the script or in
+    a module of its project (``moco.optimizer.LARS``), and the file it is in."""
+    if "." in name:
+        module_name, class_name = name.rsplit(".", 1)
+        key = (module_name, 0)
+        if key not in modules:
+            from .workspace import WORKSPACE, resolve_module
+
+            found = resolve_module(path, module_name, 0)
+            modules[key] = WORKSPACE.summary(found) if found is not None else None
+        module = modules[key]
+        if module is None:
+            return None
+        where, body = module.path, module.tree
+    else:
+        class_name, where, body = name, path, tree
+    cls = next((n for n in body.body if isinstance(n, ast.ClassDef) and n.name == class_name), None)
+    imports = ImportTable(body)
+    if cls is None or not any(
+        (qualified_name(b, imports) or "").endswith("optim.Optimizer") for b in cls.bases
+    ):
+        return None
+    return cls, where
+
+
+def _state_tensors(cls: ast.ClassDef) -> set[str]:
+    """The keys under which the class's methods store a new tensor per parameter
+    (``param_state["mu"] = torch.zeros_like(p)``)."""
+    kept: set[str] = set()
+    for node in ast.walk(cls):
+        if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call):
+            continue
+        func = node.value.func
+        made = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if made not in _NEW_TENSORS:
+            continue
+        for target in node.targets:
+            if (
+                isinstance(target, ast.Subscript)
+                and isinstance(target.slice, ast.Constant)
+                and isinstance(target.slice.value, str)
+            ):
+                kept.add(target.slice.value)
+    return kept
 
 
 def _built_optimizer(function: ast.FunctionDef, imports: ImportTable) -> tuple[str, int] | None:

@@ -187,9 +187,7 @@ if __name__ == "__main__":
 def _trainer_project(tmp_path, optimizer: str, build: str) -> str:
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")
-    (tmp_path / "pkg" / "trainer.py").write_text(
-        _TRAINER.format(optimizer=optimizer, build=build)
-    )
+    (tmp_path / "pkg" / "trainer.py").write_text(_TRAINER.format(optimizer=optimizer, build=build))
     (tmp_path / "train.py").write_text(_LOOP_SCRIPT)
     return str(tmp_path / "train.py")
 
@@ -213,3 +211,62 @@ def test_a_trainer_optimizer_chosen_by_a_branch_is_not_claimed(tmp_path):
     )
     config, _ = read_script(path)
     assert config.optimizer is None or config.optimizer.source == "assumed"
+
+
+_OWN_OPTIMIZER = """\
+import torch
+
+
+class Scaled(torch.optim.Optimizer):
+    def __init__(self, params, lr=0.1):
+        super().__init__(params, dict(lr=lr))
+
+    @torch.no_grad()
+    def step(self):
+        for group in self.param_groups:
+            for p in group["params"]:
+                state = self.state[p]
+                if not state:
+{buffers}
+                p.add_(p.grad, alpha=-group["lr"])
+
+
+model = torch.nn.Linear(8, 8)
+opt = Scaled(model.parameters(), lr=0.01)
+for x in data:
+    model(x).sum().backward()
+    opt.step()
+"""
+
+
+def _with_buffers(*names: str) -> str:
+    lines = "\n".join(f"                    state[{n!r}] = torch.zeros_like(p)" for n in names)
+    return _OWN_OPTIMIZER.format(buffers=lines or "                    pass")
+
+
+def test_an_optimizer_class_of_the_script_is_read_by_the_state_it_keeps():
+    for names, expected in (((), "sgd"), (("mu",), "sgd-momentum"), (("m", "v"), "adam")):
+        config, _ = read_source(_with_buffers(*names), "train.py")
+        assert config.optimizer is not None, names
+        assert (config.optimizer.value, config.optimizer.confidence) == (expected, "medium")
+        assert "(Scaled of train.py: per-parameter state" in config.optimizer.source
+
+
+def test_an_optimizer_keeping_more_state_than_any_known_one_is_not_guessed():
+    config, _ = read_source(_with_buffers("m", "v", "u"), "train.py")
+    assert config.optimizer is None or config.optimizer.source == "assumed"
+
+
+def test_an_optimizer_class_of_a_project_module(tmp_path):
+    (tmp_path / "opt").mkdir()
+    (tmp_path / "opt" / "__init__.py").write_text("")
+    module = _with_buffers("mu").split("\n\nmodel = ")[0]
+    (tmp_path / "opt" / "lars.py").write_text(module + "\n")
+    (tmp_path / "train.py").write_text(
+        "import torch\nimport opt.lars\n"
+        "model = torch.nn.Linear(8, 8)\n"
+        "optimizer = opt.lars.Scaled(model.parameters(), 0.1)\n"
+        "for x in data:\n    model(x).sum().backward()\n    optimizer.step()\n"
+    )
+    config, _ = read_script(str(tmp_path / "train.py"))
+    assert config.optimizer is not None and config.optimizer.value == "sgd-momentum"

@@ -144,18 +144,43 @@ def optimizer_in_callees(tree: ast.Module, path: str, values: Values, reader: Ca
         lines = text.split("\n")[function.lineno - 1 : function.end_lineno]
         if not any("optim" in line or "Adam" in line or "SGD" in line for line in lines):
             continue
-        built = _built_optimizer(function, ImportTable(module))
+        built = _built_optimizer(function, ImportTable(module), _bound(function, call, values))
         if built is None:
             continue
-        optimizer, line = built
+        optimizer, confidence, line = built
         reader.set(
             "optimizer",
             optimizer,
             call.lineno,
-            "medium",
+            "low" if confidence == "low" else "medium",
             f"{module_path}:{line} (in `{key}`, called at {path}:{call.lineno})",
         )
         return
+
+
+def _bound(function: ast.FunctionDef, call: ast.Call, values: Values) -> dict[str, object]:
+    """The parameters of ``function`` a plain launch's ``call`` decides: the arguments the
+    launch folds, else the defaults written as values (``name="Adam"``)."""
+    params = [a.arg for a in function.args.posonlyargs + function.args.args]
+    if params and params[0] == "self":
+        params = params[1:]
+    defaults = function.args.defaults
+    bound: dict[str, object] = {}
+    for param, default in zip(params[len(params) - len(defaults) :], defaults):
+        value = written(default)
+        if value is not None:
+            bound[param] = value
+    given = dict(zip(params, call.args))
+    given.update({k.arg: k.value for k in call.keywords if k.arg})
+    for param, argument in given.items():
+        if isinstance(argument, ast.Starred):
+            continue
+        found = values.get(argument)
+        if found is None:
+            bound.pop(param, None)  # passed, but not known: not the default either
+        else:
+            bound[param] = found[0]
+    return bound
 
 
 _STATE_MEMORY = {0: "sgd", 1: "sgd-momentum", 2: "adam"}  # tensors per parameter
@@ -248,15 +273,22 @@ def _state_tensors(cls: ast.ClassDef) -> set[str]:
     return kept
 
 
-def _built_optimizer(function: ast.FunctionDef, imports: ImportTable) -> tuple[str, int] | None:
-    """(optimizer, line) of the one ``torch.optim`` class ``function`` constructs outside
-    any branch (a second one, or one under an ``if``: not this job's for sure)."""
+def _built_optimizer(
+    function: ast.FunctionDef, imports: ImportTable, bound: dict[str, object]
+) -> tuple[str, str, int] | None:
+    """(optimizer, confidence, line) of the one ``torch.optim`` class ``function``
+    constructs on the path its call takes: outside any branch, or in the branch a test of a
+    parameter against a literal picks (``if name == "SGD":`` with ``name`` bound by the
+    call); a second one, or one under a branch not decided: not this job's for sure."""
     found: list[ast.Call] = []
     stack: list[ast.AST] = list(function.body)
     branched = False
     while stack:
         node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.If) and (taken := _decided(node.test, bound)) is not None:
+            stack.extend(node.body if taken else node.orelse)
             continue
         if isinstance(node, (ast.If, ast.IfExp, ast.Match)):
             branched = branched or any(_optimizer_call(n, imports) for n in ast.walk(node))
@@ -268,8 +300,31 @@ def _built_optimizer(function: ast.FunctionDef, imports: ImportTable) -> tuple[s
         return None
     call = found[0]
     tail = (qualified_name(call.func, imports) or "").rsplit(".", 1)[-1]
-    name, _confidence = optimizer_of(call, tail, lambda n: _written(n))
-    return name, call.lineno
+
+    def value_of(node: ast.AST) -> tuple[object, str] | None:
+        if isinstance(node, ast.Name) and node.id in bound:
+            return bound[node.id], "medium"
+        return _written(node)
+
+    name, confidence = optimizer_of(call, tail, value_of)
+    return name, confidence, call.lineno
+
+
+def _decided(test: ast.expr, bound: dict[str, object]) -> bool | None:
+    """``name == "SGD"`` / ``name != "SGD"`` with ``name`` a bound parameter: whether it
+    holds; None for any other test."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    left, right = test.left, test.comparators[0]
+    if isinstance(right, ast.Name) and isinstance(left, ast.Constant):
+        left, right = right, left
+    if not (isinstance(left, ast.Name) and left.id in bound and isinstance(right, ast.Constant)):
+        return None
+    if isinstance(test.ops[0], ast.Eq):
+        return bound[left.id] == right.value
+    if isinstance(test.ops[0], ast.NotEq):
+        return bound[left.id] != right.value
+    return None
 
 
 def _written(node: ast.AST) -> tuple[object, str] | None:

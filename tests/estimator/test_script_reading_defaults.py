@@ -270,3 +270,55 @@ def test_an_optimizer_class_of_a_project_module(tmp_path):
     )
     config, _ = read_script(str(tmp_path / "train.py"))
     assert config.optimizer is not None and config.optimizer.value == "sgd-momentum"
+
+
+_FACTORY = """\
+import torch
+
+
+def make_optimizer(model, name="Adam", lr=0.001, momentum=0.9):
+    groups = list(model.parameters())
+    if name == "Adam":
+        optimizer = torch.optim.Adam(groups, lr=lr, betas=(momentum, 0.999))
+    elif name == "SGD":
+        optimizer = torch.optim.SGD(groups, lr=lr, momentum=momentum, nesterov=True)
+    else:
+        raise NotImplementedError(name)
+    return optimizer
+"""
+
+
+def _factory_project(tmp_path, flag_default: str, momentum: str) -> str:
+    (tmp_path / "tools.py").write_text(_FACTORY)
+    (tmp_path / "train.py").write_text(
+        "import argparse, torch\nfrom tools import make_optimizer\n"
+        f"p = argparse.ArgumentParser()\np.add_argument('--optimizer', default='{flag_default}')\n"
+        "opt = p.parse_args()\n"
+        "def main():\n"
+        "    model = torch.nn.Linear(4, 4)\n"
+        f"    optimizer = make_optimizer(model, opt.optimizer, 0.01, {momentum})\n"
+        "    for x in data:\n        model(x).sum().backward()\n        optimizer.step()\n"
+        "if __name__ == '__main__':\n    main()\n"
+    )
+    return str(tmp_path / "train.py")
+
+
+def test_a_factory_builds_the_optimizer_its_name_argument_picks(tmp_path):
+    config, _ = read_script(_factory_project(tmp_path, "SGD", "0.9"))
+    assert config.optimizer is not None and config.optimizer.value == "sgd-momentum"
+    assert config.optimizer.source.startswith(str(tmp_path / "tools.py") + ":9 ")
+    assert config.optimizer.confidence == "medium"
+
+
+def test_a_momentum_the_factory_is_handed_but_the_launch_cannot_fold_is_low(tmp_path):
+    config, _ = read_script(_factory_project(tmp_path, "SGD", "hyp['momentum']"))
+    assert config.optimizer is not None
+    assert (config.optimizer.value, config.optimizer.confidence) == ("sgd-momentum", "low")
+
+
+def test_a_factory_name_the_launch_cannot_fold_is_not_claimed(tmp_path):
+    path = _factory_project(tmp_path, "SGD", "0.9")
+    text = open(path).read().replace("opt.optimizer", "pick()")
+    open(path, "w").write(text)
+    config, _ = read_script(path)
+    assert config.optimizer is None or config.optimizer.source == "assumed"

@@ -210,6 +210,7 @@ def _read_job(
         notes.append(_stop_note(stop, values, path))
     reader.conventions(values)
     reader.cache_config(values)
+    reader.hand_padding(values)
     precision_in_callees(tree, path, values, reader)  # what the script's own flags leave open
     optimizer_in_callees(tree, path, values, reader)
     if "model" in reader.fields and registered_model_call(tree, path, values, reader):

@@ -170,6 +170,36 @@ class FamiliesMixin(ReaderState):
             call, "use_cache", "use_cache", convert=lambda v: v if isinstance(v, bool) else None
         )
 
+    def hand_padding(self, values) -> None:
+        """``[pad_id] * (max_length - len(ids)) + ids``: examples padded by hand to a fixed
+        length on the training path (a preprocessing function, not a tokenizer call) — the
+        sequence length, when no call said it and the length folds."""
+        if "seq_len" in self.fields:
+            return
+        for node in values.paths.of_type(ast.BinOp):
+            if not isinstance(node.op, ast.Mult):
+                continue
+            listed, count = node.left, node.right
+            if isinstance(count, ast.List):
+                listed, count = count, listed
+            if not (
+                isinstance(listed, ast.List)
+                and len(listed.elts) == 1
+                and isinstance(count, ast.BinOp)
+                and isinstance(count.op, ast.Sub)
+                and isinstance(count.right, ast.Call)
+                and isinstance(count.right.func, ast.Name)
+                and count.right.func.id == "len"
+            ):
+                continue
+            state = values.paths.state(node)
+            if not state.runs or state == "validation":
+                continue
+            found = values.get(count.left)
+            if found is not None and positive_int(found[0]):
+                self.set("seq_len", found[0], node.lineno, "medium")
+                return
+
     def cache_config(self, values) -> None:
         """``model.config.use_cache = False`` on the default path (fine-tuning scripts turn
         the cache off for gradient checkpointing): the model's forward keeps none (a

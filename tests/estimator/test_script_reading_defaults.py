@@ -322,3 +322,45 @@ def test_a_factory_name_the_launch_cannot_fold_is_not_claimed(tmp_path):
     open(path, "w").write(text)
     config, _ = read_script(path)
     assert config.optimizer is None or config.optimizer.source == "assumed"
+
+
+_HAND_PADDED = """\
+import torch
+from transformers import AutoModelForCausalLM
+
+
+def main():
+    width = {width}
+    model = AutoModelForCausalLM.from_pretrained("gpt2")
+
+    def evaluate_prepare(example):
+        ids = example["ids"]
+        example["ids"] = ids + [0] * (4 * width - len(ids))
+        return example
+
+    def prepare(example):
+        ids = example["ids"]
+        example["ids"] = [0] * (width - len(ids)) + ids
+        return example
+
+    data = load().map(prepare)
+    opt = torch.optim.AdamW(model.parameters())
+    for batch in torch.utils.data.DataLoader(data, batch_size=4):
+        model(**batch).loss.backward()
+        opt.step()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_examples_padded_by_hand_give_the_sequence_length():
+    config, _ = read_source(_HAND_PADDED.format(width=96), "train.py")
+    assert config.seq_len is not None and config.seq_len.value == 96  # not the evaluation's
+    assert config.seq_len.source == "train.py:16" and config.seq_len.confidence == "medium"
+
+
+def test_a_padding_length_the_launch_cannot_fold_is_not_claimed():
+    config, _ = read_source(_HAND_PADDED.format(width="longest(data)"), "train.py")
+    assert config.seq_len is None or config.seq_len.source == "assumed"

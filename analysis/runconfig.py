@@ -163,7 +163,7 @@ def _read(
     shown = os.path.basename(path) if path.startswith("<") else path
     reader, job_notes = _read_job(tree, path, values, shown, frozenset())
     model = reader.fields.get("model")
-    others = other_jobs(tree, shown, model.source if model is not None else None)
+    others = other_jobs(tree, shown, model.source if model is not None else None, values.paths)
     if others:
         reader, job_notes = _read_job(tree, path, values, shown, others)
     config = reader.config()

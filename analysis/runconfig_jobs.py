@@ -13,48 +13,77 @@ language model's). Functions only that other job calls are its too.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 
 from .names import ImportTable, qualified_name
 from .runconfig_fields import HF_TRAINERS, OPTIMIZERS
+from .runconfig_paths import PathConditions
 
 __all__ = ["other_jobs"]
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def other_jobs(tree: ast.Module, path: str, model_source: str | None) -> frozenset[int]:
+def other_jobs(
+    tree: ast.Module, path: str, model_source: str | None, paths: PathConditions
+) -> frozenset[int]:
     """The ids of every node inside the functions of other jobs than the one whose model
     was read at ``model_source`` (``path:line``); empty when that model is not built in a
-    top-level function, or no other job exists."""
+    top-level function, or no other job exists. ``paths``: the read's index of the tree's
+    nodes by type (one walk per read, not one per question)."""
     line = _line(model_source, path)
     if line is None:
         return frozenset()
-    functions = {n.name: n for n in tree.body if isinstance(n, _FUNCTIONS)}
-    home = next(
-        (f for f in functions.values() if f.lineno <= line <= (f.end_lineno or f.lineno)),
-        None,
-    )
+    functions = sorted((n for n in tree.body if isinstance(n, _FUNCTIONS)), key=lambda n: n.lineno)
+    starts = [f.lineno for f in functions]
+
+    def owner(node: ast.AST) -> str | None:
+        at = bisect.bisect_right(starts, getattr(node, "lineno", 0)) - 1
+        if at < 0 or node.lineno > (functions[at].end_lineno or 0):  # type: ignore[attr-defined]
+            return None
+        return functions[at].name
+
+    home = owner(ast.Pass(lineno=line))
     if home is None:
         return frozenset()
-    calls = {  # a function named is one reached: called, or handed on (``mp.spawn(worker)``)
-        name: {
-            n.id
-            for n in ast.walk(function)
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in functions
-        }
-        for name, function in functions.items()
-    }
-    related = _reached(home.name, calls) | {
-        name for name in functions if home.name in _reached(name, calls)
-    }
+    names = {f.name for f in functions}
+    calls: dict[str, set[str]] = {name: set() for name in names}
+    for node in paths.of_type(ast.Name):  # a function named is one reached: called, or
+        if node.id in names and isinstance(node.ctx, ast.Load):  # handed on (``mp.spawn``)
+            caller = owner(node)
+            if caller is not None:
+                calls[caller].add(node.id)
+    related = _reached(home, calls) | {name for name in names if home in _reached(name, calls)}
+    if related == names:
+        return frozenset()  # the common case: every function is the job's
     imports = ImportTable(tree)
     modules = _module_classes(tree, imports)
+    builds: set[str] = set()
+    trains: set[str] = set()
+    for node in paths.of_type(ast.Call):
+        where = owner(node)
+        if where is None or where in related:
+            continue
+        name = qualified_name(node.func, imports) or ""
+        tail = name.rsplit(".", 1)[-1] or (
+            node.func.attr if isinstance(node.func, ast.Attribute) else ""
+        )
+        if (isinstance(node.func, ast.Name) and node.func.id in modules) or (
+            tail == "from_pretrained" and "Model" in name
+        ):
+            builds.add(where)
+        if (
+            tail == "backward"
+            or tail in HF_TRAINERS
+            or (name.startswith("torch.optim.") and tail in OPTIMIZERS)
+        ):
+            trains.add(where)
     foreign: set[str] = set()
-    for name, function in functions.items():
-        if name not in related and _trains_its_own(function, imports, modules):
-            foreign |= _reached(name, calls) - related
-    return frozenset(id(node) for name in foreign for node in ast.walk(functions[name]))
+    for name in builds & trains:  # a job of its own: it builds a model and trains it
+        foreign |= _reached(name, calls) - related
+    by_name = {f.name: f for f in functions}
+    return frozenset(id(node) for name in foreign for node in ast.walk(by_name[name]))
 
 
 def _line(source: str | None, path: str) -> int | None:
@@ -92,27 +121,3 @@ def _module_classes(tree: ast.Module, imports: ImportTable) -> set[str]:
                     changed = True
                     break
     return found
-
-
-def _trains_its_own(function: ast.AST, imports: ImportTable, modules: set[str]) -> bool:
-    """Whether ``function`` builds a model and trains it (an optimizer built, a backward,
-    a trainer): a job of its own, not a step of another's."""
-    builds = trains = False
-    for node in ast.walk(function):
-        if not isinstance(node, ast.Call):
-            continue
-        name = qualified_name(node.func, imports) or ""
-        tail = name.rsplit(".", 1)[-1] or (
-            node.func.attr if isinstance(node.func, ast.Attribute) else ""
-        )
-        if (isinstance(node.func, ast.Name) and node.func.id in modules) or (
-            tail == "from_pretrained" and "Model" in name
-        ):
-            builds = True
-        if (
-            tail == "backward"
-            or tail in HF_TRAINERS
-            or (name.startswith("torch.optim.") and tail in OPTIMIZERS)
-        ):
-            trains = True
-    return builds and trains

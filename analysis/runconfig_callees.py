@@ -193,8 +193,11 @@ def _own_optimizer_class(
     """Set the optimizer from a project ``torch.optim.Optimizer`` subclass the training
     path builds over a model's parameters; whether one was found."""
     for call in values.paths.of_type(ast.Call):
-        if not call.args or not any(
-            isinstance(n, ast.Attribute) and n.attr == "parameters" for n in ast.walk(call.args[0])
+        first = call.args[0] if call.args else None
+        if not (  # built over a model's parameters: ``LARS(model.parameters(), ...)``
+            isinstance(first, ast.Call)
+            and isinstance(first.func, ast.Attribute)
+            and first.func.attr == "parameters"
         ):
             continue
         name = qualified_name(call.func, reader.imports) or dotted(call.func) or ""

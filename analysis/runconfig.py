@@ -34,13 +34,14 @@ from torchward.estimator.runconfig import RunConfig
 
 from .names import ImportTable, dotted, qualified_name
 from .parsing import parse_module
-from .runconfig_callees import optimizer_in_callees, precision_in_callees
+from .runconfig_callees import precision_in_callees
 from .runconfig_calls import CallReader
 from .runconfig_declarations import Values
 from .runconfig_jobs import other_jobs
 from .runconfig_layers import bare_layer_model
 from .runconfig_memo import remembered_read
 from .runconfig_model import model_by_name, registered_model_call, workspace_model
+from .runconfig_optimizers import optimizer_in_callees
 
 __all__ = ["Values", "read_script", "read_source"]
 

@@ -49,11 +49,11 @@ def other_jobs(
         return frozenset()
     names = {f.name for f in functions}
     calls: dict[str, set[str]] = {name: set() for name in names}
-    for node in paths.of_type(ast.Name):  # a function named is one reached: called, or
-        if node.id in names and isinstance(node.ctx, ast.Load):  # handed on (``mp.spawn``)
-            caller = owner(node)
+    for named in paths.of_type(ast.Name):  # a function named is one reached: called, or
+        if named.id in names and isinstance(named.ctx, ast.Load):  # handed on (``mp.spawn``)
+            caller = owner(named)
             if caller is not None:
-                calls[caller].add(node.id)
+                calls[caller].add(named.id)
     related = _reached(home, calls) | {name for name in names if home in _reached(name, calls)}
     if related == names:
         return frozenset()  # the common case: every function is the job's

@@ -286,19 +286,29 @@ def _launch_globals(tree: ast.Module, values: Values, literal: dict[str, Any]) -
     reads as globals, folded by the launch engine (``literal`` already holds the literals).
     Only plain sizes (numbers, strings, booleans, tuples of them) and only names bound
     once, so no later rebinding can make the value a stale one."""
-    bound: dict[str, list[ast.expr]] = {}
-    for stmt in tree.body:
+    bound: dict[str, list[ast.expr | None]] = {}  # None: bound to something else too
+    stack: list[ast.AST] = list(tree.body)
+    while stack:  # the module's statements, into its blocks, never into a def or a class
+        stmt = stack.pop()
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.setdefault(stmt.name, []).append(None)
+            continue
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             for target in targets:
+                simple = isinstance(target, ast.Name)  # ``a, b = f()``: not each the whole
                 for stored in ast.walk(target):
                     if isinstance(stored, ast.Name):
-                        bound.setdefault(stored.id, []).append(stmt.value)
-        elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
-            bound.setdefault(stmt.target.id, []).append(stmt.value)
+                        bound.setdefault(stored.id, []).append(stmt.value if simple else None)
+            continue
+        for child in ast.iter_child_nodes(stmt):
+            if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
+                bound.setdefault(child.id, []).append(None)  # a loop's, an augmented target
+            elif isinstance(child, (ast.stmt, ast.excepthandler, ast.withitem, ast.expr)):
+                stack.append(child)
     found: dict[str, Any] = {}
     for name, exprs in bound.items():
-        if name in literal or len(exprs) != 1:
+        if name in literal or len(exprs) != 1 or exprs[0] is None:
             continue
         value = values.get(exprs[0])
         if value is not None and _plain_size(value[0]):

@@ -193,3 +193,14 @@ def test_a_bare_layer_sized_by_a_tensor_of_known_shape():
         "    for p in fc.parameters():\n        p.data.add_(-0.1 * p.grad)\n"
     )
     assert config.params is not None and config.params.value == 5
+
+
+def test_a_launch_computed_global_rebound_later_is_not_read_stale():
+    # ``width`` doubles under a flag the launch cannot decide: its first value is not the
+    # one the class reads, so the layer using it is not sized from it
+    source = _GAN.replace(
+        "latent = int(opt.latent)\n",
+        "latent = int(opt.latent)\nif undecided():\n    width *= 2\n",
+    )
+    config, _ = read_source(_one_optimizer(source))
+    assert config.params is None or config.params.value != MAKER

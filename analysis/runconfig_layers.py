@@ -28,6 +28,7 @@ def bare_layer_model(
     path (called only when no other model was found)."""
     trained = reader.optimized | _cleared(values)
     found: list[tuple[int, ast.Call, str, str]] = []
+    layers: set[str] = set()  # the names bound to torch.nn layers the script trains
     counter: ModuleCounter | None = None
     for node in values.paths.of_type(ast.Call):
         qualified = qualified_name(node.func, reader.imports) or ""
@@ -37,6 +38,7 @@ def bare_layer_model(
         name = bound_module_name(node, values)
         if name is None or name not in trained or not values.paths.state(node).runs:
             continue
+        layers.add(name)
         if counter is None:
             counter = ModuleCounter(tree, path, module_constants(tree), depth=1)
         folded, confidence = _folded(node, values)
@@ -53,16 +55,35 @@ def bare_layer_model(
         found.append((count.params, node, tail, confidence))
     if not found:
         return
-    params, node, tail, confidence = max(found, key=lambda item: item[0])
+    others = _other_trained_modules(values, reader, layers)
+    if others:  # a backbone beside the head: the layers are part of the job, not all of it
+        notes.append(
+            f"{reader.path}: the optimizer also trains {', '.join(sorted(others))}, which "
+            "the reader does not size: the model is not named"
+        )
+        return
+    params = sum(item[0] for item in found)  # every trained layer's weights are the job's
+    _, node, tail, _ = max(found, key=lambda item: item[0])
+    confidence = min((item[3] for item in found), key=lambda c: ("low", "medium", "high").index(c))
+    shown = f"{tail}'s parameters" if len(found) == 1 else f"{len(found)} trained layers"
     reader.set("model", tail, node.lineno, confidence)
-    reader.set(
-        "params",
-        params,
-        node.lineno,
-        confidence,
-        f"{reader.path}:{node.lineno} ({tail}'s parameters)",
-    )
+    reader.set("params", params, node.lineno, confidence, f"{reader.path}:{node.lineno} ({shown})")
     reader.set("pretrained", False, node.lineno, "medium")
+
+
+def _other_trained_modules(values: Values, reader: CallReader, layers: set[str]) -> set[str]:
+    """Names whose ``.parameters()`` an optimizer of the script takes beside the layers
+    (``list(backbone.parameters()) + list(head.parameters())``)."""
+    return {
+        node.func.value.id
+        for node in values.paths.of_type(ast.Call)
+        if isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("parameters", "named_parameters")
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id in reader.optimized
+        and node.func.value.id not in layers
+        and values.paths.state(node).runs
+    }
 
 
 def _cleared(values: Values) -> set[str]:

@@ -204,3 +204,26 @@ def test_a_launch_computed_global_rebound_later_is_not_read_stale():
     )
     config, _ = read_source(_one_optimizer(source))
     assert config.params is None or config.params.value != MAKER
+
+
+def test_a_trained_head_beside_a_backbone_the_reader_cannot_size_is_not_the_model():
+    # the optimizer trains the library backbone and the new head: the head alone would be
+    # a gross underestimate of the job
+    config, notes = read_source(
+        "import torch, timm\nbackbone = timm.create_model(pick())\n"
+        "head = torch.nn.Linear(768, 10)\n"
+        "opt = torch.optim.AdamW(list(backbone.parameters()) + list(head.parameters()))\n"
+        "for x, y in data:\n    head(backbone(x)).sum().backward()\n    opt.step()\n"
+    )
+    assert config.params is None
+    assert any("the optimizer also trains backbone" in n for n in notes), notes
+
+
+def test_two_bare_layers_one_optimizer_trains_are_both_counted():
+    config, _ = read_source(
+        "import torch\nenc = torch.nn.Linear(10, 20)\ndec = torch.nn.Linear(20, 10)\n"
+        "opt = torch.optim.SGD(list(enc.parameters()) + list(dec.parameters()), lr=0.1)\n"
+        "for x in data:\n    dec(enc(x)).sum().backward()\n    opt.step()\n"
+    )
+    assert config.params is not None and config.params.value == (10 * 20 + 20) + (20 * 10 + 10)
+    assert "2 trained layers" in config.params.source

@@ -59,31 +59,46 @@ def other_jobs(
         return frozenset()  # the common case: every function is the job's
     imports = ImportTable(tree)
     modules = _module_classes(tree, imports)
-    builds: set[str] = set()
-    trains: set[str] = set()
+    built: set[tuple[str, str]] = set()  # (function, name) bound to a model it builds
+    for assign in paths.of_type(ast.Assign):
+        where = owner(assign)
+        if where is None or where in related or not _builds_a_model(assign.value, imports, modules):
+            continue
+        built |= {(where, t.id) for t in assign.targets if isinstance(t, ast.Name)}
+    trained: set[tuple[str, str]] = set()  # (function, name) an optimizer or trainer takes
     for node in paths.of_type(ast.Call):
         where = owner(node)
         if where is None or where in related:
             continue
         name = qualified_name(node.func, imports) or ""
-        tail = name.rsplit(".", 1)[-1] or (
-            node.func.attr if isinstance(node.func, ast.Attribute) else ""
-        )
-        if (isinstance(node.func, ast.Name) and node.func.id in modules) or (
-            tail == "from_pretrained" and "Model" in name
-        ):
-            builds.add(where)
-        if (
-            tail == "backward"
-            or tail in HF_TRAINERS
-            or (name.startswith("torch.optim.") and tail in OPTIMIZERS)
-        ):
-            trains.add(where)
+        tail = name.rsplit(".", 1)[-1]
+        handed: list[ast.expr] = []
+        if name.startswith("torch.optim.") and tail in OPTIMIZERS and node.args:
+            handed = [node.args[0]]
+        elif tail in HF_TRAINERS:
+            handed = [k.value for k in node.keywords if k.arg == "model"] + node.args[:1]
+        trained |= {
+            (where, n.id) for arg in handed for n in ast.walk(arg) if isinstance(n, ast.Name)
+        }
     foreign: set[str] = set()
-    for name in builds & trains:  # a job of its own: it builds a model and trains it
+    for name in {where for where, _ in built & trained}:  # builds a model and trains it
         foreign |= _reached(name, calls) - related
     by_name = {f.name: f for f in functions}
     return frozenset(id(node) for name in foreign for node in ast.walk(by_name[name]))
+
+
+def _builds_a_model(value: ast.expr, imports: ImportTable, modules: set[str]) -> bool:
+    """Whether ``value`` builds a model: a module class of the script (``DDP(Net().cuda())``
+    included) or a pretrained model loaded (``AutoModelForCausalLM.from_pretrained``)."""
+    for node in ast.walk(value):
+        if not isinstance(node, ast.Call):
+            continue
+        if isinstance(node.func, ast.Name) and node.func.id in modules:
+            return True
+        name = qualified_name(node.func, imports) or ""
+        if name.endswith(".from_pretrained") and "Model" in name:
+            return True
+    return False
 
 
 def _line(source: str | None, path: str) -> int | None:

@@ -97,3 +97,25 @@ def test_a_worker_handed_to_spawn_is_the_entrys_job():
     )
     assert config.batch_size is not None and config.batch_size.value == 3
     assert config.optimizer is not None and config.optimizer.value == "adamw"
+
+
+def test_a_training_function_that_builds_only_a_loss_module_is_the_jobs():
+    # ``train`` builds a loss that is an nn.Module, but trains the model it is handed: it
+    # is the job's training step, not a job of its own
+    config, _ = read_source(
+        "import torch\nimport torch.nn as nn\nfrom torch.utils.data import DataLoader\n"
+        "from transformers import AutoModelForCausalLM\n"
+        "class Smoothed(nn.Module):\n"
+        "    def forward(self, x, y):\n        return x.mean()\n"
+        "def load():\n    return AutoModelForCausalLM.from_pretrained('gpt2')\n"
+        "def train(model, data):\n"
+        "    criterion = Smoothed()\n"
+        "    opt = torch.optim.AdamW(model.parameters())\n"
+        "    for x, y in DataLoader(data, batch_size=12):\n"
+        "        criterion(model(x), y).backward()\n        opt.step()\n"
+        "if __name__ == '__main__':\n    train(load(), None)\n",
+        "train.py",
+    )
+    assert config.model is not None and config.model.value == "gpt2"
+    assert config.batch_size is not None and config.batch_size.value == 12
+    assert config.optimizer is not None and config.optimizer.value == "adamw"

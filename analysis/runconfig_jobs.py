@@ -3,11 +3,14 @@
 A script may run two jobs one after the other (a small classifier trained in ``train()``,
 then a language model fine-tuned in ``finetune_llm()``, both called from the entry). The
 estimate is of one of them — the model the reader names — and its fields are those of the
-training path that reaches that model. A top-level function that builds and trains a
-model of its own, and neither calls the estimated model's function nor is called by it,
-is another job: its loaders' batches, its DDP wrapper and its optimizer are not this
-job's (``examples/bad_train.py``: the classifier's evaluation batch of 256 was read as the
-language model's). Functions only that other job calls are its too.
+training path that reaches that model. A top-level function that builds a model of its
+own and hands it to an optimizer or a trainer (a module class of the script, a pretrained
+model loaded), and neither calls the estimated model's function nor is called by it —
+directly, or by being handed on (``mp.spawn(worker)``) — is another job: its loaders'
+batches, its DDP wrapper and its optimizer are not this job's (``examples/bad_train.py``:
+the classifier's evaluation batch of 256 was read as the language model's). Functions
+only that other job calls are its too. A training step that builds a loss module but
+trains the model it is handed stays the job's.
 """
 
 from __future__ import annotations

@@ -21,10 +21,12 @@ from .finding import Evidence, evidence_order
 __all__ = [
     "BINARY_OPERATORS",
     "COMPARISONS",
+    "PLAIN_ENVIRONMENT",
     "TORCH_DTYPES",
     "UNDECIDED",
     "ConstantFact",
     "Items",
+    "TensorShape",
     "apply_folded",
     "around_the_loop",
     "as_constant",
@@ -53,6 +55,74 @@ class _Undecided:
 
 UNDECIDED: Any = _Undecided()
 """The top of the flat value lattice: some value, not known statically."""
+
+
+class _PlainEnvironment:
+    """``os.environ`` as a plain ``python SCRIPT`` launch sees it: none of the variables a
+    distributed launcher (torchrun, ``torch.distributed.launch``, Slurm, MPI) sets exists.
+
+    Only membership of those names folds (``"WORLD_SIZE" in os.environ`` is ``False``);
+    any other question raises, so the fold stays undecided: the user's shell may set
+    anything else, and ``os.environ["RANK"]`` is a ``KeyError``, not a value."""
+
+    _instance: _PlainEnvironment | None = None
+
+    def __new__(cls) -> _PlainEnvironment:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __contains__(self, key: object) -> bool:
+        if isinstance(key, str) and (
+            key in _LAUNCHER_VARIABLES or key.startswith(_LAUNCHER_PREFIXES)
+        ):
+            return False
+        raise LookupError(key)
+
+    def __repr__(self) -> str:
+        return "os.environ"
+
+    def __reduce__(self) -> str:
+        return "PLAIN_ENVIRONMENT"
+
+
+_LAUNCHER_VARIABLES = frozenset(
+    {
+        "RANK",
+        "LOCAL_RANK",
+        "WORLD_SIZE",
+        "LOCAL_WORLD_SIZE",
+        "GROUP_RANK",
+        "ROLE_RANK",
+        "NODE_RANK",
+        "MASTER_ADDR",
+        "MASTER_PORT",
+    }
+)
+_LAUNCHER_PREFIXES = ("TORCHELASTIC_", "SLURM_", "OMPI_COMM_WORLD_", "PMI_")
+
+PLAIN_ENVIRONMENT: Any = _PlainEnvironment()
+
+
+@attrs.frozen
+class TensorShape:
+    """A tensor a plain launch builds from sizes it knows (``torch.randn(4, 1) * 5``): only
+    its shape is a launch value (``W.size(0)`` is 4, ``W.shape`` is ``(4, 1)``). Arithmetic
+    with a number keeps the shape; anything else is undecided (broadcasting between
+    tensors is not followed)."""
+
+    dims: tuple[int, ...]
+
+    def _elementwise(self, other: object) -> TensorShape:
+        if isinstance(other, (int, float)) and not isinstance(other, bool):
+            return self
+        raise TypeError(f"not folded: a tensor with {other!r}")
+
+    __add__ = __radd__ = __sub__ = __rsub__ = _elementwise
+    __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _elementwise
+
+    def size(self, *index: int) -> int | tuple[int, ...]:
+        return self.dims[index[0]] if index else self.dims
 
 
 @attrs.frozen(cache_hash=True)

@@ -37,10 +37,12 @@ from .conditions import PathCondition
 from .constants import (
     BINARY_OPERATORS,
     COMPARISONS,
+    PLAIN_ENVIRONMENT,
     TORCH_DTYPES,
     UNDECIDED,
     ConstantFact,
     Items,
+    TensorShape,
     apply_folded,
     is_items,
     worst_condition,
@@ -311,11 +313,15 @@ class LaunchMixin(LaunchCallsMixin, LaunchBindingsMixin):
         name = self.qualified(node) or dotted(node)
         if name == "sys.argv":
             return ("SCRIPT",), self.condition  # a plain launch passes no arguments
+        if name == "os.environ":
+            return PLAIN_ENVIRONMENT, self.condition  # no launcher variables
         if name and name.startswith("torch.") and name.rsplit(".", 1)[-1] in TORCH_DTYPES:
             return "torch." + name.rsplit(".", 1)[-1], self.condition
         base, condition = self._fold(node.value)
         if isinstance(base, Namespace):
             return base.get(node.attr, UNDECIDED), condition
+        if isinstance(base, TensorShape) and node.attr in ("shape", "ndim"):
+            return (base.dims if node.attr == "shape" else len(base.dims)), condition
         return UNDECIDED, self.condition
 
     def _evidence(self, node: ast.AST) -> Evidence:

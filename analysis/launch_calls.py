@@ -22,6 +22,7 @@ from .constants import (
     STRING_METHODS,
     UNDECIDED,
     Items,
+    TensorShape,
     apply_folded,
     is_items,
     string_method,
@@ -57,6 +58,10 @@ _HARDWARE: dict[str, Hashable] = {
     "torch.distributed.is_available": True,
 }
 _ENVIRONMENT_GETTERS = ("os.environ.get", "os.getenv")
+#: factories whose sizes are their positional arguments (or one tuple of them)
+_TENSOR_FACTORIES = frozenset(
+    f"torch.{name}" for name in ("randn", "rand", "zeros", "ones", "empty", "Tensor")
+)
 _CONFIG_LOADERS = ("json.load", "safe_load", "yaml.load", "full_load")
 
 
@@ -90,9 +95,9 @@ class LaunchCallsMixin:
 
     def _fold_call(self, node: ast.Call, name: str) -> tuple[Hashable, PathCondition]:
         here = self.condition
-        parsers = self.analyzer.launch_driver.inputs.parsers
-        if parsers and isinstance(node.func, ast.Name) and node.func.id in parsers:
-            return parsers[node.func.id], here  # ``args = parse_args()`` from the project
+        returns = self.analyzer.launch_driver.inputs.returns
+        if returns and isinstance(node.func, ast.Name) and node.func.id in returns:
+            return returns[node.func.id], here  # ``args = parse_args()`` from the project
         if name.endswith("argparse.ArgumentParser") or name == "ArgumentParser":
             return self._with_parents(node), here
         if name.endswith("HfArgumentParser") and node.args:
@@ -112,6 +117,13 @@ class LaunchCallsMixin:
             return self._loaded(node.args[0]), here
         if name in _HARDWARE and not node.args:
             return _HARDWARE[name], here
+        if name in _TENSOR_FACTORIES and node.args:
+            return self._tensor(node), here
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "size":
+            receiver = self._fold(node.func.value)[0]
+            if isinstance(receiver, TensorShape):
+                index = [self._fold(a)[0] for a in node.args]
+                return apply_folded(receiver.size, tuple((i, here) for i in index), here)
         if name in _ENVIRONMENT_GETTERS and node.args:
             # a plain launch sets no launcher variables: the default, or None
             if len(node.args) > 1:
@@ -171,6 +183,19 @@ class LaunchCallsMixin:
             return UNDECIDED, here
         parts = [self._fold(a) for a in node.args]
         return apply_folded(function, tuple(parts), here)
+
+    def _tensor(self, node: ast.Call) -> Hashable:
+        """``torch.randn(4, 1)``, ``torch.zeros((B, T))``: the shape, when every size folds
+        to a non-negative int (``torch.Tensor([1.0, 2.0])`` holds data: not a shape)."""
+        sizes = [self._fold(a)[0] for a in node.args]
+        data = node.func.attr == "Tensor" if isinstance(node.func, ast.Attribute) else False
+        if len(sizes) == 1 and isinstance(sizes[0], tuple) and not data:
+            sizes = list(sizes[0])  # ``torch.zeros((B, T))``; ``torch.Tensor((1, 2))`` is data
+        if not sizes or not all(
+            isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in sizes
+        ):
+            return UNDECIDED
+        return TensorShape(tuple(s for s in sizes if isinstance(s, int)))
 
     def _loaded(self, source: ast.expr) -> Hashable:
         """``json.load(open("cfg.json"))``: the file's data as the caller reads it

@@ -60,9 +60,10 @@ class LaunchInputs:
       already placed at its line (:mod:`.runconfig_includes`);
     - ``load``: the data of a config file the script loads (``json.load(open(PATH))``,
       ``yaml.safe_load``), as a launch constant — ``UNDECIDED`` when it cannot be read;
-    - ``parsers``: what a flag-parsing function the script imports from its project
-      returns on a plain launch (``from utils import parse_args``: the ``Namespace`` of
-      the flags that module declares), by the name the script calls it;
+    - ``returns``: what a function the script imports from its project returns on a
+      plain launch, by the name the script calls it: a flag-parsing function's flags
+      (``from utils import parse_args``: the ``Namespace`` of the flags that module
+      declares), a defaults function's dict (``return dict(image_size=64, ...)``);
     - ``dataclasses``: config dataclasses the script imports from its project (``from
       model import GPTConfig``, ``from model import *``), by the name the script calls
       them: an instance is a namespace of their fields (defaults written as values).
@@ -70,7 +71,7 @@ class LaunchInputs:
 
     included: Mapping[int, Sequence[ast.stmt]] = attrs.field(factory=dict)
     load: Callable[[str], Hashable] = _nothing_loaded
-    parsers: Mapping[str, Hashable] = attrs.field(factory=dict)
+    returns: Mapping[str, Hashable] = attrs.field(factory=dict)
     dataclasses: Mapping[str, ast.ClassDef] = attrs.field(factory=dict)
 
 

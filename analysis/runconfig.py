@@ -37,8 +37,11 @@ from .parsing import parse_module
 from .runconfig_callees import precision_in_callees
 from .runconfig_calls import CallReader
 from .runconfig_declarations import Values
+from .runconfig_jobs import other_jobs
+from .runconfig_layers import bare_layer_model
 from .runconfig_memo import remembered_read
 from .runconfig_model import model_by_name, registered_model_call, workspace_model
+from .runconfig_optimizers import optimizer_in_callees
 
 __all__ = ["Values", "read_script", "read_source"]
 
@@ -153,14 +156,32 @@ def read_source(
 def _read(
     source: str, path: str, argv: tuple[str, ...], tree: ast.Module
 ) -> tuple[RunConfig, list[str]]:
-    """One read of the job (:func:`read_source`; :mod:`.runconfig_memo` decides when)."""
+    """One read of the job (:func:`read_source`; :mod:`.runconfig_memo` decides when):
+    the calls on the training path, then — when the script runs another job beside the
+    model read (:mod:`.runconfig_jobs`) — again without that other job's functions."""
     notes: list[str] = []
     values = Values(tree, path, notes, source, argv)
-    reader = CallReader(
-        ImportTable(tree), values, os.path.basename(path) if path.startswith("<") else path
-    )
-    calls = list(values.paths.of_type(ast.Call))
+    shown = os.path.basename(path) if path.startswith("<") else path
+    reader, job_notes = _read_job(tree, path, values, shown, frozenset())
+    model = reader.fields.get("model")
+    others = other_jobs(tree, shown, model.source if model is not None else None, values.paths)
+    if others:
+        reader, job_notes = _read_job(tree, path, values, shown, others)
+    config = reader.config()
+    return config, notes + job_notes + reader.notes
+
+
+def _read_job(
+    tree: ast.Module, path: str, values: Values, shown: str, others: frozenset[int]
+) -> tuple[CallReader, list[str]]:
+    """The reader after the script's calls, leaving out those in ``others`` (node ids of
+    another job's functions), and the notes of that read."""
+    notes: list[str] = []
+    reader = CallReader(ImportTable(tree), values, shown)
+    calls = [c for c in values.paths.of_type(ast.Call) if id(c) not in others]
     for subscript in values.paths.of_type(ast.Subscript):
+        if id(subscript) in others:
+            continue
         if (
             (dotted(subscript.value) or "").endswith("environ")
             and isinstance(subscript.slice, ast.Constant)
@@ -189,7 +210,10 @@ def _read(
     for stop in values.paths.early_stops():
         notes.append(_stop_note(stop, values, path))
     reader.conventions(values)
+    reader.cache_config(values)
+    reader.hand_padding(values)
     precision_in_callees(tree, path, values, reader)  # what the script's own flags leave open
+    optimizer_in_callees(tree, path, values, reader)
     if "model" in reader.fields and registered_model_call(tree, path, values, reader):
         del reader.fields["model"]  # ``create_model(args.arch)`` builds a project class
     if "model" not in reader.fields:
@@ -199,8 +223,12 @@ def _read(
             # a layer's arguments the counter cannot take (``nn.Linear(dim, None)``): the
             # model stays unnamed, so the estimate says "unknown" instead of crashing
             notes.append(f"{path}: the model it defines could not be counted ({error!r})")
-    config = reader.config()
-    return config, notes + reader.notes
+    if "model" not in reader.fields:
+        try:
+            bare_layer_model(tree, path, values, reader, notes)
+        except (TypeError, ValueError, IndexError, KeyError, AttributeError) as error:
+            notes.append(f"{path}: the layer it trains could not be counted ({error!r})")
+    return reader, notes
 
 
 def read_script(path: str, argv: tuple[str, ...] = ()) -> tuple[RunConfig, list[str]]:

@@ -25,7 +25,7 @@ from .runconfig_calls import CallReader
 from .runconfig_declarations import Values
 from .runconfig_values import written
 
-__all__ = ["precision_in_callees"]
+__all__ = ["precision_in_callees", "project_function"]
 
 _AUTOCASTS = ("torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast")
 
@@ -65,7 +65,7 @@ def precision_in_callees(tree: ast.Module, path: str, values: Values, reader: Ca
             continue
         key = dotted(func) or ""
         if key not in resolved:  # a name is resolved once, however often it is called
-            resolved[key] = _project_function(call, tree, path, imports, modules)
+            resolved[key] = project_function(call, tree, path, imports, modules)
         found = resolved[key]
         if found is None or id(found[1]) in seen:
             continue
@@ -87,8 +87,13 @@ def precision_in_callees(tree: ast.Module, path: str, values: Values, reader: Ca
             return
 
 
-def _project_function(
-    call: ast.Call, tree: ast.Module, path: str, imports: ImportTable, modules: dict
+def project_function(
+    call: ast.Call,
+    tree: ast.Module,
+    path: str,
+    imports: ImportTable,
+    modules: dict,
+    classes: bool = False,
 ) -> tuple[str, ast.FunctionDef, ast.Module, str] | None:
     """The function of another module of the project ``call`` runs: ``train_one_epoch(...)``
     imported by name (``from engine import train_one_epoch``), or
@@ -119,6 +124,12 @@ def _project_function(
     for node in module.tree.body:
         if isinstance(node, ast.FunctionDef) and node.name == name:
             return module.path, node, module.tree, module.source
+        if classes and isinstance(node, ast.ClassDef) and node.name == name:
+            init = next(  # a class built: its constructor runs
+                (s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"),
+                None,
+            )
+            return (module.path, init, module.tree, module.source) if init else None
     return None
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from torchward.estimator.runconfig import Field, RunConfig
 
+from .names import dotted
 from .runconfig_conventions import ConventionsMixin
 from .runconfig_families import FamiliesMixin
 from .runconfig_fields import (
@@ -92,6 +93,8 @@ class CallReader(FamiliesMixin, ConventionsMixin, LaunchMixin, StructureMixin):
         if name.startswith("transformers") and is_model_class(tail):
             if config_built_model(self, call, name):  # ``GPT2LMHeadModel(GPT2Config(...))``
                 return
+        if self._runs_the_model(call, tail):
+            self.cache_switch(call)
         if tail == "from_pretrained":
             self.from_pretrained(call, name)
             if "model" in self.fields and self.fields["model"].source.endswith(f":{call.lineno}"):
@@ -103,7 +106,7 @@ class CallReader(FamiliesMixin, ConventionsMixin, LaunchMixin, StructureMixin):
         elif name.startswith(_VISION_BUILDERS) and name != "timm.models.":
             arg = self.values.get(call.args[0]) if call.args and "timm" in name else None
             model = arg[0] if arg and isinstance(arg[0], str) else tail
-            if model not in ("create_model", "get_model"):
+            if model not in ("create_model", "get_model") and self._kept(call):
                 self.set("model", model, call.lineno, arg[1] if arg else "high")
         elif tail in HF_ARGUMENTS:
             self.training_arguments(call)
@@ -215,7 +218,7 @@ class CallReader(FamiliesMixin, ConventionsMixin, LaunchMixin, StructureMixin):
             built = model_name(found[0]) if found else None
             if built is not None and found is not None:
                 self.set("model", built, call.lineno, found[1])
-        if tail != "DataLoader" and _LOADER.search(tail):
+        if (tail != "DataLoader" and _LOADER.search(tail)) or self._own_dataset(call):
             self.loader(call, tail)
         if _TRAINING_CALL.search(tail):
             self.signals.setdefault("train-call", call.lineno)
@@ -223,6 +226,48 @@ class CallReader(FamiliesMixin, ConventionsMixin, LaunchMixin, StructureMixin):
             self.target and _TARGETS.search(self.target)
         ):
             self.take(call, "seq_len", "max_length", convert=positive_int)
+
+    def _runs_the_model(self, call: ast.Call, tail: str) -> bool:
+        """``model(ids, use_cache=False)``: a forward of the model read so far (the name it
+        was bound to), or the ``from_pretrained`` that loads it — where ``use_cache`` is
+        the model's own (``generate`` is read with its other options). A forward's switch
+        is not a generation job's: ``generate`` keeps the cache its own options say."""
+        if tail == "from_pretrained":
+            return True
+        return (
+            bool(self.model_var)
+            and isinstance(call.func, ast.Name)
+            and call.func.id == self.model_var
+            and not self.values.generates()
+        )
+
+    def _kept(self, call: ast.Call) -> bool:
+        """Whether what ``call`` returns is kept as a module: assigned or returned, through
+        device moves and wrappers (``model = DDP(models.resnet50().cuda())``) — not a helper
+        of the models package whose result is a string or a list (``'-'.join([
+        safe_model_name(args.model), ...])``: its name is no model's)."""
+        node: ast.AST = call
+        parent = self.values.paths.parent(node)
+        while True:
+            if isinstance(parent, ast.Attribute) and parent.value is node:
+                grand = self.values.paths.parent(parent)  # ``.cuda()``, ``.to(device)``
+                if not (isinstance(grand, ast.Call) and grand.func is parent):
+                    return False
+                node, parent = grand, self.values.paths.parent(grand)
+            elif isinstance(parent, ast.Call) and node in parent.args:
+                node, parent = parent, self.values.paths.parent(parent)  # a wrapper
+            else:
+                return isinstance(parent, (ast.Assign, ast.AnnAssign, ast.Return))
+
+    def _own_dataset(self, call: ast.Call) -> bool:
+        """``IMDbDataset(csv, max_length=256)``: a ``Dataset`` subclass the script defines,
+        built with the length it cuts or pads its examples to (read as a loader's)."""
+        if not isinstance(call.func, ast.Name):
+            return False
+        cls = self.values.classes.get(call.func.id)
+        return cls is not None and any(
+            (dotted(base) or "").rsplit(".", 1)[-1].endswith("Dataset") for base in cls.bases
+        )
 
     def _casts_model(self, call: ast.Call) -> bool:
         """``model.half()`` as a statement or ``model = model.half()`` on the training path —

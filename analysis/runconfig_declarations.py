@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+from collections.abc import Hashable
 from typing import Any
 
 import attrs
@@ -85,8 +86,9 @@ class Values(LaunchValues):
         self._defaults: dict[str, tuple[Any, int]] | None = None
         # what each top-level ``exec(open(PATH).read())`` runs, for the engine
         self.included: dict[int, list[ast.stmt]] = {}
-        # a flag parser imported from the project -> the flags it returns (:meth:`_helpers`)
-        self.parsers: dict[str, Namespace | ArgumentDefaults] = {}
+        # a function imported from the project -> what it returns on a plain launch: a flag
+        # parser's flags, a defaults function's dict (:meth:`_helpers`)
+        self.returns: dict[str, Hashable] = {}
         # a config dataclass imported from the project, by its name here (:meth:`_helpers`)
         self.imported_dataclasses: dict[str, ast.ClassDef] = {}
         # name -> (value, statement) of each assignment, in file order; a value of None:
@@ -163,13 +165,21 @@ class Values(LaunchValues):
                 if a.name == "*" or ((a.asname or a.name) in called and a.name[:1].isupper())
             ]
             parses = any(a.name in _ARG_PARSERS for a in node.names)
-            if not wanted and not parses:
+            functions = [  # ``defaults.update(model_defaults())``: maybe a dict of defaults
+                a
+                for a in node.names
+                if (a.asname or a.name) in called
+                and a.name[:1].islower()
+                and a.name not in _ARG_PARSERS
+            ]
+            if not wanted and not parses and not functions:
                 continue
             module_path = resolve_module(self.path, node.module, node.level)
             module = WORKSPACE.summary(module_path) if module_path is not None else None
             if module is None:
                 continue
             self._dataclasses_of(module.tree, wanted)
+            self._defaults_functions(module.tree, functions)
             if not parses:
                 continue
             first = len(self._declared)
@@ -189,9 +199,25 @@ class Values(LaunchValues):
             for alias in node.names:
                 if alias.name in _ARG_PARSERS:  # what the engine's launch folds it to
                     returns_parser = _returns_parser(module.tree, alias.name)
-                    self.parsers[alias.asname or alias.name] = (
+                    self.returns[alias.asname or alias.name] = (
                         ArgumentDefaults(flags.values) if returns_parser else flags
                     )
+
+    def _defaults_functions(self, module: ast.Module, imported: list[ast.alias]) -> None:
+        """Functions of another project module that only return a dict of written values
+        (``def model_defaults(): return dict(image_size=64, ...)``): what a call returns on
+        any launch, for the engine to fold (``defaults.update(model_defaults())``). Only
+        written values: that module's names are not this file's to fold."""
+        if not imported:
+            return
+        top = {n.name: n for n in module.body if isinstance(n, ast.FunctionDef)}
+        for alias in imported:
+            function = top.get(alias.name)
+            if function is None or function.args.args or function.args.vararg:
+                continue
+            returned = _returned_dict(function)
+            if returned is not None:
+                self.returns[alias.asname or alias.name] = returned
 
     def assignment(self, node: ast.Assign, cited: str | None = None) -> None:
         """``NAME = value`` in file order; ``cited``: it came from an executed config file
@@ -299,6 +325,9 @@ class Values(LaunchValues):
         choices = next((k.value for k in call.keywords if k.arg == "choices"), None)
         if choices is not None and isinstance(literal(choices), (list, tuple)):
             self.choices.setdefault(key, tuple(literal(choices)))
+        required = next((k.value for k in call.keywords if k.arg == "required"), None)
+        if elsewhere and required is not None and literal(required) is True:
+            return  # no value a plain launch runs with: left out, so undecided when read
         if default is None:
             if action in ("store_true", "store_false"):
                 self._declared.append((key, _Known(action == "store_false"), call.lineno))
@@ -409,6 +438,10 @@ class Values(LaunchValues):
             return None
         return (data, full) if isinstance(data, dict) else None
 
+    def generates(self) -> bool:
+        """Whether a ``.generate(...)`` call runs on a plain launch."""
+        return any(self.paths.state(c).runs for c in self.paths.calls_by_name.get("generate", ()))
+
     def signature(self, name: str) -> list[str]:
         """Parameter names of a function or class ``__init__`` the file defines (no self)."""
         for function in self.functions.get(name, ()):
@@ -498,3 +531,35 @@ class _Known:
     """A flag's default known while indexing (a literal, ``store_true``'s ``False``)."""
 
     value: Any
+
+
+def _returned_dict(function: ast.FunctionDef) -> Hashable | None:
+    """The dict ``function`` returns when its body (past a docstring) is one ``return`` of
+    a dict display or ``dict(key=value, ...)`` whose values are all written literals."""
+    body = function.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+        return None
+    value = body[0].value
+    pairs: list[tuple[ast.expr | None, ast.expr]]
+    if isinstance(value, ast.Dict):
+        pairs = list(zip(value.keys, value.values))
+    elif (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "dict"
+        and not value.args
+    ):
+        pairs = [(ast.Constant(k.arg) if k.arg else None, k.value) for k in value.keywords]
+    else:
+        return None
+    found: dict = {}
+    for key, item in pairs:
+        if key is None:  # ``**other``: keys not known
+            return None
+        try:
+            found[ast.literal_eval(key)] = ast.literal_eval(item)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return None
+    return as_constant(found)

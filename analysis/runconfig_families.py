@@ -157,10 +157,67 @@ class FamiliesMixin(ReaderState):
         """``generate(...)`` / ``GenerationConfig(...)``: lengths, beams, ``use_cache``."""
         self.take(call, "max_new_tokens", "max_new_tokens", convert=positive_int)
         self.take(call, "num_beams", "num_beams", convert=positive_int)
+        self.take(call, "num_return_sequences", "num_return_sequences", convert=positive_int)
         self.take(call, "max_context", "max_length", convert=positive_int)
         self.take(
             call, "use_cache", "use_cache", convert=lambda v: v if isinstance(v, bool) else None
         )
+
+    def cache_switch(self, call: ast.Call) -> None:
+        """``use_cache=`` where the model is loaded or run: whether its forward keeps a KV
+        cache (transformers' default: on)."""
+        self.take(
+            call, "use_cache", "use_cache", convert=lambda v: v if isinstance(v, bool) else None
+        )
+
+    def hand_padding(self, values) -> None:
+        """``[pad_id] * (max_length - len(ids)) + ids``: examples padded by hand to a fixed
+        length on the training path (a preprocessing function, not a tokenizer call) — the
+        sequence length, when no call said it and the length folds."""
+        if "seq_len" in self.fields:
+            return
+        for node in values.paths.of_type(ast.BinOp):
+            if not isinstance(node.op, ast.Mult):
+                continue
+            listed, count = node.left, node.right
+            if isinstance(count, ast.List):
+                listed, count = count, listed
+            if not (
+                isinstance(listed, ast.List)
+                and len(listed.elts) == 1
+                and isinstance(count, ast.BinOp)
+                and isinstance(count.op, ast.Sub)
+                and isinstance(count.right, ast.Call)
+                and isinstance(count.right.func, ast.Name)
+                and count.right.func.id == "len"
+            ):
+                continue
+            state = values.paths.state(node)
+            if not state.runs or state == "validation":
+                continue
+            found = values.get(count.left)
+            if found is not None and positive_int(found[0]):
+                self.set("seq_len", found[0], node.lineno, "medium")
+                return
+
+    def cache_config(self, values) -> None:
+        """``model.config.use_cache = False`` on the default path (fine-tuning scripts turn
+        the cache off for gradient checkpointing): the model's forward keeps none (a
+        generation job's cache is its generation config's)."""
+        if values.generates():
+            return
+        for node in values.paths.of_type(ast.Assign):
+            target = node.targets[0] if len(node.targets) == 1 else None
+            if (
+                isinstance(target, ast.Attribute)
+                and target.attr == "use_cache"
+                and isinstance(target.value, ast.Attribute)
+                and target.value.attr == "config"
+                and values.paths.state(node).runs
+            ):
+                found = values.get(node.value)
+                if found is not None and isinstance(found[0], bool):
+                    self.set("use_cache", found[0], node.lineno, found[1])
 
     def accelerator(self, call: ast.Call) -> None:
         """``Accelerator(mixed_precision="bf16", gradient_accumulation_steps=4)``."""
@@ -176,12 +233,16 @@ class FamiliesMixin(ReaderState):
         """``os.environ["WORLD_SIZE"]`` / ``os.getenv("WORLD_SIZE")``: launched distributed.
 
         The count is set at launch, not in the script: a medium-confidence signal that
-        the estimate names (sharding divides by a world size nobody stated)."""
+        the estimate names (sharding divides by a world size nobody stated). A getter with
+        a default (``os.getenv("WORLD_SIZE", 1)``) runs without a launcher too: a plain
+        launch gets the default, one process (:mod:`.runconfig_launch`, low)."""
         if not name.endswith(("os.getenv", "os.environ.get", "environ.get", "getenv")):
             return
         key = call.args[0] if call.args else None
+        defaulted = len(call.args) > 1 or any(k.arg == "default" for k in call.keywords)
         if isinstance(key, ast.Constant) and key.value == "WORLD_SIZE":
-            self.signals.setdefault("world-size-env", call.lineno)
+            signal = "world-size-default" if defaulted else "world-size-env"
+            self.signals.setdefault(signal, call.lineno)
 
     def from_pretrained(self, call: ast.Call, name: str) -> None:
         if any(

@@ -35,18 +35,34 @@ class LaunchMixin(ReaderState):
         if not training:
             return
         launched = _LAUNCH_COMMAND.search(values.source_text)  # "torchrun ... SCRIPT" in a comment
-        if "gpus" not in self.fields and "sharding" not in self.fields and not launched:
+        if "gpus" not in self.fields and "sharding" not in self.fields:
             skipped = any(state == "multi-gpu" for _, state in self.skipped)
             if "world-size-env" in self.signals:
                 pass  # WORLD_SIZE read on the default path: the launch decides, say so
-            elif skipped:
+            elif skipped and not self.distributed:
+                # the set-up a launcher's variables turn on is skipped: ``python SCRIPT``
+                # runs one process, whatever launch the script's comments document (one
+                # GPU is also each DDP rank's memory; a sharded launch only needs less)
+                documented = f"; the script documents `{launched.group(0)}`" if launched else ""
                 self.set(
                     "gpus",
                     1,
                     0,
                     "low",
-                    f"{self.path} (a plain launch; distributed only under torchrun)",
+                    f"{self.path} (a plain launch; distributed only under a launcher{documented}: "
+                    "give --gpus N for that launch)",
                 )
+            elif "world-size-default" in self.signals and not self.distributed:
+                self.set(
+                    "gpus",
+                    1,
+                    self.signals["world-size-default"],
+                    "low",
+                    f"{self.path}:{self.signals['world-size-default']} (a plain launch leaves "
+                    "WORLD_SIZE unset: one process; give --gpus N for a launcher)",
+                )
+            elif launched:
+                pass  # a launch command documented, and no plain launch visible: it decides
             elif self.launcher and not self.distributed:
                 self.set(
                     "gpus",

@@ -22,7 +22,7 @@ from .names import dotted, qualified_name
 from .runconfig_calls import CallReader
 from .runconfig_declarations import Values
 
-__all__ = ["model_by_name", "registered_model_call", "workspace_model"]
+__all__ = ["bound_module_name", "model_by_name", "registered_model_call", "workspace_model"]
 
 _NOT_MODEL_NAMES = ("scratch", "resume", "none", "", "auto")
 
@@ -114,7 +114,9 @@ def workspace_model(
         for n in values.paths.of_type(ast.Call)
         if isinstance(n.func, ast.Name) and n.func.id[:1].isupper()
     }
-    counter = ModuleCounter(tree, path, module_constants(tree), wanted=called)
+    constants = module_constants(tree)
+    launched = _launch_globals(tree, values, constants)
+    counter = ModuleCounter(tree, path, {**constants, **launched}, wanted=called)
     chosen = _models_by_key(tree, path, values, counter)
     if not counter.modules:
         return
@@ -172,6 +174,8 @@ def workspace_model(
     params, node, count, confidence = best
     name = best_name
     owner = counter.classes[name][1]
+    if owner is counter and _reads_any(counter.classes[name][0], launched):
+        confidence = "medium" if confidence == "high" else confidence  # a launch can override
     structure = _decoder_structure(node, values, tree if owner is counter else owner.path, name)
     if structure is None:
         layers = trace_cnn(counter, name, best_args[0], best_args[1])
@@ -194,6 +198,29 @@ def workspace_model(
         confidence = "low"
         shown = ", ".join(dict.fromkeys(count.unknown))
         notes.append(f"{name}: {params:,} parameters counted; not sized: {shown[:300]}")
+    partners = [
+        (other_name, other_count)
+        for other, other_name, _, _, _, other_count in counted
+        if other is not node
+        and id(built[id(other)]) not in inside_an_unknown
+        and _trained_together(node, other, values, reader)
+    ]
+    layers_of = f"{name}'s layers"
+    if partners:  # each trained by its own optimizer: the job holds both (a GAN)
+        params += sum(c.params for _, c in partners)
+        others = " and ".join(dict.fromkeys(n for n, _ in partners))
+        layers_of = f"{name}'s and {others}'s layers"
+        for other_name, other_count in partners:
+            if other_count.unknown:
+                confidence = "low"
+                shown = ", ".join(dict.fromkeys(other_count.unknown))
+                notes.append(f"{other_name}: not sized: {shown[:300]}")
+        if structure is not None and structure["model_type"] == "script-cnn":
+            structure = None  # the walk is one network's; the others' activations are not
+        notes.append(
+            f"{reader.path}:{node.lineno}: the optimizers also train {others}: its parameters, "
+            f"gradients and optimizer state are counted with {name}'s ({params:,} in all)"
+        )
     reader.set("model", name, node.lineno, confidence)
     if not _loads_weights(values):  # built from its own layers, nothing loaded into it
         reader.set("pretrained", False, node.lineno, "medium")
@@ -211,8 +238,92 @@ def workspace_model(
             ),
         )
     reader.set(
-        "params", params, node.lineno, confidence, f"{reader.path}:{node.lineno} ({name}'s layers)"
+        "params", params, node.lineno, confidence, f"{reader.path}:{node.lineno} ({layers_of})"
     )
+
+
+def _trained_together(model: ast.Call, other: ast.Call, values: Values, reader: CallReader) -> bool:
+    """Whether ``other`` builds a second model the default launch trains beside ``model``:
+    both bound to names (``netG = Generator(...).to(device)``) whose parameters an optimizer
+    of the script takes, neither the other, and the other's construction on a path that runs."""
+    mine, theirs = bound_module_name(model, values), bound_module_name(other, values)
+    return (
+        mine is not None
+        and theirs is not None
+        and mine != theirs
+        and {mine, theirs} <= reader.optimized
+        and values.paths.state(other).runs
+    )
+
+
+_MOVES = ("to", "cuda", "float", "half", "bfloat16", "double", "train")
+
+
+def bound_module_name(node: ast.Call, values: Values) -> str | None:
+    """The name a module is bound to, through device moves (``Net().to(device)``)."""
+    current: ast.AST = node
+    parent = values.paths.parent(current)
+    while (
+        isinstance(parent, ast.Attribute)
+        and parent.attr in _MOVES
+        and isinstance(grand := values.paths.parent(parent), ast.Call)
+        and grand.func is parent
+    ):
+        current, parent = grand, values.paths.parent(grand)
+    if (
+        isinstance(parent, ast.Assign)
+        and parent.value is current
+        and len(parent.targets) == 1
+        and isinstance(parent.targets[0], ast.Name)
+    ):
+        return parent.targets[0].id
+    return None
+
+
+def _launch_globals(tree: ast.Module, values: Values, literal: dict[str, Any]) -> dict[str, Any]:
+    """Module-level names bound once to what a plain launch computes (``nz = int(opt.nz)``
+    from an argparse default, ``width = 2 * BASE``): the values a class body of the script
+    reads as globals, folded by the launch engine (``literal`` already holds the literals).
+    Only plain sizes (numbers, strings, booleans, tuples of them) and only names bound
+    once, so no later rebinding can make the value a stale one."""
+    bound: dict[str, list[ast.expr | None]] = {}  # None: bound to something else too
+    stack: list[ast.AST] = list(tree.body)
+    while stack:  # the module's statements, into its blocks, never into a def or a class
+        stmt = stack.pop()
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.setdefault(stmt.name, []).append(None)
+            continue
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                simple = isinstance(target, ast.Name)  # ``a, b = f()``: not each the whole
+                for stored in ast.walk(target):
+                    if isinstance(stored, ast.Name):
+                        bound.setdefault(stored.id, []).append(stmt.value if simple else None)
+            continue
+        for child in ast.iter_child_nodes(stmt):
+            if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
+                bound.setdefault(child.id, []).append(None)  # a loop's, an augmented target
+            elif isinstance(child, (ast.stmt, ast.excepthandler, ast.withitem, ast.expr)):
+                stack.append(child)
+    found: dict[str, Any] = {}
+    for name, exprs in bound.items():
+        if name in literal or len(exprs) != 1 or exprs[0] is None:
+            continue
+        value = values.get(exprs[0])
+        if value is not None and _plain_size(value[0]):
+            found[name] = value[0]
+    return found
+
+
+def _plain_size(value: Any) -> bool:
+    if isinstance(value, tuple):
+        return all(_plain_size(item) for item in value)
+    return isinstance(value, (int, float, str, bool))
+
+
+def _reads_any(node: ast.AST, names: dict[str, Any]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
 
 
 def _arguments(

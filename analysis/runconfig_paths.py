@@ -122,7 +122,7 @@ class PathConditions:
             inputs = LaunchInputs(
                 included=values.included,
                 load=values.load_constant,
-                parsers=values.parsers,
+                returns=values.returns,
                 dataclasses=values.imported_dataclasses,
             )
             analyzer = FileAnalyzer(self.tree, values.source_text or "", values.path, launch=inputs)

@@ -452,3 +452,34 @@ def test_a_dict_a_branch_adds_a_key_to_keeps_the_keys_both_paths_agree_on():
     joined = join_constants(with_fp16, without)
     assert joined is not None and dict(joined.value) == {"batch": 1, "fp16": UNDECIDED}
     assert joined.condition is PathCondition.UNSURE
+
+
+def test_a_tensor_built_from_known_sizes_folds_to_its_shape():
+    tree, launch = _launch(
+        """\
+        import torch
+        DEGREE = 3
+        W = torch.randn(DEGREE, 1) * 5
+        Z = torch.zeros((2, DEGREE + 1))
+        D = torch.Tensor([1.0, 2.0])
+        rows = W.size(0)
+        cols = Z.shape[1]
+        data = D.size(0)
+        """
+    )
+    assert _value_at(tree, launch, "W.size(0)").value == 3  # ``* 5`` keeps the shape
+    assert _value_at(tree, launch, "Z.shape[1]").value == 4
+    # ``torch.Tensor`` of a list holds data, not a shape: its size is not claimed
+    assert _value_at(tree, launch, "D.size(0)").value is UNDECIDED
+
+
+def test_membership_in_the_environment_folds_only_for_launcher_variables():
+    tree, launch = _launch(
+        """\
+        import os
+        a = "LOCAL_RANK" in os.environ
+        b = "HOME" in os.environ
+        """
+    )
+    assert _value_at(tree, launch, "'LOCAL_RANK' in os.environ").value is False
+    assert _value_at(tree, launch, "'HOME' in os.environ").value is UNDECIDED

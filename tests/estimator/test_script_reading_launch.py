@@ -75,11 +75,7 @@ def test_world_size_from_process_group_spawn_and_lightning_nodes():
 
 
 def test_world_size_env_reads_are_a_named_signal_never_a_number():
-    for read in (
-        "os.environ.get('WORLD_SIZE', 1)",
-        "os.getenv('WORLD_SIZE', '1')",
-        "os.environ['WORLD_SIZE']",
-    ):
+    for read in ("os.environ['WORLD_SIZE']", "os.environ.get('WORLD_SIZE')"):
         values, notes = _values(f"import os\nworld = int({read})\nloss.backward()\n")
         assert "gpus" not in values
         assert any(n.startswith("train.py:2: the script reads WORLD_SIZE") for n in notes), notes
@@ -115,3 +111,95 @@ def test_deepspeed_train_batch_size_names_the_world_size(tmp_path):
     config, _ = read_script(str(tmp_path / "train.py"))
     assert config.gpus.value == 8 and config.gpus.source.endswith("ds.json (train_batch_size)")
     assert config.sharding.value == "zero-3" and config.batch_size.value == 2
+
+
+def _gpus(source: str):
+    config, notes = read_source(source, "train.py")
+    return config.gpus, notes
+
+
+def test_a_world_size_getter_with_a_default_runs_one_process_on_a_plain_launch():
+    # the getter's default is what ``python train.py`` sees: one process, said at low
+    # confidence and naming the flag for a launcher's world size
+    for read in ("os.environ.get('WORLD_SIZE', 1)", "os.getenv('WORLD_SIZE', '1')"):
+        gpus, notes = _gpus(f"import os\nworld = int({read})\nloss.backward()\n")
+        assert gpus is not None and (gpus.value, gpus.confidence) == (1, "low")
+        assert gpus.source.startswith("train.py:2 ") and "--gpus" in gpus.source
+        assert not any("reads WORLD_SIZE" in n for n in notes)
+
+
+def test_membership_of_a_launcher_variable_is_false_on_a_plain_launch():
+    # ``"WORLD_SIZE" in os.environ`` picks the single-process branch, so the world size
+    # handed to the process group is the literal of the ``else``
+    gpus, _ = _gpus(
+        "import os\nimport torch.distributed as dist\n"
+        "if 'WORLD_SIZE' in os.environ:\n    world = int(os.environ['WORLD_SIZE'])\n"
+        "else:\n    world = 1\n"
+        "dist.init_process_group('gloo', rank=0, world_size=world)\nloss.backward()\n"
+    )
+    assert gpus is not None and gpus.value == 1 and gpus.source == "train.py:7"
+    # any other variable may be set in the user's shell: the branch stays undecided
+    gpus, _ = _gpus(
+        "import os\nimport torch.distributed as dist\n"
+        "if 'MY_WORLD' in os.environ:\n    world = int(os.environ['MY_WORLD'])\n"
+        "else:\n    world = 1\n"
+        "dist.init_process_group('gloo', rank=0, world_size=world)\nloss.backward()\n"
+    )
+    assert gpus is None or gpus.value != 1 or gpus.source != "train.py:7"
+
+
+def test_a_documented_torchrun_does_not_hide_the_plain_launch_it_skips():
+    # the DDP set-up runs only when torchrun sets RANK; the docstring's command is how to
+    # launch more, not what ``python train.py`` does
+    gpus, _ = _gpus(
+        '"""torchrun --standalone --nproc_per_node=8 train.py"""\n'
+        "import os\nfrom torch.distributed import init_process_group\n"
+        "ddp = int(os.environ.get('RANK', -1)) != -1\n"
+        "if ddp:\n    init_process_group(backend='nccl')\n"
+        "loss.backward()\noptimizer.step()\n"
+    )
+    assert gpus is not None and (gpus.value, gpus.confidence) == (1, "low")
+    assert "torchrun" in gpus.source and "--gpus" in gpus.source
+
+
+def test_sequences_returned_per_prompt_are_read_from_generate():
+    values, _ = _values(
+        "import torch\nfrom transformers import AutoModelForCausalLM\n"
+        "m = AutoModelForCausalLM.from_pretrained('gpt2')\n"
+        "with torch.no_grad():\n"
+        "    m.generate(ids, max_new_tokens=16, num_beams=3, num_return_sequences=3)\n"
+    )
+    assert values["num_return_sequences"] == 3 and values["num_beams"] == 3
+
+
+def test_the_cache_switch_of_the_models_own_forward_and_config():
+    forward = (
+        "import torch\nfrom transformers import AutoModelForCausalLM\n"
+        "model = AutoModelForCausalLM.from_pretrained('gpt2')\n"
+        "with torch.no_grad():\n    out = model(ids, use_cache=False)\n"
+    )
+    assert _values(forward)[0]["use_cache"] is False
+    configured = (
+        "import torch\nfrom transformers import AutoModelForCausalLM\n"
+        "model = AutoModelForCausalLM.from_pretrained('gpt2')\n"
+        "model.config.use_cache = False\n"
+        "opt = torch.optim.AdamW(model.parameters())\n"
+        "model(**batch).loss.backward()\nopt.step()\n"
+    )
+    values, _ = _values(configured)
+    assert values["use_cache"] is False and values["mode"] == "train"
+    loaded = "from transformers import AutoModelForCausalLM\n" + (
+        "model = AutoModelForCausalLM.from_pretrained('gpt2', use_cache=False)\n"
+    )
+    assert _values(loaded)[0]["use_cache"] is False
+
+
+def test_a_forwards_cache_switch_is_not_the_generation_jobs():
+    # the scoring forward runs without a cache; ``generate`` keeps the one it always does
+    values, _ = _values(
+        "import torch\nfrom transformers import AutoModelForCausalLM\n"
+        "model = AutoModelForCausalLM.from_pretrained('gpt2')\n"
+        "with torch.no_grad():\n    scores = model(ids, use_cache=False)\n"
+        "    out = model.generate(ids, max_new_tokens=8)\n"
+    )
+    assert values["mode"] == "generate" and "use_cache" not in values

@@ -7,6 +7,7 @@ from ..finding import Applicability, Evidence, Finding, Severity, Span
 from ..rule import Fixed, Invalid, Rule
 from ..structure import events
 from ..values import Kind, Value
+from .dataloader_tuning import loads_samples
 
 
 class PinMemoryWithoutWorkers(Rule):
@@ -41,20 +42,22 @@ class PinMemoryWithoutWorkers(Rule):
 
     ## When it is a note, and when a hint
     The extra copy matters when building a batch already costs the training process
-    real time: items decoded, read or transformed by the project's own `Dataset` class
-    on each access (images opened from disk), which workers would move off the step.
-    Such a loader gets a **note**. A loader over anything else (a tokenised or
-    preprocessed dataset from a library, a `TensorDataset`, a list, a value the
-    analysis cannot trace) gets a **hint**: there the pinning copy costs about what the
-    driver's own staging copy would, and a sample of such notes on real projects found
-    none worth acting on (docs/triage/notes-sample.md). `torchward check` lists hints
-    only with `--show-hints`.
+    real time: a `Dataset` class of the project whose `__getitem__` reads, decodes,
+    tokenises or transforms each item (images opened from disk; the same test as
+    TW004's), work that workers would move off the step. Such a loader gets a **note**.
+    A loader over anything else (a tokenised or preprocessed dataset from a library, a
+    `TensorDataset`, a class that only indexes tensors already in memory, a list, a
+    value the analysis cannot trace) gets a **hint**: there the pinning copy costs about
+    what the driver's own staging copy would, and a sample of such notes on real
+    projects found none worth acting on (docs/triage/notes-sample.md). `torchward check`
+    lists hints only with `--show-hints`.
 
     ## Known limitations
     Only literal arguments count: a `num_workers` taken from a variable or `**kwargs`
-    is assumed to be non-zero. A project `Dataset` class whose items are cheap (tensors
-    already in memory) still gets a note: the analysis does not weigh `__getitem__`.
-    One note (and one hint) per file: further loaders of the same kind are listed as
+    is assumed to be non-zero. Whether `__getitem__` loads its items is read from the
+    names it calls (`open`, `read…`, `decode`, `Image.`, `transform…`, ...), not
+    measured. A library dataset that decodes per item (torchvision's `ImageFolder`) is
+    not recognised and gets a hint. One note (and one hint) per file: further loaders of the same kind are listed as
     its evidence (and fixed one at a time). Notes are for tuning; they never gate a
     build unless configured to.
     """
@@ -84,7 +87,8 @@ class PinMemoryWithoutWorkers(Rule):
     INVALID = (
         # a Dataset class of the project builds each item: the pinning copy lands on the step
         Invalid(
-            _IMAGES + "def make(paths):\n    return DataLoader(Images(paths), batch_size=8, pin_memory=True)\n",
+            _IMAGES
+            + "def make(paths):\n    return DataLoader(Images(paths), batch_size=8, pin_memory=True)\n",
             Severity.NOTE,
             line=11,
             fixed=Fixed(
@@ -130,7 +134,7 @@ class PinMemoryWithoutWorkers(Rule):
     )
 
     def check(self, facts):
-        costly: set[Span] = set()  # over a Dataset class of the project: a note
+        costly: set[Span] = set()  # over a project Dataset that loads its items: a note
         cheap: set[Span] = set()  # over anything else: a hint
         for _, built in events(facts, EventKind.LOADER_BUILT):
             call = built.call
@@ -141,7 +145,7 @@ class PinMemoryWithoutWorkers(Rule):
                 or (call.workers_given and call.workers != 0)
             ):
                 continue
-            (costly if _builds_items(built.value) else cheap).add(built.span)
+            (costly if _loads_its_items(facts, built.value) else cheap).add(built.span)
         cheap -= costly  # one loader seen over both (two paths): the note decides
         if costly:
             yield self._finding(sorted(costly), Severity.NOTE)
@@ -153,12 +157,13 @@ class PinMemoryWithoutWorkers(Rule):
         others = [Evidence(span, "another loader pinned without workers") for span in flagged[1:]]
         more = f" ({len(others)} more loader(s) in this file do the same.)" if others else ""
         why = (
-            "each batch is built by the dataset's own code and then copied into pinned memory "
-            "in the training process, between steps, which adds a copy instead of hiding one"
+            "each item is read or decoded by the dataset's own code, and each batch then copied "
+            "into pinned memory in the training process, between steps, which adds a copy "
+            "instead of hiding one"
             if severity is Severity.NOTE
             else "each batch is copied into pinned memory in the training process, between "
-            "steps; with items that cost little to build (not a Dataset class of this project) "
-            "that copy is small, so this is only a hint"
+            "steps; with items that cost little to build (no Dataset class of this project reads "
+            "or decodes them) that copy is small, so this is only a hint"
         )
         return self.finding(
             flagged[0],
@@ -169,7 +174,21 @@ class PinMemoryWithoutWorkers(Rule):
         )
 
 
-def _builds_items(dataset: Value | None) -> bool:
+def _loads_its_items(facts, dataset: Value | None) -> bool:
     """Whether the loader's dataset is an instance of a ``Dataset`` class of the project
-    (the workspace's own ``__getitem__`` builds each item on access)."""
-    return dataset is not None and dataset.kind is Kind.DATASET and dataset.class_name is not None
+    whose ``__getitem__`` reads or decodes each item on access (TW004's test)."""
+    if dataset is None or dataset.kind is not Kind.DATASET or dataset.class_name is None:
+        return False
+    index = _defining_index(facts, dataset.class_name)
+    return index is not None and loads_samples(index, dataset.class_name)
+
+
+def _defining_index(facts, class_name: str):
+    """The static index of the module that defines ``class_name``: this file's, or that of
+    the project module it was imported from (the cross-file session records the owner of
+    each imported class it followed); None when neither is known."""
+    if class_name in facts.index.classes:
+        return facts.index
+    project = getattr(facts.analyzer, "project", None)
+    owner = project.session.owners.get(class_name) if project is not None else None
+    return owner.index if owner is not None else None

@@ -78,9 +78,7 @@ def test_json_carries_hints_with_their_severity(project, torchward):
         ("TW003", "warning"),
         ("TW023", "hint"),
     ]
-    rows = json.loads(
-        torchward("check", "--no-cache", "--format", "json", "--statistics", ".").out
-    )
+    rows = json.loads(torchward("check", "--no-cache", "--format", "json", "--statistics", ".").out)
     assert {row["code"]: row["severities"] for row in rows}["TW023"] == {"hint": 1}
 
 
@@ -103,9 +101,7 @@ def test_github_annotations_and_junit_cases_leave_hints_out(project, torchward):
     assert [line.split(",title=")[1].split("::")[0] for line in annotations] == [
         "TW003 missing-zero-grad"
     ]
-    suites = ElementTree.fromstring(
-        torchward("check", "--no-cache", "--format", "junit", ".").out
-    )
+    suites = ElementTree.fromstring(torchward("check", "--no-cache", "--format", "junit", ".").out)
     by_file = {suite.get("name"): suite for suite in suites}
     assert by_file["ckpt.py"].get("failures") == "0"
     assert by_file["ckpt.py"].find("testcase/failure") is None

@@ -1,9 +1,10 @@
 """The kinds of note the issue-28 sample judged not worth a user's time are hints now,
 and the kinds it judged useful stay notes (docs/triage/notes-sample.md).
 
-- TW015 over a dataset that no ``Dataset`` class of the project builds (tokenised
-  batches prepared by a library, a list): a hint. Over the project's own class that
-  opens an image per item: a note, even when the class lives in another module.
+- TW015 over a dataset whose items nothing of the project reads or decodes (tokenised
+  batches prepared by a library, a toy class that indexes tensors already in memory):
+  a hint. Over the project's own class that opens an image per item: a note, even when
+  the class lives in another module.
 - TW023 where a notebook reloads the ``state_dict`` it saved itself a few cells
   earlier: a hint. The same load of a path nothing in the project writes: a warning.
 """
@@ -41,6 +42,22 @@ LOADER_OVER_TOKENS = (
 )
 
 
+IN_MEMORY = (
+    "import torch\n"
+    "from torch.utils.data import DataLoader, Dataset\n"
+    "class Pairs(Dataset):\n"
+    "    def __init__(self, xs, ys):\n"
+    "        self.xs, self.ys = xs, ys\n"
+    "    def __len__(self):\n"
+    "        return len(self.ys)\n"
+    "    def __getitem__(self, index):\n"
+    "        return self.xs[index], self.ys[index]\n"
+    "def loader():\n"
+    "    pairs = Pairs(torch.randn(5, 2), torch.tensor([0, 1, 0, 1, 1]))\n"
+    "    return DataLoader(pairs, batch_size=2, pin_memory=True)\n"
+)
+
+
 def _found(torchward, *args):
     findings = json.loads(torchward("check", "--no-cache", "--format", "json", *args).out)
     return sorted((f["path"], f["code"], f["line"], f["severity"]) for f in findings)
@@ -52,9 +69,11 @@ def test_pinning_without_workers_is_a_note_only_over_the_projects_own_item_build
     write(project, "frames.py", IMAGES)
     write(project, "setup.py", LOADER_OVER_FRAMES)
     write(project, "text.py", LOADER_OVER_TOKENS)
+    write(project, "toy.py", IN_MEMORY)
     assert _found(torchward, "--select", "TW015", ".") == [
         ("setup.py", "TW015", 6, "note"),
         ("text.py", "TW015", 3, "hint"),
+        ("toy.py", "TW015", 12, "hint"),
     ]
 
 

@@ -22,6 +22,7 @@ NAME = "check"
 HELP = "Check Python files for silent PyTorch training bugs."
 ORDER = 10
 
+
 def configure(parser: argparse.ArgumentParser) -> None:
     from ..config import FAIL_ON
 

@@ -136,9 +136,8 @@ def _summary(result, paint: Painter, show_hints: bool) -> str:
         text = f"Found {plural(total, 'finding')} ({parts}) in {with_findings} of {files} checked{cached}."
     hints = counts["hint"]
     if hints:
-        text += f" Also {plural(hints, 'hint')}." if show_hints else (
-            f" {plural(hints, 'hint')} not shown (--show-hints)."
-        )
+        shown_or_not = "" if show_hints else " not shown (--show-hints)"
+        text += f" {'Also ' if show_hints else ''}{plural(hints, 'hint')}{shown_or_not}."
     broken = sum(1 for report in result.reports if report.problems)
     if broken:
         text += f" {plural(broken, 'file')} could not be fully analysed."

@@ -12,9 +12,16 @@ gradients).
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from xml.etree import ElementTree
 
+import jsonschema
+
 from .projects import pyproject, write
+
+SARIF_SCHEMA = json.loads(
+    (Path(__file__).parent / "fixtures" / "sarif-schema-2.1.0-subset.json").read_text()
+)
 
 OWN_CHECKPOINT = (
     "import torch\n"
@@ -85,6 +92,7 @@ def test_json_carries_hints_with_their_severity(project, torchward):
 def test_sarif_gives_a_hint_level_none_as_an_informational_result(project, torchward):
     _project(project)
     log = json.loads(torchward("check", "--no-cache", "--format", "sarif", ".").out)
+    jsonschema.Draft7Validator(SARIF_SCHEMA).validate(log)
     results = {r["ruleId"]: r for r in log["runs"][0]["results"]}
     hint, warning = results["TW023"], results["TW003"]
     assert (hint["level"], hint["kind"], hint["properties"]["severity"]) == (

@@ -39,7 +39,12 @@ class Severity(str, enum.Enum):
         return _RANKS[self.value]
 
     def lowered(self) -> Severity:
-        """One step less severe; a hint stays a hint."""
+        """One step less severe, down to a note: a note stays a note and a hint a hint.
+
+        Low confidence lowers a finding (``Rule.finding``), but a note does not become a
+        hint for it: a hint is a judgement that the finding, even when right, is rarely
+        worth acting on, which each rule makes by evidence (issue 28), not by confidence.
+        """
         return _LOWERED[self.value]
 
 
@@ -47,7 +52,7 @@ _RANKS = {"hint": 0, "note": 1, "warning": 2, "error": 3}
 _LOWERED = {
     "error": Severity.WARNING,
     "warning": Severity.NOTE,
-    "note": Severity.HINT,
+    "note": Severity.NOTE,
     "hint": Severity.HINT,
 }
 

@@ -56,10 +56,12 @@ class PinMemoryWithoutWorkers(Rule):
     Only literal arguments count: a `num_workers` taken from a variable or `**kwargs`
     is assumed to be non-zero. Whether `__getitem__` loads its items is read from the
     names it calls (`open`, `read…`, `decode`, `Image.`, `transform…`, ...), not
-    measured. A library dataset that decodes per item (torchvision's `ImageFolder`) is
-    not recognised and gets a hint. One note (and one hint) per file: further loaders of the same kind are listed as
-    its evidence (and fixed one at a time). Notes are for tuning; they never gate a
-    build unless configured to.
+    measured. A library dataset that decodes per item (torchvision's `ImageFolder`), or
+    a project dataset that reaches the loader through a configuration system the
+    analysis does not follow (labml's `@option`), is not recognised and gets a hint.
+    One note (and one hint) per file: further loaders of the same kind are listed as its
+    evidence (and fixed one at a time). Notes are for tuning; they never gate a build
+    unless configured to.
     """
 
     code = "TW015"

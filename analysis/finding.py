@@ -20,22 +20,41 @@ import attrs
 
 
 class Severity(str, enum.Enum):
-    """How bad the bug is when the finding is right."""
+    """How bad the bug is when the finding is right.
+
+    ``hint`` is below ``note``: right about the code, but rarely worth acting on (a
+    sampled kind of note that maintainers would not act on, issue 28). Editors show hints
+    faintly and outside the problem count, ``torchward check`` hides them unless asked
+    (``--show-hints``), and no ``--fail-on`` threshold ever reaches them.
+    """
 
     ERROR = "error"
     WARNING = "warning"
     NOTE = "note"
+    HINT = "hint"
 
     @property
     def rank(self) -> int:
         """Higher is worse: used for ``--fail-on`` thresholds."""
-        return {"note": 0, "warning": 1, "error": 2}[self.value]
+        return _RANKS[self.value]
 
     def lowered(self) -> Severity:
-        """One step less severe; a note stays a note."""
-        return {"error": Severity.WARNING, "warning": Severity.NOTE, "note": Severity.NOTE}[
-            self.value
-        ]
+        """One step less severe, down to a note: a note stays a note and a hint a hint.
+
+        Low confidence lowers a finding (``Rule.finding``), but a note does not become a
+        hint for it: a hint is a judgement that the finding, even when right, is rarely
+        worth acting on, which each rule makes by evidence (issue 28), not by confidence.
+        """
+        return _LOWERED[self.value]
+
+
+_RANKS = {"hint": 0, "note": 1, "warning": 2, "error": 3}
+_LOWERED = {
+    "error": Severity.WARNING,
+    "warning": Severity.NOTE,
+    "note": Severity.NOTE,
+    "hint": Severity.HINT,
+}
 
 
 class Confidence(str, enum.Enum):

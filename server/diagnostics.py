@@ -4,9 +4,9 @@ Everything that turns a :class:`~torchward.analysis.Finding` or a
 :class:`~torchward.analysis.Problem` into protocol values happens here: 1-based lines
 become 0-based, code-point columns become the client's units (through
 :class:`.encoding.ColumnCodec`), severities map error → Error, warning → Warning,
-note → Information, evidence becomes ``relatedInformation`` and the finding itself,
-fixes included, travels in ``data`` so that code actions never re-lint (ruff_server's
-model). Ranges are clamped to the document, so a finding that an edit left behind can
+note → Information, hint → Hint (drawn faintly, outside the Problems count), evidence
+becomes ``relatedInformation`` and the finding itself, fixes included, travels in
+``data`` so that code actions never re-lint (ruff_server's model). Ranges are clamped to the document, so a finding that an edit left behind can
 never point outside it.
 """
 
@@ -33,10 +33,11 @@ SOURCE = "torchward"
 # left out and "Explain" shows the documentation inside the editor.
 DOCS_URL_LABEL = "rules"
 
-SEVERITIES = {  # by Severity value: error / warning / note
+SEVERITIES = {  # by Severity value; an editor draws a hint faintly, outside the problem count
     "error": types.DiagnosticSeverity.Error,
     "warning": types.DiagnosticSeverity.Warning,
     "note": types.DiagnosticSeverity.Information,
+    "hint": types.DiagnosticSeverity.Hint,
 }
 
 

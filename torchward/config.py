@@ -25,7 +25,9 @@ import attrs
 from .discovery import DEFAULT_EXCLUDE
 from .errors import ConfigError
 
-SEVERITIES = ("error", "warning", "note")
+SEVERITIES = ("error", "warning", "note", "hint")
+#: what ``fail-on`` may name: every severity but ``hint``, which never fails a run
+FAIL_ON = SEVERITIES[:-1]
 _SELECTOR = re.compile(r"^(?:ALL|[A-Z]+[0-9]*)$")
 _CODE = re.compile(r"^[A-Z]+[0-9]+$")
 
@@ -137,7 +139,7 @@ def _per_file_ignores(value: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
 
 def _severity_overrides(value: Any) -> tuple[tuple[str, str], ...]:
     if not isinstance(value, dict):
-        raise ValueError('expected a table of code = "error" | "warning" | "note"')
+        raise ValueError('expected a table of code = "error" | "warning" | "note" | "hint"')
     overrides = []
     for code, level in value.items():
         (normalized,) = normalize_selectors([code])
@@ -170,6 +172,14 @@ def validate_gpu_name(value: str) -> str:
 def _severity(value: Any) -> str:
     if value not in SEVERITIES:
         raise ValueError(f"expected one of {', '.join(SEVERITIES)}, got {value!r}")
+    return value
+
+
+def _fail_on(value: Any) -> str:
+    if value not in FAIL_ON:
+        raise ValueError(
+            f"expected one of {', '.join(FAIL_ON)} (hints never fail a run), got {value!r}"
+        )
     return value
 
 
@@ -217,7 +227,7 @@ SCHEMA: dict[str, Callable[[Any], Any]] = {
     "ignore": _selectors,
     "per-file-ignores": _per_file_ignores,
     "severity": _severity_overrides,
-    "fail-on": _severity,
+    "fail-on": _fail_on,
     "exclude": _patterns,
     "extend-exclude": _patterns,
     "target-gpu": _gpu_name,

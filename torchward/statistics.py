@@ -1,4 +1,5 @@
-"""Counts over a run: per code for ``--statistics``, per severity for the summary line."""
+"""Counts over a run: per code for ``--statistics``, per severity for the summary line,
+and which severities the human-readable formats list by default (hints only on request)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ from collections.abc import Iterable
 
 import attrs
 
-SEVERITY_ORDER = ("error", "warning", "note")
+SEVERITY_ORDER = ("error", "warning", "note", "hint")
+#: the severities ``torchward check`` reports by default: a hint is shown only when asked
+#: for (``--show-hints``) and is counted apart from the findings in the summary line
+REPORTED = ("error", "warning", "note")
 
 
 @attrs.frozen
@@ -36,6 +40,11 @@ def count_by_code(reports: Iterable) -> list[CodeCount]:
         for code, counts in per_code.items()
     ]
     return sorted(rows, key=lambda row: (-row.count, row.code))
+
+
+def shown(findings: Iterable, show_hints: bool) -> list:
+    """The findings a human-readable format lists: hints only with ``--show-hints``."""
+    return [f for f in findings if show_hints or f.severity.value in REPORTED]
 
 
 def count_by_severity(reports: Iterable) -> Counter:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from ..events import EventKind
-from ..finding import Applicability, Evidence, Severity
+from ..finding import Applicability, Evidence, Finding, Severity, Span
 from ..rule import Fixed, Invalid, Rule
 from ..structure import events
+from ..values import Kind, Value
+from .dataloader_tuning import loads_samples
 
 
 class PinMemoryWithoutWorkers(Rule):
@@ -38,11 +40,28 @@ class PinMemoryWithoutWorkers(Rule):
     state and `if __name__ == "__main__":` guards (on spawn platforms) become the
     author's concern, and the right count depends on the machine.
 
+    ## When it is a note, and when a hint
+    The extra copy matters when building a batch already costs the training process
+    real time: a `Dataset` class of the project whose `__getitem__` reads, decodes,
+    tokenises or transforms each item (images opened from disk; the same test as
+    TW004's), work that workers would move off the step. Such a loader gets a **note**.
+    A loader over anything else (a tokenised or preprocessed dataset from a library, a
+    `TensorDataset`, a class that only indexes tensors already in memory, a list, a
+    value the analysis cannot trace) gets a **hint**: there the pinning copy costs about
+    what the driver's own staging copy would, and a sample of such notes on real
+    projects found none worth acting on (docs/triage/notes-sample.md). `torchward check`
+    lists hints only with `--show-hints`.
+
     ## Known limitations
     Only literal arguments count: a `num_workers` taken from a variable or `**kwargs`
-    is assumed to be non-zero. One note per file: further loaders with the same setting
-    are listed as its evidence (and fixed one at a time). Notes are for tuning; they
-    never gate a build unless configured to.
+    is assumed to be non-zero. Whether `__getitem__` loads its items is read from the
+    names it calls (`open`, `read…`, `decode`, `Image.`, `transform…`, ...), not
+    measured. A library dataset that decodes per item (torchvision's `ImageFolder`), or
+    a project dataset that reaches the loader through a configuration system the
+    analysis does not follow (labml's `@option`), is not recognised and gets a hint.
+    One note (and one hint) per file: further loaders of the same kind are listed as its
+    evidence (and fixed one at a time). Notes are for tuning; they never gate a build
+    unless configured to.
     """
 
     code = "TW015"
@@ -61,10 +80,28 @@ class PinMemoryWithoutWorkers(Rule):
         _HEAD + "def make(ds):\n    return DataLoader(ds, pin_memory=False, num_workers=0)\n",
         _HEAD + "def make(ds, pin):\n    return DataLoader(ds, pin_memory=pin)\n",
     )
+    _IMAGES = (
+        "from torch.utils.data import DataLoader, Dataset\nfrom PIL import Image\n"
+        "class Images(Dataset):\n    def __init__(self, paths):\n        self.paths = paths\n"
+        "    def __len__(self):\n        return len(self.paths)\n"
+        "    def __getitem__(self, i):\n        return Image.open(self.paths[i])\n"
+    )
     INVALID = (
+        # a Dataset class of the project builds each item: the pinning copy lands on the step
+        Invalid(
+            _IMAGES
+            + "def make(paths):\n    return DataLoader(Images(paths), batch_size=8, pin_memory=True)\n",
+            Severity.NOTE,
+            line=11,
+            fixed=Fixed(
+                _IMAGES + "def make(paths):\n    return DataLoader(Images(paths), batch_size=8)\n",
+                Applicability.UNSAFE,
+            ),
+        ),
+        # a dataset the analysis cannot trace to such a class: a hint
         Invalid(
             _HEAD + "def make(ds):\n    return DataLoader(ds, batch_size=8, pin_memory=True)\n",
-            Severity.NOTE,
+            Severity.HINT,
             line=3,
             fixed=Fixed(
                 _HEAD + "def make(ds):\n    return DataLoader(ds, batch_size=8)\n",
@@ -80,8 +117,10 @@ class PinMemoryWithoutWorkers(Rule):
                 Applicability.UNSAFE,
             ),
         ),
+        # a list: cheap items, a hint
         Invalid(
             "import torch.utils.data as tud\nloader = tud.DataLoader(\n    list(range(8)),\n    batch_size=2,\n    pin_memory=True,\n)\n",
+            Severity.HINT,
             line=2,
             fixed=Fixed(
                 "import torch.utils.data as tud\nloader = tud.DataLoader(\n    list(range(8)),\n    batch_size=2,\n)\n",
@@ -97,25 +136,61 @@ class PinMemoryWithoutWorkers(Rule):
     )
 
     def check(self, facts):
-        flagged = sorted(
-            {
-                built.span
-                for _, built in events(facts, EventKind.LOADER_BUILT)
-                if built.call is not None
-                and not built.call.opaque_arguments
-                and built.call.pin_memory is True
-                and not (built.call.workers_given and built.call.workers != 0)
-            }
-        )
-        if not flagged:
-            return
-        # one note per file: the first loader, the others as its evidence
+        costly: set[Span] = set()  # over a project Dataset that loads its items: a note
+        cheap: set[Span] = set()  # over anything else: a hint
+        for _, built in events(facts, EventKind.LOADER_BUILT):
+            call = built.call
+            if (
+                call is None
+                or call.opaque_arguments
+                or call.pin_memory is not True
+                or (call.workers_given and call.workers != 0)
+            ):
+                continue
+            (costly if _loads_its_items(facts, built.value) else cheap).add(built.span)
+        cheap -= costly  # one loader seen over both (two paths): the note decides
+        if costly:
+            yield self._finding(sorted(costly), Severity.NOTE)
+        if cheap:
+            yield self._finding(sorted(cheap), Severity.HINT)
+
+    def _finding(self, flagged: list[Span], severity: Severity) -> Finding:
+        # one per file and severity: the first loader, the others as its evidence
         others = [Evidence(span, "another loader pinned without workers") for span in flagged[1:]]
         more = f" ({len(others)} more loader(s) in this file do the same.)" if others else ""
-        yield self.finding(
-            flagged[0],
-            "`pin_memory=True` with no loader workers: each batch is copied into pinned memory in the "
-            "training process, between steps, which adds a copy instead of hiding one. Give the loader "
-            "workers (`num_workers=4`) or drop `pin_memory`." + more,
-            evidence=others,
+        why = (
+            "each item is read or decoded by the dataset's own code, and each batch then copied "
+            "into pinned memory in the training process, between steps, which adds a copy "
+            "instead of hiding one"
+            if severity is Severity.NOTE
+            else "each batch is copied into pinned memory in the training process, between "
+            "steps; with items that cost little to build (no Dataset class of this project reads "
+            "or decodes them) that copy is small, so this is only a hint"
         )
+        return self.finding(
+            flagged[0],
+            f"`pin_memory=True` with no loader workers: {why}. Give the loader workers "
+            "(`num_workers=4`) or drop `pin_memory`." + more,
+            evidence=others,
+            severity=severity,
+        )
+
+
+def _loads_its_items(facts, dataset: Value | None) -> bool:
+    """Whether the loader's dataset is an instance of a ``Dataset`` class of the project
+    whose ``__getitem__`` reads or decodes each item on access (TW004's test)."""
+    if dataset is None or dataset.kind is not Kind.DATASET or dataset.class_name is None:
+        return False
+    index = _defining_index(facts, dataset.class_name)
+    return index is not None and loads_samples(index, dataset.class_name)
+
+
+def _defining_index(facts, class_name: str):
+    """The static index of the module that defines ``class_name``: this file's, or that of
+    the project module it was imported from (the cross-file session records the owner of
+    each imported class it followed); None when neither is known."""
+    if class_name in facts.index.classes:
+        return facts.index
+    project = getattr(facts.analyzer, "project", None)
+    owner = project.session.owners.get(class_name) if project is not None else None
+    return owner.index if owner is not None else None

@@ -32,7 +32,9 @@ class UnsafeTorchLoad(Rule):
       is flagged too.
     - A load of a file the project itself writes with `torch.save` (the same path
       expression in the module, the same literal file name in the project, or the keys
-      it reads all among the keys of a saved dict) is a note, not a warning.
+      it reads all among the keys of a saved dict) is a hint, not a warning: the
+      arbitrary-code risk is about files from elsewhere, and a sample of such loads on
+      real projects found none worth acting on (docs/triage/notes-sample.md).
 
     ## Why is this bad?
     Unpickling runs any code the file carries: a checkpoint downloaded from a model hub,
@@ -67,7 +69,7 @@ class UnsafeTorchLoad(Rule):
 
     ## Known limitations
     Deliberate cases it stays quieter on: a load of the project's own checkpoint (a
-    note); an explicit `weights_only=True`, or one passed as a variable; a call that
+    hint, which `torchward check` lists only with `--show-hints`); an explicit `weights_only=True`, or one passed as a variable; a call that
     unpacks `*args`/`**kwargs`, which may carry `weights_only` (timm-style loaders build
     their keyword arguments first). With several requirement files in the deciding
     folder the weakest lower bound decides. A `state_dict()` is taken to hold tensors
@@ -107,12 +109,12 @@ class UnsafeTorchLoad(Rule):
             line=3,
             fixed=None,
         ),
-        # the module saves a state_dict at the same path: a note, and weights_only=True is proven
+        # the module saves a state_dict at the same path: a hint, and weights_only=True is proven
         Invalid(
             _HEAD
             + _SAVE
             + "def restore(model, path):\n    state = torch.load(path, map_location='cpu')\n    model.load_state_dict(state)\n    model.eval()\n",
-            Severity.NOTE,
+            Severity.HINT,
             line=6,
             fixed=Fixed(
                 _HEAD
@@ -124,7 +126,7 @@ class UnsafeTorchLoad(Rule):
         Invalid(
             "from torch import load as tload, save\ndef keep(model, epoch):\n    save({'model': model.state_dict(), 'epoch': epoch + 1}, 'last.pt')\n"
             "def restore(model):\n    model.load_state_dict(\n        tload(\n            'runs/last.pt',\n        )['model']\n    )\n    model.eval()\n",
-            Severity.NOTE,
+            Severity.HINT,
             line=6,
             fixed=None,  # ``epoch`` is a parameter of keep(): not proven a number
         ),
@@ -133,7 +135,7 @@ class UnsafeTorchLoad(Rule):
             _HEAD
             + "def save(model, args):\n    torch.save({'model': model.state_dict(), 'args': args}, 'ckpt.pt')\n\n"
             "def restore(model):\n    ckpt = torch.load('ckpt.pt')\n    model.load_state_dict(ckpt['model'])\n    model.eval()\n",
-            Severity.NOTE,
+            Severity.HINT,
             line=6,
             fixed=None,
         ),
@@ -182,7 +184,7 @@ class UnsafeTorchLoad(Rule):
                 span,
                 _message(explicit, version, source, facts.path),
                 evidence=evidence,
-                severity=Severity.NOTE if source.writes else Severity.WARNING,
+                severity=Severity.HINT if source.writes else Severity.WARNING,
                 proofs=[Proof.TENSOR_CHECKPOINT] if source.tensors_only and not explicit else [],
             )
 
@@ -227,7 +229,7 @@ def _message(explicit: bool, version: TorchVersion | None, source: Provenance, p
         where = "this file" if _same_file(write.path, path) else os.path.basename(write.path)
         text += (
             f" The project writes this file itself (`torch.save` in {where}:{write.line}): a "
-            "deliberate load of its own checkpoint, reported as a note."
+            "deliberate load of its own checkpoint, reported as a hint."
         )
     return text
 

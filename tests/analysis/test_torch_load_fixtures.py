@@ -4,7 +4,7 @@ From rasbt/LLMs-from-scratch (``pkg/llms_from_scratch/tests/test_qwen3.py``): a
 session fixture saves a seeded model's ``state_dict()`` under a temporary folder and
 returns the path; each test takes the fixture by parameter name and loads it. pytest
 passes a fixture's return value to the parameter of the same name, so the path the test
-loads is the path the fixture wrote: a load of the project's own checkpoint (a note, with
+loads is the path the fixture wrote: a load of the project's own checkpoint (a hint, with
 the ``weights_only=True`` fix proven: a ``state_dict`` only), not a file from outside.
 The twins keep the warning: a fixture that hands over a downloaded file, and a parameter
 no fixture of the module provides.
@@ -77,9 +77,9 @@ def _findings(tmp_path: Path, source: str):
     return analyze_source(source, str(test), LintSettings(select=("TW023",))).findings
 
 
-def test_a_load_of_what_the_tests_fixture_wrote_is_a_note_with_a_proven_fix(tmp_path: Path):
+def test_a_load_of_what_the_tests_fixture_wrote_is_a_hint_with_a_proven_fix(tmp_path: Path):
     (finding,) = _findings(tmp_path, FIXTURE_WRITES)
-    assert (finding.span.line, finding.severity) == (16, Severity.NOTE)
+    assert (finding.span.line, finding.severity) == (16, Severity.HINT)
     assert "The project writes this file itself (`torch.save` in this file:10)" in finding.message
     assert Proof.TENSOR_CHECKPOINT in finding.proofs
 

@@ -1,5 +1,5 @@
 """TW023 as a policy: the declared torch version decides, and the project's own checkpoints
-are notes whose ``weights_only=True`` fix is offered only when their content is proven.
+are hints whose ``weights_only=True`` fix is offered only when their content is proven.
 
 Each case builds a small project on disk (a ``.git`` folder marks its root) and checks
 the exact finding: code, line, severity, message and where the evidence points.
@@ -173,13 +173,13 @@ LOADER = (
 )
 
 
-def test_a_load_of_the_projects_own_checkpoint_is_a_note(tmp_path):
+def test_a_load_of_the_projects_own_checkpoint_is_a_hint(tmp_path):
     _project(tmp_path, {"requirements.txt": "torch>=2.0\n", "src/train.py": SAVER})
     (finding,) = _check(tmp_path, LOADER, "src/resume.py")
-    assert (finding.code, finding.span.line, finding.severity) == ("TW023", 3, Severity.NOTE)
+    assert (finding.code, finding.span.line, finding.severity) == ("TW023", 3, Severity.HINT)
     assert finding.message.endswith(
         " The project writes this file itself (`torch.save` in train.py:7): a deliberate load "
-        "of its own checkpoint, reported as a note."
+        "of its own checkpoint, reported as a hint."
     )
     _, written = finding.evidence
     assert written.path == str(tmp_path / "src/train.py")
@@ -193,7 +193,7 @@ def test_weights_only_is_offered_when_the_same_file_is_written_with_tensors_only
     loader = LOADER.replace("torch.load(path,", "torch.load('out/last.pth',")
     _project(tmp_path, {"requirements.txt": "torch>=2.0\n", "src/train.py": SAVER})
     (finding,) = _check(tmp_path, loader, "src/resume.py")
-    assert finding.severity is Severity.NOTE
+    assert finding.severity is Severity.HINT
     assert Proof.TENSOR_CHECKPOINT in finding.proofs
     (fix,) = fixes_for(loader, finding)
     assert fix.applicability is Applicability.UNSAFE
@@ -217,7 +217,7 @@ def test_no_fix_when_a_write_holds_more_than_tensors(tmp_path, saved):
     loader = "import torch\ndef restore(model):\n    model.load_state_dict(torch.load('runs/ckpt.pt')['model'])\n    model.eval()\n"
     _project(tmp_path, {"requirements.txt": "torch>=2.0\n", "src/keep.py": saver})
     (finding,) = _check(tmp_path, loader, "src/restore.py")
-    assert finding.severity is Severity.NOTE
+    assert finding.severity is Severity.HINT
     assert Proof.TENSOR_CHECKPOINT not in finding.proofs
     assert fixes_for(loader, finding) == ()
 
@@ -285,7 +285,7 @@ def test_a_checkpoint_saved_through_a_helper_is_the_projects_own(tmp_path):
     """The saved dict is built at the helper's call: its keys are what the resume reads."""
     _project(tmp_path, {"requirements.txt": "torch>=1.8\n"})
     (finding,) = _check(tmp_path, IMAGENET_STYLE)
-    assert (finding.span.line, finding.severity) == (9, Severity.NOTE)
+    assert (finding.span.line, finding.severity) == (9, Severity.HINT)
     assert "(`torch.save` in this file:4)" in finding.message
     assert fixes_for(IMAGENET_STYLE, finding) == ()  # ``args.arch`` and a parameter: not proven
 
@@ -306,12 +306,12 @@ def test_a_file_name_held_in_a_constant_names_the_same_file(tmp_path):
     )
     _project(tmp_path, {"requirements.txt": "torch>=1.8\n", "src/keep.py": saver})
     (finding,) = _check(tmp_path, loader, "src/best.py")
-    assert (finding.span.line, finding.severity) == (6, Severity.NOTE)
+    assert (finding.span.line, finding.severity) == (6, Severity.HINT)
     assert Proof.TENSOR_CHECKPOINT in finding.proofs
 
 
 def test_a_helper_parameter_never_proves_the_content(tmp_path):
-    """Other modules may call ``keep`` with anything: only a note, no fix."""
+    """Other modules may call ``keep`` with anything: only a hint, no fix."""
     source = (
         "import torch\n"
         "def keep(state, path='last.pt'):\n    torch.save(state, path)\n"
@@ -320,7 +320,7 @@ def test_a_helper_parameter_never_proves_the_content(tmp_path):
     )
     _project(tmp_path, {"requirements.txt": "torch>=1.8\n"})
     (finding,) = _check(tmp_path, source)
-    assert (finding.span.line, finding.severity) == (6, Severity.NOTE)
+    assert (finding.span.line, finding.severity) == (6, Severity.HINT)
     assert Proof.TENSOR_CHECKPOINT not in finding.proofs
 
 
@@ -332,7 +332,7 @@ def test_a_save_with_keyword_arguments_is_a_write(tmp_path):
     )
     _project(tmp_path, {"requirements.txt": "torch>=1.8\n"})
     (finding,) = _check(tmp_path, source)
-    assert (finding.span.line, finding.severity) == (5, Severity.NOTE)
+    assert (finding.span.line, finding.severity) == (5, Severity.HINT)
     assert Proof.TENSOR_CHECKPOINT in finding.proofs
 
 
@@ -351,7 +351,7 @@ def test_a_namespace_in_the_checkpoint_is_named_with_its_allow_list(tmp_path):
     )
     _project(tmp_path, {"requirements.txt": "torch>=1.8\n"})
     (finding,) = _check(tmp_path, source)
-    assert (finding.span.line, finding.severity) == (10, Severity.NOTE)
+    assert (finding.span.line, finding.severity) == (10, Severity.HINT)
     assert (
         " The checkpoint holds `argparse.Namespace`: to load it with `weights_only=True`, allow-list "
         "it first with `torch.serialization.add_safe_globals([argparse.Namespace])`."
@@ -373,5 +373,5 @@ def test_a_field_of_the_namespace_is_not_the_namespace(tmp_path):
     )
     _project(tmp_path, {"requirements.txt": "torch>=1.8\n"})
     (finding,) = _check(tmp_path, source)
-    assert finding.severity is Severity.NOTE
+    assert finding.severity is Severity.HINT
     assert "add_safe_globals" not in finding.message  # a call's arguments are not its result

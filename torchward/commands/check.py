@@ -5,7 +5,9 @@ which files (:mod:`torchward.discovery`), which rules per file
 (:mod:`torchward.selection`), cached or parallel analysis (:mod:`torchward.runner`,
 :mod:`torchward.cache`), output (:mod:`torchward.reporters`). Exit status: 0 when
 nothing is at or above ``--fail-on``, 1 when something is (or a file could not be
-analysed), 2 for usage, configuration and internal errors.
+analysed), 2 for usage, configuration and internal errors. Hints never fail a run:
+``--fail-on`` stops at ``note``, and the human-readable formats list hints only with
+``--show-hints`` (JSON and SARIF always carry them).
 """
 
 from __future__ import annotations
@@ -20,10 +22,10 @@ NAME = "check"
 HELP = "Check Python files for silent PyTorch training bugs."
 ORDER = 10
 
-SEVERITY_RANK = {"note": 0, "warning": 1, "error": 2}
-
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    from ..config import FAIL_ON
+
     parser.add_argument(
         "paths", nargs="*", metavar="PATH", help="files or directories (default: .)"
     )
@@ -41,8 +43,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--fail-on",
-        choices=("error", "warning", "note"),
-        help="lowest severity that makes the exit status 1 (default: error)",
+        choices=FAIL_ON,
+        help="lowest severity that makes the exit status 1 (default: error); hints never do",
+    )
+    parser.add_argument(
+        "--show-hints",
+        action="store_true",
+        help="list hints too in the terminal and grouped formats (JSON and SARIF always hold them)",
     )
     parser.add_argument(
         "--exit-zero", action="store_true", help="exit 0 even when there are findings"
@@ -115,9 +122,11 @@ def exit_status(result, fail_on: str, exit_zero: bool) -> int:
         return 2
     if exit_zero:
         return 0
-    threshold = SEVERITY_RANK[fail_on]
+    from ..analysis import Severity
+
+    threshold = Severity(fail_on).rank
     failing = any(
-        SEVERITY_RANK[finding.severity.value] >= threshold
+        finding.severity.rank >= threshold
         for report in result.reports
         for finding in report.findings
     )
@@ -194,6 +203,7 @@ def run(args: argparse.Namespace) -> int:
         errors=sys.stderr,
         statistics=args.statistics,
         colour=should_colour(sys.stdout),
+        show_hints=args.show_hints,
     )
     status = exit_status(result, args.fail_on or config.fail_on, args.exit_zero)
     if args.fix or args.unsafe_fixes:

@@ -5,7 +5,9 @@ Each finding becomes ``::error file=…,line=…,col=…,endLine=…,endColumn=�
 into annotations on the pull request's diff. Values are escaped as the runner expects
 (``%``, CR and LF everywhere; ``:`` and ``,`` in properties too), so a message with a
 colon or a newline cannot cut the command short. Files that could not be analysed are
-annotated as errors. A notebook cell has no line of the ``.ipynb`` file to point at, so
+annotated as errors. Hints are never annotated: an annotation is a request for a
+reviewer's attention, which a hint does not make (``--format json`` or ``sarif`` carry
+them). A notebook cell has no line of the ``.ipynb`` file to point at, so
 its findings annotate the notebook as a whole, their message starting with the cell and
 line. See https://docs.github.com/actions/reference/workflow-commands-for-github-actions.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from ..notebook import split_cell
+from ..statistics import shown
 
 LEVELS = {"error": "error", "warning": "warning", "note": "notice"}
 
@@ -45,10 +48,16 @@ def annotation(
 
 
 def write(
-    result, stream: TextIO, *, errors: TextIO, statistics: bool = False, colour: bool = False
+    result,
+    stream: TextIO,
+    *,
+    errors: TextIO,
+    statistics: bool = False,
+    colour: bool = False,
+    show_hints: bool = False,
 ) -> None:
     for report in result.reports:
-        for finding in report.findings:
+        for finding in shown(report.findings, False):  # never hints, whatever is asked
             path, cell = split_cell(finding.path)
             span, title = finding.span, f"{finding.code} {finding.name}"
             if cell is None:

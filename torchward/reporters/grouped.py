@@ -9,23 +9,31 @@
     Found 2 findings (1 error, 1 warning) in 1 of 3 files checked.
 
 Notebook findings are grouped under their cell (``nb.ipynb:cell 3:``). Files that could
-not be analysed follow, then the summary line of the terminal format.
+not be analysed follow, then the summary line of the terminal format. Hints are listed
+only with ``--show-hints``, as in the terminal format.
 """
 
 from __future__ import annotations
 
 from typing import TextIO
 
+from ..statistics import shown
 from .terminal import Painter, finish
 
 
 def write(
-    result, stream: TextIO, *, errors: TextIO, statistics: bool = False, colour: bool = False
+    result,
+    stream: TextIO,
+    *,
+    errors: TextIO,
+    statistics: bool = False,
+    colour: bool = False,
+    show_hints: bool = False,
 ) -> None:
     paint = Painter(colour)
     groups: dict[str, list] = {}
     for report in result.reports:
-        for finding in report.findings:
+        for finding in shown(report.findings, show_hints):
             groups.setdefault(finding.path, []).append(finding)
     out: list[str] = []
     for path, findings in groups.items():
@@ -38,4 +46,4 @@ def write(
                 f"{paint(finding.severity.value, finding.severity.value)}  {finding.message}"
             )
         out.append("")
-    finish(out, result, paint, stream)
+    finish(out, result, paint, stream, show_hints)

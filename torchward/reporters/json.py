@@ -5,6 +5,8 @@ consumer can rely on one element type. Files that could not be analysed (syntax
 errors, unreadable or non-UTF-8 files) go to standard error as text lines and make the
 exit status 1; they are not findings of a rule. With ``--statistics`` the array holds
 one object per code instead: ``{code, name, count, severities: {error: n, ...}}``.
+Hints are always included, with ``"severity": "hint"`` (``--show-hints`` is for the
+human-readable formats): a consumer filters them as it likes.
 """
 
 from __future__ import annotations
@@ -30,7 +32,13 @@ def _finding(finding) -> dict:
 
 
 def write(
-    result, stream: TextIO, *, errors: TextIO, statistics: bool = False, colour: bool = False
+    result,
+    stream: TextIO,
+    *,
+    errors: TextIO,
+    statistics: bool = False,
+    colour: bool = False,
+    show_hints: bool = False,
 ) -> None:
     if statistics:
         payload = [

@@ -7,7 +7,8 @@ position, with ``file`` and ``line`` attributes) holding its ``failure`` (type: 
 code); a file without findings is one passing test case; each reason a file could not
 be analysed is a test case with an ``error``. The failure text holds the location and
 the evidence, as the terminal format prints them. The totals on ``testsuites`` and each
-``testsuite`` count those test cases.
+``testsuite`` count those test cases. Hints are left out: a hint is not a failure, and
+a dashboard cannot show anything milder.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import TextIO
 from xml.etree import ElementTree
 
 from ..notebook import location
+from ..statistics import shown
 
 
 def _case(suite: ElementTree.Element, path: str, name: str, line: int | None = None):
@@ -40,13 +42,20 @@ def _finding_case(suite: ElementTree.Element, path: str, finding) -> None:
 
 
 def write(
-    result, stream: TextIO, *, errors: TextIO, statistics: bool = False, colour: bool = False
+    result,
+    stream: TextIO,
+    *,
+    errors: TextIO,
+    statistics: bool = False,
+    colour: bool = False,
+    show_hints: bool = False,
 ) -> None:
     suites = ElementTree.Element("testsuites", name="torchward")
     totals = {"tests": 0, "failures": 0, "errors": 0}
     for report in result.reports:
         suite = ElementTree.SubElement(suites, "testsuite", name=report.path)
-        for finding in report.findings:
+        findings = shown(report.findings, False)  # never hints, whatever is asked
+        for finding in findings:
             _finding_case(suite, report.path, finding)
         for problem in report.problems:
             case = _case(suite, report.path, f"{problem.kind}: {report.path}")
@@ -54,11 +63,11 @@ def write(
                 case, "error", type=problem.kind, message=problem.message
             )
             error.text = problem.message
-        if not report.findings and not report.problems:
+        if not findings and not report.problems:
             _case(suite, report.path, report.path)
         counts = {
             "tests": len(suite),
-            "failures": len(report.findings),
+            "failures": len(findings),
             "errors": len(report.problems),
         }
         for key, value in counts.items():

@@ -12,6 +12,10 @@ Columns count Unicode code points (``run.columnKind = "unicodeCodePoints"``), as
 torchward's do; SARIF's default is UTF-16 units. Paths are relative URIs against
 ``%SRCROOT%`` (the directory torchward ran in), so the log is portable between
 checkouts. Files that could not be analysed become ``toolExecutionNotifications``.
+A hint (right, but rarely worth acting on) is a result of ``kind: "informational"`` and
+``level: "none"`` (SARIF 2.1.0 §3.27.9-10: a level other than ``none`` is for a result
+that is a problem), with ``properties.severity`` naming torchward's severity, so viewers
+that list problems leave it out and none is lost.
 A notebook finding points at the ``.ipynb`` file with its cell and line in the message
 and the result's properties (SARIF has no notion of a cell).
 """
@@ -28,7 +32,7 @@ from .. import __version__
 from ..notebook import split_cell
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-LEVELS = {"error": "error", "warning": "warning", "note": "note"}
+LEVELS = {"error": "error", "warning": "warning", "note": "note", "hint": "none"}
 INFORMATION_URI = "https://pypi.org/project/torchward/"
 
 
@@ -110,8 +114,14 @@ def _result(finding, rule_index: dict[str, int]) -> dict:
         "message": {"text": message},
         "locations": [_location(finding.path, finding.span)],
         "partialFingerprints": {"torchwardFinding/v1": fingerprint},
-        "properties": {"confidence": finding.confidence.value, "name": finding.name},
+        "properties": {
+            "confidence": finding.confidence.value,
+            "name": finding.name,
+            "severity": finding.severity.value,
+        },
     }
+    if finding.severity.value == "hint":
+        result["kind"] = "informational"
     if finding.code in rule_index:
         result["ruleIndex"] = rule_index[finding.code]
     if cell is not None:
@@ -195,7 +205,13 @@ def sarif_log(result) -> dict:
 
 
 def write(
-    result, stream: TextIO, *, errors: TextIO, statistics: bool = False, colour: bool = False
+    result,
+    stream: TextIO,
+    *,
+    errors: TextIO,
+    statistics: bool = False,
+    colour: bool = False,
+    show_hints: bool = False,
 ) -> None:
     json.dump(sarif_log(result), stream, indent=2, ensure_ascii=False)
     stream.write("\n")

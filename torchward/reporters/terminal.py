@@ -3,7 +3,9 @@
 Each finding starts with ``path:line:col: CODE message`` (1-based, so editors and
 terminals turn it into a link), then the source line with a caret span and the
 severity, the evidence that proves it, and a ``help:`` line (the first fix's title, or
-where to read more). A summary ends the output. Colour only when writing to a
+where to read more). A summary ends the output. Hints (right, but rarely worth acting
+on) are listed only with ``--show-hints``; the summary counts them apart either way, so
+a run with hidden hints says so. Colour only when writing to a
 terminal and ``NO_COLOR`` is unset (https://no-color.org); CI logs and pipes stay plain.
 """
 
@@ -15,13 +17,14 @@ from collections.abc import Mapping
 from typing import TextIO
 
 from ..notebook import cell_lines, location, split_cell
-from ..statistics import SEVERITY_ORDER, count_by_code, count_by_severity, plural
+from ..statistics import REPORTED, count_by_code, count_by_severity, plural, shown
 
 _STYLES = {
     "bold": "1",
     "error": "1;31",
     "warning": "1;33",
     "note": "1;36",
+    "hint": "2",
     "gutter": "34",
     "code": "1;35",
     "dim": "2",
@@ -120,17 +123,21 @@ def format_finding(finding, lines: SourceLines, paint: Painter) -> list[str]:
     return out
 
 
-def _summary(result, paint: Painter) -> str:
+def _summary(result, paint: Painter, show_hints: bool) -> str:
     counts = count_by_severity(result.reports)
-    total = sum(counts.values())
+    total = sum(counts[level] for level in REPORTED)
     files = plural(result.files_checked, "file")
     cached = f" ({result.files_cached} unchanged, from cache)" if result.files_cached else ""
     if not total:
         text = f"No findings in {files} checked{cached}."
     else:
-        parts = ", ".join(plural(counts[level], level) for level in SEVERITY_ORDER if counts[level])
-        with_findings = sum(1 for report in result.reports if report.findings)
+        parts = ", ".join(plural(counts[level], level) for level in REPORTED if counts[level])
+        with_findings = sum(1 for report in result.reports if shown(report.findings, False))
         text = f"Found {plural(total, 'finding')} ({parts}) in {with_findings} of {files} checked{cached}."
+    hints = counts["hint"]
+    if hints:
+        shown_or_not = "" if show_hints else " not shown (--show-hints)"
+        text += f" {'Also ' if show_hints else ''}{plural(hints, 'hint')}{shown_or_not}."
     broken = sum(1 for report in result.reports if report.problems)
     if broken:
         text += f" {plural(broken, 'file')} could not be fully analysed."
@@ -151,11 +158,18 @@ def _statistics(result) -> list[str]:
 
 
 def write(
-    result, stream: TextIO, *, errors: TextIO, statistics: bool = False, colour: bool = False
+    result,
+    stream: TextIO,
+    *,
+    errors: TextIO,
+    statistics: bool = False,
+    colour: bool = False,
+    show_hints: bool = False,
 ) -> None:
     """Findings, then files that could not be analysed, then the summary, all on ``stream``.
 
-    ``errors`` is unused: a person reads one stream, in order.
+    ``errors`` is unused: a person reads one stream, in order. ``--statistics`` counts
+    every severity, hints included (each row names its severities).
     """
     paint = Painter(colour)
     out: list[str] = []
@@ -164,13 +178,15 @@ def write(
     else:
         lines = SourceLines()
         for report in result.reports:
-            for finding in report.findings:
+            for finding in shown(report.findings, show_hints):
                 out += format_finding(finding, lines, paint)
                 out.append("")
-    finish(out, result, paint, stream)
+    finish(out, result, paint, stream, show_hints)
 
 
-def finish(out: list[str], result, paint: Painter, stream: TextIO) -> None:
+def finish(
+    out: list[str], result, paint: Painter, stream: TextIO, show_hints: bool = False
+) -> None:
     """The end every human-readable format shares: files that could not be analysed, the
     summary, and the write."""
     for report in result.reports:
@@ -178,5 +194,5 @@ def finish(out: list[str], result, paint: Painter, stream: TextIO) -> None:
             out.append(paint("error", problem_line(report.path, problem)))
     if out and out[-1] != "":
         out.append("")
-    out.append(_summary(result, paint))
+    out.append(_summary(result, paint, show_hints))
     stream.write("\n".join(out) + "\n")

@@ -42,12 +42,13 @@ def prepare(
 
     values = Values(tree, path, [], source)
     prelude, defined = _definitions_prelude(tree)
-    substitute = _Substitute(values, defined, _parameter_defaults(tree, call))
+    passed, site = _call_site_arguments(tree, call)
+    substitute = _Substitute(values, defined, {**_parameter_defaults(tree, call), **passed})
     expression = substitute.visit(ast.Expression(substitute.copy_of(call)))
     if drop_weights:
         _without_weights(expression.body)
     ast.fix_missing_locations(expression)
-    needed, missing = _needed(tree, call, expression, substitute, defined)
+    needed, missing = _needed(tree, call, expression, substitute, defined, site)
     roots = _loads(expression).union(*(_loads(s) for s, _ in needed))
     prelude = _required(prelude, roots)
     order = {id(s): i for i, s in enumerate(ast.walk(tree)) if isinstance(s, ast.stmt)}
@@ -234,6 +235,49 @@ def _parameter_defaults(tree: ast.Module, call: ast.Call) -> dict[str, ast.expr]
     return found
 
 
+def _call_site_arguments(
+    tree: ast.Module, call: ast.Call
+) -> tuple[dict[str, ast.expr], list[ast.stmt]]:
+    """What the script passes to the module-level function that builds the model, when it
+    calls that function exactly once (``main(GPT_CONFIG_124M, OTHER_SETTINGS)`` under
+    ``if __name__ == "__main__":``): each parameter → the argument's expression, and the
+    statements before that call, which may assign those arguments
+    (``GPT_CONFIG_124M = {...}``). Only plain expressions are passed on (names, literals,
+    dicts): an argument that calls something (``main(parser.parse_args())``) stays unknown,
+    and so does a parameter the function assigns again before the construction."""
+    parents = _parents(tree)
+    function = parents.get(id(call))
+    while function is not None and not isinstance(
+        function, (ast.FunctionDef, ast.AsyncFunctionDef)
+    ):
+        function = parents.get(id(function))
+    if function is None or not isinstance(parents.get(id(function)), ast.Module):
+        return {}, []
+    name = function.name
+    sites = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
+    ]
+    if len(sites) != 1:
+        return {}, []
+    site = sites[0]
+    inside = parents.get(id(site))
+    while inside is not None and inside is not function:
+        inside = parents.get(id(inside))
+    if inside is function or any(isinstance(a, ast.Starred) for a in site.args):
+        return {}, []
+    positional = [*function.args.posonlyargs, *function.args.args]
+    passed = {param.arg: arg for param, arg in zip(positional, site.args)}
+    parameters = {param.arg for param in (*positional, *function.args.kwonlyargs)}
+    passed.update({k.arg: k.value for k in site.keywords if k.arg in parameters})
+    reassigned = set().union(*(_assigned(s) for s in _enclosing_statements(tree, call)))
+    chosen = {
+        param: arg for param, arg in passed.items() if param not in reassigned and _is_pure(arg)
+    }
+    return chosen, _enclosing_statements(tree, site) if chosen else []
+
+
 # keyword arguments that load trained weights: a profile builds the same architecture
 # without them (no download, no checkpoint read; a step's memory is the same)
 _NO_WEIGHTS: dict[str, Any] = {"pretrained": False, "weights": None, "checkpoint_path": ""}
@@ -301,12 +345,17 @@ def _needed(
     expression: ast.AST,
     substitute: _Substitute,
     defined: set[str],
+    site: list[ast.stmt],
 ) -> tuple[list[tuple[ast.stmt, ast.stmt]], set[str]]:
     """The assignments the construction needs beyond the definitions (each rewritten with
-    the reader's values, with its original), and the names nothing runnable defines."""
-    candidates = [
-        s for s in tree.body if isinstance(s, (ast.Assign, ast.AnnAssign))
-    ] + _enclosing_statements(tree, call)
+    the reader's values, with its original), and the names nothing runnable defines.
+    ``site``: the statements before the call of the construction's function, where the
+    arguments written in for its parameters are assigned."""
+    candidates = (
+        [s for s in tree.body if isinstance(s, (ast.Assign, ast.AnnAssign))]
+        + site
+        + _enclosing_statements(tree, call)
+    )
     defined = set(defined)
     needed = _loads(expression) - defined
     missing: set[str] = set()

@@ -1,0 +1,81 @@
+"""Constructs of real training scripts that ``torchward profile`` refused on the development set.
+
+Each test is a small script written here in the shape the real one takes (the corpus code
+is never copied): the profile must build the model the script builds, or refuse naming
+the construct and the value it could not know.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from torchward.profile import plan
+
+from .test_plan import recipe_of
+
+# the model built inside a function the script calls once from its ``__main__`` block,
+# with a config dict assigned there
+CONFIG_PASSED_TO_MAIN = """
+from torch import nn
+
+class Toy(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.emb = nn.Embedding(cfg["vocab"], cfg["dim"])
+
+def main(model_cfg, settings):
+    model = Toy(model_cfg)
+    for _ in range(settings["epochs"]):
+        pass
+    return model
+
+if __name__ == "__main__":
+    MODEL_CFG = {{"vocab": 100, "dim": 16}}
+    SETTINGS = {{"epochs": 2}}
+    {call}
+"""
+
+
+def test_a_config_passed_to_the_function_that_builds_the_model_is_that_calls_argument(tmp_path):
+    source = textwrap.dedent(CONFIG_PASSED_TO_MAIN.format(call="model = main(MODEL_CFG, SETTINGS)"))
+    recipe = recipe_of(source, tmp_path / "train.py")
+    assert recipe.label == "Toy"
+    namespace: dict = {}
+    for statement in recipe.prelude:
+        exec(statement, namespace)  # the definitions and the config's assignment only
+    assert "SETTINGS = {'epochs': 2}" not in recipe.prelude  # not needed by the construction
+    assert eval(recipe.expression.replace("Toy", "dict"), namespace) == {
+        "vocab": 100,
+        "dim": 16,
+    }
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "main(load_config('cfg.json'), {})",  # an argument that calls: never evaluated
+        "main(MODEL_CFG, SETTINGS); main(MODEL_CFG, SETTINGS)",  # called twice: which one?
+    ],
+)
+def test_an_argument_that_is_not_plain_or_not_single_stays_unknown_and_is_refused(tmp_path, call):
+    source = textwrap.dedent(CONFIG_PASSED_TO_MAIN.format(call=call))
+    with pytest.raises(plan.PlanError) as refused:
+        recipe_of(source, tmp_path / "train.py")
+    assert "`Toy(model_cfg)`" in refused.value.problem
+    assert "`model_cfg`" in refused.value.problem
+
+
+def test_a_parameter_the_function_assigns_again_keeps_its_own_value(tmp_path):
+    source = textwrap.dedent(
+        CONFIG_PASSED_TO_MAIN.format(call="main({'vocab': 1, 'dim': 1}, SETTINGS)")
+    ).replace(
+        "    model = Toy(model_cfg)",
+        "    model_cfg = {'vocab': 7, 'dim': 3}\n    model = Toy(model_cfg)",
+    )
+    recipe = recipe_of(source, tmp_path / "train.py")
+    namespace: dict = {}
+    for statement in recipe.prelude:
+        exec(statement, namespace)
+    assert eval(recipe.expression.replace("Toy", "dict"), namespace) == {"vocab": 7, "dim": 3}

@@ -79,3 +79,46 @@ def test_a_parameter_the_function_assigns_again_keeps_its_own_value(tmp_path):
     for statement in recipe.prelude:
         exec(statement, namespace)
     assert eval(recipe.expression.replace("Toy", "dict"), namespace) == {"vocab": 7, "dim": 3}
+
+
+# a base config completed in place by the size the script chooses, before the model
+CONFIG_COMPLETED_IN_PLACE = """
+from torch import nn
+
+class Toy(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.emb = nn.Embedding(cfg["vocab"], cfg["dim"])
+
+def main():
+    BASE = {{"vocab": 100}}
+    sizes = {{"small": {{"dim": 16}}, "large": {{"dim": 64}}}}
+    CHOICE = "large"
+    {mutation}
+    model = Toy(BASE)
+    BASE["dim"] = 1  # after the construction: not part of it
+    return model
+"""
+
+
+@pytest.mark.parametrize(
+    "mutation", ["BASE.update(sizes[CHOICE])", 'BASE["dim"] = sizes[CHOICE]["dim"]']
+)
+def test_a_config_completed_in_place_before_the_construction_is_built_completed(tmp_path, mutation):
+    source = textwrap.dedent(CONFIG_COMPLETED_IN_PLACE.format(mutation=mutation))
+    recipe = recipe_of(source, tmp_path / "train.py")
+    namespace: dict = {}
+    for statement in recipe.prelude:
+        exec(statement, namespace)
+    assert eval(recipe.expression.replace("Toy", "dict"), namespace) == {
+        "vocab": 100,
+        "dim": 64,
+    }
+
+
+def test_a_config_completed_from_loaded_data_is_refused_naming_it(tmp_path):
+    mutation = 'BASE.update(json.load(open("sizes.json")))'
+    source = "import json\n" + textwrap.dedent(CONFIG_COMPLETED_IN_PLACE.format(mutation=mutation))
+    with pytest.raises(plan.PlanError) as refused:
+        recipe_of(source, tmp_path / "train.py")
+    assert "`Toy(BASE)`" in refused.value.problem and "`BASE`" in refused.value.problem

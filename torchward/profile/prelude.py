@@ -117,9 +117,19 @@ def _assigned(node: ast.stmt) -> set[str]:
         targets = list(node.targets)
     elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None:
         targets = [node.target]
-    return {
-        n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)
-    }  # tuple unpacking too
+    return set().union(*(_bound(t) for t in targets))
+
+
+def _bound(target: ast.expr) -> set[str]:
+    """The names an assignment target binds: ``a``, ``a, (b, *c)``; not the ``config`` of
+    ``config["dim"] = 64`` or ``config.dim = 64``, which changes a value in place."""
+    if isinstance(target, ast.Name):
+        return {target.id}
+    if isinstance(target, ast.Starred):
+        return _bound(target.value)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return set().union(*(_bound(e) for e in target.elts))
+    return set()
 
 
 def _loads(node: ast.AST) -> set[str]:
@@ -356,6 +366,9 @@ def _needed(
         + site
         + _enclosing_statements(tree, call)
     )
+    # what runs before the construction, in order (the module's own statements are
+    # definitions and constants, :func:`_definitions_prelude`)
+    before = site + _enclosing_statements(tree, call)
     defined = set(defined)
     needed = _loads(expression) - defined
     missing: set[str] = set()
@@ -370,12 +383,40 @@ def _needed(
         if not defining or _parses_arguments(defining[-1]) or _loads_data(defining[-1]):
             missing.add(name)
             continue
-        statement = substitute.visit(substitute.copy_of(defining[-1]))
-        ast.fix_missing_locations(statement)
-        extra.append((statement, defining[-1]))
-        defined |= _assigned(statement)
-        needed |= _loads(statement) - defined - missing
+        after = before[before.index(defining[-1]) + 1 :] if defining[-1] in before else []
+        mutations = [m for m in after if _mutates(m, name)]
+        if any(_parses_arguments(m) or _loads_data(m) for m in mutations):
+            missing.add(name)
+            continue
+        for original in (defining[-1], *mutations):
+            statement = substitute.visit(substitute.copy_of(original))
+            ast.fix_missing_locations(statement)
+            extra.append((statement, original))
+            defined |= _assigned(statement)
+            needed |= _loads(statement) - defined - missing
     return extra, missing
+
+
+_MUTATING = {"update", "setdefault", "append", "extend", "insert", "pop"}
+
+
+def _mutates(statement: ast.stmt, name: str) -> bool:
+    """``CONFIG.update(sizes[choice])`` or ``CONFIG["emb_dim"] = 768``: a statement that
+    changes the value ``name`` holds in place, so the construction sees it changed."""
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        func = statement.value.func
+        return (
+            isinstance(func, ast.Attribute)
+            and func.attr in _MUTATING
+            and isinstance(func.value, ast.Name)
+            and func.value.id == name
+        )
+    if isinstance(statement, ast.Assign):
+        return any(
+            isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == name
+            for t in statement.targets
+        )
+    return False
 
 
 _DATA = re.compile(r"(?i)(dataset|dataloader|loader|download|open|read|load)")

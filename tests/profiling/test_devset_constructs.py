@@ -122,3 +122,48 @@ def test_a_config_completed_from_loaded_data_is_refused_naming_it(tmp_path):
     with pytest.raises(plan.PlanError) as refused:
         recipe_of(source, tmp_path / "train.py")
     assert "`Toy(BASE)`" in refused.value.problem and "`BASE`" in refused.value.problem
+
+
+# the configuration chosen by flags: a debug model unless ``--debug`` is off (its default)
+CONFIG_CHOSEN_BY_FLAGS = """
+import argparse
+from torch import nn
+
+class Toy(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.emb = nn.Embedding(cfg["vocab"], cfg["dim"])
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--debug", action="store_true")
+    parser.add_argument("--size", default="{size}")
+    args = parser.parse_args()
+    if args.debug:
+        CFG = {{"vocab": 10, "dim": 2}}
+    elif args.size == "large":
+        CFG = {{"vocab": 100, "dim": 64}}
+    else:
+        CFG = {{"vocab": 100, "dim": 16}}
+    model = Toy(CFG)
+"""
+
+
+@pytest.mark.parametrize(("size", "dim"), [("large", 64), ("small", 16)])
+def test_a_config_assigned_under_flags_is_the_branch_their_defaults_take(tmp_path, size, dim):
+    source = textwrap.dedent(CONFIG_CHOSEN_BY_FLAGS.format(size=size))
+    recipe = recipe_of(source, tmp_path / "train.py")
+    namespace: dict = {}
+    for statement in recipe.prelude:
+        exec(statement, namespace)
+    assert eval(recipe.expression.replace("Toy", "dict"), namespace) == {"vocab": 100, "dim": dim}
+    assert not any("parse_args" in statement for statement in recipe.prelude)
+
+
+def test_a_config_under_a_branch_the_reader_cannot_decide_is_refused(tmp_path):
+    source = textwrap.dedent(CONFIG_CHOSEN_BY_FLAGS.format(size="large")).replace(
+        "if args.debug:", "if random.random() < 0.5:"
+    )
+    with pytest.raises(plan.PlanError) as refused:
+        recipe_of("import random\n" + source, tmp_path / "train.py")
+    assert "`Toy(CFG)`" in refused.value.problem and "`CFG`" in refused.value.problem

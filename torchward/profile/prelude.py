@@ -361,14 +361,10 @@ def _needed(
     the reader's values, with its original), and the names nothing runnable defines.
     ``site``: the statements before the call of the construction's function, where the
     arguments written in for its parameters are assigned."""
-    candidates = (
-        [s for s in tree.body if isinstance(s, (ast.Assign, ast.AnnAssign))]
-        + site
-        + _enclosing_statements(tree, call)
-    )
     # what runs before the construction, in order (the module's own statements are
     # definitions and constants, :func:`_definitions_prelude`)
-    before = site + _enclosing_statements(tree, call)
+    before = _taken(site + _enclosing_statements(tree, call), substitute.values)
+    candidates = [s for s in tree.body if isinstance(s, (ast.Assign, ast.AnnAssign))] + before
     defined = set(defined)
     needed = _loads(expression) - defined
     missing: set[str] = set()
@@ -395,6 +391,22 @@ def _needed(
             defined |= _assigned(statement)
             needed |= _loads(statement) - defined - missing
     return extra, missing
+
+
+def _taken(statements: list[ast.stmt], values: Any) -> list[ast.stmt]:
+    """``statements`` with each ``if`` the reader decides (``if args.debug:`` under its
+    default, ``False``) replaced by the branch that runs, recursively: ``CFG = {...}`` in
+    the ``else`` of a debug flag is the configuration the script builds. An ``if`` the
+    reader cannot decide is left out, so what only it assigns stays unknown."""
+    out: list[ast.stmt] = []
+    for statement in statements:
+        if not isinstance(statement, ast.If):
+            out.append(statement)
+            continue
+        found = values.get(statement.test)
+        if found is not None and isinstance(found[0], _LITERALS):
+            out += _taken(statement.body if found[0] else statement.orelse, values)
+    return out
 
 
 _MUTATING = {"update", "setdefault", "append", "extend", "insert", "pop"}

@@ -14,9 +14,10 @@ command, a timeout) is a crash.
     nice -n 10 .venv/bin/python bench/profile_devset.py [--python INTERPRETER] [--timeout 300]
         [--only SUBSTRING ...] [--json OUT.json]
 
-``--python`` picks the interpreter that runs the profile (torchward is put on its
-``PYTHONPATH``): the scripts that import torchvision or timm need one that has them
-(torch 2.14.1 + torchvision 0.29.1 + timm here; the venv's CPU torch 2.13.0 has none).
+``--python`` picks the interpreter that runs the profile; torchward must import there
+(``python -m pip install --no-deps -e .`` and its base dependencies): the scripts that
+import torchvision, timm or tiktoken need one that has them (torch 2.14.1 + torchvision
+0.29.1 + timm + transformers + tiktoken here; the venv's CPU torch 2.13.0 has none).
 """
 
 from __future__ import annotations
@@ -124,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     for path, record in records.items():
         if record["status"] == "measured":
             what, peak = f"{record['model']} ({record['params']:,} params)", record["peak"] / 2**20
-            print(f"| {path} | measured | {what} | {peak:,.0f} | {record['seconds']} |")
+            shown = f"{peak:,.0f}" if peak >= 10 else f"{peak:.3f}"
+            print(f"| {path} | measured | {what} | {shown} | {record['seconds']} |")
         else:
             first = record["message"].strip().splitlines()[-1][:160] if record["message"] else ""
             what = f"{record['reason']}: {first}".replace("|", "/")

@@ -167,3 +167,21 @@ def test_a_config_under_a_branch_the_reader_cannot_decide_is_refused(tmp_path):
     with pytest.raises(plan.PlanError) as refused:
         recipe_of("import random\n" + source, tmp_path / "train.py")
     assert "`Toy(CFG)`" in refused.value.problem and "`CFG`" in refused.value.problem
+
+
+def test_an_architecture_without_sdpa_attention_is_built_with_the_eager_one():
+    """BLOOM has no SDPA attention in transformers: ``from_pretrained`` without an
+    ``attn_implementation`` gives the eager one, and so does the profile (it refused)."""
+    pytest.importorskip("transformers", reason="builds a transformers architecture")
+    from torchward.profile.build import build_model
+    from torchward.profile.request import ModelRecipe
+
+    tiny = {"vocab_size": 64, "hidden_size": 24, "n_layer": 1}
+    bloom = build_model(ModelRecipe(kind="config", model_type="bloom", config=tiny))
+    assert bloom.config._attn_implementation == "eager"
+    gpt2 = build_model(
+        ModelRecipe(
+            kind="config", model_type="gpt2", config={"n_embd": 16, "n_layer": 1, "n_head": 2}
+        )
+    )
+    assert gpt2.config._attn_implementation == "sdpa"  # preferred where it exists

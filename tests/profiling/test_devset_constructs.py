@@ -185,3 +185,30 @@ def test_an_architecture_without_sdpa_attention_is_built_with_the_eager_one():
         )
     )
     assert gpt2.config._attn_implementation == "sdpa"  # preferred where it exists
+
+
+def test_an_argument_read_from_the_parsed_flags_is_written_in_as_the_flags_default(tmp_path):
+    source = textwrap.dedent(
+        """
+        import argparse
+        from torch import nn
+
+        class Net(nn.Module):
+            def __init__(self, depth):
+                super().__init__()
+                self.layers = nn.Sequential(*[nn.Linear(8, 8) for _ in range(depth)])
+
+        def main(depth):
+            net = Net(depth)
+            return net
+
+        if __name__ == "__main__":
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--depth", type=int, default=6)
+            args = parser.parse_args()
+            main(args.depth)
+        """
+    )
+    recipe = recipe_of(source, tmp_path / "train.py")
+    assert recipe.expression == "Net(6)"
+    assert not any("parse_args" in statement for statement in recipe.prelude)

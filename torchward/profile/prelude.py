@@ -155,6 +155,7 @@ class _Substitute(ast.NodeTransformer):
         # a copy's node id → the script's node it copies: the reader's values are the
         # engine's facts of the script's own nodes (:meth:`copy_of`)
         self._originals: dict[int, ast.AST] = {}
+        self._expanding: set[str] = set()  # parameters being written in (``def f(n=n)``)
 
     def copy_of(self, node: _Node) -> _Node:
         """A copy of ``node`` to rewrite, each of its nodes remembering its original."""
@@ -191,8 +192,19 @@ class _Substitute(ast.NodeTransformer):
         return node
 
     def generic_visit(self, node: ast.AST) -> ast.AST:
-        if isinstance(node, ast.Name) and node.id in self.defaults:
-            return ast.copy_location(copy.deepcopy(self.defaults[node.id]), node)
+        if (
+            isinstance(node, ast.Name)
+            and node.id in self.defaults
+            and node.id not in self._expanding
+        ):
+            # the parameter's default or the argument the script passes for it, with the
+            # reader's values written in there too (``build(args.depth)``: ``20``)
+            self._expanding.add(node.id)
+            try:
+                value = self.visit(self.copy_of(self.defaults[node.id]))
+            finally:
+                self._expanding.discard(node.id)
+            return ast.copy_location(value, node)
         if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.BinOp)):
             literal = self._literal(node)
             if literal is not None:

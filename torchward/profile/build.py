@@ -148,8 +148,16 @@ def _from_config(recipe: ModelRecipe) -> Any:
         ) from None
     fields = dict(recipe.config)
     fields.pop("model_type", None)
-    mt = recipe.model_type
-    fields.setdefault("attn_implementation", "sdpa")
+    if "attn_implementation" in fields:
+        return _architecture(tf, recipe.model_type, fields)
+    try:
+        return _architecture(tf, recipe.model_type, {**fields, "attn_implementation": "sdpa"})
+    except ValueError:  # no SDPA for this architecture (BLOOM): what from_pretrained gives
+        return _architecture(tf, recipe.model_type, {**fields, "attn_implementation": "eager"})
+
+
+def _architecture(tf: Any, mt: str, fields: dict[str, Any]) -> Any:
+    """The transformers model of type ``mt`` built from ``fields`` (no weights)."""
     if mt == "vit":
         vit_config: Any = tf.AutoConfig.for_model(mt, **fields)
         return tf.ViTForImageClassification(vit_config)

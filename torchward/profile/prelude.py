@@ -42,12 +42,13 @@ def prepare(
 
     values = Values(tree, path, [], source)
     prelude, defined = _definitions_prelude(tree)
-    substitute = _Substitute(values, defined, _parameter_defaults(tree, call))
+    passed, site = _call_site_arguments(tree, call)
+    substitute = _Substitute(values, defined, {**_parameter_defaults(tree, call), **passed})
     expression = substitute.visit(ast.Expression(substitute.copy_of(call)))
     if drop_weights:
         _without_weights(expression.body)
     ast.fix_missing_locations(expression)
-    needed, missing = _needed(tree, call, expression, substitute, defined)
+    needed, missing = _needed(tree, call, expression, substitute, defined, site)
     roots = _loads(expression).union(*(_loads(s) for s, _ in needed))
     prelude = _required(prelude, roots)
     order = {id(s): i for i, s in enumerate(ast.walk(tree)) if isinstance(s, ast.stmt)}
@@ -116,9 +117,19 @@ def _assigned(node: ast.stmt) -> set[str]:
         targets = list(node.targets)
     elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None:
         targets = [node.target]
-    return {
-        n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)
-    }  # tuple unpacking too
+    return set().union(*(_bound(t) for t in targets))
+
+
+def _bound(target: ast.expr) -> set[str]:
+    """The names an assignment target binds: ``a``, ``a, (b, *c)``; not the ``config`` of
+    ``config["dim"] = 64`` or ``config.dim = 64``, which changes a value in place."""
+    if isinstance(target, ast.Name):
+        return {target.id}
+    if isinstance(target, ast.Starred):
+        return _bound(target.value)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return set().union(*(_bound(e) for e in target.elts))
+    return set()
 
 
 def _loads(node: ast.AST) -> set[str]:
@@ -144,6 +155,7 @@ class _Substitute(ast.NodeTransformer):
         # a copy's node id → the script's node it copies: the reader's values are the
         # engine's facts of the script's own nodes (:meth:`copy_of`)
         self._originals: dict[int, ast.AST] = {}
+        self._expanding: set[str] = set()  # parameters being written in (``def f(n=n)``)
 
     def copy_of(self, node: _Node) -> _Node:
         """A copy of ``node`` to rewrite, each of its nodes remembering its original."""
@@ -182,8 +194,19 @@ class _Substitute(ast.NodeTransformer):
         return node
 
     def generic_visit(self, node: ast.AST) -> ast.AST:
-        if isinstance(node, ast.Name) and node.id in self.defaults:
-            return ast.copy_location(copy.deepcopy(self.defaults[node.id]), node)
+        if (
+            isinstance(node, ast.Name)
+            and node.id in self.defaults
+            and node.id not in self._expanding
+        ):
+            # the parameter's default or the argument the script passes for it, with the
+            # reader's values written in there too (``build(args.depth)``: ``20``)
+            self._expanding.add(node.id)
+            try:
+                value = self.visit(self.copy_of(self.defaults[node.id]))
+            finally:
+                self._expanding.discard(node.id)
+            return ast.copy_location(value, node)
         if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.BinOp)):
             literal = self._literal(node)
             if literal is not None:
@@ -234,6 +257,49 @@ def _parameter_defaults(tree: ast.Module, call: ast.Call) -> dict[str, ast.expr]
                     found.setdefault(arg.arg, kw_default)
         node = parents.get(id(node))
     return found
+
+
+def _call_site_arguments(
+    tree: ast.Module, call: ast.Call
+) -> tuple[dict[str, ast.expr], list[ast.stmt]]:
+    """What the script passes to the module-level function that builds the model, when it
+    calls that function exactly once (``main(GPT_CONFIG_124M, OTHER_SETTINGS)`` under
+    ``if __name__ == "__main__":``): each parameter → the argument's expression, and the
+    statements before that call, which may assign those arguments
+    (``GPT_CONFIG_124M = {...}``). Only plain expressions are passed on (names, literals,
+    dicts): an argument that calls something (``main(parser.parse_args())``) stays unknown,
+    and so does a parameter the function assigns again before the construction."""
+    parents = _parents(tree)
+    function = parents.get(id(call))
+    while function is not None and not isinstance(
+        function, (ast.FunctionDef, ast.AsyncFunctionDef)
+    ):
+        function = parents.get(id(function))
+    if function is None or not isinstance(parents.get(id(function)), ast.Module):
+        return {}, []
+    name = function.name
+    sites = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
+    ]
+    if len(sites) != 1:
+        return {}, []
+    site = sites[0]
+    inside = parents.get(id(site))
+    while inside is not None and inside is not function:
+        inside = parents.get(id(inside))
+    if inside is function or any(isinstance(a, ast.Starred) for a in site.args):
+        return {}, []
+    positional = [*function.args.posonlyargs, *function.args.args]
+    passed = {param.arg: arg for param, arg in zip(positional, site.args)}
+    parameters = {param.arg for param in (*positional, *function.args.kwonlyargs)}
+    passed.update({k.arg: k.value for k in site.keywords if k.arg in parameters})
+    reassigned = set().union(*(_assigned(s) for s in _enclosing_statements(tree, call)))
+    chosen = {
+        param: arg for param, arg in passed.items() if param not in reassigned and _is_pure(arg)
+    }
+    return chosen, _enclosing_statements(tree, site) if chosen else []
 
 
 # keyword arguments that load trained weights: a profile builds the same architecture
@@ -303,12 +369,16 @@ def _needed(
     expression: ast.AST,
     substitute: _Substitute,
     defined: set[str],
+    site: list[ast.stmt],
 ) -> tuple[list[tuple[ast.stmt, ast.stmt]], set[str]]:
     """The assignments the construction needs beyond the definitions (each rewritten with
-    the reader's values, with its original), and the names nothing runnable defines."""
-    candidates = [
-        s for s in tree.body if isinstance(s, (ast.Assign, ast.AnnAssign))
-    ] + _enclosing_statements(tree, call)
+    the reader's values, with its original), and the names nothing runnable defines.
+    ``site``: the statements before the call of the construction's function, where the
+    arguments written in for its parameters are assigned."""
+    # what runs before the construction, in order (the module's own statements are
+    # definitions and constants, :func:`_definitions_prelude`)
+    before = _taken(site + _enclosing_statements(tree, call), substitute.values)
+    candidates = [s for s in tree.body if isinstance(s, (ast.Assign, ast.AnnAssign))] + before
     defined = set(defined)
     needed = _loads(expression) - defined
     missing: set[str] = set()
@@ -323,12 +393,56 @@ def _needed(
         if not defining or _parses_arguments(defining[-1]) or _loads_data(defining[-1]):
             missing.add(name)
             continue
-        statement = substitute.visit(substitute.copy_of(defining[-1]))
-        ast.fix_missing_locations(statement)
-        extra.append((statement, defining[-1]))
-        defined |= _assigned(statement)
-        needed |= _loads(statement) - defined - missing
+        after = before[before.index(defining[-1]) + 1 :] if defining[-1] in before else []
+        mutations = [m for m in after if _mutates(m, name)]
+        if any(_parses_arguments(m) or _loads_data(m) for m in mutations):
+            missing.add(name)
+            continue
+        for original in (defining[-1], *mutations):
+            statement = substitute.visit(substitute.copy_of(original))
+            ast.fix_missing_locations(statement)
+            extra.append((statement, original))
+            defined |= _assigned(statement)
+            needed |= _loads(statement) - defined - missing
     return extra, missing
+
+
+def _taken(statements: list[ast.stmt], values: Any) -> list[ast.stmt]:
+    """``statements`` with each ``if`` the reader decides (``if args.debug:`` under its
+    default, ``False``) replaced by the branch that runs, recursively: ``CFG = {...}`` in
+    the ``else`` of a debug flag is the configuration the script builds. An ``if`` the
+    reader cannot decide is left out, so what only it assigns stays unknown."""
+    out: list[ast.stmt] = []
+    for statement in statements:
+        if not isinstance(statement, ast.If):
+            out.append(statement)
+            continue
+        found = values.get(statement.test)
+        if found is not None and isinstance(found[0], _LITERALS):
+            out += _taken(statement.body if found[0] else statement.orelse, values)
+    return out
+
+
+_MUTATING = {"update", "setdefault", "append", "extend", "insert", "pop"}
+
+
+def _mutates(statement: ast.stmt, name: str) -> bool:
+    """``CONFIG.update(sizes[choice])`` or ``CONFIG["emb_dim"] = 768``: a statement that
+    changes the value ``name`` holds in place, so the construction sees it changed."""
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        func = statement.value.func
+        return (
+            isinstance(func, ast.Attribute)
+            and func.attr in _MUTATING
+            and isinstance(func.value, ast.Name)
+            and func.value.id == name
+        )
+    if isinstance(statement, ast.Assign):
+        return any(
+            isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == name
+            for t in statement.targets
+        )
+    return False
 
 
 _DATA = re.compile(r"(?i)(dataset|dataloader|loader|download|open|read|load)")

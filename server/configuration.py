@@ -68,7 +68,9 @@ def _selectors(value: Any) -> tuple[str, ...]:
 
 def _severity(value: Any) -> tuple[tuple[str, str], ...]:
     if not isinstance(value, dict):
-        raise ValueError('expected an object of code: "error" | "warning" | "note"')
+        raise ValueError(
+            "expected an object of code: " + " | ".join(f'"{level}"' for level in SEVERITIES)
+        )
     result = []
     for code, level in value.items():
         (normalized,) = normalize_selectors([str(code)])

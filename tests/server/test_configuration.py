@@ -60,3 +60,11 @@ def test_later_layers_win_key_by_key_and_the_wire_round_trips():
     assert merged == {"debounceMs": 0, "select": ["TW"]}
     settings, _ = settings_from_wire({"severity": {"TW001": "error"}, "targetGpu": "L4"})
     assert settings_from_wire(settings_to_wire(settings))[0] == settings
+
+
+def test_a_severity_setting_that_is_not_an_object_names_every_level_hint_included():
+    settings, errors = settings_from_wire({"severity": "hint", "select": ["TW0"]})
+    assert settings == ServerSettings(select=("TW0",))
+    (error,) = errors
+    assert '"error" | "warning" | "note" | "hint"' in error
+    assert settings_from_wire({"severity": {"TW015": "hint"}})[0].severity == (("TW015", "hint"),)

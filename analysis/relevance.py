@@ -8,13 +8,19 @@ Measured on PyTorch's own tree, they leave about a tenth of the files to the dat
 
 from __future__ import annotations
 
+import fnmatch
+import os
 import re
 import weakref
+from typing import TYPE_CHECKING
 
 from . import catalog
 from .names import ImportTable, canonical
 from .semantic import FunctionInfo, ModuleIndex, mentions_training_words
 from .values import Kind
+
+if TYPE_CHECKING:
+    from .events import Trace
 
 # Callee names too common to follow: every ``super().__init__()`` and ``x.backward()``
 # would otherwise pull its caller in (autograd Functions define ``backward``).
@@ -155,3 +161,45 @@ def callers_first(index: ModuleIndex, worth: set[str]) -> list[FunctionInfo]:
         called |= names - {info.node.name}
     entry = [info for info in chosen if info.node.name not in called]
     return entry + [info for info in chosen if info.node.name in called]
+
+
+# pytest's default ``python_files``: the modules it collects as tests
+_TEST_MODULES = ("test_*.py", "*_test.py")
+
+
+def in_test_code(facts, trace: Trace) -> bool:
+    """The trace is test code, by the conventions test runners collect it by: a module
+    named ``test_*.py`` / ``*_test.py``, a function or method named ``test_*`` (pytest),
+    or a ``test*`` method of a ``TestCase`` (unittest, and the frameworks built on it).
+    Its loops check a result over a few steps: their throughput and the memory they keep
+    are not what a training run pays for, so the performance and memory rules (TW007,
+    TW001) stay quiet there."""
+    if any(fnmatch.fnmatch(os.path.basename(facts.path), p) for p in _TEST_MODULES):
+        return True
+    outermost = trace.function.split(".<locals>.", 1)[0]  # a closure belongs to its function
+    info = facts.index.functions.get(outermost)
+    if info is None:
+        return False
+    name = info.node.name
+    if name.startswith("test_"):
+        return True
+    return (
+        name.startswith("test")
+        and info.class_name is not None
+        and any(b.rsplit(".", 1)[-1].endswith("TestCase") for b in _bases(facts, info.class_name))
+    )
+
+
+def _bases(facts, class_name: str) -> set[str]:
+    """Every base a class names, imported (canonical) or local, through its local bases."""
+    index = facts.index
+    found: set[str] = set()
+    todo, seen = [class_name], set()
+    while todo:
+        info = index.classes.get(todo.pop())
+        if info is None or info.name in seen:
+            continue
+        seen.add(info.name)
+        found |= set(info.base_names) | set(info.local_bases)
+        todo.extend(info.local_bases)
+    return found

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import fnmatch
-import os
-
 from ..events import Event, EventKind, Trace
 from ..finding import Evidence, Severity
+from ..relevance import in_test_code
 from ..rule import Invalid, Rule
 from ..structure import events, loop_header
 
@@ -62,46 +60,6 @@ def times_the_step(facts, sync: Event) -> bool:
     ``start.elapsed_time(end)``) within three lines: a measurement, which needs the sync."""
     lines = range(sync.span.line - 3, sync.span.end_line + 4)
     return any(marker in facts.lines.line_text(n) for n in lines for marker in _TIMING)
-
-
-# pytest's default ``python_files``: the modules it collects as tests
-_TEST_MODULES = ("test_*.py", "*_test.py")
-
-
-def in_test_code(facts, trace: Trace) -> bool:
-    """The trace is test code, by the conventions test runners collect it by: a module
-    named ``test_*.py`` / ``*_test.py``, a function or method named ``test_*`` (pytest),
-    or a ``test*`` method of a ``TestCase`` (unittest, and the frameworks built on it).
-    Its steps check a result; their throughput is not what a training run pays for."""
-    if any(fnmatch.fnmatch(os.path.basename(facts.path), p) for p in _TEST_MODULES):
-        return True
-    outermost = trace.function.split(".<locals>.", 1)[0]  # a closure belongs to its function
-    info = facts.index.functions.get(outermost)
-    if info is None:
-        return False
-    name = info.node.name
-    if name.startswith("test_"):
-        return True
-    return (
-        name.startswith("test")
-        and info.class_name is not None
-        and any(b.rsplit(".", 1)[-1].endswith("TestCase") for b in _bases(facts, info.class_name))
-    )
-
-
-def _bases(facts, class_name: str) -> set[str]:
-    """Every base a class names, imported (canonical) or local, through its local bases."""
-    index = facts.index
-    found: set[str] = set()
-    todo, seen = [class_name], set()
-    while todo:
-        info = index.classes.get(todo.pop())
-        if info is None or info.name in seen:
-            continue
-        seen.add(info.name)
-        found |= set(info.base_names) | set(info.local_bases)
-        todo.extend(info.local_bases)
-    return found
 
 
 class DeviceSyncInHotLoop(Rule):

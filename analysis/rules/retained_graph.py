@@ -8,6 +8,7 @@ import functools
 from ..events import EventKind
 from ..finding import Applicability, Evidence, Proof, Severity
 from ..parsing import parse_expression
+from ..relevance import in_test_code
 from ..rule import Fixed, Invalid, Rule
 from ..structure import events, is_iteration_loop, loop_header
 
@@ -117,7 +118,9 @@ class RetainedGraph(Rule):
     proven) or whose `return` detaches them (`return loss, parts.detach()` in another
     module, read from its text even past the budget of calls followed), and when the container is returned from a function that nothing in the
     file calls and its values were never backpropagated in the loop (the caller may
-    backpropagate through them). A graph known only from a parameter's name has low
+    backpropagate through them). It is also quiet in test code (a `test_*.py` module, a
+    `test_*` function, a `TestCase`'s `test*` method): a test's few steps keep a few
+    graphs, not a training run's. A graph known only from a parameter's name has low
     confidence and is reported one severity lower.
     """
 
@@ -252,6 +255,8 @@ class RetainedGraph(Rule):
             retained = [loop for loop in store.loops if loop not in created]
             if not retained or not is_iteration_loop(trace, retained[0]):
                 continue
+            if in_test_code(facts, trace):
+                continue  # a test's few steps keep a few graphs: not a training run's leak
             # ``running_loss = 0`` / ``window.clear()`` inside the loop as well: reset every
             # update, so only the micro-steps between resets are kept; a bounded window.
             reset = any(retained[0] in loops for loops in created_at_store[(id(trace), store.span)])

@@ -363,3 +363,44 @@ def test_a_distributed_autograd_step_needs_no_zero_grad():
     local = source.replace("dist_autograd.backward(context_id, [loss])", "loss.backward()")
     assert _lines(source, "TW003") == []
     assert _lines(local, "TW003") == [10]
+
+
+CARRIED_STATE = (
+    "import torch\n"
+    "import torch.nn as nn\n"
+    "{header}"
+    "{indent}def {name}(self, loader, opt):\n"
+    "{indent}    rnn = nn.GRU(4, 8)\n"
+    "{indent}    hidden = torch.zeros(1, 2, 8)\n"
+    "{indent}    for x in loader:\n"
+    "{indent}        out, hidden = rnn(x, hidden)\n"
+    "{indent}        out.sum().backward()\n"
+    "{indent}        opt.step()\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("header", "indent", "name", "path", "reported"),
+    [
+        ("", "", "train", "train.py", True),
+        ("", "", "train", "test_train.py", False),  # a module pytest collects
+        ("", "", "test_training_steps", "train.py", False),  # a pytest test function
+        (
+            "import unittest\nclass Steps(unittest.TestCase):\n",
+            "    ",
+            "test_rnn",
+            "train.py",
+            False,
+        ),
+        ("", "", "train", "testing.py", True),  # not a name a test runner collects
+    ],
+)
+def test_a_test_keeps_a_few_graphs_and_tw001_stays_quiet_there(
+    header, indent, name, path, reported
+):
+    # a test runs a couple of steps to check a result; the graphs it keeps are freed when
+    # it ends, which is not the unbounded growth TW001 warns a training run about
+    # (PyTorch's own distributed tests carry model outputs across two steps)
+    source = CARRIED_STATE.format(header=header, indent=indent, name=name)
+    codes = [f.code for f in analyze_source(source, path).findings]
+    assert ("TW001" in codes) is reported

@@ -246,7 +246,6 @@ def run(args: argparse.Namespace) -> int:
 
     from ..errors import UsageError
     from ..estimator.estimate import estimate
-    from ..estimator.names import UnknownNameError
     from ..estimator.report import estimate_report
     from ..reporters.memory import render
 
@@ -259,17 +258,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = estimate(config, choice.gpu if choice else None, models)
     except LookupError as error:
-        hint = "add its structure under [tool.torchward.models], or give --params N"
-        if not args.script or config.params is not None:
-            suffix = f" ({hint})" if isinstance(error, UnknownNameError) else ""
-            raise UsageError(f"{error}{suffix}") from None
+        reason = unsized_reason(error, config, args.script)
         # a script was read: show what it says, with an honest "unknown" (exit 0)
         from ..estimator.report import unknown_model_report
 
-        if isinstance(error, UnknownNameError):
-            reason = f"{error} ({hint})"
-        else:
-            reason = "the script names no model that can be sized: give --model ID or --params N"
         data = unknown_model_report(config, reason, notes)
         if args.format == "json":
             print(json.dumps(data, indent=2))
@@ -303,3 +295,19 @@ def run(args: argparse.Namespace) -> int:
     if args.fail_on_oom and data.get("verdict") == "oom":
         return 1
     return 0
+
+
+def unsized_reason(error: LookupError, config, script: str | None, prefix: str = "") -> str:
+    """Why the job cannot be sized, for ``estimate`` and ``plan`` alike. A model named on
+    the command line (nothing was read from a script to show) is a usage error; a script
+    that was read gets the reason shown beside what it runs, with an honest "unknown"."""
+    from ..errors import UsageError
+    from ..estimator.names import UnknownNameError
+
+    hint = "add its structure under [tool.torchward.models], or give --params N"
+    if not script or config.params is not None:
+        suffix = f" ({hint})" if isinstance(error, UnknownNameError) else ""
+        raise UsageError(f"{prefix}{error}{suffix}") from None
+    if isinstance(error, UnknownNameError):
+        return f"{error} ({hint})"
+    return "the script names no model that can be sized: give --model ID or --params N"

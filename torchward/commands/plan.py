@@ -139,7 +139,6 @@ def run(args: argparse.Namespace) -> int:
     from ..config import resolve_config
     from ..errors import UsageError
     from ..estimator.estimate import estimate_resolved
-    from ..estimator.names import UnknownNameError
     from ..estimator.planning.prices import offers as priced
     from ..estimator.planning.report import (
         plan_report,
@@ -150,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
     from ..estimator.planning.search import DEFAULT_HEADROOM, Request, search
     from ..estimator.planning.variants import global_batch
     from ..estimator.resolve import resolve
-    from .estimate import ScriptProblem, build_config
+    from .estimate import ScriptProblem, build_config, unsized_reason
 
     filters = list(args.gpu or ())
     job_args = argparse.Namespace(**{**vars(args), "gpu": None})
@@ -163,15 +162,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         r = resolve(config, models)
     except LookupError as error:
-        hint = "add its structure under [tool.torchward.models], or give --params N"
-        if not args.script or config.params is not None:
-            suffix = f" ({hint})" if isinstance(error, UnknownNameError) else ""
-            raise UsageError(f"no plan: {error}{suffix}") from None
         # a script was read: say what it runs and why nothing can be planned (exit 0)
-        if isinstance(error, UnknownNameError):
-            reason = f"{error} ({hint})"
-        else:
-            reason = "the script names no model that can be sized: give --model ID or --params N"
+        reason = unsized_reason(error, config, args.script, prefix="no plan: ")
         return _unsized(config, reason, notes, args.format)
     settings = resolve_config(args.config, args.script or ".")
     headroom = DEFAULT_HEADROOM if args.headroom is None else args.headroom

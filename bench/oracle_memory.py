@@ -6,7 +6,8 @@ bench/oracle_families.json ``"counted": "generic"``) is built from its config cl
 defaults with the depth cut to 4 layers (widths, heads and vocabulary kept), measured by
 the calibration harness (tests/calibration: fake CUDA tensors, a live-storage counter; see
 its README) in training, inference and generation, and estimated by torchward from the
-same fields written as a config.json. The estimator's cuBLAS workspace is taken off before
+same fields written as a config.json. The families the fake device cannot run (``REAL_CPU``:
+an op reads a tensor's values) run for real on the CPU under the same counter, at 1/8 width. The estimator's cuBLAS workspace is taken off before
 comparing (the harness does not see it), as tests/estimator/test_calibration_accuracy.py
 does.
 
@@ -52,17 +53,68 @@ DEPTH = 4
 # inputs of BF16 type", as on a GPU): mixture-of-experts families train in pure bf16, as the
 # calibration fixtures' MoE rows do
 MOE_TRAIN_DTYPE = "bf16"
+# Families the fake device cannot run: an op reads a tensor's values (JetMoE's and DBRX's expert
+# routing, DeBERTa-v2's relative-position buckets; ConvNeXt's constructor reads its drop-path
+# schedule). They run for real on the CPU under the same live-storage counter (which agrees
+# with the fake run to the byte where both can run: tests/calibration/test_counter.py), at the
+# same depth and every width field divided by WIDTH_DIVISOR (head_dim kept: heads are divided
+# too), shorter sequences and smaller batches, so that a step takes seconds, not hours. The
+# estimate reads the same scaled config.json. Training is pure bf16, not AMP: CPU autocast
+# casts a different op list from CUDA's, so an AMP run on the CPU would not be the GPU's step.
+REAL_CPU = ("jetmoe", "dbrx", "deberta-v2", "convnext")
+WIDTH_DIVISOR = 8
+WIDTH_FIELDS = (
+    "hidden_size",
+    "d_model",
+    "intermediate_size",
+    "ffn_hidden_size",
+    "pooler_hidden_size",
+    "vocab_size",
+    "hidden_sizes",
+)
+HEAD_FIELDS = ("num_attention_heads", "n_heads", "num_key_value_heads", "kv_n_heads")
+REAL_JOBS = (
+    ("train", "bf16", 4, 512, 0),
+    ("inference", "bf16", 4, 512, 0),
+    ("inference", "bf16", 4, 512, 0, False),
+    ("generate", "bf16", 4, 256, 8),
+)
+REAL_VISION_JOBS = (
+    ("train", "bf16", 8, 224, 0),
+    ("inference", "bf16", 8, 224, 0),
+)
 
 _CHILD = """
 import json, sys
 sys.path.insert(0, {calibration!r})
-import fakecuda
-fakecuda.load()
+if {fake!r}:
+    import fakecuda
+    fakecuda.load()
 import calib_models, measure
 entry = json.loads({entry!r})
 calib_models.catalog = lambda: {{entry["name"]: entry}}
-print(json.dumps(measure.run_one(json.loads({job!r}))))
+where = dict(device="cuda") if {fake!r} else dict(device="cpu", fake=False)
+print(json.dumps(measure.run_one(json.loads({job!r}), **where)))
 """
+
+
+def scaled(fields: dict) -> dict:
+    """``fields`` with every width divided by WIDTH_DIVISOR (nested configs too: DBRX's
+    ``attn_config`` / ``ffn_config``); heads divided alike (at least one), so head_dim and the
+    GQA ratio stay; depth, experts, top-k and every other field as they are."""
+    out: dict = {}
+    for name, value in fields.items():
+        if isinstance(value, dict):
+            out[name] = scaled(value)
+        elif name in WIDTH_FIELDS and isinstance(value, int) and not isinstance(value, bool):
+            out[name] = value // WIDTH_DIVISOR
+        elif name in WIDTH_FIELDS and isinstance(value, list):
+            out[name] = [v // WIDTH_DIVISOR for v in value]
+        elif name in HEAD_FIELDS and isinstance(value, int) and not isinstance(value, bool):
+            out[name] = max(1, value // WIDTH_DIVISOR)
+        else:
+            out[name] = value
+    return out
 
 
 def family_config(model_type: str, kind: str) -> dict:
@@ -91,13 +143,17 @@ def family_config(model_type: str, kind: str) -> dict:
         fields["attn_config"]["rope_theta"] = theta
         # and clamps q/k/v with clip_qkv, None by default (the released DBRX's value: 8)
         fields["attn_config"]["clip_qkv"] = 8.0
-    return fields
+    return scaled(fields) if model_type in REAL_CPU else fields
 
 
 def jobs_of(family: dict, fields: dict) -> list[tuple]:
     """The family's jobs, in the modes it lists (bench/oracle_memory_families.json)."""
     kind = family["kind"]
-    jobs = list(VISION_JOBS if kind in ("vit", "hf-cnn", "dual-tower") else JOBS)
+    vision = kind in ("vit", "hf-cnn", "dual-tower")
+    if family["model_type"] in REAL_CPU:
+        jobs = list(REAL_VISION_JOBS if vision else REAL_JOBS)
+    else:
+        jobs = list(VISION_JOBS if vision else JOBS)
     if kind == "encoder":  # no longer than its learned positions, and no cache
         limit = fields.get("max_position_embeddings") or 512
         jobs = [(j[0], j[1], j[2], min(j[3], limit), j[4]) for j in jobs if len(j) == 5]
@@ -130,7 +186,10 @@ def measured(model_type: str, kind: str, fields: dict, job: tuple) -> dict:
     if len(job) > 5:
         cfg["use_cache"] = job[5]
     code = _CHILD.format(
-        calibration=str(CALIBRATION), entry=json.dumps(entry, default=str), job=json.dumps(cfg)
+        calibration=str(CALIBRATION),
+        entry=json.dumps(entry, default=str),
+        job=json.dumps(cfg),
+        fake=model_type not in REAL_CPU,
     )
     env = dict(os.environ, PYTHONWARNINGS="ignore")
     proc = subprocess.run(
@@ -225,6 +284,7 @@ def main(argv: list[str] | None = None) -> int:
                         "job": list(job),
                         "measured": real,
                         "peak_phase": truth["peak_phase"],
+                        "device": "fake cuda" if model_type not in REAL_CPU else "real cpu",
                     }
                 )
                 print(

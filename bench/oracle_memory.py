@@ -66,13 +66,25 @@ WIDTH_DIVISOR = 8
 WIDTH_FIELDS = (
     "hidden_size",
     "d_model",
+    "n_embd",
+    "n_inner",
+    "encoder_ffn_dim",
+    "decoder_ffn_dim",
     "intermediate_size",
     "ffn_hidden_size",
     "pooler_hidden_size",
     "vocab_size",
     "hidden_sizes",
 )
-HEAD_FIELDS = ("num_attention_heads", "n_heads", "num_key_value_heads", "kv_n_heads")
+HEAD_FIELDS = (
+    "num_attention_heads",
+    "n_heads",
+    "n_head",
+    "num_key_value_heads",
+    "kv_n_heads",
+    "encoder_attention_heads",
+    "decoder_attention_heads",
+)
 REAL_JOBS = (
     ("train", "bf16", 4, 512, 0),
     ("inference", "bf16", 4, 512, 0),

@@ -306,8 +306,11 @@ def _activations_formula(r: Resolved, batch: int, path: str, part: Trainable | N
         terms = saved_terms_per_token(
             s, n, eager=path == "eager", math=path == "math", context=seq, cross_context=source
         )
-        if caching and cached_keys_per_token(s, n):
-            terms["training KV cache's fp32 rotary keys"] = cached_keys_per_token(s, n)
+        cached = cached_keys_per_token(s, n, eager=path == "eager") if caching else 0
+        if cached and n.activation == n.residual:
+            terms["training KV cache's own K and V"] = cached
+        elif cached:
+            terms["training KV cache's fp32 rotary keys"] = cached
         named = " + ".join(f"{name} {value:,.0f}" for name, value in terms.items())
         parts.append(
             f"{s.layers} layers × saved bytes per token ({path} attention{check}: {named}) × "

@@ -53,6 +53,12 @@ DEPTH = 4
 # inputs of BF16 type", as on a GPU): mixture-of-experts families train in pure bf16, as the
 # calibration fixtures' MoE rows do
 MOE_TRAIN_DTYPE = "bf16"
+# Gradient checkpointing (``model.gradient_checkpointing_enable()``, ``--checkpointing``): three
+# decoders and an encoder, training in pure bf16 — under the harness's emulated autocast the
+# recomputation runs outside autocast (``torch.autocast("cuda")`` is off without a GPU) and
+# torch.utils.checkpoint rejects the recomputed fp32 tensors
+CHECKPOINTED = ("smollm3", "granite", "falcon", "electra")
+
 # Families the fake device cannot run: an op reads a tensor's values (JetMoE's and DBRX's expert
 # routing, DeBERTa-v2's relative-position buckets; ConvNeXt's constructor reads its drop-path
 # schedule). They run for real on the CPU under the same live-storage counter (which agrees
@@ -176,12 +182,16 @@ def jobs_of(family: dict, fields: dict) -> list[tuple]:
     return [j for j in jobs if j[0] in family["modes"]]
 
 
-def label(job: tuple) -> str:
+def label(job: tuple, checkpointing: bool = False) -> str:
     """The job's mode as the table names it: ``inference (use_cache=False)``."""
+    if checkpointing:
+        return f"{job[0]} (checkpointing)"
     return job[0] if len(job) == 5 else f"{job[0]} (use_cache={job[5]})"
 
 
-def measured(model_type: str, kind: str, fields: dict, job: tuple) -> dict:
+def measured(
+    model_type: str, kind: str, fields: dict, job: tuple, checkpointing: bool = False
+) -> dict:
     mode, dtype, batch, seq, new = job[:5]
     structure = {k: v for k, v in fields.items() if k not in ("model_type", "transformers_version")}
     entry = {"name": f"oracle-{model_type}", "model_type": model_type, "config": structure}
@@ -197,6 +207,8 @@ def measured(model_type: str, kind: str, fields: dict, job: tuple) -> dict:
     )
     if len(job) > 5:
         cfg["use_cache"] = job[5]
+    if checkpointing:
+        cfg["checkpointing"] = True
     code = _CHILD.format(
         calibration=str(CALIBRATION),
         entry=json.dumps(entry, default=str),
@@ -223,7 +235,7 @@ def _why(last: list[str]) -> str:
     return line
 
 
-def estimated(path: str, kind: str, job: tuple) -> float:
+def estimated(path: str, kind: str, job: tuple, checkpointing: bool = False) -> float:
     from torchward.estimator.costmodel import workspace_bytes
     from torchward.estimator.estimate import estimate
     from torchward.estimator.runconfig import Field, RunConfig
@@ -246,6 +258,8 @@ def estimated(path: str, kind: str, job: tuple) -> float:
         fields["optimizer"] = Field("adamw", "--optimizer")
     if len(job) > 5:
         fields["use_cache"] = Field(job[5], "--use-cache")
+    if checkpointing:
+        fields["checkpointing"] = Field(True, "--checkpointing")
     result = estimate(RunConfig(**fields))
     workspaces = workspace_bytes(None) * (2 if mode == "train" else 1)
     return result.allocated - workspaces
@@ -255,6 +269,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="model_types, comma-separated")
     parser.add_argument("--save", help="write the measured rows here (JSON), for the tests")
+    parser.add_argument(
+        "--checkpointing",
+        action="store_true",
+        help=f"train with gradient checkpointing, in bf16: {', '.join(CHECKPOINTED)}",
+    )
     parser.add_argument(
         "--modes",
         help="only these jobs, as the table names them: train,inference (use_cache=False)",
@@ -267,6 +286,8 @@ def main(argv: list[str] | None = None) -> int:
             model_type, kind = family["model_type"], family["kind"]
             if args.only and model_type not in args.only.split(","):
                 continue
+            if args.checkpointing and model_type not in CHECKPOINTED:
+                continue
             if kind not in MEASURABLE:
                 print(f"{model_type:<12} not measured: the harness has no {kind} batch", flush=True)
                 continue
@@ -274,17 +295,27 @@ def main(argv: list[str] | None = None) -> int:
             path = Path(folder) / model_type / "config.json"
             path.parent.mkdir()
             path.write_text(json.dumps(fields, default=str))
-            for job in jobs_of(family, fields):
-                if args.modes and label(job) not in args.modes.split(","):
+            jobs = jobs_of(family, fields)
+            if args.checkpointing:
+                jobs = [(j[0], "bf16", *j[2:]) for j in jobs if j[0] == "train"]
+            ckpt = args.checkpointing
+            for job in jobs:
+                if args.modes and label(job, ckpt) not in args.modes.split(","):
                     continue
-                truth = measured(model_type, kind, fields, job)
+                truth = measured(model_type, kind, fields, job, ckpt)
                 if "error" in truth:
-                    print(f"{model_type:<12} {label(job):<10} error: {truth['error']}", flush=True)
+                    print(
+                        f"{model_type:<12} {label(job, ckpt):<10} error: {truth['error']}",
+                        flush=True,
+                    )
                     continue
                 try:
-                    ours = estimated(str(path.parent), kind, job)
+                    ours = estimated(str(path.parent), kind, job, ckpt)
                 except Exception as error:  # noqa: BLE001 - a refusal is a row of the table
-                    print(f"{model_type:<12} {label(job):<10} not estimated: {error}", flush=True)
+                    print(
+                        f"{model_type:<12} {label(job, ckpt):<10} not estimated: {error}",
+                        flush=True,
+                    )
                     continue
                 real = truth["measured_allocated_bytes"]
                 error = (ours - real) / real
@@ -297,10 +328,11 @@ def main(argv: list[str] | None = None) -> int:
                         "measured": real,
                         "peak_phase": truth["peak_phase"],
                         "device": "fake cuda" if model_type not in REAL_CPU else "real cpu",
+                        **({"checkpointing": True} if ckpt else {}),
                     }
                 )
                 print(
-                    f"{model_type:<12} {label(job):<10} measured {real / 2**30:8.3f} GiB  "
+                    f"{model_type:<12} {label(job, ckpt):<10} measured {real / 2**30:8.3f} GiB  "
                     f"estimated {ours / 2**30:8.3f} GiB  {error:+7.1%}  ({truth['peak_phase']})",
                     flush=True,
                 )

@@ -60,7 +60,7 @@ def _fields(model_type: str, kind: str) -> str:
 
 
 def _key(row: dict) -> tuple[str, str]:
-    return row["model_type"], _oracle().label(tuple(row["job"]))
+    return row["model_type"], _oracle().label(tuple(row["job"]), row.get("checkpointing", False))
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +70,8 @@ def estimates(tmp_path_factory) -> dict[tuple[str, str], float]:
     for row in ROWS:
         folder = tmp_path_factory.mktemp(row["model_type"])
         (folder / "config.json").write_text(_fields(row["model_type"], row["kind"]))
-        out[_key(row)] = _oracle().estimated(str(folder), row["kind"], tuple(row["job"]))
+        job, checkpointing = tuple(row["job"]), row.get("checkpointing", False)
+        out[_key(row)] = _oracle().estimated(str(folder), row["kind"], job, checkpointing)
     return out
 
 
@@ -105,6 +106,11 @@ def test_every_family_written_down_is_measured() -> None:
     assert families == {row["model_type"] for row in ROWS}
     real = {row["model_type"] for row in ROWS if row["device"] == "real cpu"}
     assert real == set(_oracle().REAL_CPU)
+
+
+def test_checkpointing_is_measured_for_three_decoders_and_an_encoder() -> None:
+    kinds = [row["kind"] for row in ROWS if row.get("checkpointing")]
+    assert kinds.count("decoder") >= 3 and kinds.count("encoder") >= 1
 
 
 def test_the_rows_cover_every_kind_and_mode() -> None:

@@ -6,7 +6,8 @@ bench/oracle_families.json ``"counted": "generic"``) is built from its config cl
 defaults with the depth cut to 4 layers (widths, heads and vocabulary kept), measured by
 the calibration harness (tests/calibration: fake CUDA tensors, a live-storage counter; see
 its README) in training, inference and generation, and estimated by torchward from the
-same fields written as a config.json. The estimator's cuBLAS workspace is taken off before
+same fields written as a config.json. The families the fake device cannot run (``REAL_CPU``:
+an op reads a tensor's values) run for real on the CPU under the same counter, at 1/8 width. The estimator's cuBLAS workspace is taken off before
 comparing (the harness does not see it), as tests/estimator/test_calibration_accuracy.py
 does.
 
@@ -52,17 +53,86 @@ DEPTH = 4
 # inputs of BF16 type", as on a GPU): mixture-of-experts families train in pure bf16, as the
 # calibration fixtures' MoE rows do
 MOE_TRAIN_DTYPE = "bf16"
+# Gradient checkpointing (``model.gradient_checkpointing_enable()``, ``--checkpointing``): three
+# decoders and an encoder, training in pure bf16 — under the harness's emulated autocast the
+# recomputation runs outside autocast (``torch.autocast("cuda")`` is off without a GPU) and
+# torch.utils.checkpoint rejects the recomputed fp32 tensors
+CHECKPOINTED = ("smollm3", "granite", "falcon", "electra")
+
+# Families the fake device cannot run: an op reads a tensor's values (JetMoE's and DBRX's expert
+# routing, DeBERTa-v2's relative-position buckets; ConvNeXt's constructor reads its drop-path
+# schedule). They run for real on the CPU under the same live-storage counter (which agrees
+# with the fake run to the byte where both can run: tests/calibration/test_counter.py), at the
+# same depth and every width field divided by WIDTH_DIVISOR (head_dim kept: heads are divided
+# too), shorter sequences and smaller batches, so that a step takes seconds, not hours. The
+# estimate reads the same scaled config.json. Training is pure bf16, not AMP: CPU autocast
+# casts a different op list from CUDA's, so an AMP run on the CPU would not be the GPU's step.
+REAL_CPU = ("jetmoe", "dbrx", "deberta-v2", "convnext")
+WIDTH_DIVISOR = 8
+WIDTH_FIELDS = (
+    "hidden_size",
+    "d_model",
+    "n_embd",
+    "n_inner",
+    "encoder_ffn_dim",
+    "decoder_ffn_dim",
+    "intermediate_size",
+    "ffn_hidden_size",
+    "pooler_hidden_size",
+    "vocab_size",
+    "hidden_sizes",
+)
+HEAD_FIELDS = (
+    "num_attention_heads",
+    "n_heads",
+    "n_head",
+    "num_key_value_heads",
+    "kv_n_heads",
+    "encoder_attention_heads",
+    "decoder_attention_heads",
+)
+REAL_JOBS = (
+    ("train", "bf16", 4, 512, 0),
+    ("inference", "bf16", 4, 512, 0),
+    ("inference", "bf16", 4, 512, 0, False),
+    ("generate", "bf16", 4, 256, 8),
+)
+REAL_VISION_JOBS = (
+    ("train", "bf16", 8, 224, 0),
+    ("inference", "bf16", 8, 224, 0),
+)
 
 _CHILD = """
 import json, sys
 sys.path.insert(0, {calibration!r})
-import fakecuda
-fakecuda.load()
+if {fake!r}:
+    import fakecuda
+    fakecuda.load()
 import calib_models, measure
 entry = json.loads({entry!r})
 calib_models.catalog = lambda: {{entry["name"]: entry}}
-print(json.dumps(measure.run_one(json.loads({job!r}))))
+where = dict(device="cuda") if {fake!r} else dict(device="cpu", fake=False)
+print(json.dumps(measure.run_one(json.loads({job!r}), **where)))
 """
+
+
+def scaled(fields: dict) -> dict:
+    """``fields`` with every width divided by WIDTH_DIVISOR (nested configs too: DBRX's
+    ``attn_config`` / ``ffn_config``); heads divided alike (at least one), so head_dim and the
+    GQA ratio stay; depth, experts, top-k and every other field as they are."""
+    out: dict = {}
+    for name, value in fields.items():
+        if isinstance(value, dict):
+            out[name] = scaled(value)
+        elif name in WIDTH_FIELDS and isinstance(value, int) and not isinstance(value, bool):
+            out[name] = value // WIDTH_DIVISOR
+        elif name in WIDTH_FIELDS and isinstance(value, list):
+            out[name] = [v // WIDTH_DIVISOR for v in value]
+        elif name in HEAD_FIELDS and isinstance(value, int) and not isinstance(value, bool):
+            out[name] = max(1, value // WIDTH_DIVISOR)
+        else:
+            out[name] = value
+    return out
 
 
 def family_config(model_type: str, kind: str) -> dict:
@@ -91,13 +161,17 @@ def family_config(model_type: str, kind: str) -> dict:
         fields["attn_config"]["rope_theta"] = theta
         # and clamps q/k/v with clip_qkv, None by default (the released DBRX's value: 8)
         fields["attn_config"]["clip_qkv"] = 8.0
-    return fields
+    return scaled(fields) if model_type in REAL_CPU else fields
 
 
 def jobs_of(family: dict, fields: dict) -> list[tuple]:
     """The family's jobs, in the modes it lists (bench/oracle_memory_families.json)."""
     kind = family["kind"]
-    jobs = list(VISION_JOBS if kind in ("vit", "hf-cnn", "dual-tower") else JOBS)
+    vision = kind in ("vit", "hf-cnn", "dual-tower")
+    if family["model_type"] in REAL_CPU:
+        jobs = list(REAL_VISION_JOBS if vision else REAL_JOBS)
+    else:
+        jobs = list(VISION_JOBS if vision else JOBS)
     if kind == "encoder":  # no longer than its learned positions, and no cache
         limit = fields.get("max_position_embeddings") or 512
         jobs = [(j[0], j[1], j[2], min(j[3], limit), j[4]) for j in jobs if len(j) == 5]
@@ -108,12 +182,16 @@ def jobs_of(family: dict, fields: dict) -> list[tuple]:
     return [j for j in jobs if j[0] in family["modes"]]
 
 
-def label(job: tuple) -> str:
+def label(job: tuple, checkpointing: bool = False) -> str:
     """The job's mode as the table names it: ``inference (use_cache=False)``."""
+    if checkpointing:
+        return f"{job[0]} (checkpointing)"
     return job[0] if len(job) == 5 else f"{job[0]} (use_cache={job[5]})"
 
 
-def measured(model_type: str, kind: str, fields: dict, job: tuple) -> dict:
+def measured(
+    model_type: str, kind: str, fields: dict, job: tuple, checkpointing: bool = False
+) -> dict:
     mode, dtype, batch, seq, new = job[:5]
     structure = {k: v for k, v in fields.items() if k not in ("model_type", "transformers_version")}
     entry = {"name": f"oracle-{model_type}", "model_type": model_type, "config": structure}
@@ -129,8 +207,13 @@ def measured(model_type: str, kind: str, fields: dict, job: tuple) -> dict:
     )
     if len(job) > 5:
         cfg["use_cache"] = job[5]
+    if checkpointing:
+        cfg["checkpointing"] = True
     code = _CHILD.format(
-        calibration=str(CALIBRATION), entry=json.dumps(entry, default=str), job=json.dumps(cfg)
+        calibration=str(CALIBRATION),
+        entry=json.dumps(entry, default=str),
+        job=json.dumps(cfg),
+        fake=model_type not in REAL_CPU,
     )
     env = dict(os.environ, PYTHONWARNINGS="ignore")
     proc = subprocess.run(
@@ -152,7 +235,7 @@ def _why(last: list[str]) -> str:
     return line
 
 
-def estimated(path: str, kind: str, job: tuple) -> float:
+def estimated(path: str, kind: str, job: tuple, checkpointing: bool = False) -> float:
     from torchward.estimator.costmodel import workspace_bytes
     from torchward.estimator.estimate import estimate
     from torchward.estimator.runconfig import Field, RunConfig
@@ -175,6 +258,8 @@ def estimated(path: str, kind: str, job: tuple) -> float:
         fields["optimizer"] = Field("adamw", "--optimizer")
     if len(job) > 5:
         fields["use_cache"] = Field(job[5], "--use-cache")
+    if checkpointing:
+        fields["checkpointing"] = Field(True, "--checkpointing")
     result = estimate(RunConfig(**fields))
     workspaces = workspace_bytes(None) * (2 if mode == "train" else 1)
     return result.allocated - workspaces
@@ -184,6 +269,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="model_types, comma-separated")
     parser.add_argument("--save", help="write the measured rows here (JSON), for the tests")
+    parser.add_argument(
+        "--checkpointing",
+        action="store_true",
+        help=f"train with gradient checkpointing, in bf16: {', '.join(CHECKPOINTED)}",
+    )
     parser.add_argument(
         "--modes",
         help="only these jobs, as the table names them: train,inference (use_cache=False)",
@@ -196,6 +286,8 @@ def main(argv: list[str] | None = None) -> int:
             model_type, kind = family["model_type"], family["kind"]
             if args.only and model_type not in args.only.split(","):
                 continue
+            if args.checkpointing and model_type not in CHECKPOINTED:
+                continue
             if kind not in MEASURABLE:
                 print(f"{model_type:<12} not measured: the harness has no {kind} batch", flush=True)
                 continue
@@ -203,17 +295,27 @@ def main(argv: list[str] | None = None) -> int:
             path = Path(folder) / model_type / "config.json"
             path.parent.mkdir()
             path.write_text(json.dumps(fields, default=str))
-            for job in jobs_of(family, fields):
-                if args.modes and label(job) not in args.modes.split(","):
+            jobs = jobs_of(family, fields)
+            if args.checkpointing:
+                jobs = [(j[0], "bf16", *j[2:]) for j in jobs if j[0] == "train"]
+            ckpt = args.checkpointing
+            for job in jobs:
+                if args.modes and label(job, ckpt) not in args.modes.split(","):
                     continue
-                truth = measured(model_type, kind, fields, job)
+                truth = measured(model_type, kind, fields, job, ckpt)
                 if "error" in truth:
-                    print(f"{model_type:<12} {label(job):<10} error: {truth['error']}", flush=True)
+                    print(
+                        f"{model_type:<12} {label(job, ckpt):<10} error: {truth['error']}",
+                        flush=True,
+                    )
                     continue
                 try:
-                    ours = estimated(str(path.parent), kind, job)
+                    ours = estimated(str(path.parent), kind, job, ckpt)
                 except Exception as error:  # noqa: BLE001 - a refusal is a row of the table
-                    print(f"{model_type:<12} {label(job):<10} not estimated: {error}", flush=True)
+                    print(
+                        f"{model_type:<12} {label(job, ckpt):<10} not estimated: {error}",
+                        flush=True,
+                    )
                     continue
                 real = truth["measured_allocated_bytes"]
                 error = (ours - real) / real
@@ -225,10 +327,12 @@ def main(argv: list[str] | None = None) -> int:
                         "job": list(job),
                         "measured": real,
                         "peak_phase": truth["peak_phase"],
+                        "device": "fake cuda" if model_type not in REAL_CPU else "real cpu",
+                        **({"checkpointing": True} if ckpt else {}),
                     }
                 )
                 print(
-                    f"{model_type:<12} {label(job):<10} measured {real / 2**30:8.3f} GiB  "
+                    f"{model_type:<12} {label(job, ckpt):<10} measured {real / 2**30:8.3f} GiB  "
                     f"estimated {ours / 2**30:8.3f} GiB  {error:+7.1%}  ({truth['peak_phase']})",
                     flush=True,
                 )

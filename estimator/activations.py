@@ -66,7 +66,8 @@ def _upcast(n: Numerics) -> int:
 def _norm(stack: Stack, n: Numerics) -> int:
     h = stack.hidden
     if stack.norm == "rms":
-        return (4 + n.rms_normalized + n.activation) * h
+        normalised = 4 if stack.unit_offset_norm else n.rms_normalized
+        return (4 + normalised + n.activation) * h
     return (n.residual + n.activation) * h
 
 
@@ -84,14 +85,26 @@ def norm_casts_per_token(stack: Stack, n: Numerics) -> int:
     attention = 1 if stack.fused_qkv else 3
     gated = stack.mlp == "gated" and not stack.moe and not stack.fused_gate_up
     readers = attention + (2 if gated else 1) + (1 if stack.cross_attention else 0)
-    return max(readers - stack.norms, 0) * n.activation * stack.hidden
+    return max(readers - (stack.norms - stack.post_norms), 0) * n.activation * stack.hidden
 
 
-def cached_keys_per_token(stack: Stack, n: Numerics) -> int:
+def expands_kv(stack: Stack) -> bool:
+    """Whether ``repeat_kv`` copies grouped K/V heads: with one KV head (MQA) its expand and
+    reshape stay a view (gemma-3-1b b1 s2048, bench/oracle_breakdown.py: no expanded copy
+    beside the masked memory-efficient kernel; Mistral-7B's 8 of 32 are copied)."""
+    return 1 < stack.kv_heads < stack.heads
+
+
+def cached_keys_per_token(stack: Stack, n: Numerics, *, eager: bool = False) -> int:
     """Bytes per token per layer a training forward's KV cache keeps beyond what attention
     saves: the fp32 rotary keys under autocast (SDPA saves their 16-bit cast); nothing in
     pure 16-bit or fp32, nor where the rotation is cast back to 16 bits (OLMo, Cohere), where
-    attention saves the cache's own K and V."""
+    attention saves the cache's own K and V — except eager attention over grouped K/V heads,
+    which saves ``repeat_kv``'s expanded copies, so the cache's own K and V are more
+    (gemma2-2b-train-bf16-b2-s2048: two KV-wide ``cat`` outputs per layer; measured in pure
+    16 bits only)."""
+    if eager and expands_kv(stack) and n.activation == n.residual:
+        return 2 * n.activation * stack.kv_width
     if stack.rope not in ("upcast", "partial") or n.activation == n.residual:
         return 0
     return n.residual * stack.kv_width
@@ -115,7 +128,7 @@ def fused_attention_per_token(stack: Stack, n: Numerics, context: int) -> int:
     total = a * (2 * q + 2 * kv)
     if any(0 < w < context for w in stack.cache_windows):
         total += a * context  # the additive mask
-        if kv < q:
+        if expands_kv(stack):
             total += 2 * a * q
     if stack.fused_qkv and not stack.rope:
         total += 2 * a * kv
@@ -135,6 +148,8 @@ def scores_per_token(stack: Stack, n: Numerics, context: int, *, training: bool)
     # fp32 softmax output (saved by its backward) + its 16-bit cast; with dropout the cast
     # is not saved but the 1-byte mask and the dropped copy (saved by the matmul) are.
     per_element = 4 + n.activation + (1 if training and stack.dropout else 0)
+    if training and stack.score_softcap:  # tanh's 16-bit output (gemma2-2b-train-bf16-*)
+        per_element += n.activation
     return stack.heads * context * per_element
 
 
@@ -166,7 +181,7 @@ def saved_per_token(
     terms = saved_terms_per_token(
         stack, n, eager=eager, context=context, cross_context=cross_context, math=math
     )
-    return sum(terms.values()) + (cached_keys_per_token(stack, n) if caching else 0)
+    return sum(terms.values()) + (cached_keys_per_token(stack, n, eager=eager) if caching else 0)
 
 
 def saved_terms_per_token(
@@ -187,7 +202,7 @@ def saved_terms_per_token(
     """
     a, h = n.activation, stack.hidden
     terms: dict[str, float] = {}
-    norms = stack.norms * _norm(stack, n)
+    norms = stack.norms * _norm(stack, n) - stack.post_norms * n.activation * h
     if stack.parallel_residual:  # both norms read the same saved layer input
         norms -= n.residual * h
     terms["norms"] = norms

@@ -27,6 +27,7 @@ from typing import Any
 import attrs
 
 from . import dependencies
+from .configlayouts import as_counted
 from .names import UnknownNameError, normalize, suggestions
 from .paramcount import (
     DECODER_TYPES,
@@ -263,23 +264,6 @@ def read_config_json(path: str | PathLike[str], *, name: str | None = None) -> A
 _TOWERS = ("text_config", "vision_config", "audio_config", "speech_config")
 
 
-def _torchvision_resnet(config: Mapping[str, Any]) -> dict[str, Any] | None:
-    """transformers' ``resnet`` config as the torchvision ResNet of the same layout: a 64-wide
-    stem, stages of ``depths`` blocks whose widths double from 64 × the block's expansion
-    (``hidden_sizes``), a 1000-way head; None for any other layout (counted as unknown)."""
-    kind = config.get("layer_type", "bottleneck")
-    expansion = {"bottleneck": 4, "basic": 1}.get(str(kind))
-    depths, widths = config.get("depths"), config.get("hidden_sizes")
-    if expansion is None or not isinstance(depths, list) or not isinstance(widths, list):
-        return None
-    layout = [64 * expansion * 2**k for k in range(len(depths))]
-    if config.get("embedding_size", 64) != 64 or widths != layout or len(depths) != 4:
-        return None
-    block = "bottleneck" if expansion == 4 else "basic"
-    # ACT2FN's ReLU is a new tensor, torchvision's is in place
-    return {"block": block, "layers": list(depths), "inplace_relu": False}
-
-
 def from_config(config: Mapping[str, Any], *, name: str) -> Architecture:
     """The entry for a model's config fields, whatever its ``model_type``.
 
@@ -290,10 +274,7 @@ def from_config(config: Mapping[str, Any], *, name: str) -> Architecture:
     in the parameters (:attr:`Architecture.other_towers`). The count is made here, so a
     config that cannot be counted raises :class:`.paramcount.MissingFieldError` at once.
     """
-    model_type = str(config.get("model_type") or "unknown")
-    resnet = _torchvision_resnet(config) if model_type == "resnet" else None
-    if resnet is not None:
-        config, model_type = resnet, "torchvision-resnet"
+    config, model_type = as_counted(config)
     towers = {k: dict(config[k]) for k in _TOWERS if isinstance(config.get(k), Mapping)}
 
     notes: list[str] = []

@@ -283,7 +283,8 @@ def decoder_shape(model_type: str, cfg: Config) -> dict[str, Any]:
         hidden=h,
         heads=heads,
         layers=required(cfg, "layers", model_type),
-        head_dim=_first(cfg, "head_dim", default=h // heads),
+        # kv_channels: the head width of Megatron-style configs (JetMoE, ChatGLM, Qwen 1)
+        head_dim=_first(cfg, "head_dim", "kv_channels", default=h // heads),
         intermediate=_first(cfg, *FIELD_NAMES["intermediate size"], default=4 * h),
     )
     if isinstance(s["intermediate"], list):  # one width per layer (Gemma 3n)
@@ -296,7 +297,7 @@ def decoder_shape(model_type: str, cfg: Config) -> dict[str, Any]:
         n
         for n in (
             *(field_name(cfg, q) for q in FIELD_NAMES),
-            "head_dim" if cfg.get("head_dim") else None,
+            next((n for n in ("head_dim", "kv_channels") if cfg.get(n)), None),
         )
         if n
     ]

@@ -35,7 +35,13 @@ from .runconfig import (
     parse_param_count,
 )
 
-__all__ = ["ESTIMATE_KEYS", "EstimatorSettings", "parse_estimate_table"]
+__all__ = [
+    "EDITOR_SETTINGS",
+    "ESTIMATE_KEYS",
+    "EstimatorSettings",
+    "parse_estimate_table",
+    "with_editor_settings",
+]
 
 TABLE = "[tool.torchward.estimate]"
 
@@ -165,10 +171,15 @@ class EstimatorSettings:
     overrides: tuple[tuple[str, Any], ...] = ()
     models: tuple[tuple[str, str], ...] = ()  # (name, JSON record), see .localmodels
     source: str = "pyproject.toml " + TABLE
+    # the editor's settings (EDITOR_SETTINGS), over the project's as a flag would be
+    editor: tuple[tuple[str, Any], ...] = ()
 
     def run_config(self) -> RunConfig:
         """The overrides as a configuration to lay over the script's (flags go over it)."""
-        return RunConfig(**{name: Field(value, self.source) for name, value in self.overrides})
+        fields = {name: Field(value, self.source) for name, value in self.overrides}
+        for name, value in self.editor:
+            fields[name] = Field(value, f"editor setting {EDITOR_SETTINGS[name]}")
+        return RunConfig(**fields)
 
     def architectures(self) -> tuple[Architecture, ...]:
         return user_architectures(self.models)
@@ -178,7 +189,24 @@ class EstimatorSettings:
         return {
             "estimate": [[n, list(v) if isinstance(v, tuple) else v] for n, v in self.overrides],
             "models": [list(m) for m in self.models],
+            "editor": [list(e) for e in self.editor],
         }
 
     def __bool__(self) -> bool:
-        return bool(self.overrides or self.models)
+        return bool(self.overrides or self.models or self.editor)
+
+
+# RunConfig fields an editor sets from its own settings (the language server), and their
+# names there
+EDITOR_SETTINGS = {"use_cache": "torchward.useCache"}
+
+
+def with_editor_settings(
+    settings: EstimatorSettings | None, **values: Any
+) -> EstimatorSettings | None:
+    """``settings`` with the editor's values (:data:`EDITOR_SETTINGS`; None: not set, the
+    script's or the project's stands), laid over the project's."""
+    chosen = tuple((name, value) for name, value in values.items() if value is not None)
+    if not chosen:
+        return settings
+    return attrs.evolve(settings or EstimatorSettings(), editor=chosen)

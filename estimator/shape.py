@@ -73,6 +73,14 @@ class Stack:
     """Tokens per sample of a ``caption`` stream: a contrastive text tower's captions, padded
     to its ``max_position_embeddings`` (CLIP 77, SigLIP 64) whatever the job's sequence."""
     cache_windows: tuple[int, ...] = ()
+    unit_offset_norm: bool = False
+    """Gemma's RMSNorm: ``normalised × (1 + weight)`` in fp32, cast after, so the saved
+    normalised tensor is fp32 even in pure 16-bit training."""
+    post_norms: int = 0
+    """Of ``norms``, those whose output only feeds the residual add (Gemma 2 / 3's sandwich
+    norms): no 16-bit copy of it is saved."""
+    score_softcap: bool = False
+    """Eager scores soft-capped (``tanh(s / cap) × cap``, Gemma 2): tanh's output is saved."""
     """Per layer, what its KV cache keeps: 0 every token, n > 0 a sliding window of n tokens,
     -1 no KV cache (a linear-attention or state-space layer); empty: every layer keeps all."""
 
@@ -211,6 +219,10 @@ _PARTIAL_ROTARY = {"gpt_neox": 0.25, "stablelm": 0.25, "phi": 0.5, "glm": 0.5}
 # kernel (SDPA takes no softcap), and softcapped logits keep one more logits-sized tensor
 # (tanh's output) for backward. Config fields first, the config class's default after.
 _DEFAULT_SOFTCAP = {"gemma2": (50.0, 30.0)}  # (attn_logit_softcapping, final_logit_softcapping)
+# Gemma's RMSNorm (``Stack.unit_offset_norm``); Gemma 2 / 3 add two sandwich norms per layer
+# after attention and after the MLP (``Stack.post_norms``): gemma2-2b-train-bf16-b2-s2048
+# (bench/oracle_breakdown.py gemma-2-2b --dtype bf16) saves 36·h of norms per token per layer
+_UNIT_OFFSET_NORM = {"gemma", "gemma2", "gemma3_text"}
 
 
 def softcaps_of(model_type: str, config: Any) -> tuple[bool, bool]:
@@ -346,6 +358,9 @@ def _decoder(arch: Architecture) -> ModelShape:
         parallel_residual=arch.model_type == "gpt_neox"
         and bool(arch.config.get("use_parallel_residual", True)),
         cache_windows=cache_windows(arch.model_type, arch.config, s["layers"]),
+        unit_offset_norm=arch.model_type in _UNIT_OFFSET_NORM,
+        post_norms=max(s["norms"] - 2, 0) if arch.model_type in _UNIT_OFFSET_NORM else 0,
+        score_softcap=softcaps_of(arch.model_type, arch.config)[0],
     )
     embed = vocab * h * (1 if s["tied"] else 2) + s["positions"] * h
     attn_softcap, final_softcap = softcaps_of(arch.model_type, arch.config)

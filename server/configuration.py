@@ -58,6 +58,9 @@ class ServerSettings:
     large_file_lines: int = DEFAULT_LARGE_FILE_LINES
     """Documents with more lines are analysed when opened and saved, not on every edit
     (:mod:`.onsave`); 0: always as you type."""
+    use_cache: bool | None = None
+    """Whether the estimated forward keeps a KV cache (``--use-cache``); None ("auto"): the
+    script's call, then the project's, then the model config's."""
 
 
 def _selectors(value: Any) -> tuple[str, ...]:
@@ -106,6 +109,15 @@ def _gpu(value: Any) -> str | None:
     return validate_gpu_name(value)  # an unknown name is a warning, not a silent TW010 off
 
 
+def _auto_boolean(value: Any) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    answers: dict[Any, bool | None] = {"auto": None, "true": True, "false": False}
+    if value not in answers:
+        raise ValueError('expected "auto", true or false')
+    return answers[value]
+
+
 def _line_count(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError("expected a whole number of lines (0: always analyse as you type)")
@@ -129,6 +141,7 @@ WIRE_NAMES: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "codeLens": ("code_lens", _boolean),
     "workspaceScan": ("workspace_scan", _scan_mode),
     "largeFileLines": ("large_file_lines", _line_count),
+    "useCache": ("use_cache", _auto_boolean),
 }
 
 

@@ -108,6 +108,11 @@ class Workspace:
             overrides = dict(settings.severity)
             overrides.update((code, Severity(level)) for code, level in editor.severity)
             settings = attrs.evolve(settings, severity=tuple(sorted(overrides.items())))
+        if editor.use_cache is not None:  # torchward.useCache, as `estimate --use-cache`
+            from torchward.estimator.settings import with_editor_settings
+
+            estimator = with_editor_settings(settings.estimator, use_cache=editor.use_cache)
+            settings = attrs.evolve(settings, estimator=estimator)
         return settings, error
 
 

@@ -185,6 +185,8 @@ def run_one(cfg: dict, device: str = "cuda", fake: bool = True) -> dict:
         params = sum(p.numel() for p in model.parameters())
         if cfg["mode"] == "train":
             model.train()
+            if cfg.get("checkpointing"):  # as a script calls it, with transformers' defaults
+                model.gradient_checkpointing_enable()
             harness.train_step(
                 counter,
                 model,

@@ -41,6 +41,7 @@ describe('settings mapping', () => {
       codeLens: true,
       workspaceScan: 'off',
       largeFileLines: 60000,
+      useCache: 'auto',
     });
   });
 

@@ -181,6 +181,8 @@ def settings_to_wire(settings: ServerSettings) -> dict[str, Any]:
         value = getattr(settings, name)
         if name == "severity":
             value = dict(value)
+        elif name == "use_cache":
+            value = {None: "auto", True: "true", False: "false"}[value]
         elif isinstance(value, tuple):
             value = list(value)
         result[wire] = value

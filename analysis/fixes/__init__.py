@@ -51,10 +51,8 @@ def is_fixable(code: str) -> bool:
 
 def fixes_for(source: str, finding: Finding) -> tuple[Fix, ...]:
     """The fixes of ``finding`` in ``source`` (the text it was found in), best first."""
-    from ..workspace.relocate import is_relocated
-
     fixer = all_fixers().get(finding.code)
-    if fixer is None or is_relocated(finding):
+    if fixer is None or finding.origin is not None:
         return ()  # relocated: reported at a call for code in another module
     try:
         tree = source_tree(source)

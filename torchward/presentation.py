@@ -3,9 +3,10 @@
 - Notebook findings move from program to cell coordinates (:func:`torchward.notebook.present`).
 - JSON and SARIF carry fixes. Findings leave the analysis without them (linting never
   parses LibCST), so here, for the files that have findings and only for these two
-  formats, the fixes are built (:func:`torchward.analysis.fixes.with_fixes`). One LibCST
-  parse per file with findings: cheap on a mostly clean tree, and the price of a
-  machine-readable report that can be applied by another tool.
+  formats, the fixes are built (:func:`torchward.analysis.fixes.with_fixes`). A finding
+  whose rule hands its fixer a payload (TW003's reset) gets its edit written from it, a
+  cost in proportion to the edit; the others share one LibCST parse of their file, only
+  when the file has such a finding.
 - ``--report-unused-suppressions`` adds a finding per suppression comment that
   suppressed nothing (:mod:`torchward.suppression_audit`).
 """

@@ -8,9 +8,10 @@ expression as written, and the three facts the safety obligations read. So the r
 hands them over as a :class:`ZeroGradReset` and the fixer writes one text insertion,
 without parsing the file again with LibCST or looking anything up by name.
 
-The facts of a whole file come from one walk of its tree (:func:`_sites`), made when
-the rule first reports in that file: a report of a file with thousands of findings
-stays linear in the file.
+The facts of a whole file come from one walk of its statements (:func:`_sites`), made
+when the rule first reports in that file, and the scope facts from a walk of the scopes
+that ask, once each: a report of a file with thousands of findings stays linear in the
+file.
 
 A step whose statement does not stand alone on its lines (``a; opt.step()``,
 ``if c: opt.step()``, a continuation after it) gets no payload, so no fix: quiet rather
@@ -60,50 +61,85 @@ class _Step:
 
 @attrs.define
 class _Sites:
-    """One file's step statements by the span of their call, and the marks on scopes."""
+    """One file's step statements by the span of their call, its scaler names, and the
+    two scope facts, each found when first asked: a scope whose text never says ``grad``
+    (``retain_graph``) cannot read ``.grad`` (pass it), so most scopes are never walked."""
 
+    lines: LineIndex
     steps: dict[Span, _Step] = attrs.field(factory=dict)
-    reading_gradients: set[ast.AST] = attrs.field(factory=set)  # functions (or the module)
-    retaining: set[ast.AST] = attrs.field(factory=set)  # loops with retain_graph=True
     scalers: set[str] = attrs.field(factory=set)  # names bound to a scaler's constructor
+    _known: dict[tuple[int, str], bool] = attrs.field(factory=dict)
+
+    def reads_gradients(self, scope: ast.AST) -> bool:
+        """Some ``.grad`` is read in ``scope`` (a function, nested ones included, or the module)."""
+        return self._mentions(scope, "grad", _reads_grad)
+
+    def retains_graph(self, loop: ast.AST) -> bool:
+        """Some call in ``loop`` (its header and ``else`` included) passes ``retain_graph=True``."""
+        return self._mentions(loop, "retain_graph", _retains)
+
+    def _mentions(self, node: ast.AST, word: str, holds) -> bool:
+        key = (id(node), word)
+        known = self._known.get(key)
+        if known is None:
+            known = self._known[key] = word in self._text(node) and any(
+                holds(inner) for inner in ast.walk(node)
+            )
+        return known
+
+    def _text(self, node: ast.AST) -> str:
+        if isinstance(node, ast.Module):
+            return "\n".join(self.lines.lines)
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])  # type: ignore[attr-defined]
+        return "\n".join(self.lines.lines[first - 1 : node.end_lineno])  # type: ignore[attr-defined]
 
 
-def _is_retain_graph(keyword: ast.keyword) -> bool:
-    value = keyword.value
-    return keyword.arg == "retain_graph" and isinstance(value, ast.Constant) and value.value is True
+def _reads_grad(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "grad"
+
+
+def _retains(node: ast.AST) -> bool:
+    if not isinstance(node, ast.keyword) or node.arg != "retain_graph":
+        return False
+    return isinstance(node.value, ast.Constant) and node.value.value is True
 
 
 @lru_cache(maxsize=4)
 def _sites(tree: ast.Module, lines: LineIndex) -> _Sites:
-    """Every fact of the file the payloads read, in one walk of ``tree``."""
-    sites = _Sites()
+    """The file's step statements and scaler names, in one walk of its statements (not
+    of its expressions: a tenth of the nodes)."""
+    sites = _Sites(lines)
     imports = ImportTable(tree)
-    # (node, functions around it, loops around it anywhere, loop whose body holds it)
-    stack: list[tuple[ast.AST, tuple[ast.AST, ...], tuple[ast.AST, ...], ast.AST | None]] = [
-        (tree, (tree,), (), None)
+    # (statement, the innermost function around it or the module, the loop whose body holds it)
+    stack: list[tuple[ast.stmt, ast.AST, ast.AST | None]] = [
+        (statement, tree, None) for statement in reversed(tree.body)
     ]
     while stack:
-        node, functions, loops, body_loop = stack.pop()
-        if isinstance(node, ast.Attribute) and node.attr == "grad":
-            sites.reading_gradients.update(functions)
-        elif isinstance(node, ast.keyword) and _is_retain_graph(node):
-            sites.retaining.update(loops)
+        node, function, body_loop = stack.pop()
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            func = node.value.func
+            if isinstance(func, ast.Attribute) and func.attr == "step":
+                span = lines.span(node.value)
+                sites.steps[span] = _Step(node, node.value, function, body_loop)
         elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
             built = dotted(node.value.func)
             name = qualified_path(built, imports) if built is not None else None
             if name is not None and current().constructed_kind(name) is Kind.SCALER:
                 sites.scalers.update(t for t in map(dotted, node.targets) if t is not None)
-        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
-            func = node.value.func
-            if isinstance(func, ast.Attribute) and func.attr == "step":
-                span = lines.span(node.value)
-                sites.steps[span] = _Step(node, node.value, functions[-1], body_loop)
-        inner_functions = (*functions, node) if isinstance(node, _FUNCTIONS) else functions
-        inner_loops = (*loops, node) if isinstance(node, _LOOPS) else loops
-        body = {id(statement) for statement in node.body} if isinstance(node, _LOOPS) else ()
-        for child in ast.iter_child_nodes(node):
-            holder = node if id(child) in body else body_loop
-            stack.append((child, inner_functions, inner_loops, holder))
+        inner = node if isinstance(node, _FUNCTIONS) else function
+        blocks: list[tuple[list, ast.AST | None]] = [
+            (node.body, node)
+            if isinstance(node, _LOOPS)
+            else (getattr(node, "body", []), body_loop),
+            (getattr(node, "orelse", []), body_loop),
+            (getattr(node, "finalbody", []), body_loop),
+            *((handler.body, body_loop) for handler in getattr(node, "handlers", ())),
+            *((case.body, body_loop) for case in getattr(node, "cases", ())),
+        ]
+        for block, loop in reversed(blocks):
+            stack.extend(
+                (child, inner, loop) for child in reversed(block) if isinstance(child, ast.stmt)
+            )
     return sites
 
 
@@ -168,6 +204,6 @@ def zero_grad_reset(tree: ast.Module, lines: LineIndex, span: Span) -> ZeroGradR
         optimizer=lines.line_text(where.line)[where.column : where.end_column],
         closure=optimizer is step.call.func.value  # type: ignore[attr-defined]
         and bool(step.call.args or step.call.keywords),
-        retains_graph=step.loop is not None and step.loop in sites.retaining,
-        reads_gradients=step.function in sites.reading_gradients,
+        retains_graph=step.loop is not None and sites.retains_graph(step.loop),
+        reads_gradients=sites.reads_gradients(step.function),
     )

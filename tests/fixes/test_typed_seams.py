@@ -147,3 +147,21 @@ def test_a_payload_for_another_text_gives_no_fix():
     edited = STEP_WITHOUT_RESET.replace("        opt.step()\n", "        pass\n")
     assert fixes_for(edited, finding) == ()
     assert fixes_for("x = 1\n", finding) == ()
+
+
+def test_a_gradient_read_in_another_function_leaves_the_reset_safe():
+    source = (
+        STEP_WITHOUT_RESET + "def norms(model):\n    return [p.grad for p in model.parameters()]\n"
+    )
+    finding = _only(source, "TW003")
+    assert finding.payload is not None and not finding.payload.reads_gradients
+    (fix,) = fixes_for(source, finding)
+    assert fix.applicability is Applicability.SAFE
+
+
+def test_retain_graph_in_the_loop_makes_the_reset_unsafe():
+    source = STEP_WITHOUT_RESET.replace(".backward()", ".backward(retain_graph=True)")
+    finding = _only(source, "TW003")
+    assert finding.payload is not None and finding.payload.retains_graph
+    (fix,) = fixes_for(source, finding)
+    assert fix.applicability is Applicability.UNSAFE

@@ -44,7 +44,9 @@ def write(
         ]
     else:
         payload = [_finding(finding) for report in result.reports for finding in report.findings]
-    json.dump(payload, stream, indent=2, ensure_ascii=False)
+    # one string, one write: ``json.dump`` writes each of a large report's hundreds of
+    # thousands of pieces to the stream on its own
+    stream.write(json.dumps(payload, indent=2, ensure_ascii=False))
     stream.write("\n")
     for report in result.reports:
         for problem in report.problems:

@@ -142,8 +142,10 @@ class Payload:
     A rule with a fixable finding defines one frozen ``attrs`` subclass next to itself, with
     a unique ``kind`` and fields of ``str``, ``int``, ``bool`` or :class:`Span` only: a
     finding travels as JSON (the cache, an LSP diagnostic's ``data``), and
-    :meth:`to_dict` / :meth:`from_dict` carry the payload by its ``kind``. A payload whose
-    ``kind`` is unknown where it is read comes back as ``None``: no fix, never a guess.
+    :meth:`to_dict` / :meth:`from_dict` carry the payload by its ``kind``; a process that
+    reads findings it did not compute (the CLI's main process, from its workers or the
+    cache) loads the rules to know the kinds. A payload whose ``kind`` is still unknown
+    comes back as ``None``: no fix, never a guess.
     """
 
     kind: ClassVar[str]
@@ -163,8 +165,15 @@ class Payload:
 
     @staticmethod
     def from_dict(data: dict | None) -> Payload | None:
-        kind = Payload._kinds.get(data.get("kind", "")) if data else None
-        if kind is None or data is None:
+        if not data:
+            return None
+        kind = Payload._kinds.get(data.get("kind", ""))
+        if kind is None:  # a process that received findings without running the rules
+            from .rule import all_rules  # (a worker's, the cache's): loading them registers
+
+            all_rules()
+            kind = Payload._kinds.get(data.get("kind", ""))
+        if kind is None:
             return None
         values = {}
         for field in attrs.fields(kind):  # type: ignore[arg-type]

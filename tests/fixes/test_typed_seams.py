@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import attrs
@@ -165,3 +167,18 @@ def test_retain_graph_in_the_loop_makes_the_reset_unsafe():
     assert finding.payload is not None and finding.payload.retains_graph
     (fix,) = fixes_for(source, finding)
     assert fix.applicability is Applicability.UNSAFE
+
+
+def test_a_process_that_did_not_run_the_rules_reads_the_payload_back():
+    """The CLI's main process receives its workers' findings as JSON without running a
+    rule: a payload whose kind it did not know yet would lose the fix in JSON reports."""
+    data = json.dumps(_only(STEP_WITHOUT_RESET, "TW003").to_dict())
+    script = (
+        "import json, sys\n"
+        "from torchward.analysis.finding import Finding\n"
+        "print(type(Finding.from_dict(json.loads(sys.stdin.read())).payload).__name__)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], input=data, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "ZeroGradReset"

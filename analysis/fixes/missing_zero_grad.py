@@ -52,8 +52,7 @@ class MissingZeroGradFixer(PayloadFixer):
             return  # the text is not the one the finding was computed on
         code = f"{reset.optimizer}.zero_grad(set_to_none=True)"
         line = reset.after_line
-        end = len(lines.line(line))
-        insertion = Edit(Span(line, end, line, end), f"{lines.ending(line)}{reset.indent}{code}")
+        insertion = _line_after(lines, line, f"{reset.indent}{code}")
         proven = (
             Proof.TORCH_OPTIMIZER in finding.proofs
             and not reset.retains_graph
@@ -65,6 +64,17 @@ class MissingZeroGradFixer(PayloadFixer):
             Applicability.SAFE if proven else Applicability.UNSAFE,
             (insertion,),
         )
+
+
+def _line_after(lines: SourceLines, line: int, text: str) -> Edit:
+    """An edit that adds the line ``text`` after line ``line``: a whole line inserted at
+    the start of the next one, or, after a last line with no line break, a break and the
+    line at its end."""
+    ending = lines.ending(line)
+    if lines.lines[line - 1].endswith(("\n", "\r")):
+        return Edit(Span(line + 1, 0, line + 1, 0), f"{text}{ending}")
+    end = len(lines.line(line))
+    return Edit(Span(line, end, line, end), f"{ending}{text}")
 
 
 def _still_there(lines: SourceLines, span: Span, reset: ZeroGradReset) -> bool:

@@ -15,6 +15,7 @@ JSON, UTF-16 units on the LSP wire).
 from __future__ import annotations
 
 import enum
+from typing import Any, ClassVar
 
 import attrs
 
@@ -153,6 +154,53 @@ class Fix:
     edits: tuple[Edit, ...] = ()
 
 
+class Payload:
+    """The typed facts a rule hands the fixer of its findings: the ranges, names and proven
+    facts the fix needs, so the fixer never re-reads them from the text.
+
+    A rule with a fixable finding defines one frozen ``attrs`` subclass next to itself, with
+    a unique ``kind`` and fields of ``str``, ``int``, ``bool`` or :class:`Span` only: a
+    finding travels as JSON (the cache, an LSP diagnostic's ``data``), and
+    :meth:`to_dict` / :meth:`from_dict` carry the payload by its ``kind``; a process that
+    reads findings it did not compute (the CLI's main process, from its workers or the
+    cache) loads the rules to know the kinds. A payload whose ``kind`` is still unknown
+    comes back as ``None``: no fix, never a guess.
+    """
+
+    kind: ClassVar[str]
+    _kinds: ClassVar[dict[str, type[Payload]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "kind" in cls.__dict__:  # attrs rebuilds a slotted class: the last one counts
+            Payload._kinds[cls.kind] = cls
+
+    def to_dict(self) -> dict:
+        data: dict[str, Any] = {"kind": self.kind}
+        for field in attrs.fields(type(self)):  # type: ignore[arg-type]
+            value = getattr(self, field.name)
+            data[field.name] = attrs.astuple(value) if isinstance(value, Span) else value
+        return data
+
+    @staticmethod
+    def from_dict(data: dict | None) -> Payload | None:
+        if not data:
+            return None
+        kind = Payload._kinds.get(data.get("kind", ""))
+        if kind is None:  # a process that received findings without running the rules
+            from .rule import all_rules  # (a worker's, the cache's): loading them registers
+
+            all_rules()
+            kind = Payload._kinds.get(data.get("kind", ""))
+        if kind is None:
+            return None
+        values = {}
+        for field in attrs.fields(kind):  # type: ignore[arg-type]
+            value = data[field.name]
+            values[field.name] = Span(*value) if field.type in (Span, "Span") else value
+        return kind(**values)
+
+
 @attrs.frozen
 class Finding:
     code: str
@@ -165,6 +213,11 @@ class Finding:
     evidence: tuple[Evidence, ...] = ()
     fixes: tuple[Fix, ...] = ()
     proofs: frozenset[Proof] = frozenset()  # what the analysis proved for the fixers
+    payload: Payload | None = None  # what the rule's fixer needs (see :class:`Payload`)
+    # Reported at a call in this file for code in the module at this path (the finding
+    # is relocated, see :mod:`torchward.analysis.workspace.relocate`); None: the span is
+    # the code itself. A relocated finding has no fix: its span is not the code to edit.
+    origin: str | None = None
 
     def to_dict(self) -> dict:
         """The stable JSON shape (documented in docs/json-format.md): 1-based columns."""
@@ -198,6 +251,8 @@ class Finding:
                 for fix in self.fixes
             ],
             "proofs": sorted(proof.value for proof in self.proofs),
+            "payload": self.payload.to_dict() if self.payload is not None else None,
+            "origin": self.origin,
         }
 
     @classmethod
@@ -230,4 +285,6 @@ class Finding:
             proofs=frozenset(
                 Proof(p) for p in data.get("proofs", ()) if p in Proof._value2member_map_
             ),
+            payload=Payload.from_dict(data.get("payload")),
+            origin=data.get("origin"),
         )

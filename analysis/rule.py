@@ -28,7 +28,17 @@ from typing import TYPE_CHECKING, ClassVar
 
 import attrs
 
-from .finding import Applicability, Confidence, Evidence, Finding, Fix, Proof, Severity, Span
+from .finding import (
+    Applicability,
+    Confidence,
+    Evidence,
+    Finding,
+    Fix,
+    Payload,
+    Proof,
+    Severity,
+    Span,
+)
 
 if TYPE_CHECKING:
     from .facts import FileFacts
@@ -83,11 +93,14 @@ class Rule:
         severity: Severity | None = None,
         fixes: Iterable[Fix] = (),
         proofs: Iterable[Proof] = (),
+        payload: Payload | None = None,
     ) -> Finding:
         """Build a finding of this rule; low confidence lowers the severity one step.
 
         ``proofs``: what the analysis proved that a fixer's obligations need (see
         :class:`~torchward.analysis.finding.Proof`); without them a fix is unsafe or absent.
+        ``payload``: what the rule's fixer needs to write the fix (see
+        :class:`~torchward.analysis.finding.Payload`).
         """
         chosen = severity or self.default_severity
         if confidence is Confidence.LOW:
@@ -102,6 +115,7 @@ class Rule:
             evidence=tuple(evidence),
             fixes=tuple(fixes),
             proofs=frozenset(proofs),
+            payload=payload,
         )
 
     @classmethod

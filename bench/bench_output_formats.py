@@ -3,7 +3,8 @@
 Three shapes, each line count a fresh file in ``bench/.work/formats/``:
 
 - ``functions``: many small training functions (7 lines each), every one with a
-  fixable finding (an optimizer stepped without ``zero_grad``: TW's proven-safe fix);
+  fixable finding (an optimizer stepped without ``zero_grad``: TW003's proven-safe fix,
+  written from the finding's payload without LibCST);
 - ``function``: one function of straight-line statements (a training step unrolled:
   forward, loss, backward, step, zero_grad);
 - ``module``: the same statements at module level.

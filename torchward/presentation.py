@@ -3,9 +3,10 @@
 - Notebook findings move from program to cell coordinates (:func:`torchward.notebook.present`).
 - JSON and SARIF carry fixes. Findings leave the analysis without them (linting never
   parses LibCST), so here, for the files that have findings and only for these two
-  formats, the fixes are built (:func:`torchward.analysis.fixes.with_fixes`). One LibCST
-  parse per file with findings: cheap on a mostly clean tree, and the price of a
-  machine-readable report that can be applied by another tool.
+  formats, the fixes are built (:func:`torchward.analysis.fixes.with_fixes`). A finding
+  whose rule hands its fixer a payload (TW003's reset) gets its edit written from it, a
+  cost in proportion to the edit; the others share one LibCST parse of their file, only
+  when the file has such a finding.
 - ``--report-unused-suppressions`` adds a finding per suppression comment that
   suppressed nothing (:mod:`torchward.suppression_audit`).
 """
@@ -34,19 +35,23 @@ def _with_fixes(report: FileReport, absolute: str) -> FileReport:
             text = program(text).text
     except (OSError, UnicodeDecodeError, ValueError):
         return report
-    with _collector_paused():
+    with collector_paused():
         findings = with_fixes(text, report.findings)
     return attrs.evolve(report, findings=findings)
 
 
 @contextlib.contextmanager
-def _collector_paused():
-    """The cyclic garbage collector off while one file's fixes are built.
+def collector_paused():
+    """The cyclic garbage collector off while one file's fixes are built, and while
+    ``check`` presents and writes its report.
 
     A LibCST tree with its position and parent maps is millions of objects, and each
     full collection during its build walked all of them again: the build grew faster
-    than the file (a third of its time at 20,000 lines). Garbage cycles made meanwhile
-    are collected when the collector resumes, right after the file."""
+    than the file (a third of its time at 20,000 lines). The same holds for the report:
+    the analysis leaves its trees and caches alive, and the collections that building a
+    JSON report's thousands of dictionaries set off walked all of them again (half of
+    what JSON cost over terminal output on a 20,000-line file). A report makes no
+    garbage cycles; those made meanwhile are collected when the collector resumes."""
     enabled = gc.isenabled()
     gc.disable()
     try:

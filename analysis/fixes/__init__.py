@@ -1,6 +1,8 @@
 """Fixes: the edits that repair a finding, built on demand on a lossless tree.
 
-Findings leave the analysis with ``fixes == ()``: linting never parses LibCST. Whoever
+Findings leave the analysis with ``fixes == ()`` and, for the rules whose fixer is a
+:class:`~.fixer.PayloadFixer`, the typed facts that fixer needs (``finding.payload``):
+their fixes are written from it, without LibCST. Linting never parses LibCST. Whoever
 wants edits asks for them with the source the finding was computed on:
 
 - :func:`fixes_for` ``(source, finding) -> tuple[Fix, ...]`` — the fixes of one finding,
@@ -32,8 +34,8 @@ import libcst as cst
 from ..engine import strict
 from ..finding import Finding, Fix
 from .applying import FixOutcome, fix_source
-from .edits import apply_edits, edits_between
-from .fixer import Fixer, all_fixers
+from .edits import SourceLines, apply_edits, edits_between
+from .fixer import Fixer, PayloadFixer, all_fixers
 from .tree import source_tree
 
 log = logging.getLogger(__name__)
@@ -51,17 +53,17 @@ def is_fixable(code: str) -> bool:
 
 def fixes_for(source: str, finding: Finding) -> tuple[Fix, ...]:
     """The fixes of ``finding`` in ``source`` (the text it was found in), best first."""
-    from ..workspace.relocate import is_relocated
-
     fixer = all_fixers().get(finding.code)
-    if fixer is None or is_relocated(finding):
+    if fixer is None or finding.origin is not None:
         return ()  # relocated: reported at a call for code in another module
     try:
-        tree = source_tree(source)
+        if isinstance(fixer, PayloadFixer):  # no LibCST: the rule's payload says it all
+            built = fixer.build_from_payload(SourceLines.of(source), finding)
+        else:
+            built = fixer.build(source_tree(source), finding)
+        return tuple(fix for fix in built if fix is not None and fix.edits)
     except cst.ParserSyntaxError:  # the user's text, not a bug: nothing to rewrite
         return ()
-    try:
-        return tuple(fix for fix in fixer.build(tree, finding) if fix is not None and fix.edits)
     except Exception:  # a fix is a convenience: never let it take a user's editor down
         if strict():
             raise
@@ -82,6 +84,7 @@ def with_fixes(source: str, findings: Iterable[Finding]) -> tuple[Finding, ...]:
 __all__ = [
     "FixOutcome",
     "Fixer",
+    "PayloadFixer",
     "all_fixers",
     "apply_edits",
     "edits_between",

@@ -49,6 +49,52 @@ class Offsets:
         return index + 1, offset - self.starts[index]
 
 
+class SourceLines:
+    """One text's lines with their endings, split once per text object: the fixes of one
+    file's findings ask for the same object once per finding (see :meth:`of`)."""
+
+    _latest: SourceLines | None = None
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.lines = split_lines(text)
+
+    @classmethod
+    def of(cls, text: str) -> SourceLines:
+        latest = cls._latest
+        if latest is not None and latest.text is text:
+            return latest
+        cls._latest = found = cls(text)
+        return found
+
+    def line(self, number: int) -> str:
+        """Line ``number`` (1-based) without its ending; '' past the end."""
+        if not 0 < number <= len(self.lines):
+            return ""
+        return self.lines[number - 1].rstrip("\r\n")
+
+    def text_of(self, span: Span) -> str:
+        """The text of ``span`` ('' when it is not inside the text)."""
+        if not 0 < span.line <= span.end_line <= len(self.lines):
+            return ""
+        if span.line == span.end_line:
+            return self.lines[span.line - 1][span.column : span.end_column]
+        middle = self.lines[span.line : span.end_line - 1]
+        first, last = self.lines[span.line - 1], self.lines[span.end_line - 1]
+        return "".join((first[span.column :], *middle, last[: span.end_column]))
+
+    def ending(self, number: int) -> str:
+        """The line break that ends line ``number``: its own, or for a last line without
+        one, the text's first (``\n`` when it has none)."""
+        own = self.lines[number - 1][len(self.line(number)) :] if number <= len(self.lines) else ""
+        if own:
+            return own
+        first = next(
+            (ln[len(ln.rstrip("\r\n")) :] for ln in self.lines if ln.endswith(("\n", "\r"))), ""
+        )
+        return first or "\n"
+
+
 def edits_between(old: str, new: str) -> tuple[Edit, ...]:
     """Minimal non-overlapping edits turning ``old`` into ``new``, in order."""
     if old == new:

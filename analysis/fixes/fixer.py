@@ -5,11 +5,18 @@ fixes (``retained_graph.py`` fixes TW001): its ``code`` and a :meth:`Fixer.build
 returns the fixes of one finding. It is discovered by walking the package, like rules,
 so a later rule becomes fixable by adding a module here — nothing else changes.
 
-A fixer reads the finding (its span, its evidence spans) and the file's
-:class:`~.tree.SourceTree`, never the analysis facts: fixes are built on demand, long
-after the analysis that produced the finding (in another process, from the cache, in
-the language server from a diagnostic's ``data``). When the code at the span is not the
-shape the fixer knows, it returns no fix rather than a guess.
+Fixes are built on demand, long after the analysis that produced the finding (in another
+process, from the cache, in the language server from a diagnostic's ``data``), so a fixer
+never asks the analysis. Two kinds:
+
+- a :class:`PayloadFixer` reads the typed facts its rule attached to the finding (a
+  :class:`~torchward.analysis.finding.Payload`: ranges, names, proven facts) and writes
+  its edits straight onto the text's lines: no LibCST parse, no lookup by name, a cost
+  in proportion to the edit. The rule decided the fix's shape; no payload, no fix.
+- a tree :class:`Fixer` finds its nodes by the finding's spans in the file's
+  :class:`~.tree.SourceTree` (one LibCST parse per file content, shared by every finding
+  of the file). When the code at the span is not the shape the fixer knows, it returns
+  no fix rather than a guess.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from functools import cache
 from typing import ClassVar
 
 from ..finding import Applicability, Finding, Fix
+from .edits import SourceLines
 from .tree import Rewrite, SourceTree
 
 
@@ -37,6 +45,16 @@ class Fixer:
             return None
         edits = rewrite.edits()
         return Fix(title, applicability, edits) if edits else None
+
+
+class PayloadFixer(Fixer):
+    """A fixer that writes its edits from the finding's payload onto the text's lines."""
+
+    def build(self, tree: SourceTree, finding: Finding) -> Iterable[Fix]:
+        return self.build_from_payload(SourceLines.of(tree.source), finding)
+
+    def build_from_payload(self, lines: SourceLines, finding: Finding) -> Iterable[Fix]:
+        raise NotImplementedError  # every concrete payload fixer overrides this
 
 
 @cache

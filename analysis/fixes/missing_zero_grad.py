@@ -3,7 +3,10 @@
 The finding's span is the optimizer step (``opt.step()``, ``self.opt.step()``, or a
 scaler's ``scaler.step(opt)``: a receiver bound to a constructor that the library-effects
 table says builds a scaler, whose ``step`` entry names the argument that is stepped). The reset goes on the line after the statement
-that steps, at its indentation, written with the optimizer's own expression. After the
+that steps, at its indentation, written with the optimizer's own expression. The rule
+records all of that, and the facts below, in the finding's
+:class:`~torchward.analysis.rules.missing_zero_grad_reset.ZeroGradReset` payload: the
+fix is one text insertion, built without parsing the file again. After the
 step rather than at the top of the loop: when the step sits inside an accumulation
 ``if``, a reset at the top of the loop would throw the accumulated gradients away, while
 a reset after the step is right in both shapes. When the loop only steps through a
@@ -30,119 +33,59 @@ Otherwise the reset is offered as **unsafe**.
 
 from __future__ import annotations
 
-import functools
+from collections.abc import Iterator
 
-import libcst as cst
-import libcst.matchers as m
-
-from ..adapters.effects import current
-from ..finding import Applicability, Proof
-from ..names import ImportTable, qualified_path
-from ..parsing import parse_module
-from ..values import Kind
-from .fixer import Fixer
-from .tree import Rewrite, SourceTree, statement_line
+from ..finding import Applicability, Edit, Finding, Fix, Proof, Span
+from ..rules.missing_zero_grad_reset import ZeroGradReset
+from .edits import SourceLines
+from .fixer import PayloadFixer
 
 
-def optimizer_of(tree, call: cst.Call) -> cst.BaseExpression | None:
-    """The optimizer a ``.step(...)`` call steps: its receiver, or the argument the
-    library-effects table names for a scaler's ``step`` (``scaler.step(opt)``)."""
-    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "step"):
-        return None
-    receiver = call.func.value
-    if not _is_scaler(tree, receiver):
-        return receiver
-    entry = current().method("scaler", "step")
-    for effect in entry.effects if entry is not None else ():
-        if effect.effect == "step" and (effect.argument is not None or effect.keyword):
-            return _argument(call, effect.argument, effect.keyword)
-    return None
-
-
-def _argument(call: cst.Call, position: int | None, keyword: str | None):
-    """The expression passed at ``position`` or as ``keyword`` (None behind a ``*args``)."""
-    for arg in call.args:
-        if keyword is not None and arg.keyword is not None and arg.keyword.value == keyword:
-            return arg.value
-    positional = []
-    for arg in call.args:
-        if arg.star:
-            break
-        if arg.keyword is None:
-            positional.append(arg.value)
-    if position is not None and position < len(positional):
-        return positional[position]
-    return None
-
-
-def _is_scaler(tree, receiver: cst.BaseExpression) -> bool:
-    """Bound in this file to a call the library-effects table says builds a scaler
-    (``scaler = amp.GradScaler()``, under any import spelling)."""
-    text = tree.text(receiver)
-    imports = _imports(tree.source)
-    for assign in tree.within(tree.spans[tree.module], cst.Assign):
-        if any(tree.text(target.target) == text for target in assign.targets):
-            value = assign.value
-            name = (
-                qualified_path(tree.text(value.func), imports)
-                if isinstance(value, cst.Call)
-                else None
-            )
-            if name is not None and current().constructed_kind(name) is Kind.SCALER:
-                return True
-    return False
-
-
-@functools.lru_cache(maxsize=8)
-def _imports(source: str) -> ImportTable:
-    return ImportTable(parse_module(source))
-
-
-def is_plain_reference(node: cst.BaseExpression) -> bool:
-    """Obligation 2: ``name`` or ``name.attr.attr``, nothing evaluated on the way."""
-    while isinstance(node, cst.Attribute):
-        node = node.value
-    return isinstance(node, cst.Name)
-
-
-def reads_gradients(tree: SourceTree, anchor: cst.CSTNode) -> bool:
-    """Obligation 3 fails: ``.grad`` is read somewhere in the function of ``anchor``."""
-    scope = tree.function_of(anchor)
-    return any(
-        attribute.attr.value == "grad"
-        for attribute in tree.within(tree.spans[scope], cst.Attribute)
-    )
-
-
-class MissingZeroGradFixer(Fixer):
+class MissingZeroGradFixer(PayloadFixer):
     code = "TW003"
 
-    def build(self, tree, finding):
-        call = tree.at(finding.span, cst.Call)
-        optimizer = optimizer_of(tree, call) if call is not None else None
-        statement = tree.statement(call) if call is not None else None
-        if optimizer is None or not isinstance(statement, cst.SimpleStatementLine):
-            return
-        if not is_plain_reference(optimizer):
-            return  # ``make_opt().step()``: writing it again would build another optimizer
-        name = tree.text(optimizer)
-        reset = f"{name}.zero_grad(set_to_none=True)"
-        rewrite = Rewrite(tree)
-        rewrite.insert_after(statement, statement_line(reset))
-        loops = tree.loops_around(finding.span)
-        harness = bool(loops) and any(
-            m.matches(arg, m.Arg(keyword=m.Name("retain_graph"), value=m.Name("True")))
-            for arg in tree.within(tree.spans[loops[0]], cst.Arg)
-        )
-        closure = optimizer is call.func.value and bool(call.args)
+    def build_from_payload(self, lines: SourceLines, finding: Finding) -> Iterator[Fix]:
+        reset = finding.payload
+        if not isinstance(reset, ZeroGradReset):
+            return  # no statement of its own to anchor to, or not a plain reference
+        if not _still_there(lines, finding.span, reset):
+            return  # the text is not the one the finding was computed on
+        code = f"{reset.optimizer}.zero_grad(set_to_none=True)"
+        line = reset.after_line
+        insertion = _line_after(lines, line, f"{reset.indent}{code}")
         proven = (
             Proof.TORCH_OPTIMIZER in finding.proofs
-            and not harness
-            and not closure
-            and not reads_gradients(tree, call)
+            and not reset.retains_graph
+            and not reset.closure
+            and not reset.reads_gradients
         )
-        yield self.fix(
-            f"Insert `{reset}` after the step",
+        yield Fix(
+            f"Insert `{code}` after the step",
             Applicability.SAFE if proven else Applicability.UNSAFE,
-            rewrite,
+            (insertion,),
         )
+
+
+def _line_after(lines: SourceLines, line: int, text: str) -> Edit:
+    """An edit that adds the line ``text`` after line ``line``: a whole line inserted at
+    the start of the next one, or, after a last line with no line break, a break and the
+    line at its end."""
+    ending = lines.ending(line)
+    if lines.lines[line - 1].endswith(("\n", "\r")):
+        return Edit(Span(line + 1, 0, line + 1, 0), f"{text}{ending}")
+    end = len(lines.line(line))
+    return Edit(Span(line, end, line, end), f"{ending}{text}")
+
+
+def _still_there(lines: SourceLines, span: Span, reset: ZeroGradReset) -> bool:
+    """Whether ``lines`` still hold the step the payload describes: a fix may be asked
+    for on a newer text than the finding's (an editor's stale diagnostic), and an
+    insertion computed for another text must not land in this one."""
+    call = lines.text_of(span)
+    return (
+        span.end_line <= reset.after_line <= len(lines.lines)
+        and lines.line(span.line)[: len(reset.indent)] == reset.indent
+        and ".step" in call
+        and call.endswith(")")
+        and reset.optimizer in call
+    )

@@ -29,8 +29,7 @@ import libcst as cst
 
 from ..finding import Applicability
 from .fixer import Fixer
-from .missing_zero_grad import is_plain_reference
-from .tree import Rewrite, SourceTree, contains, statement_line
+from .tree import Rewrite, SourceTree, contains, is_plain_reference, statement_line
 
 
 def _switched(call: cst.Call) -> cst.BaseExpression | None:

@@ -8,6 +8,7 @@ from ..proofs import is_torch_optimizer
 from ..rule import Fixed, Invalid, Rule
 from ..structure import events, framework_zeroes, loop_header
 from ..values import Kind, Value
+from .missing_zero_grad_reset import zero_grad_reset
 
 
 def _optimizer_site(value: Value | None) -> Span | None:
@@ -192,4 +193,5 @@ class MissingZeroGrad(Rule):
                 severity=Severity.NOTE if harness else None,
                 **({"confidence": confidence} if confidence else {}),
                 proofs=[Proof.TORCH_OPTIMIZER] if is_torch_optimizer(step.target) else [],
+                payload=zero_grad_reset(facts.analyzer.tree, facts.lines, step.span),
             )

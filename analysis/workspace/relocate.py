@@ -14,8 +14,9 @@ place in the other module as its first piece of evidence (with that module's pat
 - a suppression comment on that line of the other module suppresses it here too;
 - when the analysis stopped following calls (its budget, :data:`.linking.MAX_ENTRIES`),
   none is reported: the other modules' code was seen only in part;
-- it carries no fix: its span is the call, not the code a fixer would edit
-  (:func:`is_relocated`, which :func:`torchward.analysis.fixes.fixes_for` honours).
+- it carries no fix: its span is the call, not the code a fixer would edit; its
+  ``origin`` names the other module (a typed field that
+  :func:`torchward.analysis.fixes.fixes_for` reads, never the evidence's wording).
 """
 
 from __future__ import annotations
@@ -37,11 +38,6 @@ if TYPE_CHECKING:
 
 RELOCATED = "the finding is here, in the called code"
 RunRules = Callable[["FileFacts", tuple[type["Rule"], ...]], tuple[list[Finding], list]]
-
-
-def is_relocated(finding: Finding) -> bool:
-    """A finding reported at a call for code in another module (it has no fix here)."""
-    return bool(finding.evidence) and finding.evidence[0].message.startswith(RELOCATED)
 
 
 def localised(evidence: tuple[Evidence, ...], path: str) -> tuple[Evidence, ...]:
@@ -160,5 +156,12 @@ def _relocated(finding: Finding, owner: ForeignAnalyzer, at: Span) -> Finding:
     ]
     message = f"in `{name}`, as called here: {finding.message}"
     return attrs.evolve(
-        finding, span=at, message=message, evidence=(here, *evidence), fixes=(), proofs=frozenset()
+        finding,
+        span=at,
+        message=message,
+        evidence=(here, *evidence),
+        fixes=(),
+        proofs=frozenset(),
+        payload=None,
+        origin=owner.path,
     )

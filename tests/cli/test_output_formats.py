@@ -40,6 +40,8 @@ JSON_KEYS = {
     "evidence",
     "fixes",
     "proofs",
+    "payload",
+    "origin",
 }
 
 

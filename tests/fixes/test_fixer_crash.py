@@ -60,5 +60,9 @@ def test_a_crashing_fixer_gives_users_no_fix_and_a_logged_warning(finding, caplo
     assert any("fixer crashed" in record.getMessage() for record in caplog.records)
 
 
+@pytest.mark.usefixtures("broken_fixer")
 def test_a_text_libcst_cannot_parse_gives_no_fix_even_under_strict_mode(finding):
+    """A tree fixer never runs on a text LibCST rejects (``_Broken`` would raise). A
+    payload fixer (TW003's) parses nothing: its insertion is exact wherever the step
+    still stands, whatever else the text holds."""
     assert fixes_for(SOURCE + "def broken(:\n", finding) == ()

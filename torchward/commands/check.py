@@ -188,23 +188,24 @@ def run(args: argparse.Namespace) -> int:
         if status is not None:
             return status
         result = check_files(files, selection, args.jobs or os.cpu_count() or 1, cache)
-    from ..presentation import prepare
+    from ..presentation import collector_paused, prepare
 
-    result = prepare(
-        result,
-        files,
-        format=args.format,
-        selection=selection,
-        unused_suppressions=args.report_unused_suppressions,
-    )
-    FORMATS[args.format](
-        result,
-        sys.stdout,
-        errors=sys.stderr,
-        statistics=args.statistics,
-        colour=should_colour(sys.stdout),
-        show_hints=args.show_hints,
-    )
+    with collector_paused():
+        result = prepare(
+            result,
+            files,
+            format=args.format,
+            selection=selection,
+            unused_suppressions=args.report_unused_suppressions,
+        )
+        FORMATS[args.format](
+            result,
+            sys.stdout,
+            errors=sys.stderr,
+            statistics=args.statistics,
+            colour=should_colour(sys.stdout),
+            show_hints=args.show_hints,
+        )
     status = exit_status(result, args.fail_on or config.fail_on, args.exit_zero)
     if args.fix or args.unsafe_fixes:
         status = max(status, 1 if refused else 0)  # a fixed file that could not be written

@@ -213,5 +213,7 @@ def write(
     colour: bool = False,
     show_hints: bool = False,
 ) -> None:
-    json.dump(sarif_log(result), stream, indent=2, ensure_ascii=False)
+    # unindented: ``json`` indents only through its pure-Python encoder, the largest
+    # part of what a large report cost over terminal output (issue 29); readers parse
+    stream.write(json.JSONEncoder(ensure_ascii=False).encode(sarif_log(result)))
     stream.write("\n")

@@ -1,0 +1,184 @@
+"""The seams between findings and fixes carry typed facts, never message text (issue 29).
+
+A relocated finding (reported at a call for code in another module) is known by its
+``origin``, not by the wording of its evidence. A fixable finding of a rule with a
+payload fixer (TW003) carries the facts its fix needs, and the fix is written from them,
+without LibCST. Both survive the JSON round trip a finding makes through the cache and an
+LSP diagnostic's ``data``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import attrs
+import pytest
+from torchward.analysis import LintSettings, analyze_source
+from torchward.analysis import fixes as fixes_package
+from torchward.analysis.finding import Applicability, Evidence, Finding
+from torchward.analysis.fixes import apply_edits, fixes_for
+from torchward.analysis.rules.missing_zero_grad_reset import ZeroGradReset
+
+CROSSFILE = Path(__file__).parents[1] / "analysis" / "fixtures" / "crossfile" / "project"
+STEP_WITHOUT_RESET = (
+    "import torch\n"
+    "def train(model, loader, crit):\n"
+    "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "    for x, y in loader:\n"
+    "        crit(model(x), y).backward()\n"
+    "        opt.step()\n"
+)
+
+
+def _only(source: str, code: str, path: str = "x.py") -> Finding:
+    (finding,) = [
+        f
+        for f in analyze_source(source, path, LintSettings(notes_per_file=None)).findings
+        if f.code == code
+    ]
+    return finding
+
+
+def test_a_relocated_finding_names_the_module_it_is_in_and_keeps_it_through_json(tmp_path):
+    shutil.copytree(CROSSFILE, tmp_path / "project")
+    train = tmp_path / "project" / "train.py"
+    source = train.read_text()
+    finding = _only(source, "TW005", str(train))
+    assert finding.origin == str(tmp_path / "project" / "helpers.py")
+    carried = Finding.from_dict(finding.to_dict())
+    assert carried == finding
+    reworded = attrs.evolve(
+        carried, evidence=tuple(Evidence(e.span, "elsewhere", e.path) for e in carried.evidence)
+    )
+    assert fixes_for(source, reworded) == ()  # the wording changed, the fact did not
+
+
+def test_a_local_finding_whose_evidence_reads_like_a_relocation_keeps_its_fix():
+    finding = _only(STEP_WITHOUT_RESET, "TW003")
+    assert finding.origin is None
+    first = finding.evidence[0]
+    worded = attrs.evolve(
+        finding,
+        evidence=(Evidence(first.span, "the finding is here, in the called code"),),
+    )
+    assert fixes_for(STEP_WITHOUT_RESET, worded)
+
+
+def test_the_missing_reset_finding_carries_what_its_fix_needs_and_keeps_it_through_json():
+    finding = _only(STEP_WITHOUT_RESET, "TW003")
+    assert finding.payload == ZeroGradReset(
+        after_line=6,
+        indent="        ",
+        optimizer="opt",
+        closure=False,
+        retains_graph=False,
+        reads_gradients=False,
+    )
+    assert Finding.from_dict(json.loads(json.dumps(finding.to_dict()))) == finding
+
+
+def test_the_reset_is_written_from_the_payload_without_parsing_the_file_again(monkeypatch):
+    def no_tree(source):
+        raise AssertionError("a payload fixer parsed the file with LibCST")
+
+    monkeypatch.setattr(fixes_package, "source_tree", no_tree)
+    finding = _only(STEP_WITHOUT_RESET, "TW003")
+    (fix,) = fixes_for(STEP_WITHOUT_RESET, finding)
+    assert fix.applicability is Applicability.SAFE
+    assert apply_edits(STEP_WITHOUT_RESET, fix.edits) == STEP_WITHOUT_RESET.replace(
+        "opt.step()\n", "opt.step()\n        opt.zero_grad(set_to_none=True)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("step", "expected"),
+    [
+        (
+            "opt.step()  # update\n",
+            "opt.step()  # update\n        opt.zero_grad(set_to_none=True)\n",
+        ),
+        (
+            "opt.step(\n        )\n",
+            "opt.step(\n        )\n        opt.zero_grad(set_to_none=True)\n",
+        ),
+        ("opt.step()", "opt.step()\n        opt.zero_grad(set_to_none=True)"),  # no final newline
+    ],
+)
+def test_the_reset_goes_after_the_whole_statement(step: str, expected: str):
+    source = STEP_WITHOUT_RESET.replace("opt.step()\n", step)
+    (fix,) = fixes_for(source, _only(source, "TW003"))
+    assert apply_edits(source, fix.edits) == source.replace(step, expected)
+
+
+def test_a_crlf_file_gets_a_crlf_line():
+    source = STEP_WITHOUT_RESET.replace("\n", "\r\n")
+    (fix,) = fixes_for(source, _only(source, "TW003"))
+    assert apply_edits(source, fix.edits).endswith(
+        "opt.step()\r\n        opt.zero_grad(set_to_none=True)\r\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        "total = 0; opt.step()\n",  # shares its line: no statement of its own to follow
+        "opt.step(); total = 0\n",
+    ],
+)
+def test_a_step_that_shares_its_line_gets_no_fix(step: str):
+    source = STEP_WITHOUT_RESET.replace("opt.step()\n", step)
+    finding = _only(source, "TW003")
+    assert finding.payload is None
+    assert fixes_for(source, finding) == ()
+
+
+def test_reading_gradients_in_the_function_makes_the_reset_unsafe():
+    source = STEP_WITHOUT_RESET + "        print(model.weight.grad)\n"
+    finding = _only(source, "TW003")
+    assert finding.payload is not None and finding.payload.reads_gradients
+    (fix,) = fixes_for(source, finding)
+    assert fix.applicability is Applicability.UNSAFE
+
+
+def test_a_payload_for_another_text_gives_no_fix():
+    finding = _only(STEP_WITHOUT_RESET, "TW003")
+    edited = STEP_WITHOUT_RESET.replace("        opt.step()\n", "        pass\n")
+    assert fixes_for(edited, finding) == ()
+    assert fixes_for("x = 1\n", finding) == ()
+
+
+def test_a_gradient_read_in_another_function_leaves_the_reset_safe():
+    source = (
+        STEP_WITHOUT_RESET + "def norms(model):\n    return [p.grad for p in model.parameters()]\n"
+    )
+    finding = _only(source, "TW003")
+    assert finding.payload is not None and not finding.payload.reads_gradients
+    (fix,) = fixes_for(source, finding)
+    assert fix.applicability is Applicability.SAFE
+
+
+def test_retain_graph_in_the_loop_makes_the_reset_unsafe():
+    source = STEP_WITHOUT_RESET.replace(".backward()", ".backward(retain_graph=True)")
+    finding = _only(source, "TW003")
+    assert finding.payload is not None and finding.payload.retains_graph
+    (fix,) = fixes_for(source, finding)
+    assert fix.applicability is Applicability.UNSAFE
+
+
+def test_a_process_that_did_not_run_the_rules_reads_the_payload_back():
+    """The CLI's main process receives its workers' findings as JSON without running a
+    rule: a payload whose kind it did not know yet would lose the fix in JSON reports."""
+    data = json.dumps(_only(STEP_WITHOUT_RESET, "TW003").to_dict())
+    script = (
+        "import json, sys\n"
+        "from torchward.analysis.finding import Finding\n"
+        "print(type(Finding.from_dict(json.loads(sys.stdin.read())).payload).__name__)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], input=data, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "ZeroGradReset"

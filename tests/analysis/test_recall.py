@@ -58,7 +58,8 @@ BELOW_TARGET: dict[str, Gap] = {
         3,
         "a read-back of p.grad from named_parameters(), of a boolean-masked or compared "
         "tensor, or of rows iterated out of a tensor (for row in logits.argmax(-1)) is not "
-        "known to be a tensor",
+        "known to be a tensor; a per-example loop in an HF compute_loss override, which "
+        "runs no backward itself, is not a training step",
     ),
     "TW008": Gap(
         5,
@@ -69,7 +70,7 @@ BELOW_TARGET: dict[str, Gap] = {
         4, "a DeepSpeed engine (deepspeed.initialize) is not recognised as a data-parallel wrapper"
     ),
     "TW013": Gap(
-        2,
+        3,
         "a model or a host list passed in as a parameter is not considered "
         "(model.to(device) / torch.tensor(class_weights).cuda() per batch)",
     ),
@@ -103,6 +104,12 @@ BELOW_TARGET: dict[str, Gap] = {
         "evaluation as a generator in sum(...), a model built inline as "
         "nn.Sequential(..., BatchNorm, ...), and an @torch.no_grad() helper called from the "
         "epoch loop after model.train() are not followed",
+    ),
+    "TW025": Gap(
+        4,
+        "unscale_ in an inner micro-batch loop is found only when an outer batch loop "
+        "surrounds it; a step(self, batch) that handles one batch, called per batch by its "
+        "caller, is missed",
     ),
     "TW027": Gap(
         2,

@@ -85,11 +85,6 @@ BELOW_TARGET: dict[str, Gap] = {
         "an optimizer re-bound by accelerator.prepare() is not tracked; an optimizer "
         "built in train_one_epoch() called from the epoch loop of another method is not seen",
     ),
-    "TW018": Gap(
-        5,
-        "scheduler.step() at the top of train_one_epoch(self), a method run once per "
-        "epoch, is not seen as before the epoch's first optimizer step",
-    ),
     "TW022": Gap(5, "a transformers PreTrainedModel subclass is not recognised as an nn.Module"),
     "TW023": Gap(
         1,

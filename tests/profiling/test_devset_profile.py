@@ -283,8 +283,9 @@ def step(model, optimizer):
 """
 
 # rasbt ch06 imdb-classification train_bert_hf.py: distilbert-base-uncased for sequence
-# classification (num_labels=2), every layer trainable (the default), batch 8 of 512
-# tokens with an all-ones attention mask, cross-entropy on the logits, AdamW.
+# classification (num_labels=2), every layer trainable (the default), batch 8 of 256
+# tokens (IMDbDataset pads and truncates to its max_length=256) with an all-ones attention
+# mask, cross-entropy on the logits, AdamW.
 DISTILBERT = """
 import torch.nn.functional as F
 from transformers import DistilBertConfig, DistilBertForSequenceClassification
@@ -296,8 +297,8 @@ def build():
     return model, torch.optim.AdamW(model.parameters(), lr=5e-6, weight_decay=0.1, foreach=True)
 
 def step(model, optimizer):
-    ids = torch.randint(0, 30522, (8, 512))
-    mask = torch.ones(8, 512, dtype=torch.long)
+    ids = torch.randint(0, 30522, (8, 256))
+    mask = torch.ones(8, 256, dtype=torch.long)
     labels = torch.randint(0, 2, (8,))
     optimizer.zero_grad()
     logits = model(ids, attention_mask=mask).logits

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import catalog
+from .events import EventKind
 from .finding import Confidence, Evidence
 from .names import dotted, qualified_path
 from .values import SCALAR, UNKNOWN, Kind, Value, combine, evolve
@@ -45,6 +46,11 @@ def handler_of(owner: type, prefix: str, kind: type) -> Callable[..., Any] | Non
 
 class ExpressionsMixin:
     """Expression evaluation for :class:`~torchward.analysis.interpreter.FunctionRun`."""
+
+    if TYPE_CHECKING:  # provided by FunctionRun's other parts (events, loops)
+        emit: Callable[..., Any]
+        loop: Callable[..., None]
+        loaders_iterated: Callable[..., list[Value]]
 
     def evaluate(self, node: ast.expr | None) -> Value:
         if node is None:
@@ -250,14 +256,41 @@ class ExpressionsMixin:
 
     def _comprehension(self, node: ast.AST, elements: list[ast.expr]) -> Value:
         saved = dict(self.env)
-        for generator in node.generators:
-            iterable = self.evaluate(generator.iter)
+        values: list[Value] = []
+        self._generators(node, list(node.generators), elements, values)
+        self.env = saved
+        return self._container(values, keep_elements=False)
+
+    def _generators(
+        self,
+        node: ast.AST,
+        generators: list[ast.comprehension],
+        elements: list[ast.expr],
+        values: list[Value],
+    ) -> None:
+        """A comprehension's ``for`` clauses, outermost first. One that iterates a data
+        loader is a loop over batches as a ``for`` statement is (``sum(model(x) for x in
+        loader)`` runs the model once per batch): it is recorded as a loop, with the
+        loader's ITERATE event, so rules reading loops see it."""
+        if not generators:
+            values[:] = [self.evaluate(e) for e in elements]
+            return
+        generator, rest = generators[0], generators[1:]
+        iterable = self.evaluate(generator.iter)
+        loaders = self.loaders_iterated(generator.iter, iterable)
+
+        def one_iteration() -> None:
+            for loader in loaders:
+                self.emit(EventKind.ITERATE, generator.iter, value=loader)
             self.assign(generator.target, self.element_of(iterable), generator)
             for condition in generator.ifs:
                 self.evaluate(condition)
-        values = [self.evaluate(e) for e in elements]
-        self.env = saved
-        return self._container(values, keep_elements=False)
+            self._generators(node, rest, elements, values)
+
+        if loaders:
+            self.loop(node, one_iteration)
+        else:
+            one_iteration()
 
     def _eval_ListComp(self, node: ast.ListComp) -> Value:
         return self._comprehension(node, [node.elt])

@@ -52,7 +52,7 @@ class LoopsMixin:
         self.loop(node, one_iteration)
         self.execute(node.orelse)
 
-    def loop(self, node: ast.stmt, one_iteration) -> None:
+    def loop(self, node: ast.stmt | ast.expr, one_iteration) -> None:
         loop_id = len(self.trace.loops) + 1
         self.trace.loops[loop_id] = Loop(
             loop_id,

@@ -22,7 +22,7 @@ import re
 import attrs
 
 from . import catalog
-from .names import dotted, qualified_name
+from .names import ImportTable, dotted, qualified_name
 from .semantic import ModuleIndex
 from .values import Kind
 
@@ -175,6 +175,27 @@ def _module_element(index: ModuleIndex, value: ast.expr) -> ast.Call | None:
 _MODE_DEPENDENT = ("Dropout", "BatchNorm", "InstanceNorm", "RNN", "LSTM", "GRU", "Transformer")
 
 
+def is_mode_dependent_layer(name: str) -> bool:
+    """``name`` (qualified) is a ``torch.nn`` layer or functional whose output depends on
+    the module's mode: dropout, batch or instance norm, a recurrent or transformer layer."""
+    leaf = name.rsplit(".", 1)[-1]
+    if name.startswith("torch.nn.functional."):
+        return "dropout" in leaf
+    return name.startswith("torch.nn.") and any(marker in leaf for marker in _MODE_DEPENDENT)
+
+
+def builds_mode_dependent_layer(construction: ast.Call, imports: ImportTable) -> bool:
+    """The ``torch.nn`` construction ``construction`` (``nn.Sequential(nn.Conv2d(...),
+    nn.BatchNorm2d(8), ...)``) builds, anywhere in its arguments, a layer whose output
+    depends on the mode. Positive evidence only: a layer from elsewhere counts as not."""
+    return any(
+        isinstance(node, ast.Call)
+        and (name := qualified_name(node.func, imports)) is not None
+        and is_mode_dependent_layer(name)
+        for node in ast.walk(construction)
+    )
+
+
 def is_mode_sensitive(
     index: ModuleIndex, class_name: str, seen: frozenset[str] = frozenset()
 ) -> bool:
@@ -205,12 +226,9 @@ def is_mode_sensitive(
         name = qualified_name(node.func, index.imports)
         if name is None:
             continue
-        leaf = name.rsplit(".", 1)[-1]
-        if name.startswith("torch.nn.functional.") and "dropout" in leaf:
+        if is_mode_dependent_layer(name):
             return True
         if name.startswith("torch.nn."):
-            if any(marker in leaf for marker in _MODE_DEPENDENT):
-                return True
             continue
         if catalog.kind_of_constructor(name) is Kind.MODEL:
             return True

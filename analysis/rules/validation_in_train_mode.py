@@ -5,11 +5,11 @@ from __future__ import annotations
 import ast
 
 from ..events import EventKind
-from ..finding import Applicability, Confidence, Evidence, Severity
+from ..finding import Applicability, Confidence, Evidence, Severity, Span
 from ..names import qualified_name
 from ..rule import Fixed, Invalid, Rule
 from ..structure import loop_header, runs_backward
-from ..submodules import is_mode_sensitive
+from ..submodules import builds_mode_dependent_layer, is_mode_sensitive
 from ..values import Kind, Mode
 from ..workspace.models import project_classes
 
@@ -178,15 +178,25 @@ class ValidationInTrainMode(Rule):
                     if model.mode.mode is not Mode.TRAIN:
                         continue
                     evidence.append(Evidence(model.mode.evidence.span, model.mode.evidence.message))
-                elif not (never_switched_ok and model.class_name and model.origin is not None):
+                elif not never_switched_ok or model.origin is None:
                     continue
-                else:
+                elif model.class_name:
                     evidence.append(
                         Evidence(
                             model.origin.span,
                             "built here, in training mode, and never switched to eval",
                         )
                     )
+                elif _builds_mode_dependent_layers(facts, model.origin.span):
+                    evidence.append(
+                        Evidence(
+                            model.origin.span,
+                            "built here from `torch.nn` layers that behave differently in training "
+                            "mode (dropout, batch norm, ...), and never switched to eval",
+                        )
+                    )
+                else:
+                    continue
                 if loop not in iterated:
                     continue
                 if model.class_name and not _mode_sensitive(facts, model.class_name):
@@ -203,6 +213,25 @@ class ValidationInTrainMode(Rule):
                     "does not change the mode: call `model.eval()` before the pass and `model.train()` after.",
                     evidence=evidence,
                 )
+
+
+def _builds_mode_dependent_layers(facts, origin: Span) -> bool:
+    """The model is a ``torch.nn`` construction written at ``origin`` (``nn.Sequential(...)``
+    with no class of its own) that builds a mode-dependent layer among its arguments."""
+    analyzer = facts.analyzer
+    for node in ast.walk(analyzer.tree):
+        if (
+            isinstance(node, ast.Call)
+            and node.lineno == origin.line
+            and analyzer.lines.span(node) == origin
+        ):
+            name = qualified_name(node.func, facts.index.imports)
+            return (
+                name is not None
+                and name.startswith("torch.nn.")
+                and builds_mode_dependent_layer(node, facts.index.imports)
+            )
+    return False
 
 
 def _mode_sensitive(facts, class_name: str) -> bool:

@@ -94,12 +94,6 @@ BELOW_TARGET: dict[str, Gap] = {
         "weights_only=False, pickle_module=, a TrainerCallback; a training loop elsewhere in "
         "the file does not help)",
     ),
-    "TW024": Gap(
-        2,
-        "evaluation as a generator in sum(...), a model built inline as "
-        "nn.Sequential(..., BatchNorm, ...), and an @torch.no_grad() helper called from the "
-        "epoch loop after model.train() are not followed",
-    ),
     "TW025": Gap(
         4,
         "unscale_ in an inner micro-batch loop is found only when an outer batch loop "

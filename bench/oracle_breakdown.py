@@ -26,14 +26,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from oracle_memory import CALIBRATION, DEPTH, FAMILIES, family_config  # noqa: E402
+from oracle_memory import CALIBRATION, DEPTH, FAMILIES, REAL_CPU, family_config  # noqa: E402
 
 _CHILD = """
 import json, sys
 from collections import defaultdict
 sys.path.insert(0, {calibration!r})
-import fakecuda
-fakecuda.load()
+if {fake!r}:
+    import fakecuda
+    fakecuda.load()
 import torch
 from torch.utils._pytree import tree_leaves
 import calib_harness, calib_models, measure
@@ -90,7 +91,8 @@ calib_harness.LiveStorageCounter = make
 entry = json.loads({entry!r})
 if entry:  # an oracle family; otherwise a name of the calibration catalog
     calib_models.catalog = lambda: {{entry["name"]: entry}}
-result = measure.run_one(json.loads({job!r}))
+run_on = dict(device="cuda") if {fake!r} else dict(device="cpu", fake=False)
+result = measure.run_one(json.loads({job!r}), **run_on)
 phase, rows = counters[-1].grouped()
 print(json.dumps(dict(peak=result["measured_allocated_bytes"], phase=phase, rows=rows)))
 """
@@ -115,6 +117,7 @@ def breakdown(
         entry=json.dumps(entry if family else {}, default=str),
         job=json.dumps(job),
         at=at,
+        fake=model_type not in REAL_CPU,
     )
     env = dict(os.environ, PYTHONWARNINGS="ignore")
     proc = subprocess.run(

@@ -111,7 +111,7 @@ def breakdown(
         entry = {"name": f"oracle-{model_type}", "model_type": model_type, "config": structure}
         entry["kind"] = family["kind"]
     job = dict(name=f"{model_type}-{mode}", model=entry["name"], mode=mode, dtype=dtype)
-    job.update(batch_size=batch, seq=seq, new_tokens=0)
+    job.update(batch_size=batch, seq=seq, new_tokens=8 if mode == "generate" else 0)
     code = _CHILD.format(
         calibration=str(CALIBRATION),
         entry=json.dumps(entry if family else {}, default=str),
@@ -137,7 +137,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seq", type=int, default=512, help="tokens, or the image side")
     parser.add_argument("--dtype", default="amp-bf16")
     parser.add_argument(
-        "--mode", choices=("train", "inference"), default="train", help="inference: --at peak"
+        "--mode",
+        choices=("train", "inference", "generate"),
+        default="train",
+        help="inference, generate (prompt --seq, 8 new tokens): --at peak",
     )
     parser.add_argument(
         "--at",
@@ -146,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         help="list what is live at the start of the backward (default) or at the step's peak",
     )
     args = parser.parse_args(argv)
-    at = "peak" if args.mode == "inference" else args.at
+    at = "peak" if args.mode != "train" else args.at
     found = breakdown(args.model_type, args.batch, args.seq, args.dtype, at, args.mode)
     kind = next((f["kind"] for f in FAMILIES if f["model_type"] == args.model_type), "")
     tokens = args.batch * (1 if kind in ("vit", "hf-cnn") else args.seq)

@@ -21,7 +21,7 @@ import math
 from .architecture import Architecture
 from .visioncount import _B0_STAGES, _divisible
 
-__all__ = ["cnn_activation_elements", "input_resolution", "is_modelled"]
+__all__ = ["cnn_activation_elements", "inference_live_elements", "input_resolution", "is_modelled"]
 
 
 def is_modelled(arch: Architecture) -> bool:
@@ -95,6 +95,24 @@ def _convnext(cfg, image: int) -> tuple[int, int]:
             side //= 2
             saved += (d + stats) * s + dims[i + 1] * side * side
     return saved - dims[-1] * side * side, largest
+
+
+def _convnext_live(cfg, image: int, autocast: bool) -> int:
+    """Elements per image live at once in a ConvNeXt forward without autograd, in the widest
+    block's GELU: the block's input (kept for the residual sum), the LayerNorm's output (the
+    first linear's input), the first linear's output and GELU's (4·d each) — 10·d per pixel,
+    2.5 × the largest tensor (the depthwise output is freed once normalised). Under autocast
+    the LayerNorm's output and the residual stream (the fp32 layer scale promotes it) are
+    fp32: two 16-bit elements each, 12·d. Measured: transformers' ConvNeXt inference b8 ×
+    224² in bf16 at 1/8 width on real CPU tensors (``bench/oracle_breakdown.py convnext
+    --batch 8 --seq 224 --dtype bf16 --mode inference``): exactly those four tensors of the
+    first stage; the autocast case is read from the ops' dtype rules, not measured."""
+    dims, side = cfg["dims"], image // 4
+    widest = 0
+    for d in dims:
+        widest = max(widest, (12 if autocast else 10) * d * side * side)
+        side //= 2
+    return widest
 
 
 def _efficientnet(cfg, image: int) -> tuple[int, int]:
@@ -198,6 +216,15 @@ _WALKS = {
 def cnn_activation_elements(arch: Architecture, image: int) -> tuple[int, int]:
     """(elements saved for backward per image, largest single activation per image)."""
     return _WALKS[arch.model_type](arch.config, image)
+
+
+def inference_live_elements(arch: Architecture, image: int, *, autocast: bool) -> int | None:
+    """Elements per image live at a no-grad forward's peak, where the walk knows them op by
+    op (ConvNeXt); None where the caller's rule (k × the largest activation, fitted to
+    ResNet-50) stands."""
+    if arch.model_type == "torchvision-convnext":
+        return _convnext_live(arch.config, image, autocast)
+    return None
 
 
 def _strides(layers) -> tuple[int, bool]:

@@ -80,3 +80,25 @@ def test_convnext_training_saves_what_the_oracle_breakdown_listed() -> None:
     pixels = 3 * 224 * 224
     saved, _largest = cnn_activation_elements(arch, 224)
     assert saved == pixels + 3_386_880 + 4 * 20_923
+
+
+def test_convnext_inference_peak_is_the_widest_blocks_four_tensors() -> None:
+    """The same cut's no-grad forward (``bench/oracle_breakdown.py convnext --batch 8 --seq
+    224 --dtype bf16 --mode inference``) peaked in the first stage's GELU with the first
+    linear's and GELU's outputs (2,408,448 bytes each), the LayerNorm's output and the block's
+    input (602,112 each): 376,320 bf16 elements per image, 2.5 × the largest tensor, where the
+    ResNet-fitted rule charged 2.35 × (the oracle's inference row: -4.3%)."""
+    from torchward.estimator.cnn import cnn_activation_elements, inference_live_elements
+
+    fields = _defaults("convnext", num_labels=1000)
+    fields["hidden_sizes"] = [w // 8 for w in fields["hidden_sizes"]]
+    arch = from_config(fields, name="convnext")
+    live = inference_live_elements(arch, 224, autocast=False)
+    assert live == (2 * 2_408_448 + 2 * 602_112) // 2 // 8
+    assert live == 2.5 * cnn_activation_elements(arch, 224)[1]
+    assert (
+        inference_live_elements(
+            from_config(_defaults("resnet"), name="resnet"), 224, autocast=False
+        )
+        is None
+    )

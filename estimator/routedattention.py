@@ -15,7 +15,7 @@ The config names no "attention experts" field: transformers' ``JetMoeConfig`` de
 ``num_attention_heads`` as ``num_key_value_heads × num_experts_per_tok`` and gives the head
 width as ``kv_channels``. That pair of facts beside routed experts is the signal
 (:func:`attention_experts`); of the installed transformers' ``CONFIG_MAPPING`` defaults only
-``jetmoe`` carries it (Qwen3-MoE and ten others match the head arithmetic but name their
+``jetmoe`` carries it (Qwen3-MoE and eleven others match the head arithmetic but name their
 head width ``head_dim``; Zamba2 has ``kv_channels`` and no experts), which
 ``tests/estimator/test_routed_attention.py`` checks. Every number is then read from the
 fields. The same family's feed-forward experts (``JetMoeMoE``) use the same

@@ -26,14 +26,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from oracle_memory import CALIBRATION, DEPTH, FAMILIES, family_config  # noqa: E402
+from oracle_memory import CALIBRATION, DEPTH, FAMILIES, REAL_CPU, family_config  # noqa: E402
 
 _CHILD = """
 import json, sys
 from collections import defaultdict
 sys.path.insert(0, {calibration!r})
-import fakecuda
-fakecuda.load()
+if {fake!r}:
+    import fakecuda
+    fakecuda.load()
 import torch
 from torch.utils._pytree import tree_leaves
 import calib_harness, calib_models, measure
@@ -90,7 +91,8 @@ calib_harness.LiveStorageCounter = make
 entry = json.loads({entry!r})
 if entry:  # an oracle family; otherwise a name of the calibration catalog
     calib_models.catalog = lambda: {{entry["name"]: entry}}
-result = measure.run_one(json.loads({job!r}))
+run_on = dict(device="cuda") if {fake!r} else dict(device="cpu", fake=False)
+result = measure.run_one(json.loads({job!r}), **run_on)
 phase, rows = counters[-1].grouped()
 print(json.dumps(dict(peak=result["measured_allocated_bytes"], phase=phase, rows=rows)))
 """
@@ -109,12 +111,13 @@ def breakdown(
         entry = {"name": f"oracle-{model_type}", "model_type": model_type, "config": structure}
         entry["kind"] = family["kind"]
     job = dict(name=f"{model_type}-{mode}", model=entry["name"], mode=mode, dtype=dtype)
-    job.update(batch_size=batch, seq=seq, new_tokens=0)
+    job.update(batch_size=batch, seq=seq, new_tokens=8 if mode == "generate" else 0)
     code = _CHILD.format(
         calibration=str(CALIBRATION),
         entry=json.dumps(entry if family else {}, default=str),
         job=json.dumps(job),
         at=at,
+        fake=model_type not in REAL_CPU,
     )
     env = dict(os.environ, PYTHONWARNINGS="ignore")
     proc = subprocess.run(
@@ -134,7 +137,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seq", type=int, default=512, help="tokens, or the image side")
     parser.add_argument("--dtype", default="amp-bf16")
     parser.add_argument(
-        "--mode", choices=("train", "inference"), default="train", help="inference: --at peak"
+        "--mode",
+        choices=("train", "inference", "generate"),
+        default="train",
+        help="inference, generate (prompt --seq, 8 new tokens): --at peak",
     )
     parser.add_argument(
         "--at",
@@ -143,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         help="list what is live at the start of the backward (default) or at the step's peak",
     )
     args = parser.parse_args(argv)
-    at = "peak" if args.mode == "inference" else args.at
+    at = "peak" if args.mode != "train" else args.at
     found = breakdown(args.model_type, args.batch, args.seq, args.dtype, at, args.mode)
     kind = next((f["kind"] for f in FAMILIES if f["model_type"] == args.model_type), "")
     tokens = args.batch * (1 if kind in ("vit", "hf-cnn") else args.seq)

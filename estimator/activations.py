@@ -39,6 +39,7 @@ widest of the attention block and the MLP (:func:`live_per_token`).
 
 from __future__ import annotations
 
+from . import routedattention
 from .precision import Numerics
 from .shape import Stack
 
@@ -208,7 +209,15 @@ def saved_terms_per_token(
     terms["norms"] = norms
     terms["norm casts"] = norm_casts_per_token(stack, n)
     q = stack.q_width
-    if eager:  # q, k, v and the merged-heads copy (the matmul output itself is not saved)
+    if stack.attention_experts:  # routed q / o experts around the kernel (JetMoE)
+        if eager:  # q and the repeated K and V; the output goes to the o experts' gather
+            kernel = 3 * a * q + scores_per_token(stack, n, context, training=True)
+        elif math:
+            kernel = 12 * q + math_scores_per_token(stack, context, training=True)
+        else:  # the rotated q, the repeated K and V, the output
+            kernel = 4 * a * q
+        terms["attention"] = routedattention.saved_per_token(stack, n, kernel=kernel)
+    elif eager:  # q, k, v and the merged-heads copy (the matmul output itself is not saved)
         terms["attention"] = 4 * a * q + scores_per_token(stack, n, context, training=True)
     elif math:
         # fp32 scaled q and k, fp32 v, the o-projection's input copy — and one more 16-bit
@@ -252,6 +261,12 @@ def _mlp_saved(stack: Stack, n: Numerics) -> float:
         m = stack.moe
         per_expert = 4 * a * m["expert_intermediate"] + 2 * a * h  # MLP + gathered in/out
         total = m["active"] * per_expert + 4 * m["experts"]  # router softmax in fp32
+        if m.get("scattered"):
+            # JetMoE's experts: the gate-weighted output is kept too (index_add's source), and
+            # its top-k router keeps indices and a top-k softmax, not a softmax over every
+            # expert (jetmoe train b4 × 512: 14,396 bytes per token per layer, this count)
+            total += m["active"] * a * h - 4 * m["experts"]
+            total += routedattention.routing_per_token(m["active"], n)
         if m.get("router_logits"):
             # output_router_logits: each layer's router logits stay in the outputs and the
             # load-balancing loss saves their softmax (transformers' load_balancing_loss_func)
@@ -327,6 +342,8 @@ def live_per_token(stack: Stack, n: Numerics) -> float:
     # gives 30·h), vit-base-infer-fp32-b32 50·h (48·h) — tests/calibration/fixtures.
     a, h = n.activation, stack.hidden
     attention = 2 * stack.q_width + 2 * stack.kv_width
+    if stack.attention_experts:
+        attention = routedattention.attention_live_per_token(stack)
     if stack.moe:
         widest = max(attention, _moe_live(stack))
     elif stack.mlp in ("plain", "relu", "quick-gelu"):

@@ -21,7 +21,7 @@ import math
 from .architecture import Architecture
 from .visioncount import _B0_STAGES, _divisible
 
-__all__ = ["cnn_activation_elements", "input_resolution", "is_modelled"]
+__all__ = ["cnn_activation_elements", "inference_live_elements", "input_resolution", "is_modelled"]
 
 
 def is_modelled(arch: Architecture) -> bool:
@@ -66,20 +66,53 @@ def _resnet(cfg, image: int) -> tuple[int, int]:
 
 
 def _convnext(cfg, image: int) -> tuple[int, int]:
+    """ConvNeXt (torchvision's, and transformers' of the same layout): the pixels; the stem's
+    4×4 convolution output (its LayerNorm's input) and the LayerNorm's output (the first
+    block's input); per block, at the stage's resolution, the depthwise convolution's output
+    (its LayerNorm's input), the LayerNorm's output, the first linear's output (4d, GELU's
+    input), GELU's output (4d), the second linear's output (the layer scale's input) and the
+    block's output (the residual sum: the next block's input) — 12·d; between stages the
+    LayerNorm's output (the 2×2 convolution's input) and the convolution's output (the next
+    stage's first input, at a quarter of the pixels). The layer-scale product is no tensor
+    of its own: transformers adds it to the input out of place and drops it, torchvision
+    adds the input to it in place. The last block's output is read only by the pooling
+    (whose backward needs its shape). Measured: transformers' ConvNeXt b8 × 224² in bf16 at
+    1/8 width on real CPU tensors (``bench/oracle_breakdown.py convnext --batch 8 --seq 224
+    --dtype bf16``): every tensor above, and each LayerNorm's saved mean and rstd, one of
+    each per pixel — fp32 on a GPU for 16-bit inputs (ATen's ``layer_norm_cuda`` keeps them in
+    the accumulation type), counted as four 16-bit elements (over by half in fp32 training;
+    the CPU run keeps them in bf16)."""
     dims, depths = cfg["dims"], cfg["depths"]
+    stats = 4  # a LayerNorm's fp32 mean and rstd per pixel, in 16-bit elements
     side = image // 4
-    saved = 3 * image * image + 2 * dims[0] * side * side
+    saved = 3 * image * image + (2 * dims[0] + stats) * side * side
     largest = 0
     for i, (d, depth) in enumerate(zip(dims, depths)):
         s = side * side
-        # block: dwconv out, LayerNorm out, Linear1 out (4d), GELU out (4d), Linear2 out,
-        # layer-scale product; plus the block input saved by the dwconv
-        saved += depth * (d * s * 5 + 8 * d * s)
+        saved += depth * (12 * d + stats) * s
         largest = max(largest, 4 * d * s)
         if i + 1 < len(dims):
-            saved += 2 * d * s
             side //= 2
-    return saved, largest
+            saved += (d + stats) * s + dims[i + 1] * side * side
+    return saved - dims[-1] * side * side, largest
+
+
+def _convnext_live(cfg, image: int, autocast: bool) -> int:
+    """Elements per image live at once in a ConvNeXt forward without autograd, in the widest
+    block's GELU: the block's input (kept for the residual sum), the LayerNorm's output (the
+    first linear's input), the first linear's output and GELU's (4·d each) — 10·d per pixel,
+    2.5 × the largest tensor (the depthwise output is freed once normalised). Under autocast
+    the LayerNorm's output and the residual stream (the fp32 layer scale promotes it) are
+    fp32: two 16-bit elements each, 12·d. Measured: transformers' ConvNeXt inference b8 ×
+    224² in bf16 at 1/8 width on real CPU tensors (``bench/oracle_breakdown.py convnext
+    --batch 8 --seq 224 --dtype bf16 --mode inference``): exactly those four tensors of the
+    first stage; the autocast case is read from the ops' dtype rules, not measured."""
+    dims, side = cfg["dims"], image // 4
+    widest = 0
+    for d in dims:
+        widest = max(widest, (12 if autocast else 10) * d * side * side)
+        side //= 2
+    return widest
 
 
 def _efficientnet(cfg, image: int) -> tuple[int, int]:
@@ -183,6 +216,15 @@ _WALKS = {
 def cnn_activation_elements(arch: Architecture, image: int) -> tuple[int, int]:
     """(elements saved for backward per image, largest single activation per image)."""
     return _WALKS[arch.model_type](arch.config, image)
+
+
+def inference_live_elements(arch: Architecture, image: int, *, autocast: bool) -> int | None:
+    """Elements per image live at a no-grad forward's peak, where the walk knows them op by
+    op (ConvNeXt); None where the caller's rule (k × the largest activation, fitted to
+    ResNet-50) stands."""
+    if arch.model_type == "torchvision-convnext":
+        return _convnext_live(arch.config, image, autocast)
+    return None
 
 
 def _strides(layers) -> tuple[int, bool]:

@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .routedattention import attention_experts, attention_params
+
 __all__ = [
     "DECODER_TYPES",
     "ENCODER_DECODER_TYPES",
@@ -329,6 +331,11 @@ def decoder_shape(model_type: str, cfg: Config) -> dict[str, Any]:
                 s["kv_heads"] = 1
         s["qkv_bias"] = s["o_bias"] = s["mlp_bias"] = bool(cfg.get("bias", False))
     s["moe"] = _moe(model_type, cfg)
+    # a mixture of attention heads (JetMoE): routed q / o experts, and feed-forward experts
+    # of the same layout, with a bias on their summed output
+    s["attention_experts"] = attention_experts(cfg, s["moe"])
+    if s["attention_experts"] and s["moe"]:
+        s["moe"]["scattered"] = True
     if cfg.get("kv_lora_rank"):  # multi-head latent attention (DeepSeek-V2 / V3 and kin)
         s["mla"] = {
             k: cfg.get(k) or 0
@@ -385,8 +392,10 @@ def _mlp(h: int, inner: int, gated: bool, bias: bool) -> int:
     return 2 * h * inner + (inner + h if bias else 0)
 
 
-def _attention(s: Mapping[str, Any]) -> int:
+def _attention(s: Mapping[str, Any], *, active: bool = False) -> int:
     h, heads, kv, hd = s["hidden"], s["heads"], s["kv_heads"], s["head_dim"]
+    if s.get("attention_experts"):
+        return attention_params(h, s["attention_experts"], active=active)
     mla = s.get("mla")
     if mla:
         qk = mla["qk_nope_head_dim"] + mla["qk_rope_head_dim"]
@@ -411,7 +420,7 @@ def _attention(s: Mapping[str, Any]) -> int:
 
 def _layer(s: Mapping[str, Any], index: int, *, active: bool) -> int:
     h = s["hidden"]
-    n = _attention(s) + s["norms"] * s["norm"] * h
+    n = _attention(s, active=active) + s["norms"] * s["norm"] * h
     moe = s["moe"]
     gated = s["mlp"] == "gated"
     if moe is None or index < moe["dense_layers"]:
@@ -422,6 +431,8 @@ def _layer(s: Mapping[str, Any], index: int, *, active: bool) -> int:
     experts = moe["active"] if active else moe["experts"]
     n += experts * _mlp(h, moe["expert_intermediate"], gated, s["mlp_bias"])
     n += h * moe["experts"] + (moe["experts"] if moe["router_bias"] else 0)
+    if moe.get("scattered"):  # JetMoeMoE's bias on the experts' summed output
+        n += h
     if moe["shared_intermediate"]:
         n += _mlp(h, moe["shared_intermediate"], gated, False) + (h if moe["shared_gate"] else 0)
     return n

@@ -31,6 +31,7 @@ from .paramcount import (
     is_t5_like,
     required,
 )
+from .routedattention import linear_params as routed_linear_params
 
 __all__ = ["ModelShape", "Stack", "shape_of"]
 
@@ -52,6 +53,9 @@ class Stack:
     composite_act: bool = False  # a gated MLP whose activation is a Python tanh-GELU composite
     cross_attention: bool = False
     moe: dict | None = None  # {"experts", "active", "expert_intermediate", "shared_intermediate"}
+    attention_experts: dict | None = None
+    """A mixture of attention heads: routed q / o experts (JetMoE), ``{"experts", "active",
+    "width"}`` (:mod:`.routedattention`)."""
     mla: dict | None = None  # DeepSeek latent sizes, for the KV cache
     qk_norm: bool = False  # RMSNorm on queries and keys (Qwen3, OLMo 2, Gemma 3)
     fused_qkv: bool = False  # q, k and v come from one matmul (GPT-2's c_attn, Falcon, Phi-3)
@@ -96,6 +100,8 @@ class Stack:
         """Parameters of one layer's linear weights (what 4/8-bit loading quantises)."""
         h = self.hidden
         attn = h * self.q_width * 2 + 2 * h * self.kv_width
+        if self.attention_experts:
+            attn = routed_linear_params(h, self.attention_experts)
         if self.cross_attention:
             attn *= 2
         mats = 3 if self.mlp == "gated" else 2
@@ -334,6 +340,8 @@ def _decoder(arch: Architecture) -> ModelShape:
             "shared_intermediate": m["shared_intermediate"],
             # training with the load-balancing loss keeps every layer's router logits
             "router_logits": bool(arch.config.get("output_router_logits", False)),
+            # JetMoE's experts: per-expert matmuls, a gate-weighted copy kept by index_add
+            "scattered": bool(m.get("scattered")),
         }
     mlp = s["mlp"] if s["mlp"] == "gated" else _plain_mlp(arch.model_type, arch.config)
     stack = Stack(
@@ -350,6 +358,7 @@ def _decoder(arch: Architecture) -> ModelShape:
         and activation_of(arch.model_type, arch.config) in _COMPOSITE_GELU,
         dropout=dropout_of(arch.model_type, arch.config),
         moe=moe,
+        attention_experts=s.get("attention_experts"),
         mla=s.get("mla"),
         qk_norm=bool(s.get("qk_norm")),
         fused_qkv=arch.model_type in _FUSED_QKV,

@@ -61,3 +61,44 @@ def test_kv_channels_is_the_head_width_of_the_kv_cache() -> None:
     fields = _defaults("jetmoe")
     assert fields["kv_channels"] * fields["num_attention_heads"] != fields["hidden_size"]
     assert decoder_shape("jetmoe", fields)["head_dim"] == fields["kv_channels"]
+
+
+def test_convnext_training_saves_what_the_oracle_breakdown_listed() -> None:
+    """transformers' ConvNeXt at the oracle's cut (``hidden_sizes`` / 8, bf16, b8 × 224²;
+    ``bench/oracle_breakdown.py convnext --batch 8 --seq 224 --dtype bf16``) kept 54,190,080
+    bytes of block tensors at the backward's start — convolution, LayerNorm, linear, GELU
+    and residual-sum outputs: 3,386,880 bf16 elements per image — and each LayerNorm's mean
+    and rstd over 20,923 pixels per image (681,984 bytes in bf16 on the CPU; fp32 on a GPU,
+    which the walk counts: four 16-bit elements per pixel). The walk had been 13 elements
+    per block channel, not 12 (the layer-scale product is the block's output or is dropped,
+    never a tensor beside it): +13.1% on the oracle's training row."""
+    from torchward.estimator.cnn import cnn_activation_elements
+
+    fields = _defaults("convnext", num_labels=1000)
+    fields["hidden_sizes"] = [w // 8 for w in fields["hidden_sizes"]]
+    arch = from_config(fields, name="convnext")
+    pixels = 3 * 224 * 224
+    saved, _largest = cnn_activation_elements(arch, 224)
+    assert saved == pixels + 3_386_880 + 4 * 20_923
+
+
+def test_convnext_inference_peak_is_the_widest_blocks_four_tensors() -> None:
+    """The same cut's no-grad forward (``bench/oracle_breakdown.py convnext --batch 8 --seq
+    224 --dtype bf16 --mode inference``) peaked in the first stage's GELU with the first
+    linear's and GELU's outputs (2,408,448 bytes each), the LayerNorm's output and the block's
+    input (602,112 each): 376,320 bf16 elements per image, 2.5 × the largest tensor, where the
+    ResNet-fitted rule charged 2.35 × (the oracle's inference row: -4.3%)."""
+    from torchward.estimator.cnn import cnn_activation_elements, inference_live_elements
+
+    fields = _defaults("convnext", num_labels=1000)
+    fields["hidden_sizes"] = [w // 8 for w in fields["hidden_sizes"]]
+    arch = from_config(fields, name="convnext")
+    live = inference_live_elements(arch, 224, autocast=False)
+    assert live == (2 * 2_408_448 + 2 * 602_112) // 2 // 8
+    assert live == 2.5 * cnn_activation_elements(arch, 224)[1]
+    assert (
+        inference_live_elements(
+            from_config(_defaults("resnet"), name="resnet"), 224, autocast=False
+        )
+        is None
+    )

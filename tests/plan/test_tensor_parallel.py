@@ -11,10 +11,10 @@ from torchward.estimator.hardware import lookup_gpu
 from torchward.estimator.planning.prices import bundled_offers
 from torchward.estimator.planning.search import Request, config_of, search
 from torchward.estimator.planning.steptime import step_time
-from torchward.estimator.planning.variants import tensor_parallel_degrees
+from torchward.estimator.planning.variants import global_batch, tensor_parallel_degrees
 from torchward.estimator.resolve import resolve
 from torchward.estimator.runconfig import Field, RunConfig
-from torchward.estimator.tensor_parallel import TensorParallelError, why_not
+from torchward.estimator.tensor_parallel import TensorParallelError, degree, why_not
 
 LLAMA = "meta-llama/Llama-2-7b-hf"
 
@@ -170,3 +170,17 @@ def test_a_degree_is_kept_only_when_it_needs_fewer_remedies():
     for plan in plans:
         gpu = plan.offer.instance.gpu
         assert estimate_resolved(resolve(config_of(base, plan)), gpu).verdict == "fits"
+
+
+def test_plans_of_a_tensor_parallel_job_keep_its_global_batch():
+    # the job as given: 8 GPUs in 4 pairs, 2 samples each → 8 samples per step
+    base = _train(2, gpus=8, batch_size=2, seq_len=1024)
+    r = resolve(base)
+    assert global_batch(r) == 8
+    offers = [o for o in bundled_offers() if o.instance.count == 8]
+    plans = search(r, offers, Request(max_gpus=8))
+    assert plans
+    for plan in plans:
+        changed = resolve(config_of(base, plan))
+        assert degree(changed.config) == plan.parallelism.tensor_parallel  # 1 resets it
+        assert global_batch(changed) == 8, (plan.offer.instance.name, plan.changes)

@@ -27,6 +27,7 @@ from .jobparts import device_model_shapes
 from .precision import numerics
 from .resolve import Resolved
 from .runconfig import Field
+from .tensor_parallel import shard
 from .trainable import Trainable, head_width_unknown
 from .trainedtail import returns_cache
 
@@ -35,6 +36,7 @@ __all__ = ["freezing_not_interpreted", "other_models", "phases", "structure_note
 
 def phases(r: Resolved, gpu: Gpu | None = None) -> list[Phase]:
     """The phases of one step of the resolved job, per GPU."""
+    r = shard(r)  # a tensor-parallel job: what one GPU of its group holds
     mode = r.config.value("mode")
     work = workspace_bytes(gpu)
     if mode == "train":

@@ -110,6 +110,7 @@ class RunConfig:
     sharding: Field | None = _opt()  # SHARDINGS
     offload: Field | None = _opt()  # OFFLOADS
     gpus: Field | None = _opt()  # world size
+    tensor_parallel: Field | None = _opt()  # Megatron TP degree (estimator.tensor_parallel)
     accumulation: Field | None = _opt()  # gradient accumulation steps
     grads_persist: Field | None = _opt()  # zero_grad(set_to_none=False): grads live all step
     eval_batch_size: Field | None = _opt()  # training jobs: the evaluation pass's batch

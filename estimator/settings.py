@@ -122,6 +122,7 @@ ESTIMATE_KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "sharding": ("sharding", _choice(SHARDINGS)),
     "offload": ("offload", _choice(OFFLOADS)),
     "gpus": ("gpus", _positive),
+    "tensor-parallel": ("tensor_parallel", _positive),
     "accumulation": ("accumulation", _positive),
     "grads-persist": ("grads_persist", _boolean),
     "frozen": ("frozen", freezing_setting),

@@ -12,7 +12,7 @@ import json
 from importlib import resources
 from types import MappingProxyType
 
-__all__ = ["PCIE_FALLBACK_GB_S", "link_gb_per_s", "peak_tflops"]
+__all__ = ["PCIE_FALLBACK_GB_S", "link_gb_per_s", "link_kind", "peak_tflops"]
 
 PCIE_FALLBACK_GB_S = 15.75
 """PCIe 3.0 x16, one direction: the slowest link a data-centre GPU has, used when a card's
@@ -32,6 +32,7 @@ def _extras() -> MappingProxyType:
         found[record["key"]] = (
             MappingProxyType(dict(record.get("peak_dense_tflops", {}))),
             (record.get("gpu_link") or {}).get("gb_per_s"),
+            (record.get("gpu_link") or {}).get("kind"),
         )
     return MappingProxyType(found)
 
@@ -46,3 +47,11 @@ def link_gb_per_s(gpu_key: str) -> float | None:
     """GB/s one GPU sends to its peers in one direction (NVLink or PCIe x16)."""
     entry = _extras().get(gpu_key)
     return float(entry[1]) if entry and entry[1] else None
+
+
+def link_kind(gpu_key: str) -> str | None:
+    """``nvlink2`` … ``nvlink5`` when the GPUs of one node talk over NVLink, else ``None``
+    (PCIe, or not known): tensor parallelism is planned over NVLink only."""
+    entry = _extras().get(gpu_key)
+    kind = entry[2] if entry else None
+    return kind if kind and str(kind).startswith("nvlink") else None

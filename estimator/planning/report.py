@@ -51,7 +51,11 @@ def _plan_dict(plan: Plan, rank: int, steps: int, fastest: bool) -> dict[str, An
         "gpus_per_node": inst.count,
         "nodes": plan.nodes,
         "gpus": plan.gpus,
-        "parallelism": {"name": plan.parallelism.name, "label": plan.parallelism.label},
+        "parallelism": {
+            "name": plan.parallelism.name,
+            "label": plan.parallelism.label,
+            "tensor_parallel": plan.parallelism.tensor_parallel,
+        },
         "family": plan.rung.family,
         "remedies": list(plan.rung.titles),
         "changes": {k: list(v) if isinstance(v, tuple) else v for k, v in plan.changes.items()},

@@ -8,6 +8,11 @@ that ladder, and a fitting ladder ends the search for that instance (full traini
 LoRA, then QLoRA). So a plan never carries a remedy it does not need, and the search stops early
 (``plan`` on the bundled examples takes well under a second: bench/bench_plan.py).
 
+Tensor parallelism (:func:`.variants.tensor_parallel_degrees`) is searched per degree, each
+with its own ladder (the global batch split over fewer replicas): a degree's plan is kept
+only when it needs fewer remedies than every smaller degree's on that instance, or when
+none of them fits. It then competes on modelled cost like any other plan.
+
 "Fits" is the estimator's own verdict, ``fits`` (its whole interval under the GPU's usable
 memory), and in addition the nominal peak leaves :data:`DEFAULT_HEADROOM` of it free.
 Estimates are cached per (changes, GPU): the same variant on another instance with the
@@ -29,7 +34,7 @@ from ..resolve import Resolved
 from ..runconfig import RunConfig
 from .prices import DEFAULT_MAX_AGE_DAYS, Offer
 from .steptime import StepTime, step_time
-from .variants import Parallelism, Rung, ladders, parallelisms
+from .variants import Parallelism, Rung, ladders, parallelisms, tensor_parallel_degrees
 
 __all__ = ["DEFAULT_HEADROOM", "Plan", "Request", "config_of", "search"]
 
@@ -135,30 +140,53 @@ def search(r: Resolved, offers: Iterable[Offer], request: Request = Request()) -
         for nodes in range(1, request.nodes + 1):
             if per_node * nodes > request.max_gpus:
                 break
-            options = parallelisms(r, per_node, nodes)
+            world = per_node * nodes
+            degrees = (1, *tensor_parallel_degrees(r, gpu, per_node))
+            # per degree: its parallelisms and its remedy ladders (the global batch split
+            # over its data-parallel replicas), each ladder keyed by its family
+            by_degree = [
+                (t, parallelisms(r, per_node, nodes, t), ladders(r, gpu, world // t))
+                for t in degrees
+            ]
             # full training first; LoRA only where it does not fit, QLoRA only where LoRA
             # does not: they change what is trained, so they are remedies of last resort
-            for ladder in ladders(r, gpu, per_node * nodes):
-                found = _first_fit(ladder, options, gpu, request.headroom, sized_on)
-                if found is None:
-                    continue
-                rung, parallel, est = found
-                changed = apply_changes(r, {**dict(rung.changes), **dict(parallel.changes)})
-                step = step_time(
-                    changed, gpu, per_node=per_node, nodes=nodes, hybrid=parallel.hybrid
-                )
-                plans.append(Plan(offer, nodes, parallel, rung, est, step, stale))
-                break
+            for family in _families(ladder for _, _, found in by_degree for ladder in found):
+                fewest: int | None = None  # remedies of the plan kept at a smaller degree
+                for _t, options, found in by_degree:
+                    ladder = next((lad for lad in found if lad[0].family == family), [])
+                    fit = _first_fit(ladder, options, gpu, request.headroom, sized_on)
+                    # a larger degree only when it needs fewer remedies than every smaller
+                    # one (or none of them fits): tensor parallelism costs time every layer
+                    if fit is None or (fewest is not None and fit[0] >= fewest):
+                        continue
+                    fewest, (rung, parallel, est) = fit[0], fit[1:]
+                    changed = apply_changes(r, {**dict(rung.changes), **dict(parallel.changes)})
+                    step = step_time(
+                        changed, gpu, per_node=per_node, nodes=nodes, hybrid=parallel.hybrid
+                    )
+                    plans.append(Plan(offer, nodes, parallel, rung, est, step, stale))
+                if fewest is not None:
+                    break
     return sorted(plans, key=Plan.sort_key)
+
+
+def _families(found: Iterable[list[Rung]]) -> list[str]:
+    """The ladders' families in their order (full, then LoRA, then QLoRA), each once."""
+    out: list[str] = []
+    for ladder in found:
+        if ladder and ladder[0].family not in out:
+            out.append(ladder[0].family)
+    return out
 
 
 def _first_fit(
     ladder: list[Rung], options: list[Parallelism], gpu: Gpu, headroom: float, sized_on
-) -> tuple[Rung, Parallelism, Estimate] | None:
-    """The lowest rung, and on it the simplest parallelism, that fits; ``None`` if none."""
+) -> tuple[int, Rung, Parallelism, Estimate] | None:
+    """The lowest rung (its index: the remedies it adds), and on it the simplest
+    parallelism, that fits; ``None`` if none."""
     if not options:
         return None
-    for rung in ladder:
+    for index, rung in enumerate(ladder):
         # the last option keeps the least on each GPU (sharded and offloaded): when even it
         # does not fit, no option on this rung does, and one estimate says so
         leanest = options[-1]
@@ -167,5 +195,5 @@ def _first_fit(
         for parallel in options:
             est = sized_on({**dict(rung.changes), **dict(parallel.changes)}, gpu)
             if _fits(est, gpu, headroom):
-                return rung, parallel, est
+                return index, rung, parallel, est
     return None

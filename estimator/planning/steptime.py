@@ -15,6 +15,15 @@ A *modelled* time, never a measured one. Three parts:
   micro-batch); hybrid sharding adds an all-reduce of each GPU's gradient shard across
   nodes. Bandwidth: the GPU's link (NVLink or PCIe, ``gpus.json`` ``gpu_link``) inside a
   node, :data:`NETWORK_GBIT` per node across nodes;
+- **tensor parallelism** of degree ``t`` (Megatron-LM, Shoeybi et al. 2019, section 3):
+  each GPU computes ``1/t`` of every layer's matmuls and attention (the LM head, replicated,
+  whole), and each layer all-reduces its ``batch × seq × hidden`` output twice in the
+  forward (after the attention and after the MLP) and twice in the backward (their input
+  gradients), three times two with gradient checkpointing (the forward runs again): a ring
+  all-reduce over ``t`` GPUs sends ``2·(t−1)/t`` of those bytes (at the activations' dtype)
+  per GPU over the node's GPU link. These all-reduces sit between a layer's matmuls, so
+  they add to the step rather than overlap it; the data-parallel communication above runs
+  over the ``gpus / t`` replicas with each GPU's shard of the gradients;
 - **overlap**: DDP and FSDP overlap communication with the backward pass, so the step takes
   the longer of compute and communication, not their sum; an optimizer offloaded to the CPU
   adds :data:`CPU_ADAM_PARAMS_PER_S` and the PCIe copies of gradients and weights.
@@ -26,6 +35,7 @@ import attrs
 
 from ..hardware import Gpu
 from ..resolve import Resolved
+from ..tensor_parallel import degree, shard_shape
 from . import hardware_extra
 
 __all__ = [
@@ -68,6 +78,8 @@ class StepTime:
     """Tokens one optimizer step processes over all GPUs."""
     peak_tflops: float
     precision: str
+    tensor_parallel_s: float = 0.0
+    """The tensor-parallel all-reduces of every layer (not overlapped: added)."""
 
     def to_dict(self) -> dict:
         return {
@@ -75,6 +87,7 @@ class StepTime:
             "compute_seconds": self.compute_s,
             "communication_seconds": self.comm_s,
             "offload_seconds": self.offload_s,
+            "tensor_parallel_seconds": self.tensor_parallel_s,
             "tokens_per_step": self.tokens,
             "peak_tflops": self.peak_tflops,
             "precision": self.precision,
@@ -86,7 +99,7 @@ class StepTime:
 def flops_per_token(
     params: float,
     layers: int,
-    hidden: int,
+    hidden: float,
     seq: int,
     *,
     checkpointing: bool = False,
@@ -138,8 +151,11 @@ def _gradient_bytes(r: Resolved) -> float:
     return 2.0 if (r.config.value("dtype") or "fp32") in ("bf16", "fp16") else 4.0
 
 
-def _comm_bytes(r: Resolved, trainable: float, world: int, sharding: str) -> tuple[float, float]:
-    """(bytes each GPU sends per optimizer step inside its ring, bytes per weight gather)."""
+def _comm_bytes(
+    r: Resolved, trainable: float, world: int, sharding: str, weights: float
+) -> tuple[float, float]:
+    """(bytes each GPU sends per optimizer step inside its ring, bytes per weight gather);
+    ``weights``: the parameters each GPU's ring gathers (its tensor-parallel shard)."""
     if world <= 1:
         return 0.0, 0.0
     dtype = r.config.value("dtype") or "fp32"
@@ -147,7 +163,7 @@ def _comm_bytes(r: Resolved, trainable: float, world: int, sharding: str) -> tup
     weight_bytes = 4.0 if dtype == "fp32" else 2.0
     share = (world - 1) / world
     if sharding in ("zero-3", "fsdp"):
-        gathers = 2 * share * float(r.shape.params) * weight_bytes  # forward + backward
+        gathers = 2 * share * weights * weight_bytes  # forward + backward
         return share * trainable * grad_bytes, gathers
     return 2 * share * trainable * grad_bytes, 0.0
 
@@ -170,33 +186,46 @@ def step_time(
         return None
     params, layers, hidden, seq = size
     lora = bool(cfg.value("lora_rank"))
+    checkpointing = bool(cfg.value("checkpointing"))
     micro = int(cfg.value("batch_size") or 1)
     accumulation = int(cfg.value("accumulation") or 1)
     world = per_node * nodes
-    per_gpu_tokens = micro * accumulation * seq
+    t = degree(cfg)
+    replicas = max(1, world // t)
+    head = float(r.shape.lm_head_params)
+    params = (params - head) / t + head  # a GPU's share: its split layers, the whole head
+    per_gpu_tokens = micro * accumulation * seq  # each GPU of a replica sees all its tokens
     flops = per_gpu_tokens * flops_per_token(
-        params, layers, hidden, seq, checkpointing=bool(cfg.value("checkpointing")), lora=lora
+        params, layers, hidden / t, seq, checkpointing=checkpointing, lora=lora
     )
     compute = flops / (peak * 1e12 * ASSUMED_MFU)
     trainable = 0.0 if lora else params  # LoRA's adapters: too few gradients to count
+    weights = float(shard_shape(r.shape, t).params)
     sharding = cfg.value("sharding") or "none"
     link = hardware_extra.link_gb_per_s(gpu.key) or hardware_extra.PCIE_FALLBACK_GB_S
     network = NETWORK_GBIT / 8.0 / per_node  # GB/s each GPU's share of its node's network
     comm = 0.0
     if hybrid and nodes > 1:
-        ring, gather = _comm_bytes(r, trainable, per_node, sharding)
+        ring, gather = _comm_bytes(r, trainable, per_node, sharding, weights)
         comm += (ring + gather * accumulation) / (link * 1e9)
         cross = 2 * (nodes - 1) / nodes * trainable * _gradient_bytes(r) / per_node
         comm += cross / (network * 1e9)
     else:
-        ring, gather = _comm_bytes(r, trainable, world, sharding)
+        ring, gather = _comm_bytes(r, trainable, replicas, sharding, weights)
         bandwidth = link if nodes == 1 else min(link, network)
         comm += (ring + gather * accumulation) / (bandwidth * 1e9)
+    tensor = 0.0
+    if t > 1:
+        activation_bytes = 4.0 if dtype == "fp32" else 2.0
+        per_all_reduce = 2 * (t - 1) / t * micro * seq * hidden * activation_bytes
+        all_reduces = layers * (6 if checkpointing else 4) * accumulation
+        tensor = all_reduces * per_all_reduce / (link * 1e9)
     offload = 0.0
     if (cfg.value("offload") or "none") != "none":
-        shard = trainable / (world if sharding.startswith("zero") else 1)
+        shard = trainable / (replicas if sharding.startswith("zero") else 1)
         offload = shard / CPU_ADAM_PARAMS_PER_S + 2 * shard * 2.0 / (
             hardware_extra.PCIE_FALLBACK_GB_S * 1e9
         )
-    seconds = max(compute, comm) + offload
-    return StepTime(seconds, compute, comm, offload, per_gpu_tokens * world, peak, dtype)
+    seconds = max(compute, comm) + tensor + offload
+    tokens = per_gpu_tokens * replicas
+    return StepTime(seconds, compute, comm, offload, tokens, peak, dtype, tensor)

@@ -5,7 +5,10 @@ every plan is what :func:`..estimate.estimate_resolved` says for the changed job
 no second cost model. Two orders matter for the search (:mod:`.search`):
 
 - **parallelism** (:func:`parallelisms`), simplest first: DDP, ZeRO-1, ZeRO-2, ZeRO-3 /
-  FSDP full shard, FSDP hybrid shard across nodes, then optimizer offload to the CPU;
+  FSDP full shard, FSDP hybrid shard across nodes, then optimizer offload to the CPU; and,
+  per tensor-parallel degree (:func:`tensor_parallel_degrees`: within one node's NVLink
+  GPUs, where the model's heads and MLP split evenly), tensor parallelism alone, with DDP
+  or with FSDP over the replicas;
 - **remedy ladders** (:func:`ladders`), least given up first, each step adding one change
   to the previous: an evaluation batch no larger than the training micro-batch, mixed
   precision, gradient checkpointing, 8-bit AdamW, then halving the
@@ -13,8 +16,8 @@ no second cost model. Two orders matter for the search (:mod:`.search`):
   ladders of their own, offered only when the script loads trained weights (``pretrained``
   read as true): they change what is trained, not just how.
 
-Tensor parallelism is not offered: the estimator does not size it, and a plan the
-estimator cannot size is not a plan.
+Tensor parallelism is sized by the estimator itself (:mod:`...tensor_parallel`): a plan
+only sets ``tensor_parallel`` and ``gpus``, like any other field.
 """
 
 from __future__ import annotations
@@ -25,8 +28,17 @@ import attrs
 
 from ..hardware import Gpu
 from ..resolve import Resolved
+from ..tensor_parallel import degree, why_not
+from . import hardware_extra
 
-__all__ = ["Parallelism", "Rung", "global_batch", "ladders", "parallelisms"]
+__all__ = [
+    "Parallelism",
+    "Rung",
+    "global_batch",
+    "ladders",
+    "parallelisms",
+    "tensor_parallel_degrees",
+]
 
 _ADAM = ("adamw", "adam", "adamw-fused", "lion")
 
@@ -39,6 +51,8 @@ class Parallelism:
     label: str
     changes: tuple[tuple[str, Any], ...]
     hybrid: bool = False
+    tensor_parallel: int = 1
+    """GPUs each layer is split over (1: none); the data-parallel replicas are the rest."""
 
 
 @attrs.frozen
@@ -52,17 +66,73 @@ class Rung:
 
 
 def global_batch(r: Resolved) -> int:
-    """Samples per optimizer step over all GPUs, as the script runs: kept by every plan."""
+    """Samples per optimizer step over all GPUs, as the script runs: kept by every plan.
+    A tensor-parallel group of GPUs shares its samples: only the replicas multiply them."""
     cfg = r.config
+    gpus = int(cfg.value("gpus") or 1)
     return (
         int(cfg.value("batch_size") or 1)
         * int(cfg.value("accumulation") or 1)
-        * int(cfg.value("gpus") or 1)
+        * max(1, gpus // degree(cfg))
     )
 
 
-def parallelisms(r: Resolved, per_node: int, nodes: int) -> list[Parallelism]:
-    """Ways to run on ``per_node × nodes`` GPUs, simplest (fastest) first."""
+def tensor_parallel_degrees(r: Resolved, gpu: Gpu, per_node: int) -> list[int]:
+    """Tensor-parallel degrees worth sizing on nodes of ``per_node`` ``gpu``: powers of two
+    up to the node (its all-reduces run every layer, so never across nodes), on NVLink GPUs
+    only (over PCIe they would dominate the step), that the model splits evenly into."""
+    if hardware_extra.link_kind(gpu.key) is None or r.config.value("frozen") is not None:
+        return []
+    found, t = [], 2
+    while t <= per_node:
+        if per_node % t == 0 and why_not(r.shape, t) is None:
+            found.append(t)
+        t *= 2
+    return found
+
+
+def _tensor_parallel(r: Resolved, per_node: int, nodes: int, t: int) -> list[Parallelism]:
+    """Tensor parallelism of degree ``t``: alone when it takes every GPU, else with DDP or
+    FSDP over the replicas."""
+    world = per_node * nodes
+    split = (("gpus", world), ("tensor_parallel", t))
+    if world == t:
+        alone = (*split, ("sharding", "none"))
+        return [Parallelism("tp", f"tensor parallel {t}", alone, False, t)]
+    if r.config.value("mode") != "train":  # inference: one group, no replicas to plan
+        return []
+    replicas = world // t
+    return [
+        Parallelism(
+            "tp-ddp",
+            f"tensor parallel {t} × DDP {replicas}",
+            (*split, ("sharding", "ddp")),
+            False,
+            t,
+        ),
+        Parallelism(
+            "tp-fsdp",
+            f"tensor parallel {t} × FSDP {replicas}",
+            (*split, ("sharding", "fsdp")),
+            False,
+            t,
+        ),
+    ]
+
+
+def parallelisms(r: Resolved, per_node: int, nodes: int, t: int = 1) -> list[Parallelism]:
+    """Ways to run on ``per_node × nodes`` GPUs with tensor-parallel degree ``t``, simplest
+    (fastest) first; the last keeps the least on each GPU."""
+    if t > 1:
+        return _tensor_parallel(r, per_node, nodes, t)
+    found = _data_parallel(r, per_node, nodes)
+    if degree(r.config) != 1:  # the job as given runs tensor parallel: these plans do not
+        found = [attrs.evolve(p, changes=(*p.changes, ("tensor_parallel", 1))) for p in found]
+    return found
+
+
+def _data_parallel(r: Resolved, per_node: int, nodes: int) -> list[Parallelism]:
+    """Data parallelism alone: DDP, ZeRO, FSDP (and hybrid), CPU offload."""
     world = per_node * nodes
     if r.config.value("mode") != "train":
         return [Parallelism("single", "1 GPU", (("gpus", 1),))] if world == 1 else []

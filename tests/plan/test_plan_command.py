@@ -10,6 +10,7 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import jsonschema
+import pytest
 
 from torchward.cli import main
 
@@ -162,3 +163,45 @@ def test_json_output_of_a_script_that_freezes_layers(tmp_path):
     data = _json(str(script))
     assert data["config"]["frozen"]["value"]["frozen"] == ["transformer.h[:6]"]
     assert data["plans"]
+
+
+def test_tensor_parallel_plans_pass_the_schema_and_estimate_sizes_them_alike():
+    data = _json(
+        "--model", "meta-llama/Llama-2-70b-hf", "--mode", "inference", "--dtype", "bf16",
+        "--batch-size", "1", "--seq-len", "4096", "--cloud", "aws",
+    )  # fmt: skip
+    split = [p for p in data["plans"] if p["parallelism"]["tensor_parallel"] > 1]
+    assert split and all(p["parallelism"]["name"] == "tp" for p in split)
+    chosen = split[0]
+    assert chosen["changes"]["tensor_parallel"] == chosen["parallelism"]["tensor_parallel"]
+    assert chosen["step_time"]["tensor_parallel_seconds"] > 0
+    flags = [f"--{k.replace('_', '-')}={v}" for k, v in chosen["changes"].items()]
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(
+            ["estimate", "--model", "meta-llama/Llama-2-70b-hf", "--mode", "inference",
+             "--dtype", "bf16", "--batch-size", "1", "--seq-len", "4096", *flags,
+             "--gpu", chosen["gpu"], "--format", "json"]
+        )  # fmt: skip
+    assert code == 0, err.getvalue()
+    again = json.loads(out.getvalue())
+    assert again["verdict"] == "fits"
+    assert again["peak_bytes"] == chosen["memory"]["peak_bytes"]
+    broken = json.loads(json.dumps(data))
+    broken["plans"][0]["parallelism"]["name"] = "pipeline"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft7Validator(SCHEMA).validate(broken)
+    del broken["plans"][0]["parallelism"]["tensor_parallel"]
+    broken["plans"][0]["parallelism"]["name"] = "tp"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft7Validator(SCHEMA).validate(broken)
+
+
+def test_a_degree_the_model_cannot_take_is_a_usage_error():
+    err = io.StringIO()
+    with redirect_stdout(io.StringIO()), redirect_stderr(err):
+        code = main(["estimate", "--model", "gpt2", "--mode", "train", "--tensor-parallel", "5"])
+    assert code == 2
+    assert "tensor parallelism of degree 5" in err.getvalue()
+    code, _, err_text = _run("--model", "gpt2", "--mode", "train", "--tensor-parallel", "5")
+    assert code == 2 and "does not divide the attention heads (12)" in err_text

@@ -32,7 +32,25 @@ JOBS = {
     "vit-base train": {"model": "google/vit-base-patch16-224", "mode": "train", "batch_size": 128},
     "mistral-7b generate": {"model": "mistralai/Mistral-7B-v0.1", "mode": "generate"},
     "7B by count, 2 GPUs": {"params": "7B", "mode": "train", "gpus": 2, "batch_size": 4},
+    # tensor-parallel plans: a 70B forward fits no single GPU; 13B at 4096 tokens on 8 GPUs
+    # needs gradient checkpointing unless its layers are split
+    "llama-2-70b inference bf16": {
+        "model": "meta-llama/Llama-2-70b-hf",
+        "mode": "inference",
+        "batch_size": 1,
+        "seq_len": 4096,
+        "dtype": "bf16",
+    },
+    "llama-2-13b train 4096, 8 GPUs": {
+        "model": "meta-llama/Llama-2-13b-hf",
+        "mode": "train",
+        "batch_size": 1,
+        "seq_len": 4096,
+        "dtype": "bf16",
+        "gpus": 8,
+    },
 }
+TENSOR_PARALLEL_JOBS = {"llama-2-70b inference bf16", "llama-2-13b train 4096, 8 GPUs"}
 GPUS = sorted({o.instance.gpu.key for o in bundled_offers()})
 
 
@@ -44,7 +62,7 @@ def _config(values: dict) -> RunConfig:
 def test_plan_and_estimate_never_disagree(job):
     base = _config(JOBS[job])
     r = resolve(base)
-    checked = 0
+    checked = split = 0
     for gpu_key in GPUS:
         offers = [o for o in bundled_offers() if o.instance.gpu.key == gpu_key]
         for plan in search(r, offers, Request(max_gpus=16, nodes=2)):
@@ -53,5 +71,8 @@ def test_plan_and_estimate_never_disagree(job):
             assert again.verdict == "fits", (job, plan.offer.instance.name, plan.changes)
             assert again.peak == plan.estimate.peak
             checked += 1
+            split += plan.parallelism.tensor_parallel > 1
     if JOBS[job]["mode"] == "train":
         assert checked, f"{job}: no plan at all to check"
+    if job in TENSOR_PARALLEL_JOBS:
+        assert split, f"{job}: no tensor-parallel plan to check"

@@ -86,11 +86,11 @@ def test_pruning_never_loses_a_plan_an_exhaustive_walk_finds():
     from torchward.estimator.planning import search as module
 
     def exhaustive(ladder, options, gpu, headroom, sized_on):
-        for rung in ladder:
+        for index, rung in enumerate(ladder):
             for parallel in options:
                 est = sized_on({**dict(rung.changes), **dict(parallel.changes)}, gpu)
                 if module._fits(est, gpu, headroom):
-                    return rung, parallel, est
+                    return index, rung, parallel, est
         return None
 
     r = _job(model="meta-llama/Llama-2-7b-hf", batch_size=8, seq_len=2048, pretrained=True)

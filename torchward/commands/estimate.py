@@ -47,6 +47,7 @@ _FLAGS = (
     "sharding",
     "offload",
     "gpus",
+    "tensor_parallel",
     "accumulation",
 )
 
@@ -96,6 +97,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "num-return-sequences",
         "lora-rank",
         "gpus",
+        "tensor-parallel",
         "accumulation",
     ):
         parser.add_argument(f"--{flag}", type=positive_int, metavar="N")
@@ -247,6 +249,7 @@ def run(args: argparse.Namespace) -> int:
     from ..errors import UsageError
     from ..estimator.estimate import estimate
     from ..estimator.report import estimate_report
+    from ..estimator.tensor_parallel import TensorParallelError
     from ..reporters.memory import render
 
     try:
@@ -257,6 +260,8 @@ def run(args: argparse.Namespace) -> int:
         return 1
     try:
         result = estimate(config, choice.gpu if choice else None, models)
+    except TensorParallelError as error:  # a degree this model or job cannot take
+        raise UsageError(str(error)) from None
     except LookupError as error:
         reason = unsized_reason(error, config, args.script)
         # a script was read: show what it says, with an honest "unknown" (exit 0)

@@ -149,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
     from ..estimator.planning.search import DEFAULT_HEADROOM, Request, search
     from ..estimator.planning.variants import global_batch
     from ..estimator.resolve import resolve
+    from ..estimator.tensor_parallel import TensorParallelError
     from .estimate import ScriptProblem, build_config, unsized_reason
 
     filters = list(args.gpu or ())
@@ -187,7 +188,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             "no priced instance matches --cloud / --gpu (see `torchward gpus --instances`)"
         )
-    plans = search(r, offers, request)
+    try:
+        plans = search(r, offers, request)
+    except TensorParallelError as error:  # --tensor-parallel this model or job cannot take
+        raise UsageError(str(error)) from None
     if args.steps:
         steps, basis = args.steps, "--steps"
     elif args.dataset_size:

@@ -33,6 +33,7 @@ from .constants import UNDECIDED, as_constant
 from .launch_arguments import ArgumentDefaults, Namespace
 from .launch_places import FUNCTIONS
 from .names import dotted
+from .runconfig_configclass import config_objects
 from .runconfig_includes import exec_target, include
 from .runconfig_paths import PathConditions
 from .runconfig_values import LaunchValues, literal, python_value, written
@@ -142,6 +143,11 @@ class Values(LaunchValues):
             # before a use" is the last one before its line, at any depth of nesting
             entries.sort(key=lambda entry: (entry[1].lineno, entry[1].col_offset))
         self._helpers(tree)
+        # a configuration object built from a class of defaults (:mod:`.runconfig_configclass`)
+        self.config_objects = config_objects(tree, path, self.paths, self.classes)
+        for built in self.config_objects:
+            for key, (value, line) in built.settings.items():
+                self._declared.append((key, _Known(value), line))
 
     def _helpers(self, tree: ast.Module) -> None:
         """Flags declared elsewhere: ``add_dict_to_argparser(parser, defaults)`` with a dict

@@ -1,0 +1,149 @@
+"""Script reading: a job configured by an object of a settings class (issue 26).
+
+The settings live as class-level fields, partly in base classes of another project module;
+the script builds one instance, hands it a dict of overrides and calls a method whose
+training step it inherits (labml-style experiments). Written for this reader, not copied.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from torchward.analysis.runconfig import read_script
+
+_BASE = """
+import torch
+
+class LoopSettings:
+    epochs: int = 3
+    device: str = "cuda"
+
+    def run(self):
+        for batch in self.loader:
+            self.step(batch)
+
+
+class TextSettings(LoopSettings):
+    batch_size: int = 12
+    seq_len: int = 256
+    optimizer: object
+    model: object
+
+    def step(self, batch):
+        loss = self.model(batch).mean()
+        loss.backward()
+        self.optimizer.step()
+"""
+
+_SCRIPT = """
+from framework import experiment
+from settings_base import TextSettings
+
+
+class Settings(TextSettings):
+    d_model: int = 128
+
+
+def main():
+    conf = Settings()
+    experiment.configs(conf, {OVERRIDES})
+    conf.run()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def _read(tmp_path, overrides: str, base: str = _BASE, script: str = _SCRIPT):
+    (tmp_path / "settings_base.py").write_text(textwrap.dedent(base))
+    path = tmp_path / "train.py"
+    path.write_text(textwrap.dedent(script).replace("OVERRIDES", overrides))
+    config, notes = read_script(str(path))
+    return dict(config.fields()), notes
+
+
+def test_fields_come_from_inherited_defaults_and_the_override_dict(tmp_path):
+    fields, _ = _read(tmp_path, "'batch_size': 48, 'optimizer.optimizer': 'Adam'")
+    assert fields["batch_size"].value == 48  # the override beats the base's 12
+    assert fields["batch_size"].source.endswith("train.py:12")
+    assert fields["seq_len"].value == 256  # the base class's default
+    assert fields["optimizer"].value == "adam"  # a nested settings object's field
+    assert fields["batch_size"].confidence == "medium"  # a launch could override it
+
+
+def test_an_inherited_training_step_makes_the_run_call_a_training_loop(tmp_path):
+    fields, _ = _read(tmp_path, "'batch_size': 48")
+    assert fields["mode"].value == "train"
+    assert fields["mode"].source.endswith("train.py:13 (a training loop)")
+    assert fields["dtype"].value == "fp32"
+    assert fields["accumulation"].value == 1 and fields["gpus"].value == 1
+
+
+def test_an_override_that_is_not_a_literal_leaves_the_field_unknown(tmp_path):
+    fields, _ = _read(tmp_path, "'batch_size': 48, 'seq_len': compute_length()")
+    assert fields["batch_size"].value == 48
+    assert "seq_len" not in fields  # never the stale default of 256
+
+
+def test_a_dict_of_other_keys_is_not_an_override(tmp_path):
+    fields, _ = _read(tmp_path, "'batch_size': 48, 'unrelated_key': 1")
+    assert fields["batch_size"].value == 12  # the class default, the dict not applied
+
+
+def test_an_inherited_step_under_autocast_claims_no_precision(tmp_path):
+    base = _BASE.replace(
+        "        loss = self.model(batch).mean()",
+        "        with torch.autocast('cuda', dtype=torch.bfloat16):\n"
+        "            loss = self.model(batch).mean()",
+    )
+    fields, _ = _read(tmp_path, "'batch_size': 48", base=base)
+    assert fields["batch_size"].value == 48
+    assert "mode" not in fields and "dtype" not in fields  # not followed there: no fp32 claim
+
+
+def test_a_settings_object_built_in_a_helper_does_not_override_the_driven_one(tmp_path):
+    script = _SCRIPT.replace(
+        "def main():",
+        "class OptimizerSettings:\n"
+        "    optimizer: str = 'SGD'\n"
+        "    batch_size: int = 1\n\n\n"
+        "def make_optimizer(c):\n"
+        "    opt = OptimizerSettings()\n"
+        "    opt.optimizer = 'Adam'\n"
+        "    return opt\n\n\n"
+        "def main():",
+    ).replace("    conf.run()", "    make_optimizer(conf)\n    conf.run()")
+    fields, _ = _read(tmp_path, "'seq_len': 64", script=script)
+    assert fields["batch_size"].value == 12  # the driven object's, not the helper's 1
+    assert fields["optimizer"].value == "adam"  # a field only the helper's object sets
+
+
+def test_a_network_with_class_attributes_is_not_a_settings_object(tmp_path):
+    script = (
+        "import torch.nn as nn\n\n"
+        "class Net(nn.Module):\n"
+        "    batch_size = 512\n\n"
+        "    def forward(self, x):\n"
+        "        return x\n\n"
+        "net = Net()\n"
+        "configure(net, {'batch_size': 64})\n"
+        "net.train()\n"
+    )
+    fields, _ = _read(tmp_path, "", script=script)
+    assert fields["batch_size"].value != 64  # no settings object: the dict is not applied
+
+
+def test_a_declared_dataset_name_gives_the_stored_image_side_at_low_confidence(tmp_path):
+    script = (
+        "import argparse\n"
+        "parser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--dataset', default='cifar10')\n"
+        "args = parser.parse_args()\n"
+        "loss.backward()\n"
+    )
+    fields, _ = _read(tmp_path, "", script=script)
+    assert fields["image_size"].value == 32 and fields["image_size"].confidence == "low"
+    resized = script + "import torchvision.transforms as T\nT.Resize(224)\n"
+    fields, _ = _read(tmp_path, "", script=resized)
+    assert fields["image_size"].value == 224  # what the script builds wins over the name

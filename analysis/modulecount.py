@@ -298,7 +298,12 @@ class ModuleCounter:
                         self._statements(stmt.body, env, lists, parts, times)
                 else:
                     self._statements(stmt.body, env, lists, parts, times * len(range(*bounds)))
+            elif isinstance(stmt, ast.For) and (items := self._loop_items(stmt, env)) is not None:
+                for item in items:  # ``for size in [256, 512]``: each pass with its item
+                    _bind_loop_target(stmt.target, item, env)
+                    self._statements(stmt.body, env, lists, parts, times)
             elif isinstance(stmt, ast.For):
+                _forget_assigned(stmt, env)  # ``d_prev = size`` in the loop: no longer known
                 parts.append(
                     ModuleCount(
                         0,
@@ -326,8 +331,25 @@ class ModuleCounter:
             ):
                 # layers may be built there: an unknown, never a silent zero (a partial
                 # count at high confidence is the one answer that must not happen)
+                _forget_assigned(stmt, env)
                 kind = type(stmt).__name__.lower()
                 parts.append(ModuleCount(0, (f"layers built in a `{kind}` block (not followed)",)))
+
+    def _loop_items(self, loop: ast.For, env: dict) -> tuple | None:
+        """The items a ``for`` over a known list or tuple of values takes (at most 256),
+        when each binds the loop's target and the body runs through (no ``break``,
+        ``continue`` or ``return`` deciding which passes build layers); else None."""
+        try:
+            items = self.value(loop.iter, env)
+        except _Unknown:
+            return None
+        if not isinstance(items, (tuple, list)) or len(items) > 256:
+            return None
+        if any(isinstance(n, (ast.Break, ast.Continue, ast.Return)) for n in ast.walk(loop)):
+            return None
+        if not all(_bind_loop_target(loop.target, item, {}) for item in items):
+            return None
+        return tuple(items)
 
     def _augmented(self, stmt: ast.AugAssign, env, lists, parts, times) -> None:
         """``layers += [nn.Linear(w, w), nn.ReLU()]`` (a list of modules grows), or ``c *= 2``
@@ -721,6 +743,28 @@ def _bind(
             except _Unknown:
                 pass
     return env
+
+
+def _forget_assigned(block: ast.stmt, env: dict) -> None:
+    """Drop what a block the counter does not follow may rebind (``d_prev = size`` in a
+    loop it cannot unroll): a later layer sized by it is then unknown, never sized by the
+    value from before the block (a stale size is a wrong count that looks read)."""
+    for node in ast.walk(block):
+        targets: list[ast.AST] = []
+        if isinstance(node, ast.Assign):
+            targets = list(node.targets)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For)):
+            targets = [node.target]
+        for target in targets:
+            for name in ast.walk(target):
+                if isinstance(name, ast.Name):
+                    env.pop(name.id, None)
+                elif (
+                    isinstance(name, ast.Attribute)
+                    and isinstance(name.value, ast.Name)
+                    and name.value.id == "self"
+                ):
+                    env.pop("self." + name.attr, None)
 
 
 def _bind_loop_target(target: ast.AST, item: Any, env: dict) -> bool:

@@ -206,6 +206,14 @@ def workspace_model(
         and _trained_together(node, other, values, reader)
     ]
     layers_of = f"{name}'s layers"
+    beside = _other_networks(node, name, counted, {n for n, _ in partners}, values)
+    if beside:  # maybe trained too, maybe not: the count may be the job's or a part of it
+        confidence = "low"
+        shown = ", ".join(f"{n} ({c:,} parameters)" for n, c in beside.items())
+        notes.append(
+            f"{reader.path}:{node.lineno}: the script also builds {shown}, and whether the "
+            f"job trains it beside {name} is not read: {name}'s count may be a part of the job"
+        )
     if partners:  # each trained by its own optimizer: the job holds both (a GAN)
         params += sum(c.params for _, c in partners)
         others = " and ".join(dict.fromkeys(n for n, _ in partners))
@@ -240,6 +248,33 @@ def workspace_model(
     reader.set(
         "params", params, node.lineno, confidence, f"{reader.path}:{node.lineno} ({layers_of})"
     )
+
+
+def _other_networks(
+    node: ast.Call, name: str, counted: list, partners: set[str], values: Values
+) -> dict[str, int]:
+    """Other networks of the script's own classes built on a path that runs, neither
+    handed to the model (``Wrapper(encoder)``: counted in it) nor proven trained beside it
+    (``partners``): name -> parameters counted. The model's count is then not known to be
+    the job's (a GAN whose two nets are built by a framework's callbacks)."""
+    inside = {id(a) for a in (*node.args, *(k.value for k in node.keywords))}
+    passed = {
+        a.id for a in (*node.args, *(k.value for k in node.keywords)) if isinstance(a, ast.Name)
+    }
+    found: dict[str, int] = {}
+    for other, other_name, _, _, _, count in counted:
+        if (
+            other is node
+            or other_name == name
+            or other_name in partners
+            or id(other) in inside
+            or bound_module_name(other, values) in passed
+            or count.params == 0
+            or not values.paths.state(other).runs
+        ):
+            continue
+        found.setdefault(other_name, count.params)
+    return found
 
 
 def _trained_together(model: ast.Call, other: ast.Call, values: Values, reader: CallReader) -> bool:

@@ -1,0 +1,78 @@
+"""Script reading: counting a script's own network whose layers a loop over known sizes
+builds, and staying honest when the count may be only part of the job (issue 26)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from torchward.analysis.runconfig import read_source
+
+_MLP = """
+import torch
+import torch.nn as nn
+
+
+class Tower(nn.Module):
+    def __init__(self):
+        super().__init__()
+        widths = [32, 64, 16]
+        blocks = []
+        width = 10
+        for out in widths:
+            blocks = blocks + [nn.Linear(width, out), nn.ReLU()]
+            width = out
+        self.body = nn.Sequential(*blocks, nn.Linear(width, 2))
+
+    def forward(self, x):
+        return self.body(x)
+
+"""
+
+_TRAIN = """
+model = Tower()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+loss = model(torch.randn(4, 10)).sum()
+loss.backward()
+optimizer.step()
+"""
+
+# 10*32+32 + 32*64+64 + 64*16+16 + 16*2+2
+_TOWER = 352 + 2112 + 1040 + 34
+
+
+def _fields(source: str) -> tuple[dict, list[str]]:
+    config, notes = read_source(textwrap.dedent(source), "train.py")
+    return dict(config.fields()), notes
+
+
+def test_a_loop_over_a_list_of_widths_is_counted_pass_by_pass():
+    fields, _ = _fields(_MLP + _TRAIN)
+    assert fields["params"].value == _TOWER
+    assert fields["params"].confidence != "low"
+
+
+def test_a_size_rebound_in_a_loop_the_counter_cannot_follow_is_not_reused_after_it():
+    unknown_widths = _MLP.replace("widths = [32, 64, 16]", "widths = load_widths()")
+    fields, notes = _fields(unknown_widths + _TRAIN)
+    # the head must not be sized by the ``width = 10`` from before the loop (22 parameters
+    # presented as the network's): nothing is counted, and the read says why
+    assert "params" not in fields
+    assert any("nn.Linear(...) (sizes not traced)" in note for note in notes)
+
+
+def test_a_second_network_whose_training_is_not_read_lowers_the_count_to_low():
+    source = (
+        _MLP
+        + _MLP.split("class Tower", 1)[0]
+        + "class Critic(nn.Module):\n"
+        + "    def __init__(self):\n"
+        + "        super().__init__()\n"
+        + "        self.head = nn.Linear(10, 1)\n\n"
+        + "build = {'tower': lambda: Tower(), 'critic': lambda: Critic()}\n"
+        + "loss = build['tower']()(torch.randn(4, 10)).sum()\n"
+        + "loss.backward()\n"
+    )
+    fields, notes = _fields(source)
+    assert fields["params"].value == _TOWER
+    assert fields["params"].confidence == "low"
+    assert any("also builds Critic (11 parameters)" in note for note in notes)

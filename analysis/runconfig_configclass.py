@@ -41,7 +41,7 @@ from .runconfig_values import literal
 if TYPE_CHECKING:
     from .runconfig_paths import PathConditions
 
-__all__ = ["ConfigObject", "config_objects"]
+__all__ = ["ConfigObject", "config_objects", "setting_read"]
 
 _MAX_DEPTH = 8  # base classes followed; a deeper hierarchy is not a config class we read
 #: names in an inherited training step that decide what the reader cannot see from there
@@ -64,6 +64,7 @@ class ConfigObject:
     """One instance of a configuration class: its settings and where they were read."""
 
     name: str  # the variable the script binds the instance to
+    class_name: str  # the class the script builds it from, by the name it calls
     line: int  # where it is built
     settings: dict[str, tuple[Any, int]] = field(default_factory=dict)  # field -> (value, line)
     unknown: set[str] = field(default_factory=set)  # overridden with what is not a literal
@@ -144,7 +145,7 @@ def _read_object(
                     own_lines[target] = item.lineno
     if not defaults or _is_module(order):
         return None
-    found = ConfigObject(name, stmt.lineno)
+    found = ConfigObject(name, order[0].node.name, stmt.lineno)
     for key, value in defaults.items():
         found.settings[key] = (value, own_lines.get(key, stmt.lineno))
     scope = paths.enclosing_function(stmt)  # the instance's name means it in this function
@@ -372,3 +373,40 @@ def _linearise(start: _Class, script: ast.Module) -> list[_Class] | None:
         return result
 
     return mro(start, 0)
+
+
+def setting_read(expr: ast.expr, objects: list[ConfigObject], paths: PathConditions) -> Any:
+    """The setting ``c.d_model`` reads in a function whose parameter ``c`` is annotated
+    with the class of the settings object the script builds (``def _model(c: Configs)``,
+    which the framework calls with that object), or None. One object of that class only:
+    two could be either."""
+    if not (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name)):
+        return None
+    function = paths.enclosing_function(expr)
+    if function is None:
+        return None
+    parameter = next(
+        (
+            a
+            for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)
+            if a.arg == expr.value.id
+        ),
+        None,
+    )
+    if parameter is None or not isinstance(parameter.annotation, ast.Name):
+        return None
+    for node in ast.walk(function):
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For))
+            else []
+        )
+        if any(isinstance(t, ast.Name) and t.id == parameter.arg for t in targets):
+            return None  # the parameter is rebound: not the object any more
+    matching = [o for o in objects if o.class_name == parameter.annotation.id]
+    if len(matching) != 1 or expr.attr in matching[0].unknown:
+        return None
+    found = matching[0].settings.get(expr.attr)
+    return found[0] if found is not None else None

@@ -20,6 +20,7 @@ from .modulecount import UNTRACED, Built, ModuleCount, ModuleCounter, module_con
 from .moduletrace import trace_cnn, traced_params
 from .names import dotted, qualified_name
 from .runconfig_calls import CallReader
+from .runconfig_configclass import setting_read
 from .runconfig_declarations import Values
 
 __all__ = ["bound_module_name", "model_by_name", "registered_model_call", "workspace_model"]
@@ -117,6 +118,7 @@ def workspace_model(
     constants = module_constants(tree)
     launched = _launch_globals(tree, values, constants)
     counter = ModuleCounter(tree, path, {**constants, **launched}, wanted=called)
+    _adopt_imported_in_functions(path, values, counter, called)
     chosen = _models_by_key(tree, path, values, counter)
     if not counter.modules:
         return
@@ -250,6 +252,29 @@ def workspace_model(
     )
 
 
+def _adopt_imported_in_functions(
+    path: str, values: Values, counter: ModuleCounter, called: set[str]
+) -> None:
+    """Module classes a function of the script imports where it builds the model
+    (``def _model(c): from models import Net; return Net(...)``), which the module-level
+    imports the counter adopts do not name."""
+    if path.startswith("<"):
+        return
+    from .workspace import WORKSPACE, resolve_module  # the project's modules, by import
+
+    for node in values.paths.of_type(ast.ImportFrom):
+        if values.paths.enclosing_function(node) is None:
+            continue
+        for alias in node.names:
+            local = alias.asname or alias.name
+            if local not in called or local in counter.classes:
+                continue
+            found = resolve_module(path, node.module or "", node.level)
+            summary = WORKSPACE.summary(found) if found is not None else None
+            if summary is not None:
+                counter.adopt(local, summary.tree, summary.path, alias.name)
+
+
 def _other_networks(
     node: ast.Call, name: str, counted: list, partners: set[str], values: Values
 ) -> dict[str, int]:
@@ -376,6 +401,9 @@ def _arguments(
         if isinstance(expr, ast.Call) and id(expr) in built:
             return built[id(expr)]
         found = values.get(expr)
+        if found is None:  # ``c.d_model`` of the settings object the framework hands in
+            setting = setting_read(expr, values.config_objects, values.paths)
+            found = (setting, "medium") if setting is not None else None
         if found is not None and found[1] != "high":
             confidence = "medium"
         return UNTRACED if found is None else found[0]

@@ -147,3 +147,65 @@ def test_a_declared_dataset_name_gives_the_stored_image_side_at_low_confidence(t
     resized = script + "import torchvision.transforms as T\nT.Resize(224)\n"
     fields, _ = _read(tmp_path, "", script=resized)
     assert fields["image_size"].value == 224  # what the script builds wins over the name
+
+
+_BLOCKS = """
+import torch.nn as nn
+
+
+class Mixer(nn.Module):
+    def __init__(self, width: int, depth: int, classes: int):
+        super().__init__()
+        self.stem = nn.Linear(16, width)
+        self.blocks = nn.ModuleList([nn.Linear(width, width) for _ in range(depth)])
+        self.head = nn.Linear(width, classes)
+"""
+
+_BUILT_BY_OPTION = """
+from framework import experiment, option
+from settings_base import TextSettings
+
+
+class Settings(TextSettings):
+    width: int = 32
+    depth: int = 3
+
+
+@option(Settings.model)
+def _model(c: Settings):
+    from blocks import Mixer
+
+    return Mixer(c.width, c.depth, 10)
+
+
+def main():
+    conf = Settings()
+    experiment.configs(conf, {OVERRIDES})
+    conf.run()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def _mixer_params(width: int, depth: int) -> int:
+    return (16 * width + width) + depth * (width * width + width) + (width * 10 + 10)
+
+
+def test_a_model_built_from_the_settings_object_in_a_decorated_function_is_counted(tmp_path):
+    (tmp_path / "blocks.py").write_text(textwrap.dedent(_BLOCKS))
+    fields, _ = _read(tmp_path, "'depth': 5", script=_BUILT_BY_OPTION)
+    assert fields["model"].value == "Mixer"
+    # the override (depth 5) and the class default (width 32), read through ``c: Settings``
+    assert fields["params"].value == _mixer_params(32, 5)
+    assert fields["params"].confidence == "medium"  # a launch can override the settings
+
+
+def test_a_setting_overridden_with_an_unknown_value_leaves_the_model_unsized(tmp_path):
+    (tmp_path / "blocks.py").write_text(textwrap.dedent(_BLOCKS))
+    fields, _ = _read(tmp_path, "'depth': pick_depth()", script=_BUILT_BY_OPTION)
+    # the stem and head are counted; the blocks, sized by the unknown depth, are not, and
+    # the count says so at low confidence (never the class default's depth 3)
+    assert fields["params"].value == _mixer_params(32, 0)
+    assert fields["params"].confidence == "low"

@@ -110,7 +110,7 @@ def config_objects(
         order = _linearise(start, tree)
         if order is None:
             continue
-        built = _read_object(stmt, order, paths)
+        built = _read_object(stmt, order, tree, paths)
         if built is not None:
             found.append(built)
     # the object the script drives comes first: its settings win over those of objects
@@ -120,7 +120,7 @@ def config_objects(
 
 
 def _read_object(
-    stmt: ast.Assign, order: list[_Class], paths: PathConditions
+    stmt: ast.Assign, order: list[_Class], script: ast.Module, paths: PathConditions
 ) -> ConfigObject | None:
     """The settings of the instance ``stmt`` builds, or None when its class is no
     configuration class (a module, a dataclass, a class with no field defaults)."""
@@ -130,6 +130,11 @@ def _read_object(
     declared: set[str] = set()
     defaults: dict[str, Any] = {}
     own_lines: dict[str, int] = {}
+    functions: set[str] = set()  # what a string may name: a function that builds a field
+    for cls in order:
+        module = script if cls.own else _module_tree(cls.path)
+        if module is not None:
+            functions |= {n.name for n in module.body if isinstance(n, ast.FunctionDef)}
     for cls in order:
         if any(_is_decorated_dataclass(d) for d in cls.node.decorator_list):
             return None  # the engine reads dataclasses itself
@@ -139,6 +144,8 @@ def _read_object(
                 continue
             declared.add(target)
             known = literal(value) if value is not None else None
+            if _names_a_builder(known, functions):
+                known = None  # ``model: nn.Module = "build_net"``: which builder, not a value
             if known is not None:
                 defaults[target] = known
                 if cls.own:
@@ -150,7 +157,7 @@ def _read_object(
         found.settings[key] = (value, own_lines.get(key, stmt.lineno))
     scope = paths.enclosing_function(stmt)  # the instance's name means it in this function
     for key, value, line in _overrides(name, scope, declared, set(defaults), paths):
-        if value is None:
+        if value is None or _names_a_builder(value, functions):
             found.unknown.add(key)
             found.settings.pop(key, None)
         else:
@@ -213,10 +220,19 @@ def _overrides(
                 and paths.state(stmt).runs
             ):
                 found.append((target.attr, literal(stmt.value), stmt.lineno))
-    direct = {key for key, _, _ in found}
+    direct = {entry[0] for entry in found}
     # a nested config's field under its own name, unless a top-level field decides it
     found[:0] = [entry for entry in nested if entry[0] not in direct | valued]
     return sorted(found, key=lambda entry: entry[2])
+
+
+def _names_a_builder(value: Any, functions: set[str]) -> bool:
+    """A string naming a function of the modules that define the class: it picks the
+    function that builds the field (``model: nn.Module = "capsule_model"``,
+    ``"train_dataset": "cifar10_train_augmented"``), so it is not the field's value. (A
+    name picking among a framework's builders — ``"Adam"`` — reads like an argparse
+    ``--optimizer adam``, by the conventions.)"""
+    return isinstance(value, str) and value in functions
 
 
 def _field(item: ast.stmt) -> tuple[str | None, ast.expr | None]:

@@ -138,8 +138,15 @@ def workspace_model(
     # modules the script builds and hands to another's constructor (``Seq2Seq(encoder,
     # decoder)``): counted first, by the name they are bound to, then passed in as built
     built: dict[str | int, Built] = {}  # by the name bound to it, and by its call's id
-    for node, name in candidates:
-        alone = Built(counter.count_class(name, *_arguments(node, values, {})[:2]))
+    # innermost first (a call nested in another's arguments starts after it): a module
+    # built right in an argument list holds the modules built in its own (``Stack(Layer(
+    # attn=Attention(...)), n)``), at any depth
+    by_call: dict[str | int, Built] = {}
+    for node, name in sorted(
+        candidates, key=lambda c: (c[0].lineno, c[0].col_offset), reverse=True
+    ):
+        alone = Built(counter.count_class(name, *_arguments(node, values, by_call)[:2]))
+        by_call[id(node)] = alone
         built[id(node)] = alone  # ``Wrapper(Encoder(...), Decoder(...))``
         target = _bound_name(node, values)
         if target is not None:
@@ -153,14 +160,21 @@ def workspace_model(
         counted.append((node, name, args, kwargs, confidence, count))
     # a module handed to a constructor that keeps it where the counter cannot follow
     # (``clones(layer, N)`` of another library) is part of a model whose size is not
-    # known: never the model itself (a wrapper counted in full holds it anyway)
-    inside_an_unknown = {
-        id(built[key])
-        for node, _, _, _, _, count in counted
-        if count.unknown
-        for arg in (*node.args, *(k.value for k in node.keywords))
-        if (key := arg.id if isinstance(arg, ast.Name) else id(arg)) in built
-    }
+    # known: never the model itself (a wrapper counted in full holds it anyway) — nor is
+    # a module handed to one of those, at any depth (``Model(n, XL(Layer(ff=FF(...))))``
+    # with the vocabulary unknown: the feed-forward is no more the model than the layer)
+    inside_an_unknown: set[int] = set()
+    while True:
+        grown = {
+            id(built[key])
+            for node, _, _, _, _, count in counted
+            if count.unknown or id(built[id(node)]) in inside_an_unknown
+            for arg in (*node.args, *(k.value for k in node.keywords))
+            if (key := arg.id if isinstance(arg, ast.Name) else id(arg)) in built
+        }
+        if grown <= inside_an_unknown:
+            break
+        inside_an_unknown |= grown
     for node, name, args, kwargs, confidence, count in counted:
         if id(built[id(node)]) in inside_an_unknown:
             continue
@@ -211,7 +225,10 @@ def workspace_model(
     beside = _other_networks(node, name, counted, {n for n, _ in partners}, values)
     if beside:  # maybe trained too, maybe not: the count may be the job's or a part of it
         confidence = "low"
-        shown = ", ".join(f"{n} ({c:,} parameters)" for n, c in beside.items())
+        shown = ", ".join(
+            f"{n} ({c:,} parameters)" if c else f"{n} (its size not read)"
+            for n, c in beside.items()
+        )
         notes.append(
             f"{reader.path}:{node.lineno}: the script also builds {shown}, and whether the "
             f"job trains it beside {name} is not read: {name}'s count may be a part of the job"
@@ -257,22 +274,21 @@ def _adopt_imported_in_functions(
 ) -> None:
     """Module classes a function of the script imports where it builds the model
     (``def _model(c): from models import Net; return Net(...)``), which the module-level
-    imports the counter adopts do not name."""
-    if path.startswith("<"):
-        return
-    from .workspace import WORKSPACE, resolve_module  # the project's modules, by import
+    imports the counter adopts do not name: those imports, resolved as if at the top
+    (re-exports followed, like every import of the project)."""
+    from .workspace.models import project_classes
 
-    for node in values.paths.of_type(ast.ImportFrom):
-        if values.paths.enclosing_function(node) is None:
-            continue
-        for alias in node.names:
-            local = alias.asname or alias.name
-            if local not in called or local in counter.classes:
-                continue
-            found = resolve_module(path, node.module or "", node.level)
-            summary = WORKSPACE.summary(found) if found is not None else None
-            if summary is not None:
-                counter.adopt(local, summary.tree, summary.path, alias.name)
+    inside = [
+        node
+        for node in values.paths.of_type(ast.ImportFrom)
+        if values.paths.enclosing_function(node) is not None
+    ]
+    wanted = called - set(counter.classes)
+    if not inside or not wanted:
+        return
+    hoisted = ast.Module(body=list(inside), type_ignores=[])
+    for local, found in project_classes(hoisted, path, wanted).items():
+        counter.adopt(local, found.module.tree, found.module.path, found.name)
 
 
 def _other_networks(
@@ -282,7 +298,9 @@ def _other_networks(
     handed to the model (``Wrapper(encoder)``: counted in it) nor proven trained beside it
     (``partners``): name -> parameters counted. The model's count is then not known to be
     the job's (a GAN whose two nets are built by a framework's callbacks)."""
-    inside = {id(a) for a in (*node.args, *(k.value for k in node.keywords))}
+    inside = {  # built in its argument lists, at any depth: a part of it
+        id(n) for a in (*node.args, *(k.value for k in node.keywords)) for n in ast.walk(a)
+    }
     passed = {
         a.id for a in (*node.args, *(k.value for k in node.keywords)) if isinstance(a, ast.Name)
     }
@@ -294,12 +312,29 @@ def _other_networks(
             or other_name in partners
             or id(other) in inside
             or bound_module_name(other, values) in passed
-            or count.params == 0
+            or (count.params == 0 and not count.unknown)
             or not values.paths.state(other).runs
+            or _trains_on_its_own(other, node, values)
         ):
             continue
         found.setdefault(other_name, count.params)
     return found
+
+
+def _trains_on_its_own(other: ast.Call, model: ast.Call, values: Values) -> bool:
+    """``other`` is built in another function that runs a training step of its own
+    (``train_vae()`` beside ``train_autoencoder()``): another job, not a part of this one."""
+    function = values.paths.enclosing_function(other)
+    return (
+        function is not None
+        and function is not values.paths.enclosing_function(model)
+        and any(
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and n.func.attr == "backward"
+            for n in ast.walk(function)
+        )
+    )
 
 
 def _trained_together(model: ast.Call, other: ast.Call, values: Values, reader: CallReader) -> bool:

@@ -209,3 +209,14 @@ def test_a_setting_overridden_with_an_unknown_value_leaves_the_model_unsized(tmp
     # the count says so at low confidence (never the class default's depth 3)
     assert fields["params"].value == _mixer_params(32, 0)
     assert fields["params"].confidence == "low"
+
+
+def test_a_string_naming_a_builder_function_is_not_the_fields_value(tmp_path):
+    (tmp_path / "blocks.py").write_text(textwrap.dedent(_BLOCKS))
+    script = _BUILT_BY_OPTION.replace(
+        "    depth: int = 3\n", "    depth: int = 3\n    model: object = '_model'\n"
+    )
+    fields, _ = _read(tmp_path, "'depth': 5", script=script)
+    # ``'_model'`` picks the function that builds the model: not a model named "_model"
+    assert fields["model"].value == "Mixer"
+    assert fields["params"].value == _mixer_params(32, 5)

@@ -76,3 +76,85 @@ def test_a_second_network_whose_training_is_not_read_lowers_the_count_to_low():
     assert fields["params"].value == _TOWER
     assert fields["params"].confidence == "low"
     assert any("also builds Critic (11 parameters)" in note for note in notes)
+
+
+_PARTS = """
+import torch
+import torch.nn as nn
+
+
+class Attention(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.qkv = nn.Linear(width, 3 * width)
+
+
+class Block(nn.Module):
+    def __init__(self, *, width, attn):
+        super().__init__()
+        self.attn = attn
+        self.norm = nn.LayerNorm(width)
+
+
+class Stack(nn.Module):
+    def __init__(self, block, depth):
+        super().__init__()
+        self.blocks = nn.ModuleList([block for _ in range(depth)])
+
+"""
+
+
+def test_modules_built_in_nested_argument_lists_are_counted_inside_their_holder():
+    source = _PARTS + (
+        "model = Stack(Block(width=8, attn=Attention(8)), 3)\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "model(torch.randn(2, 8)).sum().backward()\n"
+    )
+    fields, notes = _fields(source)
+    block = (8 * 24 + 24) + 2 * 8  # the attention the block holds, and its norm
+    assert fields["model"].value == "Stack"
+    assert fields["params"].value == 3 * block  # before: the attention was left out
+    assert not any("also builds" in note for note in notes)  # its parts are not others
+
+
+def test_a_part_of_a_model_whose_size_is_unknown_is_never_the_model():
+    source = _PARTS + (
+        "class Outer(nn.Module):\n"
+        "    def __init__(self, vocab, stack):\n"
+        "        super().__init__()\n"
+        "        self.embed = nn.Embedding(vocab, 8)\n"
+        "        self.stack = stack\n\n"
+        "model = Outer(read_vocab(), Stack(Block(width=8, attn=Attention(8)), 3))\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "model(torch.randn(2, 8)).sum().backward()\n"
+    )
+    fields, _ = _fields(source)
+    # the vocabulary is unknown: the count is partial (the stack: 3 blocks of 232) and
+    # says so; the block deep inside is never named as the model (it was, with 232)
+    assert fields["model"].value == "Outer"
+    assert fields["params"].value == 3 * 232 and fields["params"].confidence == "low"
+
+
+def test_a_network_another_training_function_trains_is_another_job():
+    source = _MLP + (
+        "class Critic(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.head = nn.Linear(10, 1)\n\n\n"
+        "def train_tower():\n"
+        "    model = Tower()\n"
+        "    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "    model(torch.randn(4, 10)).sum().backward()\n"
+        "    optimizer.step()\n\n\n"
+        "def train_critic():\n"
+        "    critic = Critic()\n"
+        "    optimizer = torch.optim.SGD(critic.parameters(), lr=0.1)\n"
+        "    critic(torch.randn(4, 10)).sum().backward()\n"
+        "    optimizer.step()\n\n\n"
+        "train_tower()\n"
+        "train_critic()\n"
+    )
+    fields, notes = _fields(source)
+    assert fields["params"].value == _TOWER
+    assert fields["params"].confidence != "low"
+    assert not any("also builds" in note for note in notes)

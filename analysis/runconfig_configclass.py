@@ -256,13 +256,18 @@ def _is_decorated_dataclass(decorator: ast.expr) -> bool:
 
 
 def _is_module(order: list[_Class]) -> bool:
-    """A network or other library object (``nn.Module`` among the bases), not settings."""
+    """A network, a dataset or another library object (``nn.Module``, ``LightningModule``,
+    ``Dataset``, an enum... among the bases), not settings: what its class attributes hold
+    is for the object's own use."""
     for cls in order:
         for base in cls.node.bases:
-            text = ast.unparse(base)
-            if text.rsplit(".", 1)[-1] in ("Module", "Enum", "NamedTuple", "TypedDict"):
+            text = ast.unparse(base.value if isinstance(base, ast.Subscript) else base)
+            if text.rsplit(".", 1)[-1].endswith(_OBJECT_BASES):
                 return True
     return False
+
+
+_OBJECT_BASES = ("Module", "Dataset", "Enum", "NamedTuple", "TypedDict", "Exception", "Error")
 
 
 def _inherits_training(order: list[_Class]) -> bool:

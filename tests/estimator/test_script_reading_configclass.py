@@ -220,3 +220,22 @@ def test_a_string_naming_a_builder_function_is_not_the_fields_value(tmp_path):
     # ``'_model'`` picks the function that builds the model: not a model named "_model"
     assert fields["model"].value == "Mixer"
     assert fields["params"].value == _mixer_params(32, 5)
+
+
+def test_a_dataset_with_class_attributes_is_not_a_settings_object(tmp_path):
+    script = (
+        "import torch\n"
+        "from torch.utils.data import Dataset\n\n"
+        "class Pairs(Dataset):\n"
+        "    seq_len = 4096\n\n"
+        "    def __len__(self):\n"
+        "        return 10\n\n"
+        "def main():\n"
+        "    data = Pairs()\n"
+        "    configure(data, {'seq_len': 64})\n"
+        "    data.prepare()\n"
+        "    loss.backward()\n\n"
+        "main()\n"
+    )
+    fields, _ = _read(tmp_path, "", script=script)
+    assert fields.get("seq_len") is None or fields["seq_len"].value != 64

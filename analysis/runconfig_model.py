@@ -296,8 +296,9 @@ def _other_networks(
 ) -> dict[str, int]:
     """Other networks of the script's own classes built on a path that runs, neither
     handed to the model (``Wrapper(encoder)``: counted in it) nor proven trained beside it
-    (``partners``): name -> parameters counted. The model's count is then not known to be
-    the job's (a GAN whose two nets are built by a framework's callbacks)."""
+    (``partners``), where that cannot be read: one of the two is not bound to a name the
+    optimizers could take (a GAN whose two nets are built by a framework's callbacks).
+    Name -> parameters counted; the model's count is then not known to be the job's."""
     inside = {  # built in its argument lists, at any depth: a part of it
         id(n) for a in (*node.args, *(k.value for k in node.keywords)) for n in ast.walk(a)
     }
@@ -305,6 +306,7 @@ def _other_networks(
         a.id for a in (*node.args, *(k.value for k in node.keywords)) if isinstance(a, ast.Name)
     }
     found: dict[str, int] = {}
+    mine = bound_module_name(node, values)
     for other, other_name, _, _, _, count in counted:
         if (
             other is node
@@ -315,8 +317,9 @@ def _other_networks(
             or (count.params == 0 and not count.unknown)
             or not values.paths.state(other).runs
             or _trains_on_its_own(other, node, values)
+            or (bound_module_name(other, values) is not None and mine is not None)
         ):
-            continue
+            continue  # both bound to names: the optimizers decide (``_trained_together``)
         found.setdefault(other_name, count.params)
     return found
 

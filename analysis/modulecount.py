@@ -649,6 +649,21 @@ class ModuleCounter:
             if isinstance(base, dict) and node.attr in base:
                 return base[node.attr]
             raise _Unknown
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+            base = self.value(node.value, env)  # ``chs[1:]``, ``mults[::-1]``
+            bounds = [
+                None if part is None else self.value(part, env)
+                for part in (node.slice.lower, node.slice.upper, node.slice.step)
+            ]
+            if (
+                not isinstance(base, tuple)
+                or not all(
+                    b is None or (isinstance(b, int) and not isinstance(b, bool)) for b in bounds
+                )
+                or bounds[2] == 0
+            ):
+                raise _Unknown
+            return base[slice(*bounds)]
         if isinstance(node, ast.Subscript):  # cfg["emb_dim"]
             base = self.value(node.value, env)
             key = self.value(node.slice, env)
@@ -696,14 +711,47 @@ class ModuleCounter:
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
-            and node.func.id in ("int", "max", "min")
+            and node.func.id in ("int", "max", "min", "len")
+            and node.func.id not in env
         ):
             values = [self.value(a, env) for a in node.args]
+            if node.func.id == "len" and not (len(values) == 1 and isinstance(values[0], tuple)):
+                raise _Unknown
             try:
-                return {"int": lambda *v: int(v[0]), "max": max, "min": min}[node.func.id](*values)
+                return {
+                    "int": lambda *v: int(v[0]),
+                    "max": max,
+                    "min": min,
+                    "len": lambda *v: len(v[0]),  # of a known tuple (a list's value)
+                }[node.func.id](*values)
             except (TypeError, ValueError, IndexError):  # int(None), max(()): not a size
                 raise _Unknown from None
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in _SEQUENCES
+            and node.func.id not in env
+            and not node.keywords
+            and node.args
+        ):
+            # ``enumerate(channel_mult)``, ``zip(a[:-1], a[1:])``, ``list(...)``: sequences
+            # of known sizes, as tuples (what a ``for`` over them takes)
+            values = [self.value(a, env) for a in node.args]
+            if not all(isinstance(v, tuple) for v in values):
+                raise _Unknown
+            if node.func.id == "enumerate" and len(values) == 1:
+                return tuple(enumerate(values[0]))
+            if node.func.id == "zip":
+                return tuple(zip(*values, strict=False))
+            if node.func.id == "reversed" and len(values) == 1:
+                return tuple(reversed(values[0]))
+            if node.func.id in ("list", "tuple") and len(values) == 1:
+                return values[0]
+            raise _Unknown
         raise _Unknown
+
+
+_SEQUENCES = ("enumerate", "zip", "reversed", "list", "tuple")
 
 
 def _own_state(env: dict) -> dict:

@@ -158,3 +158,36 @@ def test_a_network_another_training_function_trains_is_another_job():
     assert fields["params"].value == _TOWER
     assert fields["params"].confidence != "low"
     assert not any("also builds" in note for note in notes)
+
+
+_PYRAMID = """
+import torch
+import torch.nn as nn
+
+
+class Pyramid(nn.Module):
+    def __init__(self, widths=(8, 16, 32)):
+        super().__init__()
+        self.convs = nn.ModuleList()
+        for index, (c_in, c_out) in enumerate(zip(widths[:-1], widths[1:])):
+            self.convs.append(nn.Conv2d(c_in, c_out, 3))
+            if index != len(widths) - 2:
+                self.convs.append(nn.BatchNorm2d(c_out))
+        for width in reversed(list(widths)):
+            self.convs.append(nn.Conv2d(width, width, 1, bias=False))
+
+
+model = Pyramid()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+model(torch.randn(2, 8, 16, 16)).sum().backward()
+optimizer.step()
+"""
+
+
+def test_loops_over_enumerate_zip_slices_and_reversed_sizes_are_counted():
+    fields, notes = _fields(_PYRAMID)
+    convs = (8 * 16 * 9 + 16) + (16 * 32 * 9 + 32)  # zip(widths[:-1], widths[1:])
+    norm = 2 * 16  # only after the first: len(widths) - 2 == 1
+    pointwise = 32 * 32 + 16 * 16 + 8 * 8  # reversed(list(widths)), no bias
+    assert fields["params"].value == convs + norm + pointwise
+    assert fields["params"].confidence != "low", notes

@@ -272,13 +272,23 @@ _OBJECT_BASES = ("Module", "Dataset", "Enum", "NamedTuple", "TypedDict", "Except
 
 def _inherits_training(order: list[_Class]) -> bool:
     """Whether a class defined outside the script steps the model (``backward()``) and
-    touches nothing the reader does not follow there (precision, distribution,
-    accumulation)."""
+    nothing in the modules defining those classes touches what the reader does not follow
+    there (precision, distribution, accumulation: a helper beside the class may be the
+    one that enters an autocast)."""
     backward = False
+    modules: dict[str, ast.AST] = {}
+    for cls in order:
+        if not cls.own:  # the script's own classes: read with the script
+            modules.setdefault(cls.path, _module_tree(cls.path) or cls.node)
     for cls in order:
         if cls.own:
-            continue  # the script's own classes: read with the script
-        for node in ast.walk(cls.node):
+            continue
+        backward = backward or any(
+            isinstance(node, ast.Attribute) and node.attr == "backward"
+            for node in ast.walk(cls.node)
+        )
+    for module in modules.values():
+        for node in ast.walk(module):
             word = (
                 node.attr
                 if isinstance(node, ast.Attribute)
@@ -290,7 +300,6 @@ def _inherits_training(order: list[_Class]) -> bool:
                 continue
             if word in _UNREAD or "accum" in word.lower():
                 return False
-            backward = backward or word == "backward"
     return backward
 
 

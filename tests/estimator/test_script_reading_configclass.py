@@ -239,3 +239,13 @@ def test_a_dataset_with_class_attributes_is_not_a_settings_object(tmp_path):
     )
     fields, _ = _read(tmp_path, "", script=script)
     assert fields.get("seq_len") is None or fields["seq_len"].value != 64
+
+
+def test_an_autocast_in_a_helper_beside_the_inherited_step_claims_no_precision(tmp_path):
+    base = _BASE.replace(
+        "        loss = self.model(batch).mean()",
+        "        with mixed():\n            loss = self.model(batch).mean()",
+    ) + ("\n\ndef mixed():\n    return torch.autocast('cuda', dtype=torch.float16)\n")
+    fields, _ = _read(tmp_path, "'batch_size': 48", base=base)
+    assert fields["batch_size"].value == 48
+    assert "mode" not in fields and "dtype" not in fields

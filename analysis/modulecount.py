@@ -298,7 +298,12 @@ class ModuleCounter:
                         self._statements(stmt.body, env, lists, parts, times)
                 else:
                     self._statements(stmt.body, env, lists, parts, times * len(range(*bounds)))
+            elif isinstance(stmt, ast.For) and (items := self._loop_items(stmt, env)) is not None:
+                for item in items:  # ``for size in [256, 512]``: each pass with its item
+                    _bind_loop_target(stmt.target, item, env)
+                    self._statements(stmt.body, env, lists, parts, times)
             elif isinstance(stmt, ast.For):
+                _forget_assigned(stmt, env)  # ``d_prev = size`` in the loop: no longer known
                 parts.append(
                     ModuleCount(
                         0,
@@ -326,8 +331,25 @@ class ModuleCounter:
             ):
                 # layers may be built there: an unknown, never a silent zero (a partial
                 # count at high confidence is the one answer that must not happen)
+                _forget_assigned(stmt, env)
                 kind = type(stmt).__name__.lower()
                 parts.append(ModuleCount(0, (f"layers built in a `{kind}` block (not followed)",)))
+
+    def _loop_items(self, loop: ast.For, env: dict) -> tuple | None:
+        """The items a ``for`` over a known list or tuple of values takes (at most 256),
+        when each binds the loop's target and the body runs through (no ``break``,
+        ``continue`` or ``return`` deciding which passes build layers); else None."""
+        try:
+            items = self.value(loop.iter, env)
+        except _Unknown:
+            return None
+        if not isinstance(items, (tuple, list)) or len(items) > 256:
+            return None
+        if any(isinstance(n, (ast.Break, ast.Continue, ast.Return)) for n in ast.walk(loop)):
+            return None
+        if not all(_bind_loop_target(loop.target, item, {}) for item in items):
+            return None
+        return tuple(items)
 
     def _augmented(self, stmt: ast.AugAssign, env, lists, parts, times) -> None:
         """``layers += [nn.Linear(w, w), nn.ReLU()]`` (a list of modules grows), or ``c *= 2``
@@ -627,6 +649,21 @@ class ModuleCounter:
             if isinstance(base, dict) and node.attr in base:
                 return base[node.attr]
             raise _Unknown
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+            base = self.value(node.value, env)  # ``chs[1:]``, ``mults[::-1]``
+            bounds = [
+                None if part is None else self.value(part, env)
+                for part in (node.slice.lower, node.slice.upper, node.slice.step)
+            ]
+            if (
+                not isinstance(base, tuple)
+                or not all(
+                    b is None or (isinstance(b, int) and not isinstance(b, bool)) for b in bounds
+                )
+                or bounds[2] == 0
+            ):
+                raise _Unknown
+            return base[slice(*bounds)]
         if isinstance(node, ast.Subscript):  # cfg["emb_dim"]
             base = self.value(node.value, env)
             key = self.value(node.slice, env)
@@ -674,14 +711,47 @@ class ModuleCounter:
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
-            and node.func.id in ("int", "max", "min")
+            and node.func.id in ("int", "max", "min", "len")
+            and node.func.id not in env
         ):
             values = [self.value(a, env) for a in node.args]
+            if node.func.id == "len" and not (len(values) == 1 and isinstance(values[0], tuple)):
+                raise _Unknown
             try:
-                return {"int": lambda *v: int(v[0]), "max": max, "min": min}[node.func.id](*values)
+                return {
+                    "int": lambda *v: int(v[0]),
+                    "max": max,
+                    "min": min,
+                    "len": lambda *v: len(v[0]),  # of a known tuple (a list's value)
+                }[node.func.id](*values)
             except (TypeError, ValueError, IndexError):  # int(None), max(()): not a size
                 raise _Unknown from None
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in _SEQUENCES
+            and node.func.id not in env
+            and not node.keywords
+            and node.args
+        ):
+            # ``enumerate(channel_mult)``, ``zip(a[:-1], a[1:])``, ``list(...)``: sequences
+            # of known sizes, as tuples (what a ``for`` over them takes)
+            values = [self.value(a, env) for a in node.args]
+            if not all(isinstance(v, tuple) for v in values):
+                raise _Unknown
+            if node.func.id == "enumerate" and len(values) == 1:
+                return tuple(enumerate(values[0]))
+            if node.func.id == "zip":
+                return tuple(zip(*values, strict=False))
+            if node.func.id == "reversed" and len(values) == 1:
+                return tuple(reversed(values[0]))
+            if node.func.id in ("list", "tuple") and len(values) == 1:
+                return values[0]
+            raise _Unknown
         raise _Unknown
+
+
+_SEQUENCES = ("enumerate", "zip", "reversed", "list", "tuple")
 
 
 def _own_state(env: dict) -> dict:
@@ -721,6 +791,28 @@ def _bind(
             except _Unknown:
                 pass
     return env
+
+
+def _forget_assigned(block: ast.stmt, env: dict) -> None:
+    """Drop what a block the counter does not follow may rebind (``d_prev = size`` in a
+    loop it cannot unroll): a later layer sized by it is then unknown, never sized by the
+    value from before the block (a stale size is a wrong count that looks read)."""
+    for node in ast.walk(block):
+        targets: list[ast.AST] = []
+        if isinstance(node, ast.Assign):
+            targets = list(node.targets)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For)):
+            targets = [node.target]
+        for target in targets:
+            for name in ast.walk(target):
+                if isinstance(name, ast.Name):
+                    env.pop(name.id, None)
+                elif (
+                    isinstance(name, ast.Attribute)
+                    and isinstance(name.value, ast.Name)
+                    and name.value.id == "self"
+                ):
+                    env.pop("self." + name.attr, None)
 
 
 def _bind_loop_target(target: ast.AST, item: Any, env: dict) -> bool:

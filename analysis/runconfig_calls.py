@@ -220,12 +220,25 @@ class CallReader(FamiliesMixin, ConventionsMixin, LaunchMixin, StructureMixin):
                 self.set("model", built, call.lineno, found[1])
         if (tail != "DataLoader" and _LOADER.search(tail)) or self._own_dataset(call):
             self.loader(call, tail)
-        if _TRAINING_CALL.search(tail):
+        if _TRAINING_CALL.search(tail) or self._drives_training(call):
             self.signals.setdefault("train-call", call.lineno)
         if (tail in ("AutoTokenizer", "tokenizer") or tail.endswith("tokenizer")) and not (
             self.target and _TARGETS.search(self.target)
         ):
             self.take(call, "seq_len", "max_length", convert=positive_int)
+
+    def _drives_training(self, call: ast.Call) -> bool:
+        """``conf.run()`` on a configuration object whose inherited step trains
+        (:mod:`.runconfig_configclass`)."""
+        func = call.func
+        return (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and any(
+                built.trains and built.driven == call.lineno and built.name == func.value.id
+                for built in self.values.config_objects
+            )
+        )
 
     def _runs_the_model(self, call: ast.Call, tail: str) -> bool:
         """``model(ids, use_cache=False)``: a forward of the model read so far (the name it

@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING
 
 from torchward.estimator.runconfig import Field
 
-from .runconfig_fields import HF_OPTIM, ReaderState, model_name, positive_int, precision_of
+from .runconfig_fields import (
+    DATASET_SIDES,
+    HF_OPTIM,
+    ReaderState,
+    model_name,
+    positive_int,
+    precision_of,
+)
 
 if TYPE_CHECKING:
     from .runconfig_declarations import Values
@@ -59,6 +66,20 @@ class ConventionsMixin(ReaderState):
         for field, value, source in self.deferred:
             if field not in self.fields:
                 self.fields[field] = Field(value, source, "medium")
+        self._dataset_named(values)
+
+    def _dataset_named(self, values: Values) -> None:
+        """The image side of a torchvision dataset a declared setting names
+        (``--dataset cifar10``, ``dataset_name = "MNIST"``), when nothing the script builds
+        said a size: low, since the name says which images, not that nothing resizes them."""
+        if "image_size" in self.fields:
+            return
+        sides = {name.lower(): side for name, side in DATASET_SIDES.items()}
+        for name in ("dataset", "dataset_name", "data_set"):
+            value, line = values.defaults.get(name, (None, 0))
+            if isinstance(value, str) and value.lower() in sides:
+                self.set("image_size", sides[value.lower()], line, "low")
+                return
 
     def _computed(self, values, field: str, names: tuple[str, ...]) -> None:
         """A value the script computes under a conventional name on the default path

@@ -33,6 +33,7 @@ from .constants import UNDECIDED, as_constant
 from .launch_arguments import ArgumentDefaults, Namespace
 from .launch_places import FUNCTIONS
 from .names import dotted
+from .runconfig_configclass import config_objects
 from .runconfig_includes import exec_target, include
 from .runconfig_paths import PathConditions
 from .runconfig_values import LaunchValues, literal, python_value, written
@@ -142,6 +143,11 @@ class Values(LaunchValues):
             # before a use" is the last one before its line, at any depth of nesting
             entries.sort(key=lambda entry: (entry[1].lineno, entry[1].col_offset))
         self._helpers(tree)
+        # a configuration object built from a class of defaults (:mod:`.runconfig_configclass`)
+        self.config_objects = config_objects(tree, path, self.paths, self.classes)
+        for built in self.config_objects:
+            for key, (value, line) in built.settings.items():
+                self._declared.append((key, _Known(value), line))
 
     def _helpers(self, tree: ast.Module) -> None:
         """Flags declared elsewhere: ``add_dict_to_argparser(parser, defaults)`` with a dict
@@ -215,7 +221,7 @@ class Values(LaunchValues):
             function = top.get(alias.name)
             if function is None or function.args.args or function.args.vararg:
                 continue
-            returned = _returned_dict(function)
+            returned = _returned_dict(function, top)
             if returned is not None:
                 self.returns[alias.asname or alias.name] = returned
 
@@ -533,12 +539,17 @@ class _Known:
     value: Any
 
 
-def _returned_dict(function: ast.FunctionDef) -> Hashable | None:
+def _returned_dict(
+    function: ast.FunctionDef, siblings: dict[str, ast.FunctionDef] | None = None
+) -> Hashable | None:
     """The dict ``function`` returns when its body (past a docstring) is one ``return`` of
-    a dict display or ``dict(key=value, ...)`` whose values are all written literals."""
+    a dict display or ``dict(key=value, ...)`` whose values are all written literals — or
+    a sibling's such dict, extended with written values and pruned (:func:`_derived_dict`)."""
     body = function.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         body = body[1:]
+    if len(body) > 1 and siblings:
+        return _derived_dict(body, siblings)
     if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
         return None
     value = body[0].value
@@ -563,3 +574,70 @@ def _returned_dict(function: ast.FunctionDef) -> Hashable | None:
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             return None
     return as_constant(found)
+
+
+def _derived_dict(body: list[ast.stmt], siblings: dict[str, ast.FunctionDef]) -> Hashable | None:
+    """``res = base_defaults()``, ``res["k"] = 256``..., then only deletions (``del
+    res[k]`` in a loop over keys a reader cannot filter), ``return res``: the keys that
+    may be returned. When anything may delete, each key's value is undecided — present or
+    not, a caller's ``d.update(res)`` no longer knows it — while a key that cannot be
+    returned leaves the caller's own value alone. None for any other use of the dict."""
+    first, last = body[0], body[-1]
+    if not (
+        isinstance(first, ast.Assign)
+        and len(first.targets) == 1
+        and isinstance(first.targets[0], ast.Name)
+        and isinstance(first.value, ast.Call)
+        and isinstance(first.value.func, ast.Name)
+        and not first.value.args
+        and not first.value.keywords
+        and isinstance(last, ast.Return)
+        and isinstance(last.value, ast.Name)
+        and last.value.id == first.targets[0].id
+    ):
+        return None
+    name = first.targets[0].id
+    base = siblings.get(first.value.func.id)
+    found = _returned_dict(base) if base is not None and not base.args.args else None
+    if found is None:
+        return None
+    returned = dict(python_value(found))
+    deletes = False
+    allowed: set[int] = set()  # the uses of ``name`` the walk below accepts
+    for stmt in body[1:-1]:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target = stmt.targets[0]
+            if (
+                isinstance(target, ast.Subscript)
+                and isinstance(target.value, ast.Name)
+                and target.value.id == name
+                and isinstance(target.slice, ast.Constant)
+                and literal(stmt.value) is not None
+            ):
+                returned[target.slice.value] = literal(stmt.value)
+                allowed.add(id(target.value))
+                continue
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Delete):
+                for item in node.targets:
+                    if isinstance(item, ast.Subscript) and isinstance(item.value, ast.Name):
+                        allowed.add(id(item.value))
+                        deletes = True
+            elif (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.attr in ("copy", "keys", "items", "get", "pop")
+            ):
+                allowed.add(id(node.value))
+                deletes = deletes or node.attr == "pop"
+        if any(
+            isinstance(node, ast.Name) and node.id == name and id(node) not in allowed
+            for node in ast.walk(stmt)
+        ):
+            return None  # passed, rebound or changed some other way: not followed
+    if deletes:
+        return as_constant(dict.fromkeys(returned, _MAYBE))
+    return as_constant(returned)
+
+
+_MAYBE = object()  # a key that may have been deleted: undecided (``as_constant``)

@@ -20,6 +20,7 @@ from .modulecount import UNTRACED, Built, ModuleCount, ModuleCounter, module_con
 from .moduletrace import trace_cnn, traced_params
 from .names import dotted, qualified_name
 from .runconfig_calls import CallReader
+from .runconfig_configclass import setting_read
 from .runconfig_declarations import Values
 
 __all__ = ["bound_module_name", "model_by_name", "registered_model_call", "workspace_model"]
@@ -117,6 +118,7 @@ def workspace_model(
     constants = module_constants(tree)
     launched = _launch_globals(tree, values, constants)
     counter = ModuleCounter(tree, path, {**constants, **launched}, wanted=called)
+    _adopt_imported_in_functions(path, values, counter, called)
     chosen = _models_by_key(tree, path, values, counter)
     if not counter.modules:
         return
@@ -136,8 +138,15 @@ def workspace_model(
     # modules the script builds and hands to another's constructor (``Seq2Seq(encoder,
     # decoder)``): counted first, by the name they are bound to, then passed in as built
     built: dict[str | int, Built] = {}  # by the name bound to it, and by its call's id
-    for node, name in candidates:
-        alone = Built(counter.count_class(name, *_arguments(node, values, {})[:2]))
+    # innermost first (a call nested in another's arguments starts after it): a module
+    # built right in an argument list holds the modules built in its own (``Stack(Layer(
+    # attn=Attention(...)), n)``), at any depth
+    by_call: dict[str | int, Built] = {}
+    for node, name in sorted(
+        candidates, key=lambda c: (c[0].lineno, c[0].col_offset), reverse=True
+    ):
+        alone = Built(counter.count_class(name, *_arguments(node, values, by_call)[:2]))
+        by_call[id(node)] = alone
         built[id(node)] = alone  # ``Wrapper(Encoder(...), Decoder(...))``
         target = _bound_name(node, values)
         if target is not None:
@@ -151,14 +160,21 @@ def workspace_model(
         counted.append((node, name, args, kwargs, confidence, count))
     # a module handed to a constructor that keeps it where the counter cannot follow
     # (``clones(layer, N)`` of another library) is part of a model whose size is not
-    # known: never the model itself (a wrapper counted in full holds it anyway)
-    inside_an_unknown = {
-        id(built[key])
-        for node, _, _, _, _, count in counted
-        if count.unknown
-        for arg in (*node.args, *(k.value for k in node.keywords))
-        if (key := arg.id if isinstance(arg, ast.Name) else id(arg)) in built
-    }
+    # known: never the model itself (a wrapper counted in full holds it anyway) — nor is
+    # a module handed to one of those, at any depth (``Model(n, XL(Layer(ff=FF(...))))``
+    # with the vocabulary unknown: the feed-forward is no more the model than the layer)
+    inside_an_unknown: set[int] = set()
+    while True:
+        grown = {
+            id(built[key])
+            for node, _, _, _, _, count in counted
+            if count.unknown or id(built[id(node)]) in inside_an_unknown
+            for arg in (*node.args, *(k.value for k in node.keywords))
+            if (key := arg.id if isinstance(arg, ast.Name) else id(arg)) in built
+        }
+        if grown <= inside_an_unknown:
+            break
+        inside_an_unknown |= grown
     for node, name, args, kwargs, confidence, count in counted:
         if id(built[id(node)]) in inside_an_unknown:
             continue
@@ -206,6 +222,17 @@ def workspace_model(
         and _trained_together(node, other, values, reader)
     ]
     layers_of = f"{name}'s layers"
+    beside = _other_networks(node, name, counted, {n for n, _ in partners}, values)
+    if beside:  # maybe trained too, maybe not: the count may be the job's or a part of it
+        confidence = "low"
+        shown = ", ".join(
+            f"{n} ({c:,} parameters)" if c else f"{n} (its size not read)"
+            for n, c in beside.items()
+        )
+        notes.append(
+            f"{reader.path}:{node.lineno}: the script also builds {shown}, and whether the "
+            f"job trains it beside {name} is not read: {name}'s count may be a part of the job"
+        )
     if partners:  # each trained by its own optimizer: the job holds both (a GAN)
         params += sum(c.params for _, c in partners)
         others = " and ".join(dict.fromkeys(n for n, _ in partners))
@@ -239,6 +266,77 @@ def workspace_model(
         )
     reader.set(
         "params", params, node.lineno, confidence, f"{reader.path}:{node.lineno} ({layers_of})"
+    )
+
+
+def _adopt_imported_in_functions(
+    path: str, values: Values, counter: ModuleCounter, called: set[str]
+) -> None:
+    """Module classes a function of the script imports where it builds the model
+    (``def _model(c): from models import Net; return Net(...)``), which the module-level
+    imports the counter adopts do not name: those imports, resolved as if at the top
+    (re-exports followed, like every import of the project)."""
+    from .workspace.models import project_classes
+
+    inside = [
+        node
+        for node in values.paths.of_type(ast.ImportFrom)
+        if values.paths.enclosing_function(node) is not None
+    ]
+    wanted = called - set(counter.classes)
+    if not inside or not wanted:
+        return
+    hoisted = ast.Module(body=list(inside), type_ignores=[])
+    for local, found in project_classes(hoisted, path, wanted).items():
+        counter.adopt(local, found.module.tree, found.module.path, found.name)
+
+
+def _other_networks(
+    node: ast.Call, name: str, counted: list, partners: set[str], values: Values
+) -> dict[str, int]:
+    """Other networks of the script's own classes built on a path that runs, neither
+    handed to the model (``Wrapper(encoder)``: counted in it) nor proven trained beside it
+    (``partners``), where that cannot be read: one of the two is not bound to a name the
+    optimizers could take (a GAN whose two nets are built by a framework's callbacks).
+    Name -> parameters counted; the model's count is then not known to be the job's."""
+    inside = {  # built in its argument lists, at any depth: a part of it
+        id(n) for a in (*node.args, *(k.value for k in node.keywords)) for n in ast.walk(a)
+    }
+    passed = {
+        a.id for a in (*node.args, *(k.value for k in node.keywords)) if isinstance(a, ast.Name)
+    }
+    found: dict[str, int] = {}
+    mine = bound_module_name(node, values)
+    for other, other_name, _, _, _, count in counted:
+        if (
+            other is node
+            or other_name == name
+            or other_name in partners
+            or id(other) in inside
+            or bound_module_name(other, values) in passed
+            or (count.params == 0 and not count.unknown)
+            or not values.paths.state(other).runs
+            or _trains_on_its_own(other, node, values)
+            or (bound_module_name(other, values) is not None and mine is not None)
+        ):
+            continue  # both bound to names: the optimizers decide (``_trained_together``)
+        found.setdefault(other_name, count.params)
+    return found
+
+
+def _trains_on_its_own(other: ast.Call, model: ast.Call, values: Values) -> bool:
+    """``other`` is built in another function that runs a training step of its own
+    (``train_vae()`` beside ``train_autoencoder()``): another job, not a part of this one."""
+    function = values.paths.enclosing_function(other)
+    return (
+        function is not None
+        and function is not values.paths.enclosing_function(model)
+        and any(
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and n.func.attr == "backward"
+            for n in ast.walk(function)
+        )
     )
 
 
@@ -341,6 +439,9 @@ def _arguments(
         if isinstance(expr, ast.Call) and id(expr) in built:
             return built[id(expr)]
         found = values.get(expr)
+        if found is None:  # ``c.d_model`` of the settings object the framework hands in
+            setting = setting_read(expr, values.config_objects, values.paths)
+            found = (setting, "medium") if setting is not None else None
         if found is not None and found[1] != "high":
             confidence = "medium"
         return UNTRACED if found is None else found[0]

@@ -22,6 +22,21 @@ def derived_defaults():
     found = shape_defaults()
     found["image_size"] = 192
     return found
+
+
+def pruned_defaults():
+    found = shape_defaults()
+    found["large_size"] = 256
+    for key in found.copy().keys():
+        if key not in wanted_names():
+            del found[key]
+    return found
+
+
+def merged_defaults():
+    found = shape_defaults()
+    found.update(more_defaults())
+    return found
 '''
 
 _SCRIPT = """\
@@ -75,10 +90,25 @@ def test_a_defaults_function_of_the_package_extends_the_flags(tmp_path):
     assert config.image_size is not None and config.image_size.value == 96
 
 
-def test_a_defaults_function_that_computes_its_dict_is_not_guessed(tmp_path):
-    # the function changes its dict before returning it: not read as data, so the update
-    # may change any key, and neither the batch nor the image size is claimed
+def test_a_sibling_defaults_dict_extended_with_written_values_is_read(tmp_path):
     config, _ = read_script(_project(tmp_path, "derived_defaults"))
+    assert config.image_size is not None and config.image_size.value == 192
+    assert config.batch_size is not None and config.batch_size.value == 6
+
+
+def test_a_defaults_dict_pruned_by_a_loop_leaves_only_the_keys_it_cannot_return(tmp_path):
+    # any key the function may return may also have been deleted: its value is unknown
+    # (never the 96 of before the loop); the script's own batch, a key the function
+    # cannot return, survives the update
+    config, _ = read_script(_project(tmp_path, "pruned_defaults"))
+    assert config.batch_size is not None and config.batch_size.value == 6
+    assert config.image_size is None or config.image_size.source == "assumed"
+
+
+def test_a_defaults_function_that_merges_unknown_data_is_not_guessed(tmp_path):
+    # the dict is changed with what the reader cannot see: the update may change any
+    # key, so neither the batch nor the image size is claimed
+    config, _ = read_script(_project(tmp_path, "merged_defaults"))
     assert config.image_size is None or config.image_size.source == "assumed"
     assert config.batch_size is None or config.batch_size.source == "assumed"
 

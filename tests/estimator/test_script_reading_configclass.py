@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import textwrap
 
-from torchward.analysis.runconfig import read_script
+from torchward.analysis.job.runconfig import read_script
 
 _BASE = """
 import torch

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import textwrap
 
-from torchward.analysis.runconfig import read_source
+from torchward.analysis.job.runconfig import read_source
 
 _MLP = """
 import torch

@@ -6,10 +6,10 @@ Public names: :func:`analyze_source`, :class:`FileReport`, :class:`Problem`,
 """
 
 from .engine import FileReport, Problem, analyze_source, decode_source
+from .facts.summaries import SummaryCache
 from .finding import Applicability, Confidence, Edit, Evidence, Finding, Fix, Severity, Span
 from .rule import Rule, all_rules, rule_by_code
 from .settings import LintSettings
-from .summaries import SummaryCache
 
 __all__ = [
     "Applicability",

@@ -21,16 +21,16 @@ import warnings
 import attrs
 from torchward.estimator import dependencies
 
-from .adapters.effects import using as library_effects
-from .facts import FileFacts, build_facts
+from .effects.table import using as library_effects
+from .facts.filefacts import FileFacts, build_facts
+from .facts.summaries import SummaryCache
 from .finding import Finding, Severity, Span
-from .parsing import parse_module
-from .positions import LineIndex
-from .reparse import reparse
 from .rule import Rule, all_rules
 from .settings import LintSettings
-from .summaries import SummaryCache
-from .suppressions import parse_suppressions
+from .syntax.parsing import parse_module
+from .syntax.positions import LineIndex
+from .syntax.reparse import reparse
+from .syntax.suppressions import parse_suppressions
 from .workspace.relocate import linked_findings, localised
 
 log = logging.getLogger(__name__)

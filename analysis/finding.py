@@ -7,7 +7,7 @@ nodes and no closures, only numbers and strings.
 
 Positions follow one convention everywhere in the analysis: ``line`` is 1-based,
 ``column`` is 0-based and counts Unicode code points of the line (a ``str`` index).
-``ast`` reports UTF-8 byte offsets; :mod:`torchward.analysis.positions` converts them once.
+``ast`` reports UTF-8 byte offsets; :mod:`torchward.analysis.syntax.positions` converts them once.
 Reporters and the server convert these to their own conventions (1-based columns in
 JSON, UTF-16 units on the LSP wire).
 """

@@ -11,7 +11,7 @@ drift apart, and a rule's fixability (:meth:`Rule.fix_applicabilities`) is read 
 examples: there is no second list of which rules have fixes.
 
 Rules read facts, not trees: :meth:`Rule.check` receives the
-:class:`~torchward.analysis.facts.FileFacts` that one analysis of the file derived. The
+:class:`~torchward.analysis.facts.filefacts.FileFacts` that one analysis of the file derived. The
 cost of a file is one analysis however many rules run.
 """
 
@@ -41,7 +41,7 @@ from .finding import (
 )
 
 if TYPE_CHECKING:
-    from .facts import FileFacts
+    from .facts.filefacts import FileFacts
 
 DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Fix safety", "Known limitations")
 

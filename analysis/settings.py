@@ -26,7 +26,7 @@ class LintSettings:
     target_gpu: str | None = None  # GPU or instance name for TW010 (projected-oom); None: off
     estimator: Any = None  # torchward.estimator.settings.EstimatorSettings: overrides, user models
     # the project's additions to the library-effects table ([tool.torchward.effects]):
-    # torchward.analysis.adapters.effects.LibraryEffects, None for the built-in table alone
+    # torchward.analysis.effects.table.LibraryEffects, None for the built-in table alone
     effects: Any = None
     # Notes are advice and never gate a build: a file shows at most this many (the first by
     # line), so tuning hints do not bury its warnings. None shows every note; selecting a

@@ -10,7 +10,7 @@ ways, each the best of ``--repeat`` rounds:
 * ``all``: every rule;
 * the ratio all / seed, which is what the new rules add on top of one analysis.
 
-The observation hooks of :mod:`torchward.analysis.observed` run in both (they are part
+The observation hooks of :mod:`torchward.analysis.facts.observed` run in both (they are part
 of the dataflow), so their cost is in both figures; the ratio isolates the rules.
 
 Run: ``.venv/bin/python bench/bench_new_rules.py /path/to/torch`` (a tree of ``.py``

@@ -133,7 +133,7 @@ def score_script(expected: dict, report: dict | None) -> dict:
 
 def read_only(script: str) -> dict:
     """The run configuration the script reader alone finds (what the CLI shows when it works)."""
-    from torchward.analysis.runconfig import read_script
+    from torchward.analysis.job.runconfig import read_script
 
     config, _notes = read_script(script)
     return {"config": config.to_dict()}
@@ -151,9 +151,9 @@ def _timed_runs(script: str, runs: int, parsed: bool = False) -> list[float]:
     first pays for what the process had not seen yet: sibling modules, the catalog).
     ``parsed``: the script's tree given, as the editor's estimate reads the lint's tree
     (``server/scheduler.estimate_of``)."""
-    from torchward.analysis.parsing import parse_module
-    from torchward.analysis.runconfig import read_source
-    from torchward.analysis.runconfig_memo import forget
+    from torchward.analysis.job.runconfig import read_source
+    from torchward.analysis.job.runconfig_memo import forget
+    from torchward.analysis.syntax.parsing import parse_module
     from torchward.estimator.estimate import estimate
 
     with open(script, encoding="utf-8-sig") as handle:
@@ -178,7 +178,7 @@ def timing_only(scripts: list[dict], corpus: str, runs: int) -> int:
     issue allows."""
     import ast
 
-    from torchward.analysis.facts import build_facts
+    from torchward.analysis.facts.filefacts import build_facts
 
     _timed_runs(os.path.join(corpus, scripts[0]["path"]), 1)  # load the catalogs once
     bests, editor, engine = [], [], []
@@ -217,7 +217,7 @@ def sweep(corpus: str, limit_s: int = 10) -> int:
     exponential on some shape of code shows here, not in the 26 scripts."""
     import signal
 
-    from torchward.analysis.runconfig import read_script
+    from torchward.analysis.job.runconfig import read_script
 
     class _TooSlow(Exception):
         pass

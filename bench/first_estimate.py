@@ -24,7 +24,7 @@ _DEFAULTS = (
 _ONE = """
 import sys, time
 from torchward.analysis import LintSettings, analyze_source
-from torchward.analysis.runconfig import read_source
+from torchward.analysis.job.runconfig import read_source
 from torchward.estimator.estimate import estimate
 path, warm = sys.argv[1], sys.argv[2] == "warm"
 source = open(path, encoding="utf-8-sig").read()

@@ -2,7 +2,7 @@
 
 Issue 12, item 1 folds the estimator's script reader into the analysis engine
 (``docs/design/analysis.md``, "The run configuration and the engine"). Steps 1 and 2 put
-constants and path conditions into the dataflow (launch mode, :mod:`torchward.analysis.launch`);
+constants and path conditions into the dataflow (launch mode, :mod:`torchward.analysis.facts.launch`);
 the reader switches to them once they answer everything it asks. This bench measures that
 on the development scripts: the reader reads each script as it always does, every value
 (``Values.get``) and path condition (``PathConditions.state``) it computes is recorded,
@@ -34,15 +34,15 @@ from typing import Any
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from torchward.analysis.analyzer import FileAnalyzer  # noqa: E402
-from torchward.analysis.constants import UNDECIDED, Items  # noqa: E402
-from torchward.analysis.facts import build_launch_facts  # noqa: E402
-from torchward.analysis.launch_arguments import Namespace  # noqa: E402
-from torchward.analysis.launch_demand import DemandLaunch  # noqa: E402
-from torchward.analysis.launch_driver import LaunchInputs  # noqa: E402
-from torchward.analysis.runconfig import read_source  # noqa: E402
-from torchward.analysis.runconfig_declarations import Values  # noqa: E402
-from torchward.analysis.runconfig_paths import PathConditions  # noqa: E402
+from torchward.analysis.facts.analyzer import FileAnalyzer  # noqa: E402
+from torchward.analysis.facts.constants import UNDECIDED, Items  # noqa: E402
+from torchward.analysis.facts.filefacts import build_launch_facts  # noqa: E402
+from torchward.analysis.facts.launch_arguments import Namespace  # noqa: E402
+from torchward.analysis.facts.launch_driver import LaunchInputs  # noqa: E402
+from torchward.analysis.job.launch_demand import DemandLaunch  # noqa: E402
+from torchward.analysis.job.runconfig import read_source  # noqa: E402
+from torchward.analysis.job.runconfig_declarations import Values  # noqa: E402
+from torchward.analysis.job.runconfig_paths import PathConditions  # noqa: E402
 
 
 def _comparable(value: Any) -> Any:
@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--demand",
         action="store_true",
-        help="ask the engine's launch on demand (analysis/launch_demand.py), not its forward pass",
+        help="ask the engine's launch on demand (analysis/job/launch_demand.py), not its forward pass",
     )
     args = parser.parse_args(argv)
     with open(os.path.join(HERE, "estimator_scripts.json"), encoding="utf-8") as handle:

@@ -106,8 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", default="/tmp/dev-corpus")
     args = parser.parse_args(argv)
     import_checkout(os.path.abspath(args.checkout))
-    from torchward.analysis import interpreter, launch_paths
-    from torchward.analysis.runconfig import read_source
+    from torchward.analysis.facts import interpreter, launch_paths
+    from torchward.analysis.job.runconfig import read_source
 
     asked: set[int] = set()  # lines of nodes the reader asked the launch about
     original_constant = launch_paths.LaunchFacts.constant

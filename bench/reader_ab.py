@@ -40,13 +40,13 @@ import time
 root = sys.argv[1]
 import_checkout(root)
 import ast
-from torchward.analysis.facts import build_launch_facts
-from torchward.analysis.runconfig import read_source
+from torchward.analysis.facts.filefacts import build_launch_facts
+from torchward.analysis.job.runconfig import read_source
 from torchward.estimator.estimate import estimate
-assert sys.modules["torchward.analysis.runconfig"].__file__.startswith(root)
-from torchward.analysis.facts import build_facts
-try:  # a read, not the memo's answer (analysis/runconfig_memo.py, where it exists)
-    from torchward.analysis.runconfig_memo import forget
+assert sys.modules["torchward.analysis.job.runconfig"].__file__.startswith(root)
+from torchward.analysis.facts.filefacts import build_facts
+try:  # a read, not the memo's answer (analysis/job/runconfig_memo.py, where it exists)
+    from torchward.analysis.job.runconfig_memo import forget
 except ImportError:
     def forget():
         pass

@@ -161,7 +161,7 @@ def _walk_layers(layers, c: int, side: int) -> tuple[int, int, int, int]:
 
 
 def _script_cnn(cfg, image: int) -> tuple[int, int]:
-    """A CNN a script defines, as the reader traced it (``analysis/moduletrace.py``): its
+    """A CNN a script defines, as the reader traced it (``analysis/job/moduletrace.py``): its
     layers in construction order — convolutions (a convolution wider than its input reads a
     concatenation with a skip connection), transposed convolutions and upsampling,
     BatchNorm, ReLU, pooling, linear, and residual blocks with their shortcut — walked at the

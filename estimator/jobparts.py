@@ -1,7 +1,7 @@
 """What a training job holds besides one fully trained model: frozen parameters and other
 models on the device (issue 12, "job structure as phases").
 
-The script reader (``torchward.analysis.runconfig``) states two typed facts:
+The script reader (``torchward.analysis.job.runconfig``) states two typed facts:
 
 - :class:`Freezing`: the sub-modules of the estimated model it freezes
   (``model.requires_grad_(False)``, ``for p in model.bert.parameters(): p.requires_grad =

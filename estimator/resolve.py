@@ -119,7 +119,7 @@ _WHERE_READ = {
 
 def _from_script_config(model: str, structure: dict[str, Any], source: str) -> Architecture:
     """A transformers model built from a config the script writes
-    (:mod:`torchward.analysis.runconfig_hfconfig`): the config class's default checkpoint
+    (:mod:`torchward.analysis.job.runconfig_hfconfig`): the config class's default checkpoint
     with the script's fields laid over its config.json."""
     base = lookup_model(str(structure["defaults_of"]))
     fields = {k: v for k, v in structure.items() if k not in ("model_type", "defaults_of")}

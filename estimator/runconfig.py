@@ -3,7 +3,7 @@
 The estimator never guesses silently. Every field of :class:`RunConfig` is either absent
 (``None``: the cost model names it as missing and widens its interval) or a
 :class:`Field` that carries its value, its *source* (``train.py:12``, ``--batch-size``,
-``default``) and a *confidence*. The script reader (``torchward.analysis.runconfig``),
+``default``) and a *confidence*. The script reader (``torchward.analysis.job.runconfig``),
 the command line and the settings all produce the same value type, and
 :meth:`RunConfig.merged` lays one over another (flags over settings over script), so the
 order of precedence lives in one place.

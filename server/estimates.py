@@ -3,7 +3,7 @@
 The server asks one question — *how much memory does this script need on this GPU?* —
 through :class:`EstimateService`. The answer comes from :mod:`torchward.estimator` the
 way ``torchward estimate SCRIPT --gpu NAME`` computes it: the script's run configuration
-read from the editor's text (:func:`torchward.analysis.runconfig.read_source`, ``ast``
+read from the editor's text (:func:`torchward.analysis.job.runconfig.read_source`, ``ast``
 only), the GPU or instance looked up in the catalog (an instance's GPU count becomes the
 world size unless the script says otherwise), then
 :func:`torchward.estimator.estimate.estimate`. :func:`_from_estimator` is the only code
@@ -181,7 +181,7 @@ def runs_something(source: str, tree: Any = None) -> bool:
     import ast
 
     if tree is None:
-        from torchward.analysis.parsing import parse_module  # under the parse lock
+        from torchward.analysis.syntax.parsing import parse_module  # under the parse lock
 
         try:
             tree = parse_module(source)
@@ -343,7 +343,7 @@ def estimate_source(
     ``project`` is the ``[tool.torchward]`` estimator settings (overrides and user
     architectures), laid over the script's values as the CLI does. ``tree``: ``source``
     already parsed (the lint's tree), only read."""
-    from torchward.analysis.runconfig import read_source
+    from torchward.analysis.job.runconfig import read_source
     from torchward.estimator.estimate import estimate
 
     choice = lookup_gpu(gpu) if gpu else None

@@ -71,7 +71,7 @@ def _plan(
 ) -> tuple[Any, Any]:
     """(recipe, job) for the document, as ``torchward profile`` would plan them; with
     ``factory`` (a function of the document) the model is what that function returns."""
-    from torchward.analysis.runconfig import read_source
+    from torchward.analysis.job.runconfig import read_source
 
     from torchward.profile.plan import factory_recipe, job_of, script_recipe
 

@@ -12,7 +12,7 @@ virtual environments) and every Python file is read on one dedicated worker thre
 
 - **index**: its module name (dotted from the topmost regular package, else from the
   folder, ``src/`` dropped) and its top-level classes and functions
-  (:class:`torchward.analysis.semantic.ModuleIndex`, read-only);
+  (:class:`torchward.analysis.facts.semantic.ModuleIndex`, read-only);
 - **diagnostics**: also its :class:`~torchward.analysis.FileReport` under the file's own
   settings (:class:`torchward.selection.RuleSelection` through :class:`.workspace.Workspace`),
   reported for files that are not open: pushed as ``publishDiagnostics`` without a
@@ -173,7 +173,9 @@ class Symbols:
 def _symbols(text: str, path: str) -> Symbols:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        from torchward.analysis.parsing import parse_module  # the engine loads after initialize
+        from torchward.analysis.syntax.parsing import (
+            parse_module,  # the engine loads after initialize
+        )
 
         tree = parse_module(text, path)
     try:

@@ -4,7 +4,7 @@ Merges with a ``# torchward: ignore[...]`` comment already on the line (the code
 added to its list) and otherwise appends the comment after two spaces, as formatters
 place trailing comments. A line that already ignores everything needs no edit, and a
 line ending in a backslash continuation cannot take a comment, so both get none.
-The suppression itself is read by :mod:`torchward.analysis.suppressions`.
+The suppression itself is read by :mod:`torchward.analysis.syntax.suppressions`.
 """
 
 from __future__ import annotations

@@ -130,11 +130,11 @@ def test_nothing_imports_torch_at_module_level(folder):
 @pytest.mark.parametrize("folder", sorted(PACKAGES))
 def test_every_parse_takes_the_parse_lock(folder):
     """CPython 3.11 fails two concurrent ``ast.parse`` calls with a SystemError now and
-    then (the server parses in several threads): only ``analysis/parsing.py`` calls it."""
+    then (the server parses in several threads): only ``analysis/syntax/parsing.py`` calls it."""
     violations = [
         f"{path.relative_to(REPOSITORY)}:{node.lineno}: calls ast.parse directly"
         for path in source_files(folder)
-        if path != REPOSITORY / "analysis" / "parsing.py"
+        if path != REPOSITORY / "analysis" / "syntax" / "parsing.py"
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
         if isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)

@@ -51,7 +51,7 @@ class Config:
     price_max_age_days: int = 180  # `torchward plan`: older prices are flagged stale
     prices: tuple[tuple[str, float, str | None], ...] = ()  # `torchward plan`: user prices
     # [tool.torchward.effects]: the project's additions to the library-effects table
-    effects: Any = None  # torchward.analysis.adapters.effects.LibraryEffects | None
+    effects: Any = None  # torchward.analysis.effects.table.LibraryEffects | None
 
     def estimator_settings(self):
         """The estimator's view (``None`` when nothing is set): overrides and user models."""
@@ -214,7 +214,7 @@ def _prices(value: Any):
 
 
 def _effects(value: Any):
-    from .analysis.adapters.effects import EffectsError, parse_effects
+    from .analysis.effects.table import EffectsError, parse_effects
 
     try:
         return parse_effects(value, "[tool.torchward.effects]")

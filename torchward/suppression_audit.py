@@ -27,7 +27,7 @@ from .analysis import (
     analyze_source,
     decode_source,
 )
-from .analysis.suppressions import _FILE, _INLINE, ALL, _codes
+from .analysis.syntax.suppressions import _FILE, _INLINE, ALL, _codes
 
 CODE, NAME = "TW100", "unused-suppression"
 SUMMARY = "A suppression comment suppresses no finding."

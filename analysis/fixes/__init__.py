@@ -1,4 +1,7 @@
-"""Fixes: the edits that repair a finding, built on demand on a lossless tree.
+"""Stage fixes: receives a finding and its typed payload and produces the edits that repair
+it, built on demand on a lossless tree.
+
+Fixes: the edits that repair a finding, built on demand on a lossless tree.
 
 Findings leave the analysis with ``fixes == ()`` and, for the rules whose fixer is a
 :class:`~.fixer.PayloadFixer`, the typed facts that fixer needs (``finding.payload``):

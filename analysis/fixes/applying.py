@@ -32,8 +32,8 @@ import attrs
 
 from ..engine import Problem, analyze_source
 from ..finding import Applicability, Edit, Finding, Fix, Span
-from ..parsing import parse_module
 from ..settings import LintSettings
+from ..syntax.parsing import parse_module
 from .edits import Offsets, apply_edits, overlaps
 
 MAX_ROUNDS = 10  # ruff uses 100; a torchward fix rarely enables another, so 10 is ample

@@ -34,8 +34,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ..facts.tensors import TENSOR_METHODS
 from ..finding import Applicability, Finding, Proof
-from ..tensors import TENSOR_METHODS
 from .fixer import Fixer
 from .tree import Rewrite, SourceTree, contains, parenthesized
 

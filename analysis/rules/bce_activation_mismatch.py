@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..events import EventKind
+from ..facts.events import EventKind
+from ..facts.structure import events
 from ..finding import Applicability, Severity
 from ..rule import Fixed, Invalid, Rule
-from ..structure import events
 
 
 class BceActivationMismatch(Rule):

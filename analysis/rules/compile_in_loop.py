@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..events import EventKind
+from ..facts.events import EventKind
+from ..facts.structure import events, is_iteration_loop, loop_header
 from ..finding import Evidence, Severity
 from ..rule import Invalid, Rule
-from ..structure import events, is_iteration_loop, loop_header
 
 
 class CompileInLoop(Rule):

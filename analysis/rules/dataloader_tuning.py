@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 
-from ..events import EventKind
+from ..facts.events import EventKind
+from ..facts.structure import events, runs_backward
+from ..facts.values import Kind
 from ..finding import Confidence, Evidence, Severity
 from ..rule import Invalid, Rule
-from ..structure import events, runs_backward
-from ..values import Kind
 
 # What a ``__getitem__`` that reads or decodes its samples calls (file and media I/O,
 # tokenisation, transforms): loading such samples is the work workers take off the step.

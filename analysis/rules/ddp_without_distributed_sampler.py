@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..events import EventKind
+from ..facts.events import EventKind
+from ..facts.structure import events, loop_header, runs_backward
 from ..finding import Applicability, Confidence, Evidence, Severity
 from ..rule import Fixed, Invalid, Rule
-from ..structure import events, loop_header, runs_backward
 
 
 class DdpWithoutDistributedSampler(Rule):

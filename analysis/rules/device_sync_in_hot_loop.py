@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ..events import Event, EventKind, Trace
+from ..facts.events import Event, EventKind, Trace
+from ..facts.relevance import in_test_code
+from ..facts.structure import events, loop_header
 from ..finding import Evidence, Severity
-from ..relevance import in_test_code
 from ..rule import Invalid, Rule
-from ..structure import events, loop_header
 
 
 def steps_directly(trace: Trace, loop: int) -> bool:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..events import EventKind
+from ..facts.events import EventKind
+from ..facts.structure import is_framework_step, iteration
 from ..finding import Evidence, Severity
 from ..rule import Invalid, Rule
-from ..structure import is_framework_step, iteration
 
 
 class GradScalerMisuse(Rule):

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from ..events import EventKind
+from ..facts.events import EventKind
+from ..facts.proofs import loop_never_backpropagated
+from ..facts.structure import events, loop_header, runs_backward
+from ..facts.values import Mode
 from ..finding import Applicability, Evidence, Proof, Severity
-from ..proofs import loop_never_backpropagated
 from ..rule import Fixed, Invalid, Rule
-from ..structure import events, loop_header, runs_backward
-from ..values import Mode
 
 
 class MissingNoGrad(Rule):

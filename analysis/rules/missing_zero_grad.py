@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from ..events import EventKind
+from ..facts.events import EventKind
+from ..facts.proofs import is_torch_optimizer
+from ..facts.structure import events, framework_zeroes, loop_header
+from ..facts.values import Kind, Value
 from ..finding import Applicability, Evidence, Proof, Severity, Span
-from ..proofs import is_torch_optimizer
 from ..rule import Fixed, Invalid, Rule
-from ..structure import events, framework_zeroes, loop_header
-from ..values import Kind, Value
 from .missing_zero_grad_reset import zero_grad_reset
 
 

@@ -27,11 +27,11 @@ from typing import ClassVar
 
 import attrs
 
-from ..adapters.effects import current
+from ..effects.table import current
+from ..facts.values import Kind
 from ..finding import Payload, Span
-from ..names import ImportTable, dotted, qualified_path
-from ..positions import LineIndex
-from ..values import Kind
+from ..syntax.names import ImportTable, dotted, qualified_path
+from ..syntax.positions import LineIndex
 
 _INDENT = re.compile(r"[ \t]*")
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..events import EventKind
+from ..facts.events import EventKind
+from ..facts.structure import events, is_framework_step, loop_header
 from ..finding import Applicability, Evidence, Severity
 from ..rule import Fixed, Invalid, Rule
-from ..structure import events, is_framework_step, loop_header
 
 
 class OptimizerInLoop(Rule):

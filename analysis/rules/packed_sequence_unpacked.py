@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 
 from ..finding import Evidence, Severity
-from ..names import qualified_name
 from ..rule import Invalid, Rule
+from ..syntax.names import qualified_name
 
 #: the torch calls that return a ``PackedSequence``
 PACKING = {

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import ast
 
-from ..adapters.effects import current as library_effects
+from ..effects.table import current as library_effects
 from ..finding import Evidence, Severity
-from ..names import dotted, qualified_name
 from ..rule import Invalid, Rule
+from ..syntax.names import dotted, qualified_name
 
 
 def _is_peft_state_dict(name: str | None) -> bool:

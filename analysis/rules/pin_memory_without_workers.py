@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ..events import EventKind
+from ..facts.events import EventKind
+from ..facts.structure import events
+from ..facts.values import Kind, Value
 from ..finding import Applicability, Evidence, Finding, Severity, Span
 from ..rule import Fixed, Invalid, Rule
-from ..structure import events
-from ..values import Kind, Value
 from .dataloader_tuning import loads_samples
 
 

@@ -126,7 +126,7 @@ class ProjectedOom(Rule):
         from torchward.estimator.estimate import estimate
         from torchward.estimator.hardware import lookup_hardware
 
-        from ..runconfig import read_source
+        from ..job.runconfig import read_source
 
         try:
             choice = lookup_hardware(target)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import ast
 import functools
 
-from ..events import EventKind
+from ..facts.events import EventKind
+from ..facts.relevance import in_test_code
+from ..facts.structure import events, is_iteration_loop, loop_header
 from ..finding import Applicability, Evidence, Proof, Severity
-from ..parsing import parse_expression
-from ..relevance import in_test_code
 from ..rule import Fixed, Invalid, Rule
-from ..structure import events, is_iteration_loop, loop_header
+from ..syntax.parsing import parse_expression
 
 
 def _escaping_locs(facts) -> frozenset:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..events import Event, EventKind
+from ..facts.events import Event, EventKind
+from ..facts.structure import events, loop_header, runs_backward
 from ..finding import Applicability, Confidence, Evidence, Severity, Span
 from ..rule import Fixed, Invalid, Rule
-from ..structure import events, loop_header, runs_backward
 from ..workspace.boundary import constructed_inside, foreign_events, foreign_sources
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ..events import EventKind
+from ..facts.events import EventKind
+from ..facts.structure import events
+from ..facts.values import Mode
 from ..finding import Applicability, Evidence, Severity
 from ..rule import Fixed, Invalid, Rule
-from ..structure import events
-from ..values import Mode
 
 
 def _switches_back(trace, loop: int) -> bool:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from ..facts.submodules import plain_module_containers
 from ..finding import Applicability, Evidence, Severity
 from ..rule import Fixed, Invalid, Rule
-from ..submodules import plain_module_containers
 
 
 class UnregisteredSubmodules(Rule):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 
-from ..events import EventKind
+from ..facts.events import EventKind
+from ..facts.structure import events
 from ..finding import Applicability, Evidence, Proof, Severity, Span
 from ..rule import Fixed, Invalid, Rule
-from ..structure import events
 from ..workspace.checkpoints import Provenance, provenance
 from ..workspace.torchversion import TorchVersion, torch_version
 

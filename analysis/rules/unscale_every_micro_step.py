@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..events import Event, EventKind, Trace
+from ..facts.events import Event, EventKind, Trace
+from ..facts.structure import accumulation_gate, events, runs_backward
 from ..finding import Evidence, Severity
 from ..rule import Invalid, Rule
-from ..structure import accumulation_gate, events, runs_backward
 
 
 class UnscaleEveryMicroStep(Rule):

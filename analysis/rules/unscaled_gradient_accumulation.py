@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..events import EventKind
+from ..facts.events import EventKind
+from ..facts.structure import accumulation_gate, events, framework_scales
 from ..finding import Applicability, Evidence, Severity
 from ..rule import Fixed, Invalid, Rule
-from ..structure import accumulation_gate, events, framework_scales
 
 
 class UnscaledGradientAccumulation(Rule):

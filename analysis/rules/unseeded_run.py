@@ -9,11 +9,11 @@ import os
 
 import attrs
 
-from ..events import EventKind
+from ..facts.events import EventKind
+from ..facts.structure import events
 from ..finding import Evidence, Severity
-from ..names import qualified_name
 from ..rule import Invalid, Rule
-from ..structure import events
+from ..syntax.names import qualified_name
 
 # seeding calls, by the library they seed ("all": every library at once)
 SEEDERS = {

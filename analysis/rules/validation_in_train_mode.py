@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import ast
 
-from ..events import EventKind
+from ..facts.events import EventKind
+from ..facts.structure import loop_header, runs_backward
+from ..facts.submodules import is_mode_sensitive
+from ..facts.values import Kind, Mode
 from ..finding import Applicability, Confidence, Evidence, Severity
-from ..names import qualified_name
 from ..rule import Fixed, Invalid, Rule
-from ..structure import loop_header, runs_backward
-from ..submodules import is_mode_sensitive
-from ..values import Kind, Mode
+from ..syntax.names import qualified_name
 from ..workspace.models import project_classes
 
 

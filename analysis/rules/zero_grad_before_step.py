@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ..events import Event, EventKind
+from ..facts.events import Event, EventKind
+from ..facts.structure import call_parts, is_framework_step, iteration
+from ..facts.values import Kind
 from ..finding import Applicability, Evidence, Severity
 from ..rule import Fixed, Invalid, Rule
-from ..structure import call_parts, is_framework_step, iteration
-from ..values import Kind
 
 
 def stepped_optimizer(facts, step: Event, scaler_steps: set) -> str | None:

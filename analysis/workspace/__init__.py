@@ -1,4 +1,8 @@
-"""Cross-file analysis: the project's modules as one program (issue 15).
+"""Stage workspace: receives many files and produces what crosses them: the lazy index of
+module summaries, calls into other modules analysed in the caller's context, and the
+findings inside another module that a call reveals, reported at that call.
+
+Cross-file analysis: the project's modules as one program (issue 15).
 
 - :mod:`.resolve` — which file an import names (relative, beside the script, package
   root, project root and ``src/``), never importing user code;

@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ..facts.values import Value
 from ..finding import Evidence, Span, evidence_order
-from ..values import Value
 
 if TYPE_CHECKING:
-    from ..events import Event, EventKind
-    from ..facts import FileFacts
+    from ..facts.events import Event, EventKind
+    from ..facts.filefacts import FileFacts
     from .linking import ProjectSession
 
 

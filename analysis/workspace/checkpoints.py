@@ -37,8 +37,8 @@ import os
 import attrs
 from torchward.estimator import dependencies
 
-from ..names import ImportTable, qualified_name
-from ..parsing import parse_module
+from ..syntax.names import ImportTable, qualified_name
+from ..syntax.parsing import parse_module
 
 MAX_FILES = 2000  # modules read per project: the corpus's largest project has ~600
 MAX_BYTES = 1_000_000  # a module larger than this is generated code, not a training script

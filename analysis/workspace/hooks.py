@@ -1,6 +1,6 @@
 """The two calls the dataflow makes into the workspace, kept out of the engine's modules.
 
-:mod:`torchward.analysis.calls` asks here first whether a call goes to another project
+:mod:`torchward.analysis.facts.calls` asks here first whether a call goes to another project
 module (:meth:`.linking.ProjectLinker.call`) and, for a method whose class the file does
 not define, whether another module defines it (:meth:`.linking.ProjectLinker.method`).
 Both answer None when the file links no project (a document without a path) or the
@@ -12,11 +12,11 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from ..values import Value
+from ..facts.values import Value
 
 
 def linked_call(run: Any, node: ast.Call) -> Value | None:
-    """``run``: the calling :class:`~torchward.analysis.interpreter.FunctionRun` (typed
+    """``run``: the calling :class:`~torchward.analysis.facts.interpreter.FunctionRun` (typed
     loosely: the calls mixin passes itself)."""
     project = run.analyzer.project
     return project.call(run, node) if project is not None else None

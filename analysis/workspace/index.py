@@ -24,7 +24,7 @@ from collections import OrderedDict
 
 from torchward.estimator import dependencies
 
-from ..parsing import parse_module
+from ..syntax.parsing import parse_module
 from .resolve import MAX_MODULE_BYTES
 from .summary import ModuleSummary
 

@@ -10,7 +10,7 @@ globals, then functions analysed on demand in the caller's context). The callee 
 analysed with the caller's argument values and its summary — returned value, training
 events, stores into containers that outlive the call, mode switches — is replayed at the
 call site, exactly as for a helper of the caller's own file
-(:meth:`~torchward.analysis.analyzer.FileAnalyzer.call_function`). Evidence inside
+(:meth:`~torchward.analysis.facts.analyzer.FileAnalyzer.call_function`). Evidence inside
 another module carries that module's path, so a fixer never edits the wrong file.
 
 All analyzers of one analysis share a :class:`ProjectSession`: one analyzer per module,
@@ -37,12 +37,12 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from ..analyzer import FileAnalyzer
-from ..events import Trace
+from ..facts.analyzer import FileAnalyzer
+from ..facts.events import Trace
+from ..facts.semantic import FunctionInfo
+from ..facts.values import UNKNOWN, Kind, Value, combine
 from ..finding import Confidence, Evidence, Span
-from ..names import dotted
-from ..semantic import FunctionInfo
-from ..values import UNKNOWN, Kind, Value, combine
+from ..syntax.names import dotted
 from .boundary import at_call
 from .index import WORKSPACE, WorkspaceIndex
 from .resolve import is_external, package_of, resolve_module, search_roots
@@ -50,7 +50,7 @@ from .returns import detached_items
 from .summary import ModuleSummary
 
 if TYPE_CHECKING:
-    from ..interpreter import FunctionRun
+    from ..facts.interpreter import FunctionRun
 
 SWITCH = "TORCHWARD_CROSSFILE"  # "0": every file analysed alone, as before issue 15
 # calls followed into other modules per analysis: past it they are unknown calls, as

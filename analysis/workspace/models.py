@@ -1,7 +1,7 @@
 """Which model class of the project a script builds, through imports and indirection.
 
-The estimator's script reader (:mod:`torchward.analysis.runconfig`) sizes a model the
-script defines from its constructors (:mod:`torchward.analysis.modulecount`). The class
+The estimator's script reader (:mod:`torchward.analysis.job.runconfig`) sizes a model the
+script defines from its constructors (:mod:`torchward.analysis.job.modulecount`). The class
 is often elsewhere, and often not named at the call:
 
 - ``from models import Net`` / ``from .models import *`` / ``import models`` then
@@ -26,7 +26,7 @@ from typing import Any
 
 import attrs
 
-from ..names import dotted
+from ..syntax.names import dotted
 from .index import WORKSPACE
 from .linking import ProjectSession, Resolver
 from .summary import ModuleSummary

@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING
 import attrs
 
 from ..finding import Evidence, Finding, Span
-from ..suppressions import parse_suppressions
+from ..syntax.suppressions import parse_suppressions
 from .linking import ForeignAnalyzer, ProjectSession
 
 if TYPE_CHECKING:
-    from ..facts import FileFacts
+    from ..facts.filefacts import FileFacts
     from ..rule import Rule
     from ..settings import LintSettings
 
@@ -55,7 +55,7 @@ def linked_findings(
     facts: FileFacts, rules: tuple[type[Rule], ...], run_rules: RunRules
 ) -> list[Finding]:
     """Findings in the other project modules' code as this file's analysis called it."""
-    from ..facts import FileFacts
+    from ..facts.filefacts import FileFacts
 
     project = facts.analyzer.project
     if project is None or not project.session.analyzers or project.session.partial:
@@ -102,8 +102,8 @@ def _own_findings(
     alone, as if it had training code (a helper module often has no training word), so a
     finding that needs no caller — an unsafe ``torch.load`` — is never reported at every
     call into the module; only what the callers' values reveal is."""
-    from ..analyzer import FileAnalyzer
-    from ..facts import FileFacts
+    from ..facts.analyzer import FileAnalyzer
+    from ..facts.filefacts import FileFacts
 
     key = (owner.path, owner.summary.digest, rules, settings)
     known = _OWN_FINDINGS.get(key)

@@ -19,8 +19,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from .. import catalog
-from ..names import dotted
+from ..facts import catalog
+from ..syntax.names import dotted
 
 # Tensor methods whose result carries a graph only if their receiver does: their
 # arguments are devices, dtypes, dimensions or shapes, never tensors that join the graph.

@@ -10,7 +10,7 @@ it can matter to a rule at all.
 
 What a function *does* when called — returns, training events, stores — is not a
 syntactic fact: the engine analyses the function in the caller's context
-(:meth:`~torchward.analysis.analyzer.FileAnalyzer.invoke`) and replays its summary at the
+(:meth:`~torchward.analysis.facts.analyzer.FileAnalyzer.invoke`) and replays its summary at the
 call site, exactly as for a function of the caller's own file.
 """
 
@@ -21,12 +21,12 @@ import functools
 
 import attrs
 
-from .. import catalog
-from ..fallback import kind_from_name
-from ..names import dotted, qualified_name
-from ..relevance import TRAINING_KINDS, functions_worth_analysing, training_import_aliases
-from ..semantic import ModuleIndex, mentions_training_words
-from ..values import Kind
+from ..facts import catalog
+from ..facts.fallback import kind_from_name
+from ..facts.relevance import TRAINING_KINDS, functions_worth_analysing, training_import_aliases
+from ..facts.semantic import ModuleIndex, mentions_training_words
+from ..facts.values import Kind
+from ..syntax.names import dotted, qualified_name
 
 # packages whose names in a function's text say it may build a model
 _MODEL_PACKAGES = ("torch.nn", "torchvision.models", "transformers", "timm", "peft")
@@ -141,7 +141,7 @@ class ModuleSummary:
         logging and config helpers — stay unknown calls, as in a single-file analysis):
         those with training words, those building a model (``nn.``, a module class of
         this file), those taking a model, optimizer, loader or criterion by name, and
-        those that call one of them (:func:`~torchward.analysis.relevance.functions_worth_analysing`)."""
+        those that call one of them (:func:`~torchward.analysis.facts.relevance.functions_worth_analysing`)."""
         index = self.index
         kinded = set(self.module_classes) | training_import_aliases(index)
         kinded |= {

@@ -1,4 +1,4 @@
-"""Accelerate (the library-effects table's accelerator entries, analysis/adapters/library.py).
+"""Accelerate (the library-effects table's accelerator entries, analysis/effects/library.py).
 
 Snippets follow Accelerate's quick tour: build an ``Accelerator``, ``prepare`` the model,
 optimizer, loader and scheduler, replace ``loss.backward()`` by

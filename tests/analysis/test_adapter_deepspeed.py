@@ -1,4 +1,4 @@
-"""DeepSpeed adapter (analysis/adapters/deepspeed.py).
+"""DeepSpeed adapter (analysis/effects/deepspeed.py).
 
 Snippets follow DeepSpeed's getting-started page: ``deepspeed.initialize`` returns the
 engine, optimizer, loader and scheduler; the loop calls ``model_engine(inputs)``,

@@ -1,4 +1,4 @@
-"""Distributed adapter (analysis/adapters/distributed.py): DDP, FSDP and FSDP2 under torchrun.
+"""Distributed adapter (analysis/effects/distributed.py): DDP, FSDP and FSDP2 under torchrun.
 
 Snippets follow PyTorch's DDP and FSDP2 tutorials: ``init_process_group``, the device
 from ``LOCAL_RANK``, the model wrapped by ``DistributedDataParallel`` /

@@ -1,4 +1,4 @@
-"""Lightning adapter (analysis/adapters/lightning.py): LightningModule hooks as a loop.
+"""Lightning adapter (analysis/effects/lightning.py): LightningModule hooks as a loop.
 
 The snippets are written the way Lightning's documentation writes a LightningModule
 (an autoencoder or classifier with ``training_step``, ``validation_step`` and

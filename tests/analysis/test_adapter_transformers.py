@@ -1,4 +1,4 @@
-"""Hugging Face Trainer adapter (analysis/adapters/transformers.py), trl trainers included.
+"""Hugging Face Trainer adapter (analysis/effects/transformers.py), trl trainers included.
 
 Snippets follow the Trainer documentation's customisation pattern — subclass ``Trainer``
 (or ``Seq2SeqTrainer``, or a ``trl`` trainer such as ``SFTTrainer``) and override

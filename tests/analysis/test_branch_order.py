@@ -17,7 +17,7 @@ import itertools
 
 import pytest
 from torchward.analysis import analyze_source
-from torchward.analysis import values as values_module
+from torchward.analysis.facts import values as values_module
 
 CASES = {
     "ddp_sampler_chosen_by_flag": """

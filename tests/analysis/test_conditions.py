@@ -1,12 +1,12 @@
-"""Path conditions (analysis/conditions.py): their order, what runs, the confidence they
+"""Path conditions (analysis/facts/conditions.py): their order, what runs, the confidence they
 allow, and the reader's use of the engine's grad-mode catalog for ``validation``."""
 
 from __future__ import annotations
 
 import pytest
-from torchward.analysis.conditions import PathCondition
+from torchward.analysis.facts.conditions import PathCondition
 from torchward.analysis.finding import Confidence
-from torchward.analysis.runconfig import read_source
+from torchward.analysis.job.runconfig import read_source
 
 ORDER = list(PathCondition)
 

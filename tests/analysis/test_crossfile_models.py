@@ -12,7 +12,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from torchward.analysis.runconfig import read_script
+from torchward.analysis.job.runconfig import read_script
 
 WIDE_PARAMS = 10 * 64 + 64 + 64 * 5 + 5
 NETS = """\

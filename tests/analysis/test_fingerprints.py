@@ -1,4 +1,4 @@
-"""Cache keys (analysis/fingerprints.py): linear in the file, and never stale.
+"""Cache keys (analysis/facts/fingerprints.py): linear in the file, and never stale.
 
 The module environment holds a value for every top-level function and each top-level
 function closes over it; hashing it once per function made a keystroke quadratic in the
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 from torchward.analysis import SummaryCache, all_rules, analyze_source
-from torchward.analysis.fingerprints import Fingerprints
-from torchward.analysis.values import Value
+from torchward.analysis.facts.fingerprints import Fingerprints
+from torchward.analysis.facts.values import Value
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = sorted(

@@ -9,9 +9,9 @@ import ast
 from pathlib import Path
 
 import pytest
-from torchward.analysis import relevance
-from torchward.analysis.positions import LineIndex
-from torchward.analysis.semantic import ModuleIndex
+from torchward.analysis.facts import relevance
+from torchward.analysis.facts.semantic import ModuleIndex
+from torchward.analysis.syntax.positions import LineIndex
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = sorted((ROOT / "examples").glob("*.py"))
@@ -77,11 +77,11 @@ class Later:
 
 @pytest.mark.parametrize(
     "source",
-    [IMPORTS, *(p.read_text() for p in sorted((ROOT / "analysis").glob("*.py")))],
+    [IMPORTS, *(p.read_text() for p in sorted((ROOT / "analysis").rglob("*.py")))],
     ids=lambda s: s.split("\n", 1)[0][:30],
 )
 def test_the_import_table_read_from_marked_statements_equals_a_full_walk(source):
-    from torchward.analysis.names import ImportTable
+    from torchward.analysis.syntax.names import ImportTable
 
     tree = ast.parse(source)
     assert ImportTable(tree, LineIndex(source).lines).names == ImportTable(tree).names

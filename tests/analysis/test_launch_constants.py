@@ -1,6 +1,6 @@
 """Launch mode: constants and path conditions as facts of the dataflow (issue 12, item 1).
 
-The join of :class:`~torchward.analysis.launch.ConstantFact` is proven a lattice join over
+The join of :class:`~torchward.analysis.facts.launch.ConstantFact` is proven a lattice join over
 generated facts; the rest drives the real engine in launch mode over small scripts and
 reads the facts it recorded by node, the way the estimator's script reader will.
 """
@@ -12,9 +12,9 @@ import textwrap
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from torchward.analysis.conditions import PathCondition
-from torchward.analysis.constants import UNDECIDED, ConstantFact, Items, join_constants
-from torchward.analysis.facts import build_facts, build_launch_facts
+from torchward.analysis.facts.conditions import PathCondition
+from torchward.analysis.facts.constants import UNDECIDED, ConstantFact, Items, join_constants
+from torchward.analysis.facts.filefacts import build_facts, build_launch_facts
 from torchward.analysis.finding import Evidence, Span
 
 FACTS = st.none() | st.builds(

@@ -1,8 +1,8 @@
-"""Launch facts on demand (:mod:`torchward.analysis.launch_demand`) against the forward launch.
+"""Launch facts on demand (:mod:`torchward.analysis.job.launch_demand`) against the forward launch.
 
 Each sample is a small script; the question is the value of the expression ``probe(...)``
 is called with, and the condition of the statement holding it. The demand engine must
-answer what the forward launch (:func:`~torchward.analysis.facts.build_launch_facts`)
+answer what the forward launch (:func:`~torchward.analysis.facts.filefacts.build_launch_facts`)
 records for the same node — the same folding, bindings and joins, driven backwards — and
 the value the sample states.
 """
@@ -13,12 +13,12 @@ import ast
 import textwrap
 
 import pytest
-from torchward.analysis.analyzer import FileAnalyzer
-from torchward.analysis.conditions import PathCondition
-from torchward.analysis.constants import UNDECIDED
-from torchward.analysis.facts import build_launch_facts
-from torchward.analysis.launch_demand import DemandLaunch
-from torchward.analysis.launch_driver import LaunchInputs
+from torchward.analysis.facts.analyzer import FileAnalyzer
+from torchward.analysis.facts.conditions import PathCondition
+from torchward.analysis.facts.constants import UNDECIDED
+from torchward.analysis.facts.filefacts import build_launch_facts
+from torchward.analysis.facts.launch_driver import LaunchInputs
+from torchward.analysis.job.launch_demand import DemandLaunch
 
 DEFAULT, UNSURE, MULTI_GPU = PathCondition.DEFAULT, PathCondition.UNSURE, PathCondition.MULTI_GPU
 

@@ -1,6 +1,6 @@
 """Launch mode beyond the plain flow of values: containers changed in place, arguments the
 dataflow does not evaluate, files the launch executes or loads (handed in as
-:class:`~torchward.analysis.launch_driver.LaunchInputs`), and where a statement no call of
+:class:`~torchward.analysis.facts.launch_driver.LaunchInputs`), and where a statement no call of
 the launch reached stands. Each drives the real engine in launch mode over a small script.
 """
 
@@ -9,11 +9,11 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from torchward.analysis.conditions import PathCondition
-from torchward.analysis.constants import UNDECIDED, as_constant
-from torchward.analysis.facts import build_launch_facts
-from torchward.analysis.launch_driver import LaunchInputs
-from torchward.analysis.launch_paths import launch_entry_points
+from torchward.analysis.facts.conditions import PathCondition
+from torchward.analysis.facts.constants import UNDECIDED, as_constant
+from torchward.analysis.facts.filefacts import build_launch_facts
+from torchward.analysis.facts.launch_driver import LaunchInputs
+from torchward.analysis.facts.launch_paths import launch_entry_points
 
 
 def _launch(source: str, inputs: LaunchInputs | None = None):
@@ -221,7 +221,7 @@ def test_a_statement_no_call_reached_stands_where_it_is_written():
 def test_entry_points_are_the_top_level_functions_the_code_neither_calls_nor_passes():
     """``fire.Fire(main)`` passes ``main`` (not an entry of its own: the call runs it); a
     variable ``trainer`` is no use of ``train``; ``@call_parse def entry`` is one."""
-    from torchward.analysis.semantic import ModuleIndex
+    from torchward.analysis.facts.semantic import ModuleIndex
 
     source = textwrap.dedent(
         """\

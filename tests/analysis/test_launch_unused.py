@@ -1,10 +1,10 @@
-"""The top-level functions a plain launch cannot run (analysis/launch_unused.py)."""
+"""The top-level functions a plain launch cannot run (analysis/job/launch_unused.py)."""
 
 from __future__ import annotations
 
 import ast
 
-from torchward.analysis.launch_unused import unused_functions
+from torchward.analysis.job.launch_unused import unused_functions
 
 _GUARD = '\nif __name__ == "__main__":\n    main()\n'
 

@@ -1,4 +1,4 @@
-"""The library-effects table (analysis/data/library_effects.toml, analysis/adapters/effects.py).
+"""The library-effects table (analysis/data/library_effects.toml, analysis/effects/table.py).
 
 What a library call does is data: timm's ``loss_scaler(loss, optimizer)`` runs backward
 and steps, ``get_peft_model`` wraps a model, a bitsandbytes class is an optimizer. These
@@ -15,13 +15,13 @@ import textwrap
 import pytest
 from test_trust_classes import assert_exact, assert_quiet
 from torchward.analysis import LintSettings, analyze_source
-from torchward.analysis.adapters.effects import (
+from torchward.analysis.effects.table import (
     EffectsError,
     LibraryEffects,
     builtin,
     parse_effects,
 )
-from torchward.analysis.values import Kind
+from torchward.analysis.facts.values import Kind
 
 from torchward.config import ConfigError, parse_table
 
@@ -285,8 +285,8 @@ def _events(source: str) -> list[tuple[int, str]]:
     """The training events of ``train`` in ``source``, as (line, kind), in order."""
     import ast
 
-    from torchward.analysis.events import EventKind
-    from torchward.analysis.facts import build_facts
+    from torchward.analysis.facts.events import EventKind
+    from torchward.analysis.facts.filefacts import build_facts
 
     text = textwrap.dedent(source)
     facts = build_facts(ast.parse(text), text, "train.py")

@@ -11,7 +11,7 @@ import ast
 from pathlib import Path
 
 import pytest
-from torchward.analysis.owncode import own_code_index
+from torchward.analysis.facts.owncode import own_code_index
 
 ROOT = Path(__file__).resolve().parents[2]
 NESTED = """\

@@ -89,7 +89,7 @@ def test_columns_and_lines_survive_form_feeds_and_non_ascii_text():
 def test_deeply_nested_loops_are_interpreted_a_linear_number_of_times(monkeypatch):
     # a quiet pass of an inner loop runs its body once, so 40 nested loops execute each
     # body a bounded number of times (the exponential version never finished)
-    from torchward.analysis.interpreter import FunctionRun
+    from torchward.analysis.facts.interpreter import FunctionRun
 
     executed = []
     original = FunctionRun.execute

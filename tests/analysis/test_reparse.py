@@ -7,14 +7,14 @@ import random
 from pathlib import Path
 
 import pytest
-from torchward.analysis.reparse import reparse
+from torchward.analysis.syntax.reparse import reparse
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = sorted(
     [
         *(ROOT / "examples").glob("*.py"),
         *(Path(__file__).parent / "fixtures").glob("*.py"),
-        *(ROOT / "analysis").glob("*.py"),
+        *(ROOT / "analysis").rglob("*.py"),
     ]
 )
 

@@ -16,8 +16,8 @@ import textwrap
 import pytest
 from test_trust_classes import assert_exact, assert_quiet
 from torchward.analysis import LintSettings, analyze_source
-from torchward.analysis.adapters.effects import EffectsError, builtin, parse_effects
-from torchward.analysis.semantic import mentions_training_words
+from torchward.analysis.effects.table import EffectsError, builtin, parse_effects
+from torchward.analysis.facts.semantic import mentions_training_words
 
 BY_BASE = """
     import torch
@@ -169,8 +169,8 @@ class Net(Block):
 def test_model_base_packages_come_from_the_table():
     import ast
 
-    from torchward.analysis.adapters.effects import using
-    from torchward.analysis.semantic import ModuleIndex
+    from torchward.analysis.effects.table import using
+    from torchward.analysis.facts.semantic import ModuleIndex
 
     hf_source = MYLIB_MODEL.replace("mylib.layers", "transformers")
     hf = ModuleIndex(ast.parse(hf_source), hf_source)

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 from torchward.analysis import analyze_source
-from torchward.analysis.names import ImportTable
-from torchward.analysis.positions import LineIndex
 from torchward.analysis.rules.unseeded_run import seeding_of
+from torchward.analysis.syntax.names import ImportTable
+from torchward.analysis.syntax.positions import LineIndex
 
 ROOT = Path(__file__).resolve().parents[2]
 ALIASED = """\

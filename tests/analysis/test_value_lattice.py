@@ -3,7 +3,7 @@
 The dataflow joins values where branches meet and around loop back edges. If that join
 depended on which side came first, swapping an ``if``/``else`` (with the condition
 negated) would change findings, and loop fixpoints would depend on visiting order. These
-properties pin every field of :class:`~torchward.analysis.values.Value`: the strategies
+properties pin every field of :class:`~torchward.analysis.facts.values.Value`: the strategies
 draw each field from a small pool so that generated values often agree on some fields
 and disagree on others, the cases where an order-dependent merge shows.
 """
@@ -13,10 +13,9 @@ from __future__ import annotations
 import attrs
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from torchward.analysis.conditions import PathCondition
-from torchward.analysis.constants import UNDECIDED, ConstantFact
-from torchward.analysis.finding import Confidence, Evidence, Span, evidence_order
-from torchward.analysis.values import (
+from torchward.analysis.facts.conditions import PathCondition
+from torchward.analysis.facts.constants import UNDECIDED, ConstantFact
+from torchward.analysis.facts.values import (
     UNKNOWN,
     CriterionFacts,
     DatasetFacts,
@@ -32,6 +31,7 @@ from torchward.analysis.values import (
     join_env,
     merge_fields,
 )
+from torchward.analysis.finding import Confidence, Evidence, Span, evidence_order
 
 EVIDENCE = st.builds(
     Evidence,

@@ -7,7 +7,7 @@ The shape is the config class's default checkpoint with the script's fields over
 
 from __future__ import annotations
 
-from torchward.analysis.runconfig import read_source
+from torchward.analysis.job.runconfig import read_source
 from torchward.estimator.estimate import estimate
 from torchward.estimator.hardware import lookup_hardware
 

@@ -12,7 +12,7 @@ import json
 import os
 
 import pytest
-from torchward.analysis.runconfig import read_script
+from torchward.analysis.job.runconfig import read_script
 
 from torchward.cli import main
 

@@ -185,7 +185,7 @@ SCRIPTS = Path(__file__).parent / "scripts"
 
 
 def _script(name: str):
-    from torchward.analysis.runconfig import read_script
+    from torchward.analysis.job.runconfig import read_script
 
     return read_script(str(SCRIPTS / name))
 
@@ -258,7 +258,7 @@ _HEAD_SCRIPT = (
 def test_a_replaced_lm_head_is_read_with_its_width(tmp_path, head, outputs):
     script = tmp_path / "head.py"
     script.write_text(_HEAD_SCRIPT.format(head=head), "utf-8")
-    from torchward.analysis.runconfig import read_script
+    from torchward.analysis.job.runconfig import read_script
 
     config, _ = read_script(str(script))
     assert config.frozen.value == Freezing(("",), ("=lm_head",), NewHead("lm_head", outputs))
@@ -337,7 +337,7 @@ def test_a_linear_probe_freezing_every_parameter_but_the_named_ones(tmp_path):
         "    opt.step()\n",
         "utf-8",
     )
-    from torchward.analysis.runconfig import read_script
+    from torchward.analysis.job.runconfig import read_script
 
     config, _ = read_script(str(script))
     assert config.frozen.value == Freezing(("",), ("fc",))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from torchward.analysis.runconfig import read_script
+from torchward.analysis.job.runconfig import read_script
 from torchward.estimator.costmodel import WORKSPACE_BYTES
 from torchward.estimator.estimate import estimate
 

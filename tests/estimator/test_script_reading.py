@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from torchward.analysis.runconfig import read_script, read_source
+from torchward.analysis.job.runconfig import read_script, read_source
 
 SCRIPTS = Path(__file__).parent / "scripts"
 
@@ -133,8 +133,8 @@ def test_past_the_evaluation_budget_a_value_is_unknown_not_wrong(monkeypatch):
     methods' call sites); past it the answer is "unknown", never a partial value."""
     import ast
 
-    from torchward.analysis import launch_demand
-    from torchward.analysis.runconfig import Values
+    from torchward.analysis.job import launch_demand
+    from torchward.analysis.job.runconfig import Values
 
     source = "a0 = 1\n" + "".join(f"a{i} = a{i - 1} + 1\n" for i in range(1, 15))
     source += "batch_size = a14\n"  # ~45 expressions, 30 deep (the depth guard is 40)

@@ -10,7 +10,7 @@ built with: the training set's length is the job's sequence length.
 
 from __future__ import annotations
 
-from torchward.analysis.runconfig import read_script, read_source
+from torchward.analysis.job.runconfig import read_script, read_source
 
 _DEFAULTS = '''\
 def shape_defaults():

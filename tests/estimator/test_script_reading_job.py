@@ -4,7 +4,7 @@ script's entry — values of other entry points and unused helpers never leak in
 from __future__ import annotations
 
 import pytest
-from torchward.analysis.runconfig import read_source
+from torchward.analysis.job.runconfig import read_source
 
 
 def _values(source: str, path: str = "train.py") -> dict:
@@ -75,7 +75,7 @@ def test_a_function_passed_as_a_callback_still_counts():
 
 class _CountingReads:
     def __init__(self, monkeypatch):
-        from torchward.analysis import runconfig, runconfig_memo
+        from torchward.analysis.job import runconfig, runconfig_memo
 
         runconfig_memo.forget()
         self.count = 0
@@ -371,7 +371,7 @@ for step in range(10):
 def test_a_model_and_its_config_dataclass_from_a_sibling_module(tmp_path, imports):
     (tmp_path / "model.py").write_text(_MODEL_FILE)
     (tmp_path / "train.py").write_text(_TRAIN_FILE.format(imports=imports))
-    from torchward.analysis.runconfig import read_script
+    from torchward.analysis.job.runconfig import read_script
 
     config, _notes = read_script(str(tmp_path / "train.py"))
     assert config.model is not None and config.model.value == "GPT"
@@ -419,7 +419,7 @@ if __name__ == "__main__":
 
 
 def _read_project(tmp_path, autocast: str, style: str) -> dict:
-    from torchward.analysis.runconfig import read_script
+    from torchward.analysis.job.runconfig import read_script
 
     imports, prefix = (
         ("from engine import train_one_epoch, evaluate", "")
@@ -494,7 +494,7 @@ def test_a_deepspeed_config_without_a_micro_batch_and_its_optimizer():
     ],
 )
 def test_a_parser_a_sibling_module_builds_and_returns(tmp_path, main):
-    from torchward.analysis.runconfig import read_script
+    from torchward.analysis.job.runconfig import read_script
 
     (tmp_path / "options.py").write_text(
         "import argparse\n"

@@ -7,7 +7,7 @@ wrapper and evaluation loader must not leak in (``examples/bad_train.py``).
 
 from __future__ import annotations
 
-from torchward.analysis.runconfig import read_source
+from torchward.analysis.job.runconfig import read_source
 
 _TWO_JOBS = """\
 import torch

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from torchward.analysis.runconfig import read_script, read_source
+from torchward.analysis.job.runconfig import read_script, read_source
 from torchward.estimator.estimate import estimate
 from torchward.estimator.hardware import lookup_hardware
 from torchward.estimator.runconfig import RunConfig

@@ -7,7 +7,7 @@ the job holds both), and a bare ``nn`` layer trained as the model.
 
 from __future__ import annotations
 
-from torchward.analysis.runconfig import read_source
+from torchward.analysis.job.runconfig import read_source
 
 _GAN = """\
 import argparse

@@ -10,7 +10,7 @@ import io
 import json
 from contextlib import redirect_stdout
 
-from torchward.analysis.runconfig import read_script, read_source
+from torchward.analysis.job.runconfig import read_script, read_source
 
 from torchward.cli import main
 

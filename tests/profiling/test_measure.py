@@ -128,7 +128,7 @@ def test_a_script_that_parses_arguments_at_its_top_level_builds_without_running_
     top-level lines; the profile writes the defaults into the construction and runs none
     of those lines. A config dataclass of the script itself builds (``@dataclass`` looks
     its class's module up in ``sys.modules``)."""
-    from torchward.analysis.runconfig import read_source
+    from torchward.analysis.job.runconfig import read_source
 
     from torchward.profile.plan import script_recipe
 

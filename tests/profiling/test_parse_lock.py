@@ -2,9 +2,9 @@
 
 The server plans a profile on a worker thread while another thread analyses; two
 threads in ``ast.parse`` at once can fail on valid source (python/cpython#106905, see
-:mod:`torchward.analysis.parsing`). Every ``ast.parse`` made while planning is observed
+:mod:`torchward.analysis.syntax.parsing`). Every ``ast.parse`` made while planning is observed
 with the lock's state at that moment; and no module of the package calls ``ast.parse``
-except through :mod:`torchward.analysis.parsing`.
+except through :mod:`torchward.analysis.syntax.parsing`.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 import ast
 import pathlib
 
-from torchward.analysis import parsing
-from torchward.analysis.runconfig import read_source
+from torchward.analysis.job.runconfig import read_source
+from torchward.analysis.syntax import parsing
 
 import torchward
 from torchward.profile import plan
@@ -47,7 +47,7 @@ def test_no_module_parses_outside_the_parse_lock():
     calls = []
     for package in packages:
         for path in sorted(package.rglob("*.py")):
-            if path.name == "parsing.py" and path.parent.name == "analysis":
+            if path.name == "parsing.py" and path.parent.name == "syntax":
                 continue
             tree = ast.parse(path.read_text("utf-8"), str(path))
             for node in ast.walk(tree):

@@ -13,7 +13,7 @@ import sys
 import textwrap
 
 import pytest
-from torchward.analysis.runconfig import read_source
+from torchward.analysis.job.runconfig import read_source
 
 from torchward.profile import cache, plan
 from torchward.profile.request import ModelRecipe, ProfileJob, ProfileResult

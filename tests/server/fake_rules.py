@@ -19,8 +19,8 @@ import ast
 import sys
 
 from torchward.analysis import Applicability, Edit, Evidence, Fix, Severity, Span, engine, rule
-from torchward.analysis.positions import LineIndex
 from torchward.analysis.rule import Rule
+from torchward.analysis.syntax.positions import LineIndex
 
 
 def _calls(facts, name: str):

@@ -13,7 +13,7 @@ import ast
 
 import pytest
 from torchward.analysis import LintSettings, analyze_source
-from torchward.analysis import runconfig as runconfig_module
+from torchward.analysis.job import runconfig as runconfig_module
 from torchward.server import scheduler as scheduler_module
 from torchward.server.estimates import EstimateService
 from torchward.server.scheduler import Snapshot, estimate_of, summary_cache

@@ -167,7 +167,7 @@ def read_script_like_check(path: str, argv: tuple[str, ...] = ()):
     """
     from ..analysis import LintSettings, Problem, decode_source
     from ..analysis.engine import parse
-    from ..analysis.runconfig import read_source
+    from ..analysis.job.runconfig import read_source
     from ..errors import UsageError
     from ..reporters.terminal import problem_line
     from ..runner import check_one

@@ -83,7 +83,7 @@ class _Classifier:
     """Tells which constructions a script's names lead to (imports and definitions)."""
 
     def __init__(self, tree: ast.Module, path: str) -> None:
-        from torchward.analysis.names import ImportTable
+        from torchward.analysis.syntax.names import ImportTable
 
         self.imports = ImportTable(tree)
         self.folder = Path(path).resolve().parent
@@ -106,7 +106,7 @@ class _Classifier:
         return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
 
     def qualified(self, node: ast.expr) -> str:
-        from torchward.analysis.names import dotted, qualified_name
+        from torchward.analysis.syntax.names import dotted, qualified_name
 
         return qualified_name(node, self.imports) or dotted(node) or ""
 

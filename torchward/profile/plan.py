@@ -144,7 +144,7 @@ def script_recipe(path: str, source: str, config: Any, inputs: str = "") -> Mode
     The construction is the call the static reader found (:mod:`.construction`), so the
     profile builds the model ``torchward estimate`` sized; a model named by a hub id or
     a checkpoint (``from_pretrained``) is built from its config."""
-    from torchward.analysis.parsing import parse_module  # the process-wide parse lock
+    from torchward.analysis.syntax.parsing import parse_module  # the process-wide parse lock
 
     from .construction import find_construction
 
@@ -273,7 +273,7 @@ def job_of(config: Any, gpu: Any = None, models: tuple = ()) -> PlannedJob:
 # -- identity --------------------------------------------------------------------------------
 def _local_imports(path: Path, source: str) -> list[Path]:
     """Sibling modules a script imports (``from model import GPT``): part of its model."""
-    from torchward.analysis.parsing import parse_module  # the process-wide parse lock
+    from torchward.analysis.syntax.parsing import parse_module  # the process-wide parse lock
 
     try:
         tree = parse_module(source, str(path))

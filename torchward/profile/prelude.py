@@ -38,7 +38,7 @@ def prepare(
 ) -> Prepared:
     """``call`` of ``tree`` made ready to evaluate; ``drop_weights``: a library builder's
     ``pretrained`` / ``weights`` arguments become ``False`` / ``None`` (no download)."""
-    from torchward.analysis.runconfig import Values
+    from torchward.analysis.job.runconfig import Values
 
     values = Values(tree, path, [], source)
     prelude, defined = _definitions_prelude(tree)
@@ -179,7 +179,7 @@ class _Substitute(ast.NodeTransformer):
             # a variable the reader sees as a dict may hold a config object
             # (``config = GPTConfig(...)``): its own assignment is run instead
             return None
-        from torchward.analysis.parsing import parse_expression  # the parse lock
+        from torchward.analysis.syntax.parsing import parse_expression  # the parse lock
 
         try:
             return parse_expression(repr(found[0]))

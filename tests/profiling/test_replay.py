@@ -93,7 +93,11 @@ with FakeTensorMode(allow_non_fake_inputs=True), Peak(device) as peak, torch.dev
     for _ in range(2):
         step(model, optimizer)
 params = sum(p.numel() for p in model.parameters())
-print(json.dumps({"peak": peak.peak, "device": setup.device, "params": params}))
+print(json.dumps({"peak": peak.peak, "device": setup.device, "params": params}), flush=True)
+# the answer is out: skip the interpreter's teardown, where torch's C++ threads have aborted
+# ("terminate called without an active exception") on a loaded machine after a good run
+import os
+os._exit(0)
 """
 
 

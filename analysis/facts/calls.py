@@ -9,7 +9,7 @@ A call is resolved in this order, strongest evidence first:
 4. otherwise an unknown call, whose result carries on the graph of its arguments but
    whose "was it scaled?" is unknown (``None``), so rules that need it stay quiet.
 
-Past 400 lines for now: every method is a branch of one dispatch (:meth:`CallsMixin._eval_Call`)
+Past 400 lines for now: every method is a branch of one dispatch (:meth:`Calls.call`)
 over the same interpreter state. The seam for the next change: the per-kind method
 handlers (``model_method``, ``container_method``, ``tensor_method``) into a ``methods``
 module. Frameworks' objects (accelerators, engines, scalers, LightningModules) are
@@ -19,7 +19,7 @@ translated by :mod:`torchward.analysis.effects`, asked before the torch semantic
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .. import effects as adapters
 from ..effects.table import current as library_effects
@@ -28,6 +28,7 @@ from ..syntax.names import dotted
 from ..workspace.hooks import linked_call, linked_method
 from . import catalog, tensors
 from .events import EventKind, LossFacts, ModeSwitch
+from .expressions import element_of
 from .fallback import kind_from_name
 from .observed import keyword, observe_api, observe_method
 from .values import (
@@ -44,6 +45,9 @@ from .values import (
     combine,
     evolve,
 )
+
+if TYPE_CHECKING:
+    from .interpreter import FunctionRun
 
 _CALLABLE_KINDS = (
     Kind.MODEL,
@@ -128,33 +132,28 @@ def reduction_of(node: ast.Call) -> str | None:
     return value if isinstance(value, str) else None
 
 
-class CallsMixin:
-    """Call evaluation for :class:`~torchward.analysis.facts.interpreter.FunctionRun`."""
+class Calls:
+    """Call evaluation for one :class:`~torchward.analysis.facts.interpreter.FunctionRun`:
+    a collaborator that reads and changes the run's state through ``run`` (its
+    environment, its events, its stores); the frameworks' adapters and the workspace are
+    handed the run itself, the object they know."""
 
-    if TYPE_CHECKING:  # provided by FunctionRun, which mixes this class in
+    def __init__(self, run: FunctionRun) -> None:
+        self.run = run
+        self.analyzer = run.analyzer
 
-        def emit(self, kind: EventKind, node: ast.AST, **fields: Any) -> None: ...
-
-        def emptied(self, path: str, container: Value, node: ast.Call) -> None: ...
-
-        def detached_in_place(self, receiver: ast.AST) -> None: ...
-
-        def super_self(self) -> Value: ...
-
-        def super_path(self, node: ast.expr) -> str | None: ...
-
-    def _eval_Call(self, node: ast.Call) -> Value:
+    def call(self, node: ast.Call) -> Value:
         func = node.func
-        linked = linked_call(self, node)
+        linked = linked_call(self.run, node)
         if linked is not None:
             return linked  # a function or class of another module of the project
-        name = self.qualified(func)
+        name = self.run.qualified(func)
         if name is not None:
             return self.call_api(name, node)
         if isinstance(func, ast.Attribute):
             path = dotted(func)
-            stored = self.env.get(path) if path else None
-            receiver = self.evaluate(func.value)
+            stored = self.run.env.get(path) if path else None
+            receiver = self.run.evaluate(func.value)
             if stored is None and receiver.kind in (Kind.INSTANCE, Kind.MODEL):
                 stored = receiver.attribute(func.attr)
             if stored is not None and stored.kind in _CALLABLE_KINDS:
@@ -162,16 +161,16 @@ class CallsMixin:
                     stored, node
                 )  # self.softmax(x): a stored layer, not a method
             return self.call_method(receiver, func.attr, node)
-        callee = self.evaluate(func)
-        if isinstance(func, ast.Name) and callee is UNKNOWN and func.id not in self.env:
+        callee = self.run.evaluate(func)
+        if isinstance(func, ast.Name) and callee is UNKNOWN and func.id not in self.run.env:
             return self.call_unresolved_name(func.id, node)
         return self.call_value(callee, node)
 
     def arguments(self, node: ast.Call) -> tuple[list[Value], dict[str, Value]]:
-        positional = [self.evaluate(a) for a in node.args]
-        named = {kw.arg or "**": self.evaluate(kw.value) for kw in node.keywords}
-        if "**" in named and self.analyzer.launch is not None:  # type: ignore[attr-defined]
-            named = self.expand_keywords(named)  # type: ignore[attr-defined]
+        positional = [self.run.evaluate(a) for a in node.args]
+        named = {kw.arg or "**": self.run.evaluate(kw.value) for kw in node.keywords}
+        if "**" in named and self.analyzer.launch is not None:
+            named = self.run.expand_keywords(named)
         return positional, named
 
     # --- calling a value ----------------------------------------------------------
@@ -180,10 +179,10 @@ class CallsMixin:
             info = self.analyzer.index.functions.get(callee.class_name)
             if info is not None:
                 args, kwargs = self.arguments(node)
-                return self.call_local(info, args, kwargs, node)
+                return self.run.call_local(info, args, kwargs, node)
         if callee.kind in (Kind.MODEL, Kind.ENGINE):
             return self.forward(callee, node)
-        adapted = adapters.value_call(self, callee, node)
+        adapted = adapters.value_call(self.run, callee, node)
         if adapted is not None:
             return adapted  # a library object called: timm's ``loss_scaler(loss, optimizer)``
         if callee.kind is Kind.CRITERION:
@@ -194,8 +193,8 @@ class CallsMixin:
             method = self.analyzer.index.find_method(callee.class_name, "__call__")
             if method is not None:
                 args, kwargs = self.arguments(node)
-                return self.call_local(method, args, kwargs, node, self_value=callee)
-            linked = linked_method(self, callee, "__call__", node, None)
+                return self.run.call_local(method, args, kwargs, node, self_value=callee)
+            linked = linked_method(self.run, callee, "__call__", node, None)
             if linked is not None:
                 return linked  # an instance of a class another project module defines
         args, kwargs = self.arguments(node)
@@ -212,11 +211,11 @@ class CallsMixin:
         index = self.analyzer.index
         args, kwargs = self.arguments(node)
         if name in index.classes:
-            return self.analyzer.instantiate(name, args, kwargs, node, self)
+            return self.analyzer.instantiate(name, args, kwargs, node, self.run)
         if name == "super" and not args:
-            return self.super_self()
+            return self.run.super_self()
         if name == "zero_grad":
-            self.emit(EventKind.ZERO_GRAD, node)  # a reset helper the file does not define
+            self.run.emit(EventKind.ZERO_GRAD, node)  # a reset helper the file does not define
             return UNKNOWN
         if name in catalog.GRAPH_KEEPING_BUILTINS and args:
             # ``abs(loss)``, ``round(loss, 4)``: the tensor's own operator, still on the graph
@@ -263,10 +262,12 @@ class CallsMixin:
                 result,
                 origin=site
                 if site is not None
-                else self.evidence(node, f"`{self.text(node)}` ends in {ending}{built}"),
+                else self.run.evidence(node, f"`{self.run.text(node)}` ends in {ending}{built}"),
             )
-        if self.grad_enabled:
-            graph = self.evidence(node, f"`{self.text(node)}` runs a model with gradients enabled")
+        if self.run.grad_enabled:
+            graph = self.run.evidence(
+                node, f"`{self.run.text(node)}` runs a model with gradients enabled"
+            )
             result = evolve(
                 result,
                 graph=graph,
@@ -275,7 +276,7 @@ class CallsMixin:
                 if model.mode and model.mode.mode is Mode.EVAL
                 else inputs.eval_forward,
             )
-        self.emit(EventKind.FORWARD, node, target=model, value=result)
+        self.run.emit(EventKind.FORWARD, node, target=model, value=result)
         return result
 
     def loss(
@@ -304,12 +305,14 @@ class CallsMixin:
             proven_tensor=criterion is None or criterion.confidence is Confidence.HIGH,
         )
         first = args[0] if args else UNKNOWN
-        self.emit(
+        self.run.emit(
             EventKind.LOSS,
             node,
             value=first,
             target=criterion,
-            loss=LossFacts(loss=loss_type, input_text=self.text(node.args[0]) if node.args else ""),
+            loss=LossFacts(
+                loss=loss_type, input_text=self.run.text(node.args[0]) if node.args else ""
+            ),
         )
         return result
 
@@ -317,19 +320,19 @@ class CallsMixin:
     def call_api(self, name: str, node: ast.Call) -> Value:
         args, kwargs = self.arguments(node)
         first = args[0] if args else UNKNOWN
-        origin = self.evidence(node, f"`{self.text(node)}` is constructed here")
-        observe_api(self, name, node, args, kwargs)
+        origin = self.run.evidence(node, f"`{self.run.text(node)}` is constructed here")
+        observe_api(self.run, name, node, args, kwargs)
         if name.rsplit(".", 1)[-1] == "zero_grad":
             # a project's own reset helper (``zero_grad(model_params)``), imported from a
             # module this file cannot see: named like the method it stands for
-            self.emit(EventKind.ZERO_GRAD, node)
+            self.run.emit(EventKind.ZERO_GRAD, node)
             return UNKNOWN
-        adapted = adapters.api_call(self, name, node, args, kwargs)
+        adapted = adapters.api_call(self.run, name, node, args, kwargs)
         if adapted is not None:
             return adapted  # a framework's API (DDP / FSDP wraps, deepspeed.initialize)
         if name in catalog.ACTIVATION_FUNCTIONS:
             activation = catalog.ACTIVATION_FUNCTIONS[name]
-            applied = self.evidence(node, f"`{self.text(node)}` applies {activation}")
+            applied = self.run.evidence(node, f"`{self.run.text(node)}` applies {activation}")
             return evolve(
                 combine(args),
                 kind=Kind.TENSOR,
@@ -347,12 +350,12 @@ class CallsMixin:
         if name in catalog.MODEL_PASSTHROUGH_FUNCTIONS or name in library_effects().model_wrappers:
             return first if first.kind is Kind.MODEL else Value(kind=Kind.MODEL, origin=origin)
         if name == "torch.autograd.grad":
-            self.emit(EventKind.GRAD_CALL, node, value=first)
+            self.run.emit(EventKind.GRAD_CALL, node, value=first)
             return Value(kind=Kind.CONTAINER)
         if name in catalog.BACKWARD_FUNCTIONS:
             argument, position, framework = catalog.BACKWARD_FUNCTIONS[name]
             roots = keyword(node, argument, position)
-            self.backward(
+            self.run.backward(
                 _argument_value(node, args, kwargs, argument, position),
                 node,
                 framework=framework,
@@ -450,7 +453,7 @@ class CallsMixin:
         func = node.func
         assert isinstance(func, ast.Attribute)
         kind = receiver.kind
-        receiver_path = dotted(func.value) or self.super_path(func.value)
+        receiver_path = dotted(func.value) or self.run.super_path(func.value)
         confidence = receiver.confidence
         guessed_only = kind is None or (kind is Kind.MODEL and confidence is Confidence.LOW)
         if (
@@ -472,18 +475,18 @@ class CallsMixin:
                 "zero_grad",
             ):
                 kind, confidence = guessed, Confidence.LOW
-        observe_method(self, receiver, method, node)
+        observe_method(self.run, receiver, method, node)
         if method == "detach_" and not (receiver_path and receiver_path.endswith(".grad")):
-            self.detached_in_place(func.value)
+            self.run.detached_in_place(func.value)
         if method == "zero_grad" or (
             method in ("zero_", "detach_") and receiver_path and receiver_path.endswith(".grad")
         ):
             self.arguments(node)
-            self.emit(EventKind.ZERO_GRAD, node, target=receiver)
+            self.run.emit(EventKind.ZERO_GRAD, node, target=receiver)
             return UNKNOWN
         if method in catalog.GRAD_SCALING_METHODS and _is_gradient_path(receiver_path):
             self.arguments(node)
-            self.emit(EventKind.GRAD_SCALE, node)
+            self.run.emit(EventKind.GRAD_SCALE, node)
             return UNKNOWN
         if kind in (Kind.INSTANCE, Kind.MODEL) and receiver.class_name:
             info = self.analyzer.index.find_method(receiver.class_name, method)
@@ -492,20 +495,22 @@ class CallsMixin:
                 kind is Kind.MODEL and method in ("eval", "train", "forward")
             ):
                 args, kwargs = self.arguments(node)
-                return self.call_local(
+                return self.run.call_local(
                     info, args, kwargs, node, self_value=receiver, receiver_path=receiver_path
                 )
             linked = (
-                linked_method(self, receiver, method, node, receiver_path) if info is None else None
+                linked_method(self.run, receiver, method, node, receiver_path)
+                if info is None
+                else None
             )
             if linked is not None:
                 return linked  # a method of a class another project module defines
-        adapted = adapters.method_call(self, receiver, method, node)
+        adapted = adapters.method_call(self.run, receiver, method, node)
         if adapted is not None:
             return adapted  # a framework's object: accelerator, engine, scaler, LightningModule
         if kind is Kind.OPTIMIZER and method == "step":
             self.arguments(node)
-            self.emit(EventKind.STEP, node, target=evolve(receiver, confidence=confidence))
+            self.run.emit(EventKind.STEP, node, target=evolve(receiver, confidence=confidence))
             return UNKNOWN
         if kind is Kind.MODEL:
             return self.model_method(receiver, method, node, receiver_path, confidence)
@@ -531,7 +536,7 @@ class CallsMixin:
         """``value`` (of no known kind, or a model only by its name) as the model its use
         at ``node`` shows it to be, with MEDIUM confidence; rebound at ``path`` so later
         calls of it are forwards."""
-        run: Any = self  # a FunctionRun: its evidence, text and environment
+        run = self.run
         origin = value.origin or run.evidence(node, f"`{run.text(node)}` uses it as a model")
         model = evolve(value, kind=Kind.MODEL, confidence=Confidence.MEDIUM, origin=origin)
         run.env[path] = model
@@ -552,23 +557,23 @@ class CallsMixin:
             fact = (
                 ModeFact(
                     mode,
-                    self.evidence(
-                        node, f"`{self.text(node)}` switches the model to {mode.value} mode"
+                    self.run.evidence(
+                        node, f"`{self.run.text(node)}` switches the model to {mode.value} mode"
                     ),
-                    tuple(self.loops),
-                    self.trace.function,
+                    tuple(self.run.loops),
+                    self.run.trace.function,
                 )
                 if mode
                 else None
             )
-            self.emit(
+            self.run.emit(
                 EventKind.MODE,
                 node,
                 target=model,
                 switch=ModeSwitch(mode=mode, path=path),
             )
             if path:
-                self.set_mode(path, fact)
+                self.run.set_mode(path, fact)
             return evolve(model, mode=fact)
         if method == "forward":
             return self.forward(model, node)
@@ -596,24 +601,24 @@ class CallsMixin:
             stored = combine([*args, *kwargs.values()])
             if args and not kwargs:  # the stored item is the last argument (``insert(i, x)``)
                 stored = evolve(stored, proven_tensor=args[-1].proven_tensor)
-            self.store(container, stored, node, path, node.args[-1] if node.args else node)
+            self.run.store(container, stored, node, path, node.args[-1] if node.args else node)
             return UNKNOWN
         if method in ("pop", "get", "popleft", "values", "items", "copy", "__getitem__"):
-            return self.element_of(container) if method != "copy" else container
+            return element_of(container) if method != "copy" else container
         if method == "clear" and path:
-            self.emptied(path, container, node)
+            self.run.emptied(path, container, node)
         return UNKNOWN
 
     def tensor_method(self, tensor: Value, method: str, node: ast.Call, path: str | None) -> Value:
         args, kwargs = self.arguments(node)
         if method == "backward":
             retain = literal(keyword(node, "retain_graph", 1)) is True
-            self.backward(tensor, node, framework=None, retain_graph=retain, path=path)
+            self.run.backward(tensor, node, framework=None, retain_graph=retain, path=path)
             return UNKNOWN
         if method in catalog.DETACHING_METHODS:
             return SCALAR if method in ("item", "tolist") else Value(kind=Kind.TENSOR)
         if method in ("to", "type") and any(
-            self.qualified(a) in catalog.INTEGER_DTYPES
+            self.run.qualified(a) in catalog.INTEGER_DTYPES
             for a in [*node.args, *(k.value for k in node.keywords)]
         ):
             return Value(kind=Kind.TENSOR)
@@ -626,7 +631,7 @@ class CallsMixin:
         result = combine([tensor, *args])
         if method in catalog.ACTIVATION_METHODS:
             activation = catalog.ACTIVATION_METHODS[method]
-            applied = self.evidence(node, f"`{self.text(node)}` applies {activation}")
+            applied = self.run.evidence(node, f"`{self.run.text(node)}` applies {activation}")
             return evolve(
                 result,
                 kind=Kind.TENSOR,

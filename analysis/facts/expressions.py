@@ -17,11 +17,17 @@ import ast
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..finding import Confidence, Evidence
-from ..syntax.names import dotted, qualified_path
+from ..finding import Confidence
+from ..syntax.names import dotted
 from . import catalog
 from .events import EventKind
 from .values import SCALAR, UNKNOWN, Kind, Value, combine, evolve
+
+if TYPE_CHECKING:
+    from .interpreter import FunctionRun
+
+#: the nodes a comprehension is made of
+Comprehension = ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
 
 
 def min_confidence(values: tuple[Value, ...]) -> Confidence:
@@ -44,18 +50,22 @@ def handler_of(owner: type, prefix: str, kind: type) -> Callable[..., Any] | Non
         return found
 
 
-class ExpressionsMixin:
-    """Expression evaluation for :class:`~torchward.analysis.facts.interpreter.FunctionRun`."""
+class Expressions:
+    """Expression evaluation for one :class:`~torchward.analysis.facts.interpreter.FunctionRun`.
 
-    if TYPE_CHECKING:  # provided by FunctionRun's other parts (events, loops)
-        emit: Callable[..., Any]
-        loop: Callable[..., None]
-        loaders_iterated: Callable[..., list[Value]]
+    A collaborator of the run, not a part of it: it reads and writes the run's state
+    (its environment, its analyzer) through ``run`` and asks the run's other
+    collaborators (:class:`~torchward.analysis.facts.calls.Calls` for calls,
+    :class:`~torchward.analysis.facts.loops.LoopRunner` for comprehensions over loaders)."""
+
+    def __init__(self, run: FunctionRun) -> None:
+        self.run = run
+        self.analyzer = run.analyzer
 
     def evaluate(self, node: ast.expr | None) -> Value:
         if node is None:
             return UNKNOWN
-        method = handler_of(type(self), "_eval_", type(node))
+        method = handler_of(Expressions, "_eval_", type(node))
         if method is None:
             for child in ast.iter_child_nodes(node):
                 if isinstance(child, ast.expr):
@@ -63,23 +73,16 @@ class ExpressionsMixin:
             value = UNKNOWN
         else:
             value = method(self, node)
-        if self.analyzer.launch is not None:  # type: ignore[attr-defined]
-            return self.attach_constant(node, value)  # type: ignore[attr-defined]
+        if self.analyzer.launch is not None:
+            return self.run.attach_constant(node, value)
         return value
 
     # --- names and attributes -------------------------------------------------------
-    def lookup(self, name: str) -> Value | None:
-        if name in self.env:
-            return self.env[name]
-        if name in self.outer:
-            return self.outer[name]
-        module_env = self.analyzer.globals()
-        if module_env is not self.env and name in module_env:
-            return module_env[name]
-        return None
+    def _eval_Call(self, node: ast.Call) -> Value:
+        return self.run.calls.call(node)
 
     def _eval_Name(self, node: ast.Name) -> Value:
-        found = self.lookup(node.id)
+        found = self.run.lookup(node.id)
         if found is not None:
             return found
         index = self.analyzer.index
@@ -89,8 +92,8 @@ class ExpressionsMixin:
 
     def _eval_Attribute(self, node: ast.Attribute) -> Value:
         path = dotted(node)
-        if path is not None and path in self.env:
-            return self.env[path]
+        if path is not None and path in self.run.env:
+            return self.run.env[path]
         base = self.evaluate(node.value)
         if base.kind is Kind.INSTANCE or base.kind is Kind.MODEL:
             found = base.attribute(node.attr)
@@ -194,7 +197,7 @@ class ExpressionsMixin:
 
         test = self.evaluate(node.test)
         body, orelse = self.evaluate(node.body), self.evaluate(node.orelse)
-        taken = self.taken_arm(test, body, orelse)  # type: ignore[attr-defined]
+        taken = self.run.taken_arm(test, body, orelse)
         return taken if taken is not None else join(body, orelse)
 
     def _eval_Constant(self, node: ast.Constant) -> Value:
@@ -214,7 +217,7 @@ class ExpressionsMixin:
 
     def _eval_NamedExpr(self, node: ast.NamedExpr) -> Value:
         value = self.evaluate(node.value)
-        self.assign(node.target, value, node)
+        self.run.assign(node.target, value, node)
         return value
 
     def _eval_Lambda(self, node: ast.Lambda) -> Value:
@@ -254,16 +257,16 @@ class ExpressionsMixin:
             self.evaluate(key)
         return self._container(values, keep_elements=False)
 
-    def _comprehension(self, node: ast.AST, elements: list[ast.expr]) -> Value:
-        saved = dict(self.env)
+    def _comprehension(self, node: Comprehension, elements: list[ast.expr]) -> Value:
+        saved = dict(self.run.env)
         values: list[Value] = []
         self._generators(node, list(node.generators), elements, values)
-        self.env = saved
+        self.run.env = saved
         return self._container(values, keep_elements=False)
 
     def _generators(
         self,
-        node: ast.AST,
+        node: Comprehension,
         generators: list[ast.comprehension],
         elements: list[ast.expr],
         values: list[Value],
@@ -277,18 +280,18 @@ class ExpressionsMixin:
             return
         generator, rest = generators[0], generators[1:]
         iterable = self.evaluate(generator.iter)
-        loaders = self.loaders_iterated(generator.iter, iterable)
+        loaders = self.run.loop_runner.loaders_iterated(generator.iter, iterable)
 
         def one_iteration() -> None:
             for loader in loaders:
-                self.emit(EventKind.ITERATE, generator.iter, value=loader)
-            self.assign(generator.target, self.element_of(iterable), generator)
+                self.run.emit(EventKind.ITERATE, generator.iter, value=loader)
+            self.run.assign(generator.target, element_of(iterable), generator)
             for condition in generator.ifs:
                 self.evaluate(condition)
             self._generators(node, rest, elements, values)
 
         if loaders:
-            self.loop(node, one_iteration)
+            self.run.loop_runner.loop(node, one_iteration)
         else:
             one_iteration()
 
@@ -304,45 +307,26 @@ class ExpressionsMixin:
     def _eval_DictComp(self, node: ast.DictComp) -> Value:
         return self._comprehension(node, [node.key, node.value])
 
-    def element_of(self, iterable: Value) -> Value:
-        """The value of one element when iterating ``iterable``."""
-        layers = iterable.elements
-        if layers and all(e.kind is Kind.MODEL for e in layers):
-            # ``for layer in [nn.Linear(..), nn.ReLU(), ...]``: each element is a model
-            return Value(kind=Kind.MODEL, confidence=min_confidence(layers))
-        if iterable.kind is Kind.MODEL and iterable.confidence is Confidence.HIGH:
-            # ``for block in self.blocks`` over an nn.ModuleList / nn.Sequential
-            return Value(kind=Kind.MODEL)
-        if iterable.kind is Kind.CONTAINER or iterable.graph:
-            return Value(
-                kind=Kind.TENSOR if iterable.graph else None,
-                graph=iterable.graph,
-                graph_confidence=iterable.graph_confidence,
-                locs=iterable.locs,
-                backwarded=iterable.backwarded if iterable.graph else None,
-            )
-        if iterable.locs:
-            # ``zip(self.saved_log_probs, returns)``: the elements still come out of those
-            # containers, so what is computed from them is traced back to where they were stored
-            return Value(locs=iterable.locs)
-        return UNKNOWN
 
-    # --- helpers shared with calls and statements -----------------------------------
-    def qualified(self, node: ast.AST) -> str | None:
-        path = dotted(node)
-        return None if path is None else self.qualified_dotted(path)
-
-    def qualified_dotted(self, path: str) -> str | None:
-        """:meth:`qualified` of an expression already spelt as its dotted ``path``."""
-        head = path.partition(".")[0]
-        if head in self.env or head in self.params:
-            return None  # a local variable shadows an import of the same name
-        return qualified_path(path, self.analyzer.index.imports)
-
-    def evidence(self, node: ast.AST, message: str) -> Evidence:
-        return Evidence(self.analyzer.lines.span(node), message, self.analyzer.evidence_path)
-
-    def text(self, node: ast.AST, limit: int = 60) -> str:
-        """The source text of ``node`` for messages: a slice of its line, never a re-render
-        (``ast.unparse`` cost more than the analysis on large files)."""
-        return self.analyzer.lines.snippet(node, limit)
+def element_of(iterable: Value) -> Value:
+    """The value of one element when iterating ``iterable``."""
+    layers = iterable.elements
+    if layers and all(e.kind is Kind.MODEL for e in layers):
+        # ``for layer in [nn.Linear(..), nn.ReLU(), ...]``: each element is a model
+        return Value(kind=Kind.MODEL, confidence=min_confidence(layers))
+    if iterable.kind is Kind.MODEL and iterable.confidence is Confidence.HIGH:
+        # ``for block in self.blocks`` over an nn.ModuleList / nn.Sequential
+        return Value(kind=Kind.MODEL)
+    if iterable.kind is Kind.CONTAINER or iterable.graph:
+        return Value(
+            kind=Kind.TENSOR if iterable.graph else None,
+            graph=iterable.graph,
+            graph_confidence=iterable.graph_confidence,
+            locs=iterable.locs,
+            backwarded=iterable.backwarded if iterable.graph else None,
+        )
+    if iterable.locs:
+        # ``zip(self.saved_log_probs, returns)``: the elements still come out of those
+        # containers, so what is computed from them is traced back to where they were stored
+        return Value(locs=iterable.locs)
+    return UNKNOWN

@@ -20,18 +20,19 @@ from __future__ import annotations
 
 import ast
 import builtins
+from collections.abc import Callable
 
 from ..effects.library import backpropagates
 from ..finding import Confidence, Evidence
-from ..syntax.names import dotted
+from ..syntax.names import dotted, qualified_path
 from . import catalog
-from .calls import CallsMixin, literal
+from .calls import Calls, literal
 from .conditions import PathCondition
 from .events import Event, EventKind, Gate, StoreFacts, Trace
-from .expressions import ExpressionsMixin, handler_of
+from .expressions import Expressions, handler_of
 from .launch import LaunchMixin
 from .launch_paths import branch_conditions
-from .loops import LoopsMixin
+from .loops import LoopRunner
 from .values import UNKNOWN, Kind, Loc, ModeFact, Value, evolve, join, join_env
 
 
@@ -101,7 +102,15 @@ def _join_branches(body: dict[str, Value], orelse: dict[str, Value]) -> dict[str
     return merged
 
 
-class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
+class FunctionRun(LaunchMixin):
+    """One function body run in one calling context: the state of the run (environment,
+    grad mode, enclosing loops and gates, the trace it records) and its statements.
+
+    Expressions, calls and loops are evaluated by collaborators that this run owns and
+    that work on its state: :class:`~.expressions.Expressions`, :class:`~.calls.Calls`,
+    :class:`~.loops.LoopRunner`. The methods below that hand over to them are the run's
+    interface for the frameworks' adapters and the workspace, which receive the run."""
+
     def __init__(
         self,
         analyzer,
@@ -145,6 +154,9 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
         # which names backward() is called on: proof of a graph, which launch mode (the
         # constants of a plain launch) does not need
         self.backward_targets = analyzer.backward_targets(body) if analyzer.launch is None else {}
+        self.expressions = Expressions(self)
+        self.calls = Calls(self)
+        self.loop_runner = LoopRunner(self)
 
     # --- running --------------------------------------------------------------------
     def run(self) -> None:
@@ -165,6 +177,52 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
             if isinstance(statement, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
                 break  # the rest of the block is unreachable
 
+    # --- the collaborators, for the adapters and the workspace ----------------------
+    def evaluate(self, node: ast.expr | None) -> Value:
+        return self.expressions.evaluate(node)
+
+    def arguments(self, node: ast.Call) -> tuple[list[Value], dict[str, Value]]:
+        return self.calls.arguments(node)
+
+    def model_method(
+        self, model: Value, method: str, node: ast.Call, path: str | None, confidence: Confidence
+    ) -> Value:
+        return self.calls.model_method(model, method, node, path, confidence)
+
+    def loop(self, node: ast.stmt | ast.expr, one_iteration: Callable[[], None]) -> None:
+        self.loop_runner.loop(node, one_iteration)
+
+    # --- names, evidence and source text ----------------------------------------------
+    def lookup(self, name: str) -> Value | None:
+        if name in self.env:
+            return self.env[name]
+        if name in self.outer:
+            return self.outer[name]
+        module_env = self.analyzer.globals()
+        if module_env is not self.env and name in module_env:
+            return module_env[name]
+        return None
+
+    def qualified(self, node: ast.AST) -> str | None:
+        path = dotted(node)
+        return None if path is None else self.qualified_dotted(path)
+
+    def qualified_dotted(self, path: str) -> str | None:
+        """:meth:`qualified` of an expression already spelt as its dotted ``path``."""
+        head = path.partition(".")[0]
+        if head in self.env or head in self.params:
+            return None  # a local variable shadows an import of the same name
+        return qualified_path(path, self.analyzer.index.imports)
+
+    def evidence(self, node: ast.AST, message: str) -> Evidence:
+        return Evidence(self.analyzer.lines.span(node), message, self.analyzer.evidence_path)
+
+    def text(self, node: ast.AST, limit: int = 60) -> str:
+        """The source text of ``node`` for messages: a slice of its line, never a re-render
+        (``ast.unparse`` cost more than the analysis on large files)."""
+        return self.analyzer.lines.snippet(node, limit)
+
+    # --- events -------------------------------------------------------------------------
     def emit(self, kind: EventKind, node: ast.AST, **fields) -> None:
         if not self.recording:
             return
@@ -482,6 +540,14 @@ class FunctionRun(ExpressionsMixin, CallsMixin, LoopsMixin, LaunchMixin):
         )
 
     # --- statements -----------------------------------------------------------------
+    def _exec_For(self, node: ast.For | ast.AsyncFor) -> None:
+        self.loop_runner.run_for(node)
+
+    _exec_AsyncFor = _exec_For
+
+    def _exec_While(self, node: ast.While) -> None:
+        self.loop_runner.run_while(node)
+
     def _exec_Expr(self, node: ast.Expr) -> None:
         call = node.value
         if (

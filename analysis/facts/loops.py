@@ -9,81 +9,91 @@ their body once, which keeps deep nests linear.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..finding import Confidence
 from ..syntax.names import dotted
 from . import catalog
 from .constants import around_the_loop
 from .events import EventKind, Loop
+from .expressions import element_of
 from .fallback import kind_from_name
 from .values import SCALAR, UNKNOWN, Kind, Value, join_env, with_constant
+
+if TYPE_CHECKING:
+    from .interpreter import FunctionRun
 
 MAX_LOOP_PASSES = 3
 
 
-class LoopsMixin:
-    """Loop statements for :class:`~torchward.analysis.facts.interpreter.FunctionRun`."""
+class LoopRunner:
+    """Loop statements for one :class:`~torchward.analysis.facts.interpreter.FunctionRun`:
+    a collaborator that drives the run's body to a fixpoint through ``run`` (its
+    environment, its stack of enclosing loops, whether it records events)."""
 
-    if TYPE_CHECKING:  # provided by FunctionRun, which mixes this class in
-        analyzer: Any
+    def __init__(self, run: FunctionRun) -> None:
+        self.run = run
+        self.analyzer = run.analyzer
 
-    def _exec_For(self, node: ast.For) -> None:
-        iterable = self.evaluate(node.iter)
+    def run_for(self, node: ast.For | ast.AsyncFor) -> None:
+        run = self.run
+        iterable = run.evaluate(node.iter)
         loaders = self.loaders_iterated(node.iter, iterable)
 
         def one_iteration() -> None:
             for loader in loaders:
-                self.emit(EventKind.ITERATE, node.iter, value=loader)
-            self.assign(node.target, self.iteration_value(node.iter, iterable), node)
-            self.execute(node.body)
+                run.emit(EventKind.ITERATE, node.iter, value=loader)
+            run.assign(node.target, self.iteration_value(node.iter, iterable), node)
+            run.execute(node.body)
 
         self.loop(node, one_iteration)
-        self.execute(node.orelse)
+        run.execute(node.orelse)
 
-    _exec_AsyncFor = _exec_For
+    def run_while(self, node: ast.While) -> None:
+        run = self.run
 
-    def _exec_While(self, node: ast.While) -> None:
         def one_iteration() -> None:
-            self.evaluate(node.test)
-            self.execute(node.body)
+            run.evaluate(node.test)
+            run.execute(node.body)
 
-        self.evaluate(node.test)
+        run.evaluate(node.test)
         self.loop(node, one_iteration)
-        self.execute(node.orelse)
+        run.execute(node.orelse)
 
-    def loop(self, node: ast.stmt | ast.expr, one_iteration) -> None:
-        loop_id = len(self.trace.loops) + 1
-        self.trace.loops[loop_id] = Loop(
+    def loop(self, node: ast.stmt | ast.expr, one_iteration: Callable[[], None]) -> None:
+        run = self.run
+        loop_id = len(run.trace.loops) + 1
+        run.trace.loops[loop_id] = Loop(
             loop_id,
             self.analyzer.lines.head_span(node),
-            self.loops[-1] if self.loops else None,
+            run.loops[-1] if run.loops else None,
             getattr(node, "end_lineno", node.lineno),
         )
-        self.loops.append(loop_id)
-        if not self.recording or self.analyzer.launch is not None:
+        run.loops.append(loop_id)
+        if not run.recording or self.analyzer.launch is not None:
             # A quiet pass (an enclosing loop is still looking for its fixpoint): one
             # iteration joined with the entry is enough, and keeps nested loops linear.
-            state = dict(self.env)
+            state = dict(run.env)
             one_iteration()
-            self.env = join_env(self._around_the_loop(state, self.env), self.env)
-            self.loops.pop()
+            run.env = join_env(self._around_the_loop(state, run.env), run.env)
+            run.loops.pop()
             return
-        saved_recording = self.recording
-        self.recording = False
-        state = dict(self.env)
+        saved_recording = run.recording
+        run.recording = False
+        state = dict(run.env)
         for _ in range(MAX_LOOP_PASSES):
-            self.env = dict(state)
+            run.env = dict(state)
             one_iteration()
-            widened = join_env(state, self.env)
+            widened = join_env(state, run.env)
             if widened == state:
                 break
             state = widened
-        self.recording = saved_recording
-        self.env = dict(state)
+        run.recording = saved_recording
+        run.env = dict(state)
         one_iteration()
-        self.env = join_env(state, self.env)
-        self.loops.pop()
+        run.env = join_env(state, run.env)
+        run.loops.pop()
 
     def _around_the_loop(
         self, entry: dict[str, Value], after: dict[str, Value]
@@ -111,7 +121,7 @@ class LoopsMixin:
         if value is not None and value.kind is Kind.LOADER:
             return [value]
         if isinstance(node, ast.Call):
-            name = self.qualified(node.func) or (
+            name = self.run.qualified(node.func) or (
                 node.func.id if isinstance(node.func, ast.Name) else None
             )
             if name in catalog.ITERATION_WRAPPERS or (
@@ -119,7 +129,7 @@ class LoopsMixin:
             ):
                 return [loader for arg in node.args for loader in self.loaders_iterated(arg)]
             return []
-        value = value if value is not None else self.evaluate(node)
+        value = value if value is not None else self.run.evaluate(node)
         if value.kind is Kind.LOADER:
             return [value]
         if value.kind is None and (path := dotted(node)):
@@ -133,8 +143,8 @@ class LoopsMixin:
             and isinstance(iter_node.func, ast.Name)
             and iter_node.func.id == "enumerate"
         ):
-            inner = self.evaluate(iter_node.args[0]) if iter_node.args else UNKNOWN
-            return Value(kind=Kind.CONTAINER, elements=(SCALAR, self.element_of(inner)))
+            inner = self.run.evaluate(iter_node.args[0]) if iter_node.args else UNKNOWN
+            return Value(kind=Kind.CONTAINER, elements=(SCALAR, element_of(inner)))
         if iterable.kind in (Kind.LOADER, Kind.DATASET):
             return UNKNOWN
-        return self.element_of(iterable)
+        return element_of(iterable)

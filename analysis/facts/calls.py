@@ -170,7 +170,7 @@ class Calls:
         positional = [self.run.evaluate(a) for a in node.args]
         named = {kw.arg or "**": self.run.evaluate(kw.value) for kw in node.keywords}
         if "**" in named and self.analyzer.launch is not None:
-            named = self.run.expand_keywords(named)
+            named = self.run.folding.bindings.expand_keywords(named)
         return positional, named
 
     # --- calling a value ----------------------------------------------------------

@@ -74,7 +74,7 @@ class Expressions:
         else:
             value = method(self, node)
         if self.analyzer.launch is not None:
-            return self.run.attach_constant(node, value)
+            return self.run.folding.attach_constant(node, value)
         return value
 
     # --- names and attributes -------------------------------------------------------
@@ -197,7 +197,7 @@ class Expressions:
 
         test = self.evaluate(node.test)
         body, orelse = self.evaluate(node.body), self.evaluate(node.orelse)
-        taken = self.run.taken_arm(test, body, orelse)
+        taken = self.run.folding.bindings.taken_arm(test, body, orelse)
         return taken if taken is not None else join(body, orelse)
 
     def _eval_Constant(self, node: ast.Constant) -> Value:

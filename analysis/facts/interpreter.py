@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import ast
 import builtins
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING
 
 from ..effects.library import backpropagates
 from ..finding import Confidence, Evidence
@@ -28,12 +29,17 @@ from ..syntax.names import dotted, qualified_path
 from . import catalog
 from .calls import Calls, literal
 from .conditions import PathCondition
+from .constants import ConstantFact, Items
 from .events import Event, EventKind, Gate, StoreFacts, Trace
 from .expressions import Expressions, handler_of
-from .launch import LaunchMixin
+from .launch import LaunchFolding
+from .launch_bindings import seen_through, taken_branch, with_constant_elements
 from .launch_paths import branch_conditions
 from .loops import LoopRunner
 from .values import UNKNOWN, Kind, Loc, ModeFact, Value, evolve, join, join_env
+
+if TYPE_CHECKING:
+    from .semantic import FunctionInfo
 
 
 def _is_modulo_test(node: ast.expr) -> bool:
@@ -102,7 +108,7 @@ def _join_branches(body: dict[str, Value], orelse: dict[str, Value]) -> dict[str
     return merged
 
 
-class FunctionRun(LaunchMixin):
+class FunctionRun:
     """One function body run in one calling context: the state of the run (environment,
     grad mode, enclosing loops and gates, the trace it records) and its statements.
 
@@ -124,14 +130,12 @@ class FunctionRun(LaunchMixin):
         condition: PathCondition = PathCondition.DEFAULT,
     ) -> None:
         self.analyzer = analyzer
-        # launch mode: the path condition of the statement being run (:mod:`.launch`), and
-        # the facts of the expressions this run evaluated (each at most once: one pass)
+        # launch mode: the path condition of the statement being run (:mod:`.launch`)
         self.condition = condition
         # launch mode: a ``raise`` or a ``return`` ran on the path a plain launch takes
         # (what follows in the function runs only with flags the defaults do not
         # describe: unsure)
         self.stopped = False
-        self.folded: dict[int, tuple] = {}
         self.trace = trace
         self.body = body
         self.env = dict(env)
@@ -157,6 +161,7 @@ class FunctionRun(LaunchMixin):
         self.expressions = Expressions(self)
         self.calls = Calls(self)
         self.loop_runner = LoopRunner(self)
+        self.folding = LaunchFolding(self)
 
     # --- running --------------------------------------------------------------------
     def run(self) -> None:
@@ -191,6 +196,45 @@ class FunctionRun(LaunchMixin):
 
     def loop(self, node: ast.stmt | ast.expr, one_iteration: Callable[[], None]) -> None:
         self.loop_runner.loop(node, one_iteration)
+
+    # --- launch mode, for the analyzer, the launch driver and a demand run -----------
+    def fold(self, node: ast.expr, value: Value | None = None) -> ConstantFact:
+        return self.folding.fold(node, value)
+
+    def test_fact(self, test: ast.expr, folded: ConstantFact | None) -> ConstantFact | None:
+        return self.folding.test_fact(test, folded)
+
+    def augmented_constant(self, node: ast.AugAssign, before: Value, after: Value) -> Value:
+        return self.folding.augmented_constant(node, before, after)
+
+    def bind_default_constants(
+        self, info: FunctionInfo, supplied: int, keywords: dict[str, Value]
+    ) -> None:
+        self.folding.bindings.bind_default_constants(info, supplied, keywords)
+
+    def _fold(self, node: ast.expr) -> tuple[Hashable, PathCondition]:
+        return self.folding.fold_pair(node)
+
+    def _evidence(self, node: ast.AST) -> Evidence:
+        return self.folding.evidence_of(node)
+
+    def _changed(
+        self, fact: ConstantFact, method: str, node: ast.Call
+    ) -> tuple[Hashable, PathCondition]:
+        return self.folding.bindings.changed(fact, method, node)
+
+    # A demand run (:class:`~torchward.analysis.job.launch_demand.DemandRun`) overrides
+    # these three to answer from the bindings that reach one statement. The folding asks
+    # the run for calls and ``locals()``; attributes it folds itself (see ``_FOLDERS`` in
+    # :mod:`.launch`), so ``_fold_attribute`` is reached only by the override's ``super()``.
+    def _fold_attribute(self, node: ast.Attribute) -> tuple[Hashable, PathCondition]:
+        return self.folding.fold_attribute(node)
+
+    def _fold_call(self, node: ast.Call, name: str) -> tuple[Hashable, PathCondition]:
+        return self.folding.calls.fold_call(node, name)
+
+    def _locals(self) -> Items:
+        return self.folding.calls.locals_items()
 
     # --- names, evidence and source text ----------------------------------------------
     def lookup(self, name: str) -> Value | None:
@@ -425,7 +469,7 @@ class FunctionRun(LaunchMixin):
     def assign(self, target: ast.AST, value: Value, statement: ast.AST) -> None:
         if isinstance(target, (ast.Tuple, ast.List)):
             if self.analyzer.launch is not None:
-                value = self.with_constant_elements(value, len(target.elts))
+                value = with_constant_elements(value, len(target.elts))
             elements = value.elements
             for i, element in enumerate(target.elts):
                 if isinstance(elements, tuple) and len(elements) == len(target.elts):
@@ -450,7 +494,7 @@ class FunctionRun(LaunchMixin):
             container = self.evaluate(target.value)
             self.evaluate(target.slice)
             if self.analyzer.launch is not None:
-                self.item_assigned(target, value)
+                self.folding.bindings.item_assigned(target, value)
             if value.graph:
                 self.store(
                     container,
@@ -496,7 +540,7 @@ class FunctionRun(LaunchMixin):
                 statement.value if hasattr(statement, "value") else target,
             )
         if self.analyzer.launch is not None:
-            value = self.bound_constant(value)
+            value = self.folding.bound_constant(value)
         self.env[path] = value
         self.detached_paths.discard(path)
 
@@ -644,7 +688,7 @@ class FunctionRun(LaunchMixin):
         if right.graph:
             self.store(left, right, node, path, node.value)
         if self.analyzer.launch is not None:
-            new = self.bound_constant(self.augmented_constant(node, left, new))
+            new = self.folding.bound_constant(self.folding.augmented_constant(node, left, new))
         self.env[path] = new
 
     def _exec_Return(self, node: ast.Return) -> None:
@@ -690,7 +734,9 @@ class FunctionRun(LaunchMixin):
         if self.analyzer.launch is not None:
             body_condition, else_condition = (
                 entry.worst(c)
-                for c in branch_conditions(node.test, self.test_fact(node.test, test.constant))
+                for c in branch_conditions(
+                    node.test, self.folding.test_fact(node.test, test.constant)
+                )
             )
         gate = Gate(
             self.analyzer.lines.head_span(node),
@@ -716,18 +762,16 @@ class FunctionRun(LaunchMixin):
             self.stopped = stopped_before or body_stopped or self.stopped
             if self.stopped and not stopped_before:
                 self.condition = entry.worst(PathCondition.UNSURE)
-            taken = self.taken_branch(
-                entry, (body_condition, after_body), (else_condition, self.env)
-            )
+            taken = taken_branch(entry, (body_condition, after_body), (else_condition, self.env))
             if taken is not None:
                 self.env = taken
                 return
-            self.complete_attribute_bindings(before, after_body, self.env)
+            self.folding.bindings.complete_attribute_bindings(before, after_body, self.env)
             # what flows through a branch holds only when the branch runs: a value set
             # before ``if use_cuda: device = "cuda"`` reaches the join through the ``else``
             after_body, self.env = (
-                self.seen_through(after_body, body_condition, self.env),
-                self.seen_through(self.env, else_condition, after_body),
+                seen_through(after_body, body_condition, self.env),
+                seen_through(self.env, else_condition, after_body),
             )
         self.env = _join_branches(after_body, self.env)
 

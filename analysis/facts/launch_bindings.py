@@ -2,17 +2,16 @@
 
 A parser grows by the flags ``add_argument`` declares (the parser is bound to a name; the
 call's own value is not); an attribute rebound on one branch keeps its default on the
-other; parameters left to their defaults hold the defaults' facts. A mixin of
-:class:`~torchward.analysis.facts.launch.LaunchMixin`, which folds the values these bind.
+other; parameters left to their defaults hold the defaults' facts. A collaborator of
+:class:`~torchward.analysis.facts.launch.LaunchFolding`, which folds the values these bind.
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Hashable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ..finding import Evidence
 from ..syntax.names import dotted
 from .binding import parameter_defaults
 from .conditions import PathCondition
@@ -21,9 +20,11 @@ from .launch_arguments import ArgumentDefaults, Namespace, declare
 from .values import Value, evolve, with_constant
 
 if TYPE_CHECKING:
+    from .interpreter import FunctionRun
+    from .launch import LaunchFolding
     from .semantic import FunctionInfo
 
-__all__ = ["LaunchBindingsMixin"]
+__all__ = ["LaunchBindings", "seen_through", "taken_branch", "with_constant_elements"]
 
 #: methods that change a dict, list or set in place
 _MUTATING = frozenset(
@@ -48,43 +49,30 @@ _SPAWNERS = ("multiprocessing.spawn", "mp.spawn", "multiprocessing.start_process
 _RUNNERS = ("fire.Fire", "typer.run")
 
 
-class LaunchBindingsMixin:
-    """Bindings of launch constants for :class:`~torchward.analysis.facts.launch.LaunchMixin`."""
+class LaunchBindings:
+    """Bindings of launch constants for one run: what they bind goes into the run's
+    environment (``run``), folded by the run's :class:`~torchward.analysis.facts.launch.LaunchFolding`."""
 
-    if TYPE_CHECKING:
-        analyzer: Any
-        condition: PathCondition
-        env: dict[str, Value]
+    def __init__(self, run: FunctionRun, folding: LaunchFolding) -> None:
+        self.run = run
+        self.folding = folding
+        self.analyzer = run.analyzer
 
-        def lookup(self, name: str) -> Value | None: ...
-
-        def _fold(self, node: ast.expr) -> tuple[Hashable, PathCondition]: ...
-
-        def _evidence(self, node: ast.AST) -> Evidence: ...
-
-        def qualified(self, node: ast.AST) -> str | None: ...
-
-        def evaluate(self, node: ast.expr | None) -> Value: ...
-
-        def call_local(
-            self, info: Any, args: list[Value], kwargs: dict[str, Value], node: ast.Call
-        ) -> Value: ...
-
-    def _declare_argument(self, node: ast.Call) -> None:
+    def declare_argument(self, node: ast.Call) -> None:
         """``parser.add_argument(...)`` / ``parser.set_defaults(...)``: the parser bound to
         ``parser`` grows by the flag (a parser is a launch constant, see
         :mod:`.launch_arguments`)."""
         if node.func.attr not in ("add_argument", "set_defaults"):  # type: ignore[attr-defined]
             return
         path = dotted(node.func.value)  # type: ignore[attr-defined]
-        bound = self.env.get(path) if path else None
+        bound = self.run.env.get(path) if path else None
         fact = bound.constant if bound is not None else None
         if path is None or bound is None or fact is None:
             return
         if not isinstance(fact.value, ArgumentDefaults):
             return
-        grown = declare(fact.value, node, lambda e: self._fold(e)[0], UNDECIDED)
-        self.env[path] = with_constant(bound, evolve(fact, value=grown))
+        grown = declare(fact.value, node, lambda e: self.folding.fold_pair(e)[0], UNDECIDED)
+        self.run.env[path] = with_constant(bound, evolve(fact, value=grown))
 
     def mutated(self, node: ast.Call) -> None:
         """``config.update(other)``, ``layers.append(x)``: a method that changes in place
@@ -95,45 +83,45 @@ class LaunchBindingsMixin:
         if not isinstance(func, ast.Attribute) or func.attr not in _MUTATING:
             return
         path = dotted(func.value)
-        bound = self.lookup(path) if path is not None else None
+        bound = self.run.lookup(path) if path is not None else None
         fact = bound.constant if bound is not None else None
         if path is None or bound is None or fact is None or not fact.decided:
             return
-        changed, condition = self._changed(fact, func.attr, node)
-        evidence = self._evidence(node) if changed is not UNDECIDED else fact.evidence
+        changed, condition = self.changed(fact, func.attr, node)
+        evidence = self.folding.evidence_of(node) if changed is not UNDECIDED else fact.evidence
         # a binding of an enclosing scope is shadowed here: this function reads the change
-        self.env[path] = with_constant(bound, ConstantFact(changed, evidence, condition))
+        self.run.env[path] = with_constant(bound, ConstantFact(changed, evidence, condition))
 
     def item_assigned(self, target: ast.Subscript, value: Value) -> None:
         """``config["lr"] = 1e-4``: the dict (or list) a name holds, with that item set;
         undecided when the key or the container is not known."""
         path = dotted(target.value)
-        bound = self.lookup(path) if path is not None else None
+        bound = self.run.lookup(path) if path is not None else None
         fact = bound.constant if bound is not None else None
         if path is None or bound is None or fact is None or not fact.decided:
             return
-        key, key_condition = self._fold(target.slice)
+        key, key_condition = self.folding.fold_pair(target.slice)
         item = value.constant
         changed: Hashable = UNDECIDED
         if key is not UNDECIDED and item is not None and item.decided:
             changed = _with_item(fact.value, key, item.value)
-        condition = self.condition.worst(fact.condition).worst(key_condition)
+        condition = self.run.condition.worst(fact.condition).worst(key_condition)
         if item is not None:
             condition = condition.worst(item.condition)
-        evidence = self._evidence(target) if changed is not UNDECIDED else fact.evidence
-        self.env[path] = with_constant(bound, ConstantFact(changed, evidence, condition))
+        evidence = self.folding.evidence_of(target) if changed is not UNDECIDED else fact.evidence
+        self.run.env[path] = with_constant(bound, ConstantFact(changed, evidence, condition))
 
-    def _changed(
+    def changed(
         self, fact: ConstantFact, method: str, node: ast.Call
     ) -> tuple[Hashable, PathCondition]:
         """The container ``fact`` holds after ``method`` ran on it with ``node``'s
         arguments (undecided where the fold cannot follow)."""
-        here = self.condition.worst(fact.condition)
+        here = self.run.condition.worst(fact.condition)
         container = fact.value
         if any(isinstance(a, ast.Starred) for a in node.args) or not isinstance(container, tuple):
             return UNDECIDED, here
-        parts = [self._fold(a) for a in node.args]
-        keywords = [(k.arg, self._fold(k.value)) for k in node.keywords]
+        parts = [self.folding.fold_pair(a) for a in node.args]
+        keywords = [(k.arg, self.folding.fold_pair(k.value)) for k in node.keywords]
         used = [*parts, *(part for _, part in keywords)]
         if any(part[0] is UNDECIDED for part in used) or any(k is None for k, _ in keywords):
             return UNDECIDED, here
@@ -185,29 +173,13 @@ class LaunchBindingsMixin:
         if info is None:
             return
         if runner:  # a plain launch passes no flags: every parameter at its default
-            self.call_local(info, [], {}, node)
+            self.run.call_local(info, [], {}, node)
             return
         passed = next((k.value for k in node.keywords if k.arg == "args"), None)
-        arguments = self.evaluate(passed) if passed is not None else None
+        arguments = self.run.evaluate(passed) if passed is not None else None
         elements = list(arguments.elements or ()) if arguments is not None else []
-        rank = Value(constant=ConstantFact(0, self._evidence(node), self.condition))
-        self.call_local(info, [rank, *elements], {}, node)
-
-    def taken_branch(
-        self,
-        entry: PathCondition,
-        body: tuple[PathCondition, dict[str, Value]],
-        orelse: tuple[PathCondition, dict[str, Value]],
-    ) -> dict[str, Value] | None:
-        """The environment after an ``if`` whose test a plain launch decides: the branch it
-        takes, alone (``model = DDP(model)`` on the multi-GPU path does not make ``model``
-        an unknown wrapper for the single-GPU path, whose calls then resolve). The skipped
-        branch was still run, so its statements hold their conditions. None: both may run."""
-        skipped = (PathCondition.OFF, PathCondition.MULTI_GPU)
-        for (taken, env), (other, _) in ((body, orelse), (orelse, body)):
-            if taken is entry and other in skipped and other is not entry:
-                return env
-        return None
+        rank = Value(constant=ConstantFact(0, self.folding.evidence_of(node), self.run.condition))
+        self.run.call_local(info, [rank, *elements], {}, node)
 
     def taken_arm(self, test: Value, body: Value, orelse: Value) -> Value | None:
         """``model.module if ddp else model`` in launch mode, with ``ddp`` decided by the
@@ -221,44 +193,6 @@ class LaunchBindingsMixin:
             return body if fact.value else orelse
         except Exception:  # a value whose truth cannot be taken
             return None
-
-    def seen_through(
-        self, env: dict[str, Value], condition: PathCondition, other: dict[str, Value]
-    ) -> dict[str, Value]:
-        """``env`` as it leaves a branch that runs under ``condition``, where it differs
-        from the ``other`` branch's: those facts hold only when this branch runs (a skipped
-        branch's are off), so the join keeps the branch that runs — the value set before
-        ``if cuda: device = "cuda"`` does not undecide the one the branch sets. A value
-        both branches leave alone holds either way, and keeps its condition."""
-        if condition is PathCondition.DEFAULT:
-            return env
-        seen = {}
-        for name, value in env.items():
-            fact = value.constant
-            if fact is None or other.get(name) is value:
-                seen[name] = value
-                continue
-            worse = fact.under(condition)
-            seen[name] = value if worse is fact else with_constant(value, worse)
-        return seen
-
-    def with_constant_elements(self, value: Value, count: int) -> Value:
-        """``a, b = parser.parse_args_into_dataclasses()``: a tuple constant of ``count``
-        items gives each target its item (the dataflow's own elements, where it has them,
-        with the item's fact)."""
-        fact = value.constant
-        items = fact.value if fact is not None else None
-        if not isinstance(items, tuple) or len(items) != count or fact is None:
-            return value
-        elements = value.elements if value.elements and len(value.elements) == count else None
-        parts = tuple(
-            with_constant(
-                elements[i] if elements else Value(),
-                ConstantFact(item, fact.evidence, fact.condition),
-            )
-            for i, item in enumerate(items)
-        )
-        return evolve(value, elements=parts)
 
     def complete_attribute_bindings(
         self, before: dict[str, Value], body: dict[str, Value], orelse: dict[str, Value]
@@ -277,7 +211,7 @@ class LaunchBindingsMixin:
     def _attribute_value(self, path: str, env: dict[str, Value]) -> Value | None:
         """``args.batch_size`` read from a parsed namespace in ``env`` (None: not one)."""
         head, _, attribute = path.partition(".")
-        base = env.get(head) or self.lookup(head)
+        base = env.get(head) or self.run.lookup(head)
         fact = base.constant if base is not None else None
         if fact is None or "." in attribute or not isinstance(fact.value, Namespace):
             return None
@@ -294,13 +228,13 @@ class LaunchBindingsMixin:
         taken = supplied + (1 if info.is_method else 0)  # ``self`` is not in ``supplied``
         for param, default in parameter_defaults(spec):
             index = positional.index(param) if param in positional else len(positional)
-            bound = self.env.get(param.arg)
+            bound = self.run.env.get(param.arg)
             if param.arg in keywords or index < taken or bound is None:
                 continue
-            found, _ = self._fold(default)
-            fact = ConstantFact(found, self._evidence(default), self.condition)
-            self.env[param.arg] = with_constant(bound, fact)
-        if spec.kwarg is not None and spec.kwarg.arg in self.env:
+            found, _ = self.folding.fold_pair(default)
+            fact = ConstantFact(found, self.folding.evidence_of(default), self.run.condition)
+            self.run.env[param.arg] = with_constant(bound, fact)
+        if spec.kwarg is not None and spec.kwarg.arg in self.run.env:
             # ``**kwargs``: the keywords no parameter took, as a dict of their values
             named = {p.arg for p in (*positional, *spec.kwonlyargs)}
             extra = Items(
@@ -308,10 +242,66 @@ class LaunchBindingsMixin:
                 for key, value in keywords.items()
                 if key not in named and key != "**"
             )
-            self.env[spec.kwarg.arg] = with_constant(
-                self.env[spec.kwarg.arg],
-                ConstantFact(extra, self._evidence(info.node), self.condition),
+            self.run.env[spec.kwarg.arg] = with_constant(
+                self.run.env[spec.kwarg.arg],
+                ConstantFact(extra, self.folding.evidence_of(info.node), self.run.condition),
             )
+
+
+def taken_branch(
+    entry: PathCondition,
+    body: tuple[PathCondition, dict[str, Value]],
+    orelse: tuple[PathCondition, dict[str, Value]],
+) -> dict[str, Value] | None:
+    """The environment after an ``if`` whose test a plain launch decides: the branch it
+    takes, alone (``model = DDP(model)`` on the multi-GPU path does not make ``model``
+    an unknown wrapper for the single-GPU path, whose calls then resolve). The skipped
+    branch was still run, so its statements hold their conditions. None: both may run."""
+    skipped = (PathCondition.OFF, PathCondition.MULTI_GPU)
+    for (taken, env), (other, _) in ((body, orelse), (orelse, body)):
+        if taken is entry and other in skipped and other is not entry:
+            return env
+    return None
+
+
+def seen_through(
+    env: dict[str, Value], condition: PathCondition, other: dict[str, Value]
+) -> dict[str, Value]:
+    """``env`` as it leaves a branch that runs under ``condition``, where it differs
+    from the ``other`` branch's: those facts hold only when this branch runs (a skipped
+    branch's are off), so the join keeps the branch that runs — the value set before
+    ``if cuda: device = "cuda"`` does not undecide the one the branch sets. A value
+    both branches leave alone holds either way, and keeps its condition."""
+    if condition is PathCondition.DEFAULT:
+        return env
+    seen = {}
+    for name, value in env.items():
+        fact = value.constant
+        if fact is None or other.get(name) is value:
+            seen[name] = value
+            continue
+        worse = fact.under(condition)
+        seen[name] = value if worse is fact else with_constant(value, worse)
+    return seen
+
+
+def with_constant_elements(value: Value, count: int) -> Value:
+    """``a, b = parser.parse_args_into_dataclasses()``: a tuple constant of ``count``
+    items gives each target its item (the dataflow's own elements, where it has them,
+    with the item's fact)."""
+    fact = value.constant
+    items = fact.value if fact is not None else None
+    if not isinstance(items, tuple) or len(items) != count or fact is None:
+        return value
+    elements = value.elements if value.elements and len(value.elements) == count else None
+    parts = tuple(
+        with_constant(
+            elements[i] if elements else Value(),
+            ConstantFact(item, fact.evidence, fact.condition),
+        )
+        for i, item in enumerate(items)
+    )
+    return evolve(value, elements=parts)
 
 
 def _with_item(container: Hashable, key: Hashable, item: Hashable) -> Hashable:

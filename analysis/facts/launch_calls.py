@@ -6,15 +6,15 @@ run configuration.
 (``GPTConfig(n_layer=24)``: a namespace of its fields), config files the script loads (the
 caller's data: :class:`~.launch_driver.LaunchInputs`), the environment and the hardware as
 a plain single-GPU launch sees them, ``dict(...)`` and ``locals()``, and the pure builtins
-(``int``, ``len``, ``min``...). A mixin of :class:`~.launch.LaunchMixin`, which folds
-every other expression.
+(``int``, ``len``, ``min``...). A collaborator of :class:`~.launch.LaunchFolding`, which
+folds every other expression.
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Hashable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..syntax.names import dotted
 from .binding import field_default
@@ -33,9 +33,10 @@ from .launch_arguments import ArgumentDefaults, DataclassParser, Namespace, pars
 from .launch_library import library_fields
 
 if TYPE_CHECKING:
-    from .values import Value
+    from .interpreter import FunctionRun
+    from .launch import LaunchFolding
 
-__all__ = ["LaunchCallsMixin", "is_dataclass"]
+__all__ = ["LaunchCalls", "is_dataclass"]
 
 _PURE_CALLS = {
     "int": int,
@@ -65,15 +66,14 @@ _TENSOR_FACTORIES = frozenset(
 _CONFIG_LOADERS = ("json.load", "safe_load", "yaml.load", "full_load")
 
 
-class LaunchCallsMixin:
-    """Call folding for :class:`~.launch.LaunchMixin`."""
+class LaunchCalls:
+    """Call folding for one run's :class:`~.launch.LaunchFolding`: the operands fold
+    through ``folding``, the run's path condition and variables are read through ``run``."""
 
-    if TYPE_CHECKING:
-        analyzer: Any
-        condition: PathCondition
-        env: dict[str, Value]
-
-        def _fold(self, node: ast.expr) -> tuple[Hashable, PathCondition]: ...
+    def __init__(self, run: FunctionRun, folding: LaunchFolding) -> None:
+        self.run = run
+        self.folding = folding
+        self.analyzer = run.analyzer
 
     def _with_parents(self, node: ast.Call) -> Hashable:
         """``ArgumentParser(parents=[base])``: a new parser holding its parents' flags and
@@ -83,7 +83,7 @@ class LaunchCallsMixin:
         for keyword in node.keywords:
             if keyword.arg != "parents":
                 continue
-            parents, _ = self._fold(keyword.value)
+            parents, _ = self.folding.fold_pair(keyword.value)
             if not isinstance(parents, tuple) or not all(
                 isinstance(p, ArgumentDefaults) for p in parents
             ):
@@ -93,8 +93,8 @@ class LaunchCallsMixin:
                     parser = parser.with_flag(dest, default)
         return parser
 
-    def _fold_call(self, node: ast.Call, name: str) -> tuple[Hashable, PathCondition]:
-        here = self.condition
+    def fold_call(self, node: ast.Call, name: str) -> tuple[Hashable, PathCondition]:
+        here = self.run.condition
         returns = self.analyzer.launch_driver.inputs.returns
         if returns and isinstance(node.func, ast.Name) and node.func.id in returns:
             return returns[node.func.id], here  # ``args = parse_args()`` from the project
@@ -106,7 +106,7 @@ class LaunchCallsMixin:
             names = tuple(dotted(c) or "" for c in classes)
             return DataclassParser(names), here
         if isinstance(node.func, ast.Attribute) and node.func.attr.startswith("parse_"):
-            receiver, condition = self._fold(node.func.value)
+            receiver, condition = self.folding.fold_pair(node.func.value)
             if isinstance(receiver, DataclassParser):
                 if node.func.attr != "parse_args_into_dataclasses":
                     return UNDECIDED, here
@@ -120,16 +120,16 @@ class LaunchCallsMixin:
         if name in _TENSOR_FACTORIES and node.args:
             return self._tensor(node), here
         if isinstance(node.func, ast.Attribute) and node.func.attr == "size":
-            receiver = self._fold(node.func.value)[0]
+            receiver = self.folding.fold_pair(node.func.value)[0]
             if isinstance(receiver, TensorShape):
-                index = [self._fold(a)[0] for a in node.args]
+                index = [self.folding.fold_pair(a)[0] for a in node.args]
                 return apply_folded(receiver.size, tuple((i, here) for i in index), here)
         if name in _ENVIRONMENT_GETTERS and node.args:
             # a plain launch sets no launcher variables: the default, or None
             if len(node.args) > 1:
-                return self._fold(node.args[1])
+                return self.folding.fold_pair(node.args[1])
             default = next((k.value for k in node.keywords if k.arg == "default"), None)
-            return self._fold(default) if default is not None else (None, here)
+            return self.folding.fold_pair(default) if default is not None else (None, here)
         handed = self._parser_handed_over(node, name)
         if handed is not None:
             return handed
@@ -151,29 +151,29 @@ class LaunchCallsMixin:
             for keyword in node.keywords:
                 if keyword.arg is None:
                     return UNDECIDED, here
-                fields[keyword.arg] = self._fold(keyword.value)[0]
+                fields[keyword.arg] = self.folding.fold_pair(keyword.value)[0]
             return Namespace(tuple(fields.items())), here
         if name == "locals" and not node.args:
-            return self._locals(), here
+            return self.run._locals(), here
         if name == "vars" and len(node.args) == 1 and not node.keywords:
             # ``vars(parser.parse_args())``: the flags as a dict
-            found = self._fold(node.args[0])
+            found = self.folding.fold_pair(node.args[0])
             if isinstance(found[0], Namespace):
                 return Items(found[0].values), found[1]
             return UNDECIDED, here
         if name == "dict" and not node.args and node.keywords:
-            keywords = [(k.arg, self._fold(k.value)) for k in node.keywords]
+            keywords = [(k.arg, self.folding.fold_pair(k.value)) for k in node.keywords]
             if any(key is None or part[0] is UNDECIDED for key, part in keywords):
                 return UNDECIDED, here
             items = Items((key, part[0]) for key, part in keywords)
             return items, worst_condition(here, [part for _, part in keywords])
         if name == "dict" and len(node.args) == 1 and not node.keywords:
-            found = self._fold(node.args[0])
+            found = self.folding.fold_pair(node.args[0])
             return found if is_items(found[0]) else (UNDECIDED, here)
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in STRING_METHODS and not node.keywords:
-            receiver = self._fold(func.value)
-            parts = [self._fold(a) for a in node.args]
+            receiver = self.folding.fold_pair(func.value)
+            parts = [self.folding.fold_pair(a) for a in node.args]
             found = string_method(receiver[0], func.attr, [p[0] for p in parts])
             if found is UNDECIDED:
                 return UNDECIDED, here
@@ -181,13 +181,13 @@ class LaunchCallsMixin:
         function = _PURE_CALLS.get(name)
         if function is None or node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
             return UNDECIDED, here
-        parts = [self._fold(a) for a in node.args]
+        parts = [self.folding.fold_pair(a) for a in node.args]
         return apply_folded(function, tuple(parts), here)
 
     def _tensor(self, node: ast.Call) -> Hashable:
         """``torch.randn(4, 1)``, ``torch.zeros((B, T))``: the shape, when every size folds
         to a non-negative int (``torch.Tensor([1.0, 2.0])`` holds data: not a shape)."""
-        sizes = [self._fold(a)[0] for a in node.args]
+        sizes = [self.folding.fold_pair(a)[0] for a in node.args]
         data = node.func.attr == "Tensor" if isinstance(node.func, ast.Attribute) else False
         if len(sizes) == 1 and isinstance(sizes[0], tuple) and not data:
             sizes = list(sizes[0])  # ``torch.zeros((B, T))``; ``torch.Tensor((1, 2))`` is data
@@ -204,7 +204,7 @@ class LaunchCallsMixin:
             opener = dotted(source.func) or ""
             if opener.rsplit(".", 1)[-1] in ("open", "Path"):
                 source = source.args[0]
-        filename = self._fold(source)[0]
+        filename = self.folding.fold_pair(source)[0]
         if not isinstance(filename, str):
             return UNDECIDED
         return self.analyzer.launch_driver.inputs.load(filename)
@@ -217,7 +217,7 @@ class LaunchCallsMixin:
         keep their defaults; what it adds is not known (undecided when read)."""
         if name in self.analyzer.index.top_functions or len(node.args) != 1 or node.keywords:
             return None
-        handed = self._fold(node.args[0])
+        handed = self.folding.fold_pair(node.args[0])
         return handed if isinstance(handed[0], ArgumentDefaults) else None
 
     def _dataclass_defaults(self, name: str) -> Namespace:
@@ -254,13 +254,13 @@ class LaunchCallsMixin:
                 if default is None or (foreign and not _written_value(default)):
                     found: Hashable = UNDECIDED
                 else:
-                    found = self._fold(default)[0]
+                    found = self.folding.fold_pair(default)[0]
                 fields[statement.target.id] = found
         for name, argument in zip(list(fields), call.args):
-            fields[name] = self._fold(argument)[0]
+            fields[name] = self.folding.fold_pair(argument)[0]
         for keyword in call.keywords:
             if keyword.arg is None:  # ``GPTConfig(**model_args)``: a dict the launch decides
-                unpacked = self._fold(keyword.value)[0]
+                unpacked = self.folding.fold_pair(keyword.value)[0]
                 if not is_items(unpacked):
                     return UNDECIDED
                 for key, item in unpacked:
@@ -268,15 +268,15 @@ class LaunchCallsMixin:
                         return UNDECIDED
                     fields[key] = item
                 continue
-            fields[keyword.arg] = self._fold(keyword.value)[0]
+            fields[keyword.arg] = self.folding.fold_pair(keyword.value)[0]
         return Namespace(tuple(fields.items()))
 
-    def _locals(self) -> Items:
+    def locals_items(self) -> Items:
         """``locals()``: the function's variables as a dict of their launch values
         (``dict(locals())`` packages an entry point's parameters for its workers)."""
         return Items(
             (name, value.constant.value if value.constant is not None else UNDECIDED)
-            for name, value in self.env.items()
+            for name, value in self.run.env.items()
             if "." not in name
         )
 

@@ -91,7 +91,7 @@ class LaunchDriver:
         self._best: dict[tuple, PathCondition] = {}  # memo key -> best condition analysed
         # function -> the best condition it was analysed under, and that analysis' summary
         self._runs: dict[str, tuple[PathCondition, Summary]] = {}
-        # (literal node id, condition) -> its value with its fact (:meth:`LaunchMixin._literal`)
+        # (literal node id, condition) -> its value with its fact (:meth:`~.launch.LaunchFolding._literal`)
         self.literals: dict[tuple[int, PathCondition], Value] = {}
         self._callees: dict[str, list[FunctionInfo]] = {}  # :meth:`_called_by_name`
 

@@ -243,6 +243,8 @@ def present(result):
 def cell_lines(path: str) -> list[str]:
     """The lines of cell ``nb.ipynb:cell N`` (for showing a finding's source line)."""
     notebook, number = split_cell(path)
+    if number is None:
+        return []
     try:
         with open(notebook, encoding="utf-8-sig") as handle:
             cells = cells_of(handle.read())

@@ -19,6 +19,15 @@ _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 _NUMBER_ETC = re.compile(r"[^,\]}\s]+")
 
 
+def _end(pattern: re.Pattern[str], text: str, at: int) -> int:
+    """Where ``pattern``, matched at ``at``, ends (the text is JSON a parser accepted, so
+    the token is there; a text that is not JSON is a ValueError, as ``json`` says it)."""
+    match = pattern.match(text, at)
+    if match is None:
+        raise ValueError(f"not JSON at offset {at}")
+    return match.end()
+
+
 class _Scanner:
     """A JSON reader that remembers where ``cells[i].source`` values lie."""
 
@@ -27,7 +36,7 @@ class _Scanner:
         self.spans: dict[int, tuple[int, int]] = {}
 
     def skip(self, at: int) -> int:
-        return _WS.match(self.text, at).end()
+        return _end(_WS, self.text, at)
 
     def value(self, at: int, path: tuple) -> int:
         at = self.skip(at)
@@ -37,15 +46,15 @@ class _Scanner:
         if char == "[":
             return self.array(at, path)
         if char == '"':
-            return _STRING.match(self.text, at).end()
-        return _NUMBER_ETC.match(self.text, at).end()
+            return _end(_STRING, self.text, at)
+        return _end(_NUMBER_ETC, self.text, at)
 
     def object(self, at: int, path: tuple) -> int:
         at = self.skip(at + 1)
         if self.text[at] == "}":
             return at + 1
         while True:
-            key_end = _STRING.match(self.text, at).end()
+            key_end = _end(_STRING, self.text, at)
             key = json.loads(self.text[at:key_end])
             at = self.skip(key_end)
             start = self.skip(at + 1)  # past the colon
@@ -86,8 +95,8 @@ def render_source(old_value: str, source: str) -> str:
         return json.dumps(source, ensure_ascii=ensure_ascii)
     lines = source.splitlines(keepends=True)
     inner = old_value[1:-1]
-    first = re.match(r"\s*", inner).group(0)
-    closing = re.search(r"\s*$", inner).group(0) if inner.strip() else ""
+    first = inner[: len(inner) - len(inner.lstrip())]  # the whitespace before the first line
+    closing = inner[len(inner.rstrip()) :] if inner.strip() else ""  # and after the last
     if not lines:
         return "[]"
     separator = "," + (first if "\n" in first else " ")

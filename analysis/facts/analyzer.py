@@ -456,18 +456,19 @@ class FileAnalyzer:
                 condition=condition,
             )
         self._contexts[info.qualname] = contexts + 1
+        cache = self.cache
         cache_key = (
-            (effects_token(), self.fingerprints.key(info, key)) if self.cache is not None else None
+            (effects_token(), self.fingerprints.key(info, key)) if cache is not None else None
         )  # a function analysed under a project's library-effects table is another entry
-        if cache_key is not None:
-            entry = self.cache.get(cache_key)
+        if cache is not None and cache_key is not None:
+            entry = cache.get(cache_key)
             if entry is not None and self._replay(info, entry):
-                self.cache.hits += 1
+                cache.hits += 1
                 self._memo[key] = (entry.summary, entry.trace)
                 if record:
                     self._register(info, entry.trace)
                 return entry.summary
-            self.cache.misses += 1
+            cache.misses += 1
         env = bind_parameters(info, args, kwargs, self_value, self.index.imports)
         trace = Trace(info.qualname, contextual=bool(args or kwargs))
         outer = self.closures.get(info.qualname)
@@ -495,8 +496,8 @@ class FileAnalyzer:
         self._memo[key] = (summary, trace)
         if driver is not None:
             driver.analysed(key, info, condition, summary)
-        if cache_key is not None:
-            self.cache.put(cache_key, Entry(summary, trace, effects))
+        if cache is not None and cache_key is not None:
+            cache.put(cache_key, Entry(summary, trace, effects))
         if record:
             self._register(info, trace)
         return summary

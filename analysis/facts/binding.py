@@ -75,10 +75,10 @@ def bind_parameters(
         elif param.arg in kwargs:
             value = kwargs[param.arg]
         elif param.arg in defaults:
+            default = defaults[param.arg]
             value = (
                 SCALAR
-                if isinstance(defaults[param.arg], ast.Constant)
-                and defaults[param.arg].value is not None
+                if isinstance(default, ast.Constant) and default.value is not None
                 else UNKNOWN
             )
         else:

@@ -373,11 +373,11 @@ class Calls:
         if name.startswith("torch."):
             joined = combine(args)
             leaf = name.rsplit(".", 1)[-1]
-            activation = first.activation if leaf in catalog.ACTIVATION_PRESERVING_METHODS else None
+            kept = first.activation if leaf in catalog.ACTIVATION_PRESERVING_METHODS else None
             scaled = all(a.scaled for a in args if a.graph) if joined.graph else False
             return evolve(
                 joined,
-                activation=activation,
+                activation=kept,
                 scaled=scaled,
                 proven_tensor=leaf in tensors.TORCH_FUNCTIONS,
             )
@@ -641,12 +641,12 @@ class Calls:
             )
         if method in catalog.SCALING_METHODS:
             return evolve(result, scaled=True, proven_tensor=tensor.proven_tensor)
-        activation = tensor.activation if method in catalog.ACTIVATION_PRESERVING_METHODS else None
+        kept = tensor.activation if method in catalog.ACTIVATION_PRESERVING_METHODS else None
         return evolve(
             result,
-            activation=activation,
+            activation=kept,
             scaled=tensor.scaled,
             backwarded=tensor.backwarded,
-            origin=tensor.origin if activation else None,
+            origin=tensor.origin if kept else None,
             proven_tensor=tensor.proven_tensor and method in tensors.TENSOR_METHODS,
         )

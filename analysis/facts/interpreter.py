@@ -518,7 +518,8 @@ class FunctionRun:
         if value.kind in (Kind.CONTAINER, Kind.SCALAR) or (
             value.kind is Kind.TENSOR and not value.graph
         ):
-            loc = Loc(self.trace.function, statement.lineno, statement.col_offset, path)
+            line = getattr(statement, "lineno", 0)  # a comprehension's clause has none
+            loc = Loc(self.trace.function, line, getattr(statement, "col_offset", 0), path)
             self.loc_loops[loc] = tuple(self.loops)
             value = evolve(value, locs=value.locs | {loc})
         previous = self.lookup(path)
@@ -532,13 +533,7 @@ class FunctionRun:
             and path not in self.detached_paths
         ):
             # ``total = total + loss``: an accumulator, like ``total += loss``
-            self.store(
-                previous,
-                value,
-                statement,
-                path,
-                statement.value if hasattr(statement, "value") else target,
-            )
+            self.store(previous, value, statement, path, statement.value or target)
         if self.analyzer.launch is not None:
             value = self.folding.bound_constant(value)
         self.env[path] = value

@@ -36,6 +36,7 @@ their own.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -202,7 +203,7 @@ class ModuleCounter:
 
     # -- counting ------------------------------------------------------------------------
     def count_class(
-        self, name: str, args: list[Any] = (), kwargs: dict[str, Any] | None = None
+        self, name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None
     ) -> ModuleCount:
         """The parameters of ``name(*args, **kwargs)`` (values already evaluated)."""
         node, owner = self.classes[name]
@@ -717,13 +718,14 @@ class ModuleCounter:
             values = [self.value(a, env) for a in node.args]
             if node.func.id == "len" and not (len(values) == 1 and isinstance(values[0], tuple)):
                 raise _Unknown
+            builtin: dict[str, Callable[..., Any]] = {
+                "int": lambda *v: int(v[0]),
+                "max": max,
+                "min": min,
+                "len": lambda *v: len(v[0]),  # of a known tuple (a list's value)
+            }
             try:
-                return {
-                    "int": lambda *v: int(v[0]),
-                    "max": max,
-                    "min": min,
-                    "len": lambda *v: len(v[0]),  # of a known tuple (a list's value)
-                }[node.func.id](*values)
+                return builtin[node.func.id](*values)
             except (TypeError, ValueError, IndexError):  # int(None), max(()): not a size
                 raise _Unknown from None
         if (

@@ -10,20 +10,22 @@ callee is not the project's, and the dataflow resolves the call as before.
 from __future__ import annotations
 
 import ast
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..facts.values import Value
 
+if TYPE_CHECKING:
+    from ..facts.interpreter import FunctionRun
 
-def linked_call(run: Any, node: ast.Call) -> Value | None:
-    """``run``: the calling :class:`~torchward.analysis.facts.interpreter.FunctionRun` (typed
-    loosely: the calls mixin passes itself)."""
+
+def linked_call(run: FunctionRun, node: ast.Call) -> Value | None:
+    """``run``: the calling :class:`~torchward.analysis.facts.interpreter.FunctionRun`."""
     project = run.analyzer.project
     return project.call(run, node) if project is not None else None
 
 
 def linked_method(
-    run: Any, receiver: Value, method: str, node: ast.Call, receiver_path: str | None
+    run: FunctionRun, receiver: Value, method: str, node: ast.Call, receiver_path: str | None
 ) -> Value | None:
     project = run.analyzer.project
     if project is None or not receiver.class_name:

@@ -158,7 +158,7 @@ async def _cell_report(
 
 
 async def _workspace_items(server: TorchwardServer, previous: dict[str, str]):
-    items = []
+    items: list[types.WorkspaceDocumentDiagnosticReport] = []
     changed = False
     for document in server.documents:
         if server.notebooks.get(document.uri) is not None:

@@ -66,6 +66,7 @@ class Workspace:
 
     def project_config(self, path: str) -> tuple[Config, str | None]:
         """The configuration that governs ``path``, and the error that replaced it by defaults."""
+        start: str | None
         if os.path.isabs(path):
             start = os.path.dirname(path)
         else:  # an untitled or remote document: the first folder, else nothing

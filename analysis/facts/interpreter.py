@@ -39,6 +39,7 @@ from .loops import LoopRunner
 from .values import UNKNOWN, Kind, Loc, ModeFact, Value, evolve, join, join_env
 
 if TYPE_CHECKING:
+    from .analyzer import FileAnalyzer
     from .semantic import FunctionInfo
 
 
@@ -119,7 +120,7 @@ class FunctionRun:
 
     def __init__(
         self,
-        analyzer,
+        analyzer: FileAnalyzer,
         trace: Trace,
         body: list[ast.stmt],
         *,
@@ -169,8 +170,9 @@ class FunctionRun:
 
     def execute(self, body: list[ast.stmt]) -> None:
         launch = self.analyzer.launch
+        driver = self.analyzer.launch_driver  # None exactly when ``launch`` is
         # launch mode: what an ``exec(open(PATH).read())`` statement runs (a configurator)
-        included = self.analyzer.launch_driver.inputs.included if launch is not None else None
+        included = driver.inputs.included if driver is not None else None
         for statement in body:
             if launch is not None:
                 launch.note_condition(statement, self.condition)

@@ -56,6 +56,7 @@ from .values import Value, with_constant
 
 if TYPE_CHECKING:
     from .interpreter import FunctionRun
+    from .launch_driver import LaunchDriver
 
 __all__ = ["LaunchFolding"]
 
@@ -91,6 +92,13 @@ class LaunchFolding:
         self.calls = LaunchCalls(run, self)
         self.bindings = LaunchBindings(run, self)
 
+    @property
+    def driver(self) -> LaunchDriver:
+        """The analyzer's launch driver: folding runs in launch mode only."""
+        driver = self.analyzer.launch_driver
+        assert driver is not None, "launch folding outside launch mode"
+        return driver
+
     def attach_constant(self, node: ast.expr, value: Value) -> Value:
         """``value`` (what ``node`` evaluated to) with the fact a plain launch gives it."""
         if node.__class__ is ast.Constant:
@@ -107,7 +115,7 @@ class LaunchFolding:
             fact = self._fact(node, value)
         # an enclosing expression folds from this instead of folding ``node`` again
         self.known[id(node)] = (fact.value, fact.condition)
-        self.analyzer.launch.note_constant(node, fact)
+        self.driver.facts.note_constant(node, fact)
         if value.constant is fact or (value.constant is None and not fact.decided):
             # nothing to carry: the value stays the object the dataflow made (``UNKNOWN``
             # itself — the dataflow tells an unresolved name by identity), and a binding
@@ -119,14 +127,15 @@ class LaunchFolding:
         """A literal's value with its fact, made once per node and condition (a fifth of
         the expressions launch mode evaluates are literals)."""
         key = (id(node), self.run.condition)
-        literals = self.analyzer.launch_driver.literals
+        literals = self.driver.literals
         known = literals.get(key)
         if known is None:
-            fact = ConstantFact(node.value, self.evidence_of(node), self.run.condition)
-            known = literals[key] = with_constant(value, fact)
+            made = ConstantFact(node.value, self.evidence_of(node), self.run.condition)
+            known = literals[key] = with_constant(value, made)
         fact = known.constant
+        assert fact is not None  # made with its fact above
         self.known[id(node)] = (fact.value, fact.condition)
-        self.analyzer.launch.note_constant(node, fact)
+        self.driver.facts.note_constant(node, fact)
         return known
 
     def _fold_unevaluated_arguments(self, node: ast.Call) -> None:
@@ -136,7 +145,7 @@ class LaunchFolding:
             if id(argument) not in self.known and not isinstance(argument, ast.Starred):
                 fact = self._fact(argument, None)
                 self.known[id(argument)] = (fact.value, fact.condition)
-                self.analyzer.launch.note_constant(argument, fact)
+                self.driver.facts.note_constant(argument, fact)
 
     def bound_constant(self, value: Value) -> Value:
         """``value`` as a binding stores it: its fact seen under the binding's condition,

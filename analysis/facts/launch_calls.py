@@ -95,7 +95,7 @@ class LaunchCalls:
 
     def fold_call(self, node: ast.Call, name: str) -> tuple[Hashable, PathCondition]:
         here = self.run.condition
-        returns = self.analyzer.launch_driver.inputs.returns
+        returns = self.folding.driver.inputs.returns
         if returns and isinstance(node.func, ast.Name) and node.func.id in returns:
             return returns[node.func.id], here  # ``args = parse_args()`` from the project
         if name.endswith("argparse.ArgumentParser") or name == "ArgumentParser":
@@ -137,7 +137,7 @@ class LaunchCalls:
         if config_class is not None and is_dataclass(config_class.node):
             return self._dataclass_instance(config_class.node, node), here
         imported = (
-            self.analyzer.launch_driver.inputs.dataclasses.get(node.func.id)
+            self.folding.driver.inputs.dataclasses.get(node.func.id)
             if config_class is None and isinstance(node.func, ast.Name)
             else None
         )
@@ -207,7 +207,7 @@ class LaunchCalls:
         filename = self.folding.fold_pair(source)[0]
         if not isinstance(filename, str):
             return UNDECIDED
-        return self.analyzer.launch_driver.inputs.load(filename)
+        return self.folding.driver.inputs.load(filename)
 
     def _parser_handed_over(
         self, node: ast.Call, name: str

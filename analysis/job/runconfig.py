@@ -230,7 +230,24 @@ def _read_job(
             bare_layer_model(tree, path, values, state, notes)
         except (TypeError, ValueError, IndexError, KeyError, AttributeError) as error:
             notes.append(f"{path}: the layer it trains could not be counted ({error!r})")
+    if "model" not in state.fields:
+        notes.extend(_model_left_to_launch(state.unread_models, path))
     return reader, notes
+
+
+def _model_left_to_launch(loads: list[tuple[int, str]], path: str) -> list[str]:
+    """Where the model would come from when the script loads it by a name it never sets
+    (``from_pretrained(args.model_name_or_path)`` of a required flag): say so, and which
+    flag, instead of only that no model was found."""
+    notes = []
+    for line, expression in loads[:1]:  # the first load: the model the job trains
+        leaf = expression.rsplit(".", 1)[-1]
+        flag = f" (likely `--{leaf}` at launch)" if "." in expression else ""
+        notes.append(
+            f"{path}:{line}: the model is loaded from `{expression}`, which holds no value "
+            f"the reader can follow on a plain launch{flag}: give --model ID"
+        )
+    return notes
 
 
 def read_script(path: str, argv: tuple[str, ...] = ()) -> tuple[RunConfig, list[str]]:

@@ -270,6 +270,13 @@ class FamilyReaders:
         )
         if arg and isinstance(arg[0], str):
             self.state.set("model", self.local_checkpoint(arg[0]), call.lineno, arg[1])
+        elif arg is None:
+            named = call.args[0] if call.args else None
+            named = named or next(
+                (k.value for k in call.keywords if k.arg == "pretrained_model_name_or_path"), None
+            )
+            if isinstance(named, (ast.Name, ast.Attribute)):  # a flag or a variable
+                self.state.unread_models.append((call.lineno, ast.unparse(named)))
         found = self.state.keyword(call, "torch_dtype", "dtype")
         text = ast.unparse(call)
         for key, dtype in DTYPES.items():

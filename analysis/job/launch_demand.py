@@ -32,7 +32,8 @@ recursive helper, ``x = f(x)`` cycles) gets an undecided fact, and what met that
 kept only until the question is answered (:class:`~.launch_demand_memo.Memo`). Where statements stand and what
 they bind is :mod:`.launch_places`.
 
-The parts, one concept each: what a name holds where it is read
+The parts, one concept each, composed (each collaborator receives the file's shared
+state, :mod:`.launch_demand_state`, explicitly): what a name holds where it is read
 (:mod:`.launch_demand_names`), at a function's entry (:mod:`.launch_demand_entry`), a
 statement's condition (:mod:`.launch_demand_conditions`), how answers are kept
 (:mod:`.launch_demand_memo`).
@@ -51,20 +52,12 @@ from ..facts.events import Trace
 from ..facts.interpreter import FunctionRun
 from ..facts.values import Value
 from ..syntax.names import dotted
-from .launch_demand_conditions import ConditionsMixin
-from .launch_demand_entry import EntryMixin
-from .launch_demand_memo import (
-    MAX_CONTEXT,
-    MISSING,
-    STEPS,
-    CallSite,
-    Context,
-    Cycle,
-    Memo,
-    depth,
-)
-from .launch_demand_names import NamesMixin
-from .launch_places import Places, own_statements
+from .launch_demand_conditions import Conditions
+from .launch_demand_entry import Entry
+from .launch_demand_memo import MAX_CONTEXT, STEPS, CallSite, Context, Cycle, depth
+from .launch_demand_names import Names
+from .launch_demand_state import DemandState
+from .launch_places import own_statements
 
 if TYPE_CHECKING:
     from ..facts.analyzer import FileAnalyzer
@@ -77,7 +70,7 @@ _TRACE = Trace(function="<demand>")
 
 class DemandRun(FunctionRun):
     """A run that only folds, at one statement: its names come from the bindings that
-    reach the statement (:meth:`DemandLaunch.value_before`)."""
+    reach the statement (:meth:`~.launch_demand_names.Names.value_before`)."""
 
     def __init__(
         self,
@@ -94,13 +87,13 @@ class DemandRun(FunctionRun):
         self._locals_found: Items | None = None
 
     def lookup(self, name: str) -> Value | None:
-        fact = self.demand.value_before(name, self.statement, self.scope, self.context)
+        fact = self.demand.names.value_before(name, self.statement, self.scope, self.context)
         return None if fact is None else Value(constant=fact)
 
     def _fold_attribute(self, node: ast.Attribute) -> tuple[Hashable, PathCondition]:
         path = dotted(node)
         if path is not None and "." in path:
-            fact = self.demand.value_before(path, self.statement, self.scope, self.context)
+            fact = self.demand.names.value_before(path, self.statement, self.scope, self.context)
             if fact is not None:  # ``args.batch_size = 8`` rebinds the attribute
                 return fact.value, fact.condition
         return super()._fold_attribute(node)
@@ -113,7 +106,7 @@ class DemandRun(FunctionRun):
         if self._locals_found is not None:
             return self._locals_found
         facts = [
-            (p, self.demand.value_before(p, self.statement, self.scope, self.context))
+            (p, self.demand.names.value_before(p, self.statement, self.scope, self.context))
             for p in self.demand.places.parameters(self.scope.node).names
         ]
         self._locals_found = Items((p, f.value if f is not None else UNDECIDED) for p, f in facts)
@@ -131,33 +124,21 @@ class DemandRun(FunctionRun):
         return (fact.value, fact.condition) if fact is not None else found
 
 
-class DemandLaunch(NamesMixin, EntryMixin, ConditionsMixin):
-    """Launch facts of one file, computed when asked (see the module docstring)."""
+class DemandLaunch:
+    """Launch facts of one file, computed when asked (see the module docstring): the two
+    questions, folding, and the collaborators that answer the rest — each given the
+    file's :class:`~.launch_demand_state.DemandState` explicitly."""
 
     budget = STEPS  # bindings, folds and conditions one question may visit
 
     def __init__(self, analyzer: FileAnalyzer) -> None:
         self.analyzer = analyzer
-        self.tree = analyzer.tree
-        self.places = Places(analyzer)
-        self._sites: dict[int, list[tuple[ast.Call, ast.stmt, FunctionInfo | None]]] = {}
-        self._stopped = Memo()  # (statement id, context) -> :meth:`_stops`
-        self._branch_memo = Memo()  # (``if`` id, context) -> :meth:`_branches`
+        self.state = DemandState(analyzer, self.budget)
+        self.places = self.state.places
+        self.names = Names(self.state, self)
+        self.entry = Entry(self.state, self)
+        self.conditions = Conditions(self.state, self)
         self._runs: dict[tuple, DemandRun] = {}
-        self._values = Memo()  # bindings' and returns' facts (:meth:`_guarded`)
-        self._conditions = Memo()  # (statement id, context) -> :meth:`condition_in`
-        self._entries = Memo()  # (function node id, context) -> :meth:`entry_condition`
-        self._unused: dict[str, ast.FunctionDef] | None = None  # functions no launch runs
-        self._memos = (
-            self._values,
-            self._conditions,
-            self._entries,
-            self._branch_memo,
-            self._stopped,
-        )
-        self._active: set[tuple] = set()
-        self._cycles = 0  # how many guesses cycles forced: what met one is not memoised
-        self._steps = 0
 
     def scope_of(self, statement: ast.AST) -> FunctionInfo | None:
         """The function ``statement`` is in (None: the module's code)."""
@@ -179,14 +160,12 @@ class DemandLaunch(NamesMixin, EntryMixin, ConditionsMixin):
         if not isinstance(statement, ast.stmt):
             return None
         found = self._ask(
-            lambda: self.condition_in(statement, self.places.scope_of(statement), None)
+            lambda: self.conditions.condition_in(statement, self.places.scope_of(statement), None)
         )
         return found if found is not None else PathCondition.UNSURE
 
     def _ask(self, question: Callable):
-        self._steps = 0
-        for memo in self._memos:
-            memo.forget_guesses()
+        self.state.new_question()
         try:
             return question()
         except (Cycle, RecursionError):
@@ -202,7 +181,7 @@ class DemandLaunch(NamesMixin, EntryMixin, ConditionsMixin):
         key = (id(statement), context)
         run = self._runs.get(key)
         if run is None:
-            condition = self.condition_in(statement, scope, context)
+            condition = self.conditions.condition_in(statement, scope, context)
             run = self._runs[key] = DemandRun(self, statement, scope, context, condition)
         return run
 
@@ -231,31 +210,9 @@ class DemandLaunch(NamesMixin, EntryMixin, ConditionsMixin):
                 returned = statement.value
                 found = join_constants(
                     found,
-                    self._guarded(
+                    self.state.guarded(
                         ("return", id(statement), context),
                         partial(self.fold, returned, statement, info, context),
                     ),
                 )
         return found
-
-    def _guarded(
-        self, key: tuple, compute: Callable[[], ConstantFact | None]
-    ) -> ConstantFact | None:
-        known = self._values.get(key)
-        if known is not MISSING:
-            return known  # type: ignore[return-value]
-        if key in self._active or self._steps > self.budget:
-            raise self._cycle()
-        self._steps += 1
-        self._active.add(key)
-        cycles = self._cycles
-        try:
-            found = compute()
-        finally:
-            self._active.discard(key)
-        self._values.keep(key, found, cycles == self._cycles)
-        return found
-
-    def _cycle(self) -> Cycle:
-        self._cycles += 1
-        return Cycle()

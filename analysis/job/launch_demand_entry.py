@@ -8,7 +8,7 @@ another function rebinds, that function's where it made the call).
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..facts.conditions import PathCondition
 from ..facts.constants import UNDECIDED, ConstantFact, is_items, join_constants
@@ -17,20 +17,22 @@ from .launch_demand_memo import MAX_CONTEXT, CallSite, Context, Cycle, depth
 
 if TYPE_CHECKING:
     from ..facts.semantic import FunctionInfo
+    from .launch_demand import DemandLaunch
+    from .launch_demand_state import DemandState
 
-__all__ = ["SPAWNERS", "EntryMixin", "spawned"]
+__all__ = ["SPAWNERS", "Entry", "spawned"]
 
 SPAWNERS = ("spawn", "start_processes")  # ``torch.multiprocessing``'s, by their leaf name
 
 
-class EntryMixin:
+class Entry:
     """A function's entry values for :class:`~.launch_demand.DemandLaunch`."""
 
-    if TYPE_CHECKING:  # the rest of DemandLaunch (the other mixins, the questions, the memo)
+    def __init__(self, state: DemandState, launch: DemandLaunch) -> None:
+        self.state = state
+        self.launch = launch  # the questions, and the other collaborators it holds
 
-        def __getattr__(self, name: str) -> Any: ...
-
-    def _at_entry(
+    def at_entry(
         self, name: str, scope: FunctionInfo | None, context: Context
     ) -> ConstantFact | None:
         """A name its block does not bind: a parameter, the closure's, the module's — the
@@ -38,21 +40,21 @@ class EntryMixin:
         function and context."""
         if scope is None:
             return None
-        return self._guarded(
+        return self.state.guarded(
             ("entry", name, id(scope.node), context),
             lambda: self._entry_value(name, scope, context),
         )
 
     def _entry_value(self, name: str, scope: FunctionInfo, context: Context) -> ConstantFact | None:
         function = scope.node
-        parameters = self.places.parameters(function)
+        parameters = self.state.places.parameters(function)
         if name in parameters.variadic:
-            return self._undecided_at(function, scope, context)
+            return self.launch.names.undecided_at(function, scope, context)
         if name in parameters.names:
             return self._parameter(name, scope, context)
-        outer = self.places.scope_of(function)
+        outer = self.state.places.scope_of(function)
         if outer is not None:  # the closure: what the enclosing function held at the ``def``
-            return self.value_before(name, function, outer, None)
+            return self.launch.names.value_before(name, function, outer, None)
         return self._module_value(name, scope, context)
 
     def _module_value(
@@ -64,7 +66,7 @@ class EntryMixin:
         rebinds (``global FLASH; FLASH = args.flash`` in ``main``) is that function's value
         where it made the call that leads here; asked of no call, the join over the
         function's call sites."""
-        if self.places.rebinders(name):
+        if self.state.places.rebinders(name):
             found = self._rebound_global(name, scope, context)
             if found is not None:
                 return found
@@ -72,28 +74,29 @@ class EntryMixin:
         while context is not None:
             outermost, context = context, context.outer
         if outermost is not None and outermost.caller is None:
-            return self.value_before(name, outermost.statement, None, None)
-        body = self.tree.body
-        return self._guarded(
-            ("module", name), lambda: self._scan(name, body, len(body), lambda: None, None, None)
+            return self.launch.names.value_before(name, outermost.statement, None, None)
+        body = self.state.tree.body
+        return self.state.guarded(
+            ("module", name),
+            lambda: self.launch.names.scan(name, body, len(body), lambda: None, None, None),
         )
 
     def _rebound_global(
         self, name: str, scope: FunctionInfo, context: Context
     ) -> ConstantFact | None:
-        rebinders = self.places.rebinders(name)
+        rebinders = self.state.places.rebinders(name)
         inner = context
         while inner is not None:
             _call, statement, outer, caller = inner
             if caller is None:
                 return None  # called from the module's own code: the module's value
             if id(caller.node) in rebinders:
-                return self.value_before(name, statement, caller, outer)
+                return self.launch.names.value_before(name, statement, caller, outer)
             inner = outer
         if context is not None:
             return None
         found: ConstantFact | None = None
-        for call, statement, caller in self.call_sites(scope):
+        for call, statement, caller in self.launch.conditions.call_sites(scope):
             site = CallSite(call, statement, None, caller)
             if caller is None or depth(site) > MAX_CONTEXT:
                 continue
@@ -102,7 +105,7 @@ class EntryMixin:
                     found,
                     self._module_value(name, caller, site)
                     if id(caller.node) not in rebinders
-                    else self.value_before(name, statement, caller, None),
+                    else self.launch.names.value_before(name, statement, caller, None),
                 )
             except Cycle:
                 continue
@@ -112,7 +115,7 @@ class EntryMixin:
         if context is not None:
             return self._argument(name, scope, context)
         found: ConstantFact | None = None
-        sites = list(self.call_sites(scope))
+        sites = list(self.launch.conditions.call_sites(scope))
         for call, statement, caller in sites:
             inner = CallSite(call, statement, None, caller)
             if depth(inner) > MAX_CONTEXT:
@@ -128,13 +131,13 @@ class EntryMixin:
     def _argument(self, name: str, scope: FunctionInfo, context: Context) -> ConstantFact | None:
         """What the call ``context`` names passes as ``name`` (its default when nothing)."""
         function = scope.node
-        entry = self.entry_condition(scope, context)
+        entry = self.launch.conditions.entry_condition(scope, context)
         if context is not None and spawned(context.call, function.name):
             call, statement, outer, caller = context
             return self._spawned_argument(name, function, context, entry)
         if context is not None:
             call, statement, outer, caller = context
-            positional = self.places.parameters(function).positional
+            positional = self.state.places.parameters(function).positional
             if scope.is_method and (
                 isinstance(call.func, ast.Attribute) or self._constructs(call, scope)
             ):
@@ -144,27 +147,29 @@ class EntryMixin:
                 index = positional.index(name)
                 if any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
                     return ConstantFact(
-                        UNDECIDED, self.run_at(statement, caller, outer)._evidence(call), entry
+                        UNDECIDED,
+                        self.launch.run_at(statement, caller, outer)._evidence(call),
+                        entry,
                     )
                 if index < len(call.args):
                     argument = call.args[index]
             if argument is not None:
-                return self.fold(argument, statement, caller, outer).under(entry)
+                return self.launch.fold(argument, statement, caller, outer).under(entry)
             for spread in (k.value for k in call.keywords if k.arg is None):
                 # ``f(**config)``: the dict's item, when the launch knows the dict
-                items = self.fold(spread, statement, caller, outer)
+                items = self.launch.fold(spread, statement, caller, outer)
                 if not is_items(items.value):
                     return ConstantFact(UNDECIDED, items.evidence, entry)
                 for key, item in items.value:  # type: ignore[misc]
                     if key == name:
                         return ConstantFact(item, items.evidence, items.condition).under(entry)
-        defaults = self.places.parameters(function).defaults
+        defaults = self.state.places.parameters(function).defaults
         if name in defaults:
-            return self.fold(defaults[name], function, self.places.scope_of(function), None).under(
-                entry
-            )
+            return self.launch.fold(
+                defaults[name], function, self.state.places.scope_of(function), None
+            ).under(entry)
         return ConstantFact(
-            UNDECIDED, self.run_at(function, scope, context)._evidence(function), entry
+            UNDECIDED, self.launch.run_at(function, scope, context)._evidence(function), entry
         )
 
     def _spawned_argument(
@@ -177,14 +182,14 @@ class EntryMixin:
         """A worker ``mp.spawn(worker, args=(a, b))`` starts: ``worker(0, a, b)`` on a plain
         launch's one process (rank 0), as the forward launch runs it."""
         call, statement, outer, caller = context
-        run = self.run_at(statement, caller, outer)
-        positional = self.places.parameters(function).positional
+        run = self.launch.run_at(statement, caller, outer)
+        positional = self.state.places.parameters(function).positional
         if name in positional and positional.index(name) == 0:
             return ConstantFact(0, run._evidence(call), entry)
         passed = next((k.value for k in call.keywords if k.arg == "args"), None)
         index = positional.index(name) - 1 if name in positional else -1
         if isinstance(passed, ast.Tuple) and 0 <= index < len(passed.elts):
-            return self.fold(passed.elts[index], statement, caller, outer).under(entry)
+            return self.launch.fold(passed.elts[index], statement, caller, outer).under(entry)
         return ConstantFact(UNDECIDED, run._evidence(call), entry)
 
     def _constructs(self, call: ast.Call, scope: FunctionInfo) -> bool:

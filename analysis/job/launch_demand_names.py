@@ -16,7 +16,7 @@ import ast
 import bisect
 from collections.abc import Callable, Hashable
 from functools import partial
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from ..facts.conditions import PathCondition
 from ..facts.constants import UNDECIDED, ConstantFact, around_the_loop, is_items, join_constants
@@ -29,19 +29,20 @@ from .launch_places import LOOPS, WITHS, header_names
 
 if TYPE_CHECKING:
     from ..facts.semantic import FunctionInfo
-    from .launch_demand import DemandRun
+    from .launch_demand import DemandLaunch, DemandRun
+    from .launch_demand_state import DemandState
 
-__all__ = ["NamesMixin"]
+__all__ = ["Names"]
 
 _TRY_STAR: tuple[type, ...] = (ast.TryStar,) if hasattr(ast, "TryStar") else ()
 
 
-class NamesMixin:
+class Names:
     """Bindings in blocks for :class:`~.launch_demand.DemandLaunch`."""
 
-    if TYPE_CHECKING:  # the rest of DemandLaunch (the other mixins, the questions, the memo)
-
-        def __getattr__(self, name: str) -> Any: ...
+    def __init__(self, state: DemandState, launch: DemandLaunch) -> None:
+        self.state = state
+        self.launch = launch  # the questions, and the other collaborators it holds
 
     def value_before(
         self,
@@ -52,10 +53,10 @@ class NamesMixin:
     ) -> ConstantFact | None:
         """The fact ``name`` holds as ``statement`` starts (None: nothing in the file binds
         it where ``statement`` can see: a builtin, or an unresolved import)."""
-        return self._guarded(
+        return self.state.guarded(
             ("name", name, id(statement), context),
             lambda: self._before_level(
-                name, self.places.chain(statement, scope), 0, scope, context
+                name, self.state.places.chain(statement, scope), 0, scope, context
             ),
         )
 
@@ -68,24 +69,24 @@ class NamesMixin:
         context: Context,
     ) -> ConstantFact | None:
         if level == len(chain):
-            return self._at_entry(name, scope, context)
+            return self.launch.entry.at_entry(name, scope, context)
         block, index, owner = chain[level]
 
         def earlier() -> ConstantFact | None:
             if owner is not None and name in header_names(owner):
-                return self._undecided_at(owner, scope, context)  # the loop's or ``with``'s
+                return self.undecided_at(owner, scope, context)  # the loop's or ``with``'s
             if (
                 isinstance(owner, LOOPS)
                 and block is owner.body
-                and self.places.binding_indices(name, block)
+                and self.state.places.binding_indices(name, block)
             ):
                 # a value the loop changes (``step += 1``): no single value is the job's
-                return self._undecided_at(owner, scope, context)
+                return self.undecided_at(owner, scope, context)
             return self._before_level(name, chain, level + 1, scope, context)
 
-        return self._scan(name, block, index, once(earlier), scope, context)
+        return self.scan(name, block, index, once(earlier), scope, context)
 
-    def _scan(
+    def scan(
         self,
         name: str,
         block: list[ast.stmt],
@@ -97,25 +98,25 @@ class NamesMixin:
         """What ``name`` holds after ``block[:end]`` ran (``earlier``: before it, the same
         for every question about this block). The value after the last statement that binds
         it is kept by that statement: every later statement of the block reads it."""
-        indices = self.places.binding_indices(name, block)
+        indices = self.state.places.binding_indices(name, block)
         position = bisect.bisect_left(indices, end) - 1
         if position < 0:
             return earlier()
         index = indices[position]
         statement = block[index]
         key = ("after", name, id(statement), context)
-        known = self._values.get(key)
+        known = self.state.values.get(key)
         if known is not MISSING:
             return known  # type: ignore[return-value]
-        cycles = self._cycles
+        cycles = self.state.cycles
         found = self._after(
             name,
             statement,
-            once(partial(self._scan, name, block, index, earlier, scope, context)),
+            once(partial(self.scan, name, block, index, earlier, scope, context)),
             scope,
             context,
         )
-        self._values.keep(key, found, cycles == self._cycles)
+        self.state.values.keep(key, found, cycles == self.state.cycles)
         return found
 
     def _after(
@@ -133,45 +134,45 @@ class NamesMixin:
             entry = before()
             inner = before
             if name in header_names(statement):
-                undecided = self._undecided_at(statement, scope, context)
+                undecided = self.undecided_at(statement, scope, context)
                 inner = lambda: undecided  # noqa: E731
-            body = self._scan(name, statement.body, len(statement.body), inner, scope, context)
+            body = self.scan(name, statement.body, len(statement.body), inner, scope, context)
             if entry is not None and body is not None:
                 entry = around_the_loop(entry, body)
             after = join_constants(entry, body)
-            return self._scan(
+            return self.scan(
                 name, statement.orelse, len(statement.orelse), lambda: after, scope, context
             )
         if isinstance(statement, WITHS):
             inner = before
             if name in header_names(statement):
-                undecided = self._undecided_at(statement, scope, context)
+                undecided = self.undecided_at(statement, scope, context)
                 inner = lambda: undecided  # noqa: E731
-            return self._scan(name, statement.body, len(statement.body), inner, scope, context)
+            return self.scan(name, statement.body, len(statement.body), inner, scope, context)
         if isinstance(statement, (ast.Try, *_TRY_STAR)):
             statement = cast(ast.Try, statement)  # ``try``/``except*`` share their fields
-            body = self._scan(name, statement.body, len(statement.body), before, scope, context)
-            merged = self._scan(
+            body = self.scan(name, statement.body, len(statement.body), before, scope, context)
+            merged = self.scan(
                 name, statement.orelse, len(statement.orelse), lambda: body, scope, context
             )
             for handler in statement.handlers:
                 merged = join_constants(
                     merged,
-                    self._scan(name, handler.body, len(handler.body), before, scope, context),
+                    self.scan(name, handler.body, len(handler.body), before, scope, context),
                 )
-            return self._scan(
+            return self.scan(
                 name, statement.finalbody, len(statement.finalbody), lambda: merged, scope, context
             )
         if type(statement).__name__ == "Match":
             merged = before()
             for case in statement.cases:  # type: ignore[attr-defined]
                 merged = join_constants(
-                    merged, self._scan(name, case.body, len(case.body), before, scope, context)
+                    merged, self.scan(name, case.body, len(case.body), before, scope, context)
                 )
             return merged
-        included = self.places.included(statement)
+        included = self.state.places.included(statement)
         if included is not None:  # ``exec(open(PATH).read())``: the configurator's lines
-            return self._scan(name, included, len(included), before, scope, context)
+            return self.scan(name, included, len(included), before, scope, context)
         return self._bound_by(name, statement, before, scope, context)
 
     def _after_if(
@@ -184,9 +185,11 @@ class NamesMixin:
     ) -> ConstantFact | None:
         """The forward launch's ``if``: the branch a plain launch takes, alone; otherwise
         what flows through a branch holds under its condition, joined."""
-        entry, body_condition, else_condition = self._branches(statement, scope, context)
-        body = self._scan(name, statement.body, len(statement.body), before, scope, context)
-        orelse = self._scan(name, statement.orelse, len(statement.orelse), before, scope, context)
+        entry, body_condition, else_condition = self.launch.conditions.branches(
+            statement, scope, context
+        )
+        body = self.scan(name, statement.body, len(statement.body), before, scope, context)
+        orelse = self.scan(name, statement.orelse, len(statement.orelse), before, scope, context)
         skipped = (PathCondition.OFF, PathCondition.MULTI_GPU)
         if body_condition is entry and else_condition in skipped and else_condition is not entry:
             return body
@@ -208,7 +211,7 @@ class NamesMixin:
         context: Context,
     ) -> ConstantFact | None:
         """What a simple statement binds ``name`` to, or changes it into."""
-        run = self.run_at(statement, scope, context)
+        run = self.launch.run_at(statement, scope, context)
         here = run.condition
         if isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None:
             targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
@@ -231,7 +234,7 @@ class NamesMixin:
             return run.augmented_constant(statement, Value(constant=before()), Value()).constant
         if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
             return self._changed_by_call(before(), statement.value, run)
-        return self._undecided_at(statement, scope, context)
+        return self.undecided_at(statement, scope, context)
 
     def _unpacked(
         self,
@@ -287,11 +290,11 @@ class NamesMixin:
             return ConstantFact(changed, evidence, condition)
         return fact
 
-    def _undecided_at(
+    def undecided_at(
         self, statement: ast.AST, scope: FunctionInfo | None, context: Context
     ) -> ConstantFact:
         return ConstantFact(
             UNDECIDED,
-            self.run_at(statement, scope, context)._evidence(statement),
-            self.condition_in(statement, scope, context),
+            self.launch.run_at(statement, scope, context)._evidence(statement),
+            self.launch.conditions.condition_in(statement, scope, context),
         )

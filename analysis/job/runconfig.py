@@ -37,6 +37,7 @@ from ..syntax.parsing import parse_module
 from .runconfig_callees import precision_in_callees
 from .runconfig_calls import CallReader
 from .runconfig_declarations import Values
+from .runconfig_fields import ReaderState
 from .runconfig_jobs import other_jobs
 from .runconfig_layers import bare_layer_model
 from .runconfig_memo import remembered_read
@@ -163,12 +164,12 @@ def _read(
     values = Values(tree, path, notes, source, argv)
     shown = os.path.basename(path) if path.startswith("<") else path
     reader, job_notes = _read_job(tree, path, values, shown, frozenset())
-    model = reader.fields.get("model")
+    model = reader.state.fields.get("model")
     others = other_jobs(tree, shown, model.source if model is not None else None, values.paths)
     if others:
         reader, job_notes = _read_job(tree, path, values, shown, others)
     config = reader.config()
-    return config, notes + job_notes + reader.notes
+    return config, notes + job_notes + reader.state.notes
 
 
 def _read_job(
@@ -177,7 +178,8 @@ def _read_job(
     """The reader after the script's calls, leaving out those in ``others`` (node ids of
     another job's functions), and the notes of that read."""
     notes: list[str] = []
-    reader = CallReader(ImportTable(tree), values, shown)
+    state = ReaderState(ImportTable(tree), values, shown)
+    reader = CallReader(state)
     calls = [c for c in values.paths.of_type(ast.Call) if id(c) not in others]
     for subscript in values.paths.of_type(ast.Subscript):
         if id(subscript) in others:
@@ -188,47 +190,64 @@ def _read_job(
             and subscript.slice.value == "WORLD_SIZE"
         ):
             if values.paths.state(subscript).runs:  # os.environ["WORLD_SIZE"] on the default path
-                reader.signals.setdefault("world-size-env", subscript.lineno)
+                state.signals.setdefault("world-size-env", subscript.lineno)
             else:
-                reader.skipped.append((subscript, values.paths.state(subscript)))
+                state.skipped.append((subscript, values.paths.state(subscript)))
         else:
-            model_by_name(subscript, values, reader)
+            model_by_name(subscript, values, state)
     calls.sort(key=lambda c: (c.lineno, c.col_offset))
     chosen: dict[str, str | None] = {}  # a variable -> the class chosen into it
     for node in calls:
-        state = values.paths.state(node)
-        if not state.runs:
-            reader.skipped.append((node, state))
+        path_state = values.paths.state(node)
+        if not path_state.runs:
+            state.skipped.append((node, path_state))
             continue
         target = _assigned_name(node, values)
-        reader.target = target
-        reader.path_cap = state.confidence_cap
-        reader.cap = "low" if _EVAL_NAME.search(target) else state.confidence_cap
-        reader.call(node, _call_name(node, reader.imports, values, chosen))
-    reader.cap = "high"
-    notes.extend(_alternatives(reader.skipped, values, path))
+        state.target = target
+        state.path_cap = path_state.confidence_cap
+        state.cap = "low" if _EVAL_NAME.search(target) else path_state.confidence_cap
+        reader.call(node, _call_name(node, state.imports, values, chosen))
+    state.cap = "high"
+    notes.extend(_alternatives(state.skipped, values, path))
     for stop in values.paths.early_stops():
         notes.append(_stop_note(stop, values, path))
     reader.conventions(values)
-    reader.cache_config(values)
-    reader.hand_padding(values)
-    precision_in_callees(tree, path, values, reader)  # what the script's own flags leave open
-    optimizer_in_callees(tree, path, values, reader)
-    if "model" in reader.fields and registered_model_call(tree, path, values, reader):
-        del reader.fields["model"]  # ``create_model(args.arch)`` builds a project class
-    if "model" not in reader.fields:
+    reader.families.cache_config(values)
+    reader.families.hand_padding(values)
+    precision_in_callees(tree, path, values, state)  # what the script's own flags leave open
+    optimizer_in_callees(tree, path, values, state)
+    if "model" in state.fields and registered_model_call(tree, path, values, state):
+        del state.fields["model"]  # ``create_model(args.arch)`` builds a project class
+    if "model" not in state.fields:
         try:
-            workspace_model(tree, path, values, reader, notes)
+            workspace_model(tree, path, values, state, notes)
         except (TypeError, ValueError, IndexError, KeyError, AttributeError) as error:
             # a layer's arguments the counter cannot take (``nn.Linear(dim, None)``): the
             # model stays unnamed, so the estimate says "unknown" instead of crashing
             notes.append(f"{path}: the model it defines could not be counted ({error!r})")
-    if "model" not in reader.fields:
+    if "model" not in state.fields:
         try:
-            bare_layer_model(tree, path, values, reader, notes)
+            bare_layer_model(tree, path, values, state, notes)
         except (TypeError, ValueError, IndexError, KeyError, AttributeError) as error:
             notes.append(f"{path}: the layer it trains could not be counted ({error!r})")
+    if "model" not in state.fields:
+        notes.extend(_model_left_to_launch(state.unread_models, path))
     return reader, notes
+
+
+def _model_left_to_launch(loads: list[tuple[int, str]], path: str) -> list[str]:
+    """Where the model would come from when the script loads it by a name it never sets
+    (``from_pretrained(args.model_name_or_path)`` of a required flag): say so, and which
+    flag, instead of only that no model was found."""
+    notes = []
+    for line, expression in loads[:1]:  # the first load: the model the job trains
+        leaf = expression.rsplit(".", 1)[-1]
+        flag = f" (likely `--{leaf}` at launch)" if "." in expression else ""
+        notes.append(
+            f"{path}:{line}: the model is loaded from `{expression}`, which holds no value "
+            f"the reader can follow on a plain launch{flag}: give --model ID"
+        )
+    return notes
 
 
 def read_script(path: str, argv: tuple[str, ...] = ()) -> tuple[RunConfig, list[str]]:

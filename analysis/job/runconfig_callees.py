@@ -21,8 +21,8 @@ import ast
 from ..facts.conditions import PathCondition
 from ..facts.launch_paths import evaluates
 from ..syntax.names import ImportTable, dotted, qualified_name
-from .runconfig_calls import CallReader
 from .runconfig_declarations import Values
+from .runconfig_fields import ReaderState
 from .runconfig_values import written
 
 __all__ = ["precision_in_callees", "project_function"]
@@ -30,7 +30,7 @@ __all__ = ["precision_in_callees", "project_function"]
 _AUTOCASTS = ("torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast")
 
 
-def precision_in_callees(tree: ast.Module, path: str, values: Values, reader: CallReader) -> None:
+def precision_in_callees(tree: ast.Module, path: str, values: Values, reader: ReaderState) -> None:
     """Set the job's precision from an autocast inside a project function the training
     path calls, when the script itself set none."""
     if "dtype" in reader.fields or path.startswith("<"):

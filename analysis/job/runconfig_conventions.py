@@ -25,11 +25,14 @@ from .runconfig_fields import (
 if TYPE_CHECKING:
     from .runconfig_declarations import Values
 
-__all__ = ["ConventionsMixin"]
+__all__ = ["ConventionReader"]
 
 
-class ConventionsMixin(ReaderState):
+class ConventionReader:
     """Fields no call settled, from the names a script declares."""
+
+    def __init__(self, state: ReaderState) -> None:
+        self.state = state  # the field table this read fills, shared with the other readers
 
     def read_conventions(self, values: Values) -> None:
         """Fields no call settled, from the script's declared interface: a flag, a dataclass
@@ -37,7 +40,7 @@ class ConventionsMixin(ReaderState):
         ``context_length``, ``--mixed_precision``), or a module constant of that name
         (nanoGPT's ``batch_size = 12``). Medium at best: a launch can override them."""
         for field, names, convert in _CONVENTIONS:
-            if field in self.fields:
+            if field in self.state.fields:
                 continue
             for name in names:
                 source = None  # the line read; an executed config file's own line
@@ -59,32 +62,32 @@ class ConventionsMixin(ReaderState):
                     continue
                 converted = convert(value)
                 if converted is not None:
-                    self.set(field, converted, line, "medium", source)
+                    self.state.set(field, converted, line, "medium", source)
                     break
         self._computed(values, "accumulation", _ACCUMULATION_NAMES)
         self._flags(values)
-        for field, value, source in self.deferred:
-            if field not in self.fields:
-                self.fields[field] = Field(value, source, "medium")
+        for field, value, source in self.state.deferred:
+            if field not in self.state.fields:
+                self.state.fields[field] = Field(value, source, "medium")
         self._dataset_named(values)
 
     def _dataset_named(self, values: Values) -> None:
         """The image side of a torchvision dataset a declared setting names
         (``--dataset cifar10``, ``dataset_name = "MNIST"``), when nothing the script builds
         said a size: low, since the name says which images, not that nothing resizes them."""
-        if "image_size" in self.fields:
+        if "image_size" in self.state.fields:
             return
         sides = {name.lower(): side for name, side in DATASET_SIDES.items()}
         for name in ("dataset", "dataset_name", "data_set"):
             value, line = values.defaults.get(name, (None, 0))
             if isinstance(value, str) and value.lower() in sides:
-                self.set("image_size", sides[value.lower()], line, "low")
+                self.state.set("image_size", sides[value.lower()], line, "low")
                 return
 
     def _computed(self, values, field: str, names: tuple[str, ...]) -> None:
         """A value the script computes under a conventional name on the default path
         (``grad_accum_steps = total_batch_size // (B * T * world_size)``)."""
-        if field in self.fields:
+        if field in self.state.fields:
             return
         for name in names:
             for value, stmt in values.assignments.get(name, ()):
@@ -92,25 +95,25 @@ class ConventionsMixin(ReaderState):
                     continue
                 found = values.get(value)
                 if found is not None and positive_int(found[0]):
-                    self.set(field, found[0], stmt.lineno, "medium")
+                    self.state.set(field, found[0], stmt.lineno, "medium")
                     return
 
     def _flags(self, values) -> None:
         """Optimizer, checkpointing, LoRA and quantisation chosen by a flag's default."""
         defaults = values.defaults
-        if "optimizer" not in self.fields:
+        if "optimizer" not in self.state.fields:
             for name in ("optimizer", "optim", "opt"):
                 if name in defaults and isinstance(defaults[name][0], str):
                     chosen = _flag_optimizer(defaults[name][0], defaults)
                     if chosen:
-                        self.set("optimizer", chosen, defaults[name][1], "medium")
+                        self.state.set("optimizer", chosen, defaults[name][1], "medium")
                     break
-        if "checkpointing" not in self.fields:
+        if "checkpointing" not in self.state.fields:
             for name in _CHECKPOINT_FLAGS:
                 if name in defaults and isinstance(defaults[name][0], bool):
-                    self.set("checkpointing", defaults[name][0], defaults[name][1], "medium")
+                    self.state.set("checkpointing", defaults[name][0], defaults[name][1], "medium")
                     break
-        if "dtype" in self.fields and self.fields["dtype"].value == "amp-bf16":
+        if "dtype" in self.state.fields and self.state.fields["dtype"].value == "amp-bf16":
             for name in ("precision", "dtype", "mixed_precision"):
                 choices = values.choices.get(name, ())
                 if (
@@ -118,8 +121,8 @@ class ConventionsMixin(ReaderState):
                     and defaults[name][0] == "bf16"
                     and any("autocast" in str(c) or "mixed" in str(c) for c in choices)
                 ):  # "bf16" next to "bf16_autocast": the pure-bf16 choice
-                    old = self.fields["dtype"]
-                    self.fields["dtype"] = Field("bf16", old.source, old.confidence)
+                    old = self.state.fields["dtype"]
+                    self.state.fields["dtype"] = Field("bf16", old.source, old.confidence)
         lora, line, decided = None, 0, False
         for name in _METHOD_FLAGS:
             value = defaults.get(name, (None, 0))
@@ -129,23 +132,23 @@ class ConventionsMixin(ReaderState):
             if isinstance(value[0], bool) and name.startswith(("use_lora", "use_peft", "lora")):
                 lora, line, decided = ("lora" if value[0] else None), value[1], True
                 break
-        if not decided and "lora_rank" not in self.fields:
+        if not decided and "lora_rank" not in self.state.fields:
             # no flag turns LoRA on or off, yet the interface declares a LoRA rank (a QLoRA
             # script's ``lora_r: int = 16``): the script fine-tunes with LoRA
             declared = next((defaults[n] for n in ("lora_r", "lora_rank") if n in defaults), None)
             if declared and positive_int(declared[0]):
                 lora, line = "lora", declared[1]
-        if lora and "lora_rank" not in self.fields:
+        if lora and "lora_rank" not in self.state.fields:
             rank = next(
                 (defaults[n] for n in ("lora_rank", "lora_r", "rank") if n in defaults), None
             )
             if rank and positive_int(rank[0]):
-                self.set("lora_rank", rank[0], rank[1], "medium")
+                self.state.set("lora_rank", rank[0], rank[1], "medium")
             else:
-                self.set("lora_rank", 8, line, "low")  # peft's default rank
-        if "quantize" not in self.fields:
+                self.state.set("lora_rank", 8, line, "low")  # peft's default rank
+        if "quantize" not in self.state.fields:
             if lora and ("qlora" in lora or "4bit" in lora or "bnb" in lora):
-                self.set("quantize", "4bit", line, "medium")
+                self.state.set("quantize", "4bit", line, "medium")
             for name, kind in (
                 ("load_in_4bit", "4bit"),
                 ("use_4bit_quantization", "4bit"),
@@ -153,11 +156,11 @@ class ConventionsMixin(ReaderState):
                 ("use_8bit_quantization", "8bit"),
             ):
                 if defaults.get(name, (None,))[0] is True:
-                    self.set("quantize", kind, defaults[name][1], "medium")
+                    self.state.set("quantize", kind, defaults[name][1], "medium")
             for name in ("quantization_bits", "quant_bits", "load_bits"):
                 bits = defaults.get(name, (None, 0))
                 if lora and bits[0] in (4, 8) and not isinstance(bits[0], bool):
-                    self.set("quantize", f"{bits[0]}bit", bits[1], "medium")  # QLoRA's base
+                    self.state.set("quantize", f"{bits[0]}bit", bits[1], "medium")  # QLoRA's base
                     break
 
 

@@ -169,6 +169,8 @@ class ReaderState:
         self.optimized: set[str] = set()  # names in an optimizer's parameters argument
         self.model_var = ""  # the target the model field was read from
         self.skipped: list[tuple[ast.AST, str]] = []  # reads off the default path
+        # (line, expression) of each model load whose name the script leaves to its launch
+        self.unread_models: list[tuple[int, str]] = []
 
     def set(
         self, name: str, value: Any, line: int, confidence: str = "high", source: str | None = None

@@ -25,7 +25,7 @@ from ..syntax.names import dotted, qualified_name
 from .runconfig_fields import min_confidence
 
 if TYPE_CHECKING:
-    from .runconfig_calls import CallReader
+    from .runconfig_fields import ReaderState
 
 __all__ = ["CONFIG_DEFAULTS", "config_built_model", "is_model_class"]
 
@@ -47,7 +47,7 @@ def is_model_class(tail: str) -> bool:
     return tail[:1].isupper() and (tail.endswith(_HEADS) or "For" in tail[1:])
 
 
-def config_built_model(reader: CallReader, call: ast.Call, name: str) -> bool:
+def config_built_model(reader: ReaderState, call: ast.Call, name: str) -> bool:
     """Read ``call`` (a model class called with a config, or ``from_config``) as a model
     of that config's shape; whether it was one."""
     given = call.args[0] if call.args else _keyword(call, "config")
@@ -80,7 +80,7 @@ def _keyword(call: ast.Call, name: str) -> ast.expr | None:
     return next((k.value for k in call.keywords if k.arg == name), None)
 
 
-def _config_call(reader: CallReader, given: ast.expr | None) -> ast.Call | None:
+def _config_call(reader: ReaderState, given: ast.expr | None) -> ast.Call | None:
     """The call that built the config ``given`` names: itself, or what the nearest
     assignment that runs by default binds to that name."""
     if isinstance(given, ast.Name):
@@ -88,7 +88,7 @@ def _config_call(reader: CallReader, given: ast.expr | None) -> ast.Call | None:
     return given if isinstance(given, ast.Call) else None
 
 
-def _config_class(reader: CallReader, call: ast.Call) -> tuple[str, ast.expr | None]:
+def _config_class(reader: ReaderState, call: ast.Call) -> tuple[str, ast.expr | None]:
     """(the config class's name, the dict ``from_dict`` was given) of a config call."""
     func = call.func
     if isinstance(func, ast.Attribute) and func.attr == "from_dict":
@@ -96,13 +96,13 @@ def _config_class(reader: CallReader, call: ast.Call) -> tuple[str, ast.expr | N
     return _class_name(reader, func), None
 
 
-def _class_name(reader: CallReader, func: ast.expr) -> str:
+def _class_name(reader: ReaderState, func: ast.expr) -> str:
     name = qualified_name(func, reader.imports) or dotted(func) or ""
     return name.rsplit(".", 1)[-1] if name.startswith("transformers") else ""
 
 
 def _fields(
-    reader: CallReader, call: ast.Call, from_dict: ast.expr | None
+    reader: ReaderState, call: ast.Call, from_dict: ast.expr | None
 ) -> tuple[dict[str, Any] | None, list[str], str]:
     """(the fields the script sets, those it could not follow, the lowest confidence)."""
     confidence = "high"

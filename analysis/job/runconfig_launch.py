@@ -16,78 +16,88 @@ from .runconfig_fields import ReaderState, positive_int
 if TYPE_CHECKING:
     pass
 
-__all__ = ["LaunchMixin"]
+__all__ = ["LaunchReader"]
 
 
-class LaunchMixin(ReaderState):
+class LaunchReader:
     """World size and accumulation of the default launch."""
 
-    def _launch(self, values) -> None:
+    def __init__(self, state: ReaderState) -> None:
+        self.state = state  # the field table this read fills, shared with the other readers
+
+    def read(self, values) -> None:
         """World size and accumulation of the default launch (``python SCRIPT``) when the
         script sets neither: one process, one optimizer step per batch — read from what the
         script does not contain, so at most medium, and low when a distributed set-up exists
         that a plain launch skips."""
         training = (
-            "train" in self.signals
-            or "train-call" in self.signals
-            or (self.fields.get("mode") is not None and self.fields["mode"].value == "train")
+            "train" in self.state.signals
+            or "train-call" in self.state.signals
+            or (
+                self.state.fields.get("mode") is not None
+                and self.state.fields["mode"].value == "train"
+            )
         )
         if not training:
             return
         launched = _LAUNCH_COMMAND.search(values.source_text)  # "torchrun ... SCRIPT" in a comment
-        if "gpus" not in self.fields and "sharding" not in self.fields:
-            skipped = any(state == "multi-gpu" for _, state in self.skipped)
-            if "world-size-env" in self.signals:
+        if "gpus" not in self.state.fields and "sharding" not in self.state.fields:
+            skipped = any(state == "multi-gpu" for _, state in self.state.skipped)
+            if "world-size-env" in self.state.signals:
                 pass  # WORLD_SIZE read on the default path: the launch decides, say so
-            elif skipped and not self.distributed:
+            elif skipped and not self.state.distributed:
                 # the set-up a launcher's variables turn on is skipped: ``python SCRIPT``
                 # runs one process, whatever launch the script's comments document (one
                 # GPU is also each DDP rank's memory; a sharded launch only needs less)
                 documented = f"; the script documents `{launched.group(0)}`" if launched else ""
-                self.set(
+                self.state.set(
                     "gpus",
                     1,
                     0,
                     "low",
-                    f"{self.path} (a plain launch; distributed only under a launcher{documented}: "
+                    f"{self.state.path} (a plain launch; distributed only under a launcher{documented}: "
                     "give --gpus N for that launch)",
                 )
-            elif "world-size-default" in self.signals and not self.distributed:
-                self.set(
+            elif "world-size-default" in self.state.signals and not self.state.distributed:
+                self.state.set(
                     "gpus",
                     1,
-                    self.signals["world-size-default"],
+                    self.state.signals["world-size-default"],
                     "low",
-                    f"{self.path}:{self.signals['world-size-default']} (a plain launch leaves "
+                    f"{self.state.path}:{self.state.signals['world-size-default']} (a plain launch leaves "
                     "WORLD_SIZE unset: one process; give --gpus N for a launcher)",
                 )
             elif launched:
                 pass  # a launch command documented, and no plain launch visible: it decides
-            elif self.launcher and not self.distributed:
-                self.set(
+            elif self.state.launcher and not self.state.distributed:
+                self.state.set(
                     "gpus",
                     1,
                     0,
                     "low",
-                    f"{self.path} (a plain launch: one process; the launcher's config may set more)",
+                    f"{self.state.path} (a plain launch: one process; the launcher's config may set more)",
                 )
-            elif not self.distributed:
-                self.set(
-                    "gpus", 1, 0, "medium", f"{self.path} (no distributed launch in the script)"
+            elif not self.state.distributed:
+                self.state.set(
+                    "gpus",
+                    1,
+                    0,
+                    "medium",
+                    f"{self.state.path} (no distributed launch in the script)",
                 )
-        if "accumulation" not in self.fields:
+        if "accumulation" not in self.state.fields:
             self._accumulation_loop(values)
         if (
-            "accumulation" not in self.fields
-            and not self.accumulates
+            "accumulation" not in self.state.fields
+            and not self.state.accumulates
             and not _ACCUMULATES.search(values.source_text)
         ):
-            self.set(
+            self.state.set(
                 "accumulation",
                 1,
                 0,
                 "medium",
-                f"{self.path} (no gradient accumulation in the script)",
+                f"{self.state.path} (no gradient accumulation in the script)",
             )
 
     def _accumulation_loop(self, values) -> None:
@@ -106,7 +116,7 @@ class LaunchMixin(ReaderState):
             outer = _enclosing_loop(loop, values)
             if outer is None or not _steps(outer):
                 continue
-            self.accumulates = True
+            self.state.accumulates = True
             iterator = loop.iter
             if (
                 isinstance(iterator, ast.Call)
@@ -116,7 +126,7 @@ class LaunchMixin(ReaderState):
             ):
                 found = values.get(iterator.args[0])
                 if found is not None and positive_int(found[0]):
-                    self.set("accumulation", found[0], loop.lineno, "medium")
+                    self.state.set("accumulation", found[0], loop.lineno, "medium")
             return
 
 

@@ -14,15 +14,15 @@ import ast
 
 from ..syntax.names import qualified_name
 from .modulecount import ModuleCounter, module_constants
-from .runconfig_calls import CallReader
 from .runconfig_declarations import Values
+from .runconfig_fields import ReaderState
 from .runconfig_model import bound_module_name
 
 __all__ = ["bare_layer_model"]
 
 
 def bare_layer_model(
-    tree: ast.Module, path: str, values: Values, reader: CallReader, notes: list[str]
+    tree: ast.Module, path: str, values: Values, reader: ReaderState, notes: list[str]
 ) -> None:
     """Name and count the largest trained ``torch.nn`` layer bound to a name on the default
     path (called only when no other model was found)."""
@@ -71,7 +71,7 @@ def bare_layer_model(
     reader.set("pretrained", False, node.lineno, "medium")
 
 
-def _other_trained_modules(values: Values, reader: CallReader, layers: set[str]) -> set[str]:
+def _other_trained_modules(values: Values, reader: ReaderState, layers: set[str]) -> set[str]:
     """Names whose ``.parameters()`` an optimizer of the script takes beside the layers
     (``list(backbone.parameters()) + list(head.parameters())``)."""
     return {

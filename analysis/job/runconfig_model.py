@@ -19,16 +19,16 @@ from torchward.estimator import dependencies
 from ..syntax.names import dotted, qualified_name
 from .modulecount import UNTRACED, Built, ModuleCount, ModuleCounter, module_constants
 from .moduletrace import trace_cnn, traced_params
-from .runconfig_calls import CallReader
 from .runconfig_configclass import setting_read
 from .runconfig_declarations import Values
+from .runconfig_fields import ReaderState
 
 __all__ = ["bound_module_name", "model_by_name", "registered_model_call", "workspace_model"]
 
 _NOT_MODEL_NAMES = ("scratch", "resume", "none", "", "auto")
 
 
-def model_by_name(node: ast.Subscript, values: Values, reader: CallReader) -> None:
+def model_by_name(node: ast.Subscript, values: Values, reader: ReaderState) -> None:
     """``models.__dict__[args.arch]`` / ``torchvision_models.__dict__[name]``: the
     torchvision builder the default name selects."""
     if not (isinstance(node.value, ast.Attribute) and node.value.attr == "__dict__"):
@@ -68,7 +68,7 @@ def _inside_module_class(node: ast.AST, values: Values, counter: ModuleCounter) 
     return False
 
 
-def registered_model_call(tree: ast.Module, path: str, values: Values, reader: CallReader) -> bool:
+def registered_model_call(tree: ast.Module, path: str, values: Values, reader: ReaderState) -> bool:
     """Whether the model name read so far came from a call that builds a class of the
     project by key (a decorator registry's ``create_model(args.arch)``, not a hub id)."""
     from ..workspace.models import indirect_models
@@ -101,7 +101,7 @@ def _models_by_key(
 
 
 def workspace_model(
-    tree: ast.Module, path: str, values: Values, reader: CallReader, notes: list[str]
+    tree: ast.Module, path: str, values: Values, reader: ReaderState, notes: list[str]
 ) -> None:
     """The script trains its own ``nn.Module``: count it from its layer constructors.
 
@@ -340,7 +340,9 @@ def _trains_on_its_own(other: ast.Call, model: ast.Call, values: Values) -> bool
     )
 
 
-def _trained_together(model: ast.Call, other: ast.Call, values: Values, reader: CallReader) -> bool:
+def _trained_together(
+    model: ast.Call, other: ast.Call, values: Values, reader: ReaderState
+) -> bool:
     """Whether ``other`` builds a second model the default launch trains beside ``model``:
     both bound to names (``netG = Generator(...).to(device)``) whose parameters an optimizer
     of the script takes, neither the other, and the other's construction on a path that runs."""

@@ -26,15 +26,14 @@ from ..facts.conditions import PathCondition
 from ..facts.launch_paths import evaluates
 from ..syntax.names import ImportTable, dotted, qualified_name
 from .runconfig_callees import project_function
-from .runconfig_calls import CallReader
 from .runconfig_declarations import Values
-from .runconfig_fields import OPTIMIZERS, optimizer_of
+from .runconfig_fields import OPTIMIZERS, ReaderState, optimizer_of
 from .runconfig_values import written
 
 __all__ = ["optimizer_in_callees"]
 
 
-def optimizer_in_callees(tree: ast.Module, path: str, values: Values, reader: CallReader) -> None:
+def optimizer_in_callees(tree: ast.Module, path: str, values: Values, reader: ReaderState) -> None:
     """Set the job's optimizer from the one a project class or function on the training
     path builds, when the script itself constructs none."""
     if "optimizer" in reader.fields or path.startswith("<"):
@@ -123,7 +122,7 @@ _NEW_TENSORS = ("zeros_like", "empty_like", "ones_like", "full_like", "clone", "
 
 
 def _own_optimizer_class(
-    tree: ast.Module, path: str, values: Values, reader: CallReader, modules: dict
+    tree: ast.Module, path: str, values: Values, reader: ReaderState, modules: dict
 ) -> bool:
     """Set the optimizer from a project ``torch.optim.Optimizer`` subclass the training
     path builds over a model's parameters; whether one was found."""

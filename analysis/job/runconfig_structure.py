@@ -20,17 +20,20 @@ from .runconfig_fields import ReaderState
 if TYPE_CHECKING:
     pass
 
-__all__ = ["StructureMixin", "loop_module", "out_features"]
+__all__ = ["StructureReader", "loop_module", "out_features"]
 
 
-class StructureMixin(ReaderState):
+class StructureReader:
     """Frozen modules and the other models on the device."""
 
-    def _structure_notes(self, values) -> None:
+    def __init__(self, state: ReaderState) -> None:
+        self.state = state  # the field table this read fills, shared with the other readers
+
+    def note(self, values) -> None:
         """Frozen modules and the other models on the device, as typed facts (``frozen``,
         ``device_models``: :func:`torchward.estimator.jobparts.structure_facts`); what no
         model owns is named in a note, not guessed."""
-        freezes = list(self.freezes)
+        freezes = list(self.state.freezes)
         replacements: dict[str, int | None] = {}  # sub-modules replaced → a new layer's width
         for node in values.paths.of_type(ast.Assign):  # p.requires_grad = False in a loop
             if (
@@ -60,22 +63,32 @@ class StructureMixin(ReaderState):
                 replaced = ast.unparse(node.targets[0])
                 freezes.append((node.lineno, replaced, True))
                 replacements[replaced] = out_features(node.value, values)
-        model = self.fields["model"].value if "model" in self.fields else None
+        model = self.state.fields["model"].value if "model" in self.state.fields else None
         found = structure_facts(
-            self.model_var, self.loads, freezes, self.optimized, self.path, replacements, model
+            self.state.model_var,
+            self.state.loads,
+            freezes,
+            self.state.optimized,
+            self.state.path,
+            replacements,
+            model,
         )
-        if found.model is not None and "model" in self.fields:
-            line = self.load_lines[found.model]
-            confidence = self.fields["model"].confidence
-            self.fields["model"] = Field(found.model, f"{self.path}:{line}", confidence)
-            self.notes.append(f"the optimizer trains {found.model}: that is the model estimated")
+        if found.model is not None and "model" in self.state.fields:
+            line = self.state.load_lines[found.model]
+            confidence = self.state.fields["model"].confidence
+            self.state.fields["model"] = Field(found.model, f"{self.state.path}:{line}", confidence)
+            self.state.notes.append(
+                f"the optimizer trains {found.model}: that is the model estimated"
+            )
         if found.freezing is not None:
             line = min(line for line, _, grad in freezes if not grad)
-            self.fields["frozen"] = Field(found.freezing, f"{self.path}:{line}", "medium")
+            self.state.fields["frozen"] = Field(
+                found.freezing, f"{self.state.path}:{line}", "medium"
+            )
         if found.others:
-            self.fields["device_models"] = Field(found.others, self.path, "medium")
+            self.state.fields["device_models"] = Field(found.others, self.state.path, "medium")
         if found.unowned:
-            self.notes.append(
+            self.state.notes.append(
                 f"parameters are frozen at {', '.join(found.unowned[:4])}: not tied to a model the "
                 "estimate sizes, so every parameter is counted trainable (an upper bound on "
                 "gradients and optimizer state)"

@@ -10,7 +10,10 @@ see them:
 3. the folder above the file's topmost regular package (``pkg/train.py`` importing
    ``pkg.models``);
 4. the project root (the nearest folder above with ``pyproject.toml``, ``setup.py``,
-   ``setup.cfg`` or ``.git``) and its ``src/`` folder (the src layout).
+   ``setup.cfg`` or ``.git``), its ``src/`` folder (the src layout) and the package
+   folders its ``pyproject.toml`` declares (``package-dir = {"" = "pkg"}``,
+   ``packages.find.where``, poetry's ``from``, hatch's wheel ``packages``): a script of
+   the repository imports the package as installed in editable mode.
 
 A name of the standard library or of a well-known third-party package is never looked
 up on disk: ``import torch`` is never the project's. Every existence test goes through
@@ -23,6 +26,7 @@ from __future__ import annotations
 import os
 import sys
 
+import tomllib
 from torchward.estimator import dependencies
 
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
@@ -105,13 +109,55 @@ def _project_root(folder: str) -> str | None:
     return None
 
 
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [item for item in value if isinstance(item, str)]
+    return []
+
+
+def _table(data: object, *keys: str) -> dict:
+    for key in keys:
+        data = data.get(key) if isinstance(data, dict) else None
+    return data if isinstance(data, dict) else {}
+
+
+def declared_package_folders(pyproject: dict) -> list[str]:
+    """The folders (relative to the project) a ``pyproject.toml`` installs packages from:
+    an editable install puts them on ``sys.path``, so ``import pkg`` in any of the
+    repository's scripts finds ``<folder>/pkg`` however the folder is named."""
+    folders: list[str] = []
+    setuptools = _table(pyproject, "tool", "setuptools")
+    folders += _strings(_table(setuptools, "package-dir").get(""))
+    folders += _strings(_table(setuptools, "packages", "find").get("where"))
+    for package in _table(pyproject, "tool", "poetry").get("packages") or []:
+        if isinstance(package, dict):
+            folders += _strings(package.get("from"))
+    wheel = _table(pyproject, "tool", "hatch", "build", "targets", "wheel")
+    folders += [os.path.dirname(p) for p in _strings(wheel.get("packages"))]
+    return [f.strip("/") for f in folders if f.strip("/") not in ("", ".")]
+
+
+@dependencies.remembered
+def _declared_roots(project: str) -> tuple[str, ...]:
+    path = os.path.join(project, "pyproject.toml")
+    if not dependencies.is_file(path):
+        return ()
+    try:
+        data = tomllib.loads(dependencies.read_text(path))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return ()  # a broken pyproject declares nothing readable
+    return tuple(os.path.join(project, f) for f in declared_package_folders(data))
+
+
 def search_roots(importer: str) -> tuple[str, ...]:
     """The folders an absolute import in the file at ``importer`` is looked up in."""
     folder = os.path.dirname(os.path.abspath(importer))
     roots = [folder, _package_root(folder)]
     project = _project_root(folder)
     if project is not None:
-        roots += [project, os.path.join(project, "src")]
+        roots += [project, os.path.join(project, "src"), *_declared_roots(project)]
     return tuple(dict.fromkeys(roots))
 
 
@@ -145,6 +191,7 @@ def _resolve(importer_folder: str, roots: tuple[str, ...], module: str, level: i
 _resolve.MAX_ENTRIES = 8192
 _package_root.MAX_ENTRIES = 2048
 _project_root.MAX_ENTRIES = 2048
+_declared_roots.MAX_ENTRIES = 2048
 
 
 def resolve_module(

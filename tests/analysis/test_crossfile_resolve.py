@@ -79,3 +79,35 @@ def test_every_existence_test_is_recorded_absences_included(project):
     assert str(project / "scripts" / "losses.py") in checked
     assert str(project / "src" / "losses.py") in checked
     assert str(project / "src" / "losses" / "__init__.py") in checked
+
+
+@pytest.mark.parametrize(
+    ("declaration", "folder"),
+    [
+        ('[tool.setuptools]\npackage-dir = {"" = "lib"}\n', "lib"),
+        ('[tool.setuptools.packages.find]\nwhere = ["lib"]\n', "lib"),
+        ('[tool.poetry]\npackages = [{include = "book", from = "lib"}]\n', "lib"),
+        ('[tool.hatch.build.targets.wheel]\npackages = ["lib/book"]\n', "lib"),
+    ],
+)
+def test_a_package_folder_the_pyproject_declares_is_importable_from_any_script(
+    tmp_path, declaration, folder
+):
+    # a book repository: chapters' scripts import the package the repository installs
+    # in editable mode from a folder that is neither the root nor src/
+    _tree(tmp_path, ["chapter5/train.py", f"{folder}/book/__init__.py", f"{folder}/book/gpt.py"])
+    (tmp_path / "pyproject.toml").write_text(declaration)
+    found = resolve_module(str(tmp_path / "chapter5" / "train.py"), "book.gpt")
+    assert found == str(tmp_path / folder / "book" / "gpt.py")
+
+
+def test_without_the_declaration_the_package_folder_is_not_searched(tmp_path):
+    _tree(tmp_path, ["chapter5/train.py", "lib/book/__init__.py", "lib/book/gpt.py"])
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "book"\n')
+    assert resolve_module(str(tmp_path / "chapter5" / "train.py"), "book.gpt") is None
+
+
+def test_a_broken_pyproject_declares_nothing(tmp_path):
+    _tree(tmp_path, ["chapter5/train.py", "lib/book/__init__.py", "lib/book/gpt.py"])
+    (tmp_path / "pyproject.toml").write_text("[tool.setuptools\npackage-dir = ")
+    assert resolve_module(str(tmp_path / "chapter5" / "train.py"), "book.gpt") is None

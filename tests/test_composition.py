@@ -19,19 +19,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("analysis", "estimator", "server", "torchward")
 
-#: mixins still in analysis/job/, which another change turns into collaborators; an entry
-#: is deleted with its class (the test fails on an entry whose class is gone)
-STILL_MIXED = {
-    ("analysis/job/launch_demand.py", "DemandLaunch"),
-    ("analysis/job/launch_demand_conditions.py", "ConditionsMixin"),
-    ("analysis/job/launch_demand_entry.py", "EntryMixin"),
-    ("analysis/job/launch_demand_names.py", "NamesMixin"),
-    ("analysis/job/runconfig_calls.py", "CallReader"),
-    ("analysis/job/runconfig_conventions.py", "ConventionsMixin"),
-    ("analysis/job/runconfig_families.py", "FamiliesMixin"),
-    ("analysis/job/runconfig_launch.py", "LaunchMixin"),
-    ("analysis/job/runconfig_structure.py", "StructureMixin"),
-}
 
 _COMBINABLE = ("str", "int", "object")
 
@@ -64,13 +51,8 @@ def _mixed_classes(root: Path = ROOT, packages: tuple[str, ...] = PACKAGES) -> s
 
 
 def test_no_class_is_made_of_mixins() -> None:
-    new = _mixed_classes() - STILL_MIXED
-    assert not new, f"mixins (compose collaborators instead): {sorted(new)}"
-
-
-def test_the_allow_list_only_shrinks() -> None:
-    gone = STILL_MIXED - _mixed_classes()
-    assert not gone, f"no longer mixins, delete them from STILL_MIXED: {sorted(gone)}"
+    mixed = _mixed_classes()
+    assert not mixed, f"mixins (compose collaborators instead): {sorted(mixed)}"
 
 
 def test_the_scan_sees_a_mixin(tmp_path: Path) -> None:

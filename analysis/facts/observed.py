@@ -5,7 +5,8 @@ the second catalog (TW015-TW024) ask about a few more calls: where an optimizer 
 and whether its parameters are rebuilt in the same loop, where a scheduler or a
 ``GradScaler`` steps, where gradients are clipped, where a ``DistributedSampler`` is
 built and whether it shuffles, which loader it feeds and how that loader is tuned,
-where ``torch.compile`` and ``torch.load`` run, and where ``set_epoch`` is called.
+where ``torch.compile`` runs, and where ``set_epoch`` is called (``torch.load`` calls are
+read from the whole module by :mod:`.loads`).
 
 These hooks are called by :mod:`torchward.analysis.facts.calls` with arguments it has already
 evaluated; they never evaluate an expression themselves (that would record the events
@@ -75,18 +76,6 @@ def observe_api(
         run.emit(EventKind.SYNC, node)
     elif name == "torch.compile":
         run.emit(EventKind.COMPILE, node, target=args[0] if args else None)
-    elif name == "torch.load":
-        weights_only = _literal_argument(node, "weights_only", None)
-        run.emit(
-            EventKind.TORCH_LOAD,
-            node,
-            call=CallFacts(
-                weights_only=weights_only if isinstance(weights_only, bool) else None,
-                weights_only_given=weights_only is not _NOT_GIVEN,
-                pickle_module_given=keyword(node, "pickle_module", 2) is not None,
-                opaque_arguments=_has_unpacked_arguments(node),
-            ),
-        )
 
 
 def observe_method(run, receiver: Value, method: str, node: ast.Call) -> None:
@@ -103,6 +92,18 @@ def observe_method(run, receiver: Value, method: str, node: ast.Call) -> None:
     elif receiver.kind is Kind.SCHEDULER and method == "step":
         run.emit(EventKind.SCHEDULER_STEP, node, target=receiver)
     # a scaler's scale / unscale_ / step: the library-effects table (effects/library.py)
+
+
+def torch_load_facts(node: ast.Call) -> CallFacts:
+    """What a ``torch.load(...)`` call's arguments say about unpickling (read by
+    :mod:`.loads`, which finds the calls in the whole module, not only in training code)."""
+    weights_only = _literal_argument(node, "weights_only", None)
+    return CallFacts(
+        weights_only=weights_only if isinstance(weights_only, bool) else None,
+        weights_only_given=weights_only is not _NOT_GIVEN,
+        pickle_module_given=keyword(node, "pickle_module", 2) is not None,
+        opaque_arguments=_has_unpacked_arguments(node),
+    )
 
 
 def _optimizer_facts(run, name: str, node: ast.Call) -> CallFacts:

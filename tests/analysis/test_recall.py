@@ -86,14 +86,6 @@ BELOW_TARGET: dict[str, Gap] = {
         "built in train_one_epoch() called from the epoch loop of another method is not seen",
     ),
     "TW022": Gap(5, "a transformers PreTrainedModel subclass is not recognised as an nn.Module"),
-    "TW023": Gap(
-        1,
-        "a torch.load in a function or in a method of a class that is not a module is "
-        "reported only when the same function also calls .eval()/.train() on a model (missed: "
-        "an argparse resume helper, load_checkpoint(self), a hub download with "
-        "weights_only=False, pickle_module=, a TrainerCallback; a training loop elsewhere in "
-        "the file does not help)",
-    ),
     "TW025": Gap(
         4,
         "unscale_ in an inner micro-batch loop is found only when an outer batch loop "

@@ -85,7 +85,6 @@ BELOW_TARGET: dict[str, Gap] = {
         "an optimizer re-bound by accelerator.prepare() is not tracked; an optimizer "
         "built in train_one_epoch() called from the epoch loop of another method is not seen",
     ),
-    "TW022": Gap(5, "a transformers PreTrainedModel subclass is not recognised as an nn.Module"),
     "TW025": Gap(
         4,
         "unscale_ in an inner micro-batch loop is found only when an outer batch loop "

@@ -66,9 +66,6 @@ BELOW_TARGET: dict[str, Gap] = {
         "torch.randn/rand/randn_like are not counted as reads of torch's global state; "
         "pl.Trainer(...).fit(...) in __main__ is not recognised as training",
     ),
-    "TW012": Gap(
-        4, "a DeepSpeed engine (deepspeed.initialize) is not recognised as a data-parallel wrapper"
-    ),
     "TW013": Gap(
         3,
         "a model or a host list passed in as a parameter is not considered "

@@ -1,0 +1,37 @@
+"""The constructs issue 28's recall work taught the analysis, each with the case that
+must stay quiet next to it (the positive examples themselves are in ``recall/``)."""
+
+from __future__ import annotations
+
+from torchward.analysis import LintSettings, analyze_source
+
+
+def _lines(code: str, source: str) -> list[int]:
+    report = analyze_source(source, "train.py", LintSettings(select=(code,)))
+    return [f.span.line for f in report.findings if f.code == code]
+
+
+DEEPSPEED_LOOP = (
+    "import torch\n"
+    "import deepspeed\n"
+    "from torch.utils.data import DataLoader\n"
+    "def train(model, dataset, config):\n"
+    "    engine, _, {loader}, _ = deepspeed.initialize(model=model, config=config{data})\n"
+    "{build}"
+    "    for x, y in loader:\n"
+    "        loss = torch.nn.functional.cross_entropy(engine(x), y)\n"
+    "        engine.backward(loss)\n"
+    "        engine.step()\n"
+)
+
+
+def test_a_deepspeed_engine_is_data_parallel_for_a_hand_built_loader():
+    source = DEEPSPEED_LOOP.format(
+        loader="_", data="", build="    loader = DataLoader(dataset, batch_size=8, shuffle=True)\n"
+    )
+    assert _lines("TW012", source) == [6]
+
+
+def test_the_loader_deepspeed_builds_from_training_data_is_sharded():
+    source = DEEPSPEED_LOOP.format(loader="loader", data=", training_data=dataset", build="")
+    assert _lines("TW012", source) == []

@@ -61,11 +61,6 @@ BELOW_TARGET: dict[str, Gap] = {
         "known to be a tensor; a per-example loop in an HF compute_loss override, which "
         "runs no backward itself, is not a training step",
     ),
-    "TW008": Gap(
-        5,
-        "torch.randn/rand/randn_like are not counted as reads of torch's global state; "
-        "pl.Trainer(...).fit(...) in __main__ is not recognised as training",
-    ),
     "TW013": Gap(
         3,
         "a model or a host list passed in as a parameter is not considered "

@@ -35,3 +35,28 @@ def test_a_deepspeed_engine_is_data_parallel_for_a_hand_built_loader():
 def test_the_loader_deepspeed_builds_from_training_data_is_sharded():
     source = DEEPSPEED_LOOP.format(loader="loader", data=", training_data=dataset", build="")
     assert _lines("TW012", source) == []
+
+
+SEEDED_TRAINING = (
+    "import random\n"
+    "import torch\n"
+    "{seed}\n"
+    "def train(model, loader, opt):\n"
+    "    for x in loader:\n"
+    "        noise = torch.randn_like(x)\n"
+    "        model(x + noise).sum().backward()\n"
+    "        opt.step()\n"
+)
+
+
+def test_torch_sampling_counts_as_using_torch_global_state():
+    source = SEEDED_TRAINING.format(seed="random.seed(0)")
+    report = analyze_source(source, "train.py", LintSettings(select=("TW008",)))
+    [finding] = report.findings
+    assert finding.span.line == 6
+    assert "`torch.manual_seed(...)`" in finding.message
+
+
+def test_torch_sampling_with_torch_seeded_is_quiet():
+    source = SEEDED_TRAINING.format(seed="random.seed(0)\ntorch.manual_seed(0)")
+    assert _lines("TW008", source) == []

@@ -77,12 +77,6 @@ BELOW_TARGET: dict[str, Gap] = {
         "an optimizer re-bound by accelerator.prepare() is not tracked; an optimizer "
         "built in train_one_epoch() called from the epoch loop of another method is not seen",
     ),
-    "TW025": Gap(
-        4,
-        "unscale_ in an inner micro-batch loop is found only when an outer batch loop "
-        "surrounds it; a step(self, batch) that handles one batch, called per batch by its "
-        "caller, is missed",
-    ),
     "TW027": Gap(
         2,
         "a patch through types.MethodType(named_function, model), and a save through "

@@ -60,3 +60,23 @@ def test_torch_sampling_counts_as_using_torch_global_state():
 def test_torch_sampling_with_torch_seeded_is_quiet():
     source = SEEDED_TRAINING.format(seed="random.seed(0)\ntorch.manual_seed(0)")
     assert _lines("TW008", source) == []
+
+
+ONE_BATCH_STEP = (
+    "import torch\n"
+    "def step(model, optimizer, scaler, x, y, micro):\n"
+    "    for mx, my in zip(x.chunk(micro), y.chunk(micro)):\n"
+    "        loss = torch.nn.functional.cross_entropy(model(mx), my) / micro\n"
+    "        scaler.scale(loss).backward()\n"
+    "{inner}"
+    "{outer}"
+    "    scaler.step(optimizer)\n"
+    "    scaler.update()\n"
+)
+
+
+def test_unscale_in_a_micro_batch_loop_of_a_one_batch_step():
+    unscale = "scaler.unscale_(optimizer)\n"
+    source = ONE_BATCH_STEP.format(inner="        " + unscale, outer="")
+    assert _lines("TW025", source) == [6]
+    assert _lines("TW025", ONE_BATCH_STEP.format(inner="", outer="    " + unscale)) == []

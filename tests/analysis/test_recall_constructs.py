@@ -64,7 +64,8 @@ def test_torch_sampling_with_torch_seeded_is_quiet():
 
 ONE_BATCH_STEP = (
     "import torch\n"
-    "def step(model, optimizer, scaler, x, y, micro):\n"
+    "def step(model, optimizer, x, y, micro):\n"
+    "    scaler = torch.amp.GradScaler()\n"
     "    for mx, my in zip(x.chunk(micro), y.chunk(micro)):\n"
     "        loss = torch.nn.functional.cross_entropy(model(mx), my) / micro\n"
     "        scaler.scale(loss).backward()\n"
@@ -78,5 +79,5 @@ ONE_BATCH_STEP = (
 def test_unscale_in_a_micro_batch_loop_of_a_one_batch_step():
     unscale = "scaler.unscale_(optimizer)\n"
     source = ONE_BATCH_STEP.format(inner="        " + unscale, outer="")
-    assert _lines("TW025", source) == [6]
+    assert _lines("TW025", source) == [7]
     assert _lines("TW025", ONE_BATCH_STEP.format(inner="", outer="    " + unscale)) == []

@@ -111,7 +111,8 @@ def _optimizer_facts(run, name: str, node: ast.Call) -> CallFacts:
     momentum = _literal_argument(node, "momentum", 2)
     stateless = name in _STATELESS_WITHOUT_MOMENTUM and momentum in (_NOT_GIVEN, 0, 0.0)
     return CallFacts(
-        rebuilt_inputs=params is not None and _rebound_in_loop(run, params),
+        rebuilt_inputs=params is not None
+        and _rebound_in_loop(run, params, wraps_keep_objects=True),
         stateless=stateless,
     )
 
@@ -183,14 +184,21 @@ def _has_unpacked_arguments(node: ast.Call) -> bool:
     )
 
 
-def _rebound_in_loop(run, expression: ast.expr) -> bool:
+def _rebound_in_loop(run, expression: ast.expr, *, wraps_keep_objects: bool = False) -> bool:
     """Whether a variable ``expression`` reads is (re)assigned inside the innermost loop
     enclosing the call: then each iteration may hand the call different objects (a fresh
-    model per fold, a fresh leaf tensor per guidance step)."""
+    model per fold, a fresh leaf tensor per guidance step).
+
+    ``wraps_keep_objects``: a path rebound only to a call that is handed the path itself
+    (``model, opt = accelerator.prepare(model, opt)``, ``model = DDP(model)``,
+    ``model = model.to(device)``) still holds the same parameters, so it does not count
+    (a copy, ``copy.deepcopy(model)`` or ``model.clone()``, does)."""
     if not run.loops:
         return False
     loop = run.trace.loops[run.loops[-1]]
     assigned = _assigned_paths(run, loop.span.line, loop.end_line)
+    if wraps_keep_objects:
+        assigned = assigned - _only_self_wrapped(run, loop.span.line, loop.end_line)
     for node in ast.walk(expression):
         path = dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
         if path is None:
@@ -199,6 +207,37 @@ def _rebound_in_loop(run, expression: ast.expr) -> bool:
         if any(".".join(parts[: i + 1]) in assigned for i in range(len(parts))):
             return True
     return False
+
+
+_COPYING = {"deepcopy", "copy", "clone"}
+
+
+def _only_self_wrapped(run, first_line: int, last_line: int) -> frozenset[str]:
+    """Paths whose every assignment between the two lines is ``x = f(..., x, ...)`` or
+    ``x = x.method(...)`` (alone or in a tuple target): a wrap of the object itself."""
+    wrapped: set[str] = set()
+    other: set[str] = set()
+    for node in ast.walk(ast.Module(body=list(run.body), type_ignores=[])):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if not isinstance(node, ast.Assign) or not first_line <= node.lineno <= last_line:
+            continue
+        value = node.value
+        handed: set[str] = set()
+        if isinstance(value, ast.Call):
+            func = value.func
+            leaf = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if leaf not in _COPYING:
+                handed = {p for p in map(dotted, value.args) if p}
+                if isinstance(func, ast.Attribute) and dotted(func.value):
+                    handed.add(dotted(func.value))  # type: ignore[arg-type]
+        for target in node.targets:
+            elements = target.elts if isinstance(target, ast.Tuple) else [target]
+            for element in elements:
+                path = dotted(element)
+                if path:
+                    (wrapped if path in handed else other).add(path)
+    return frozenset(wrapped - other)
 
 
 def _assigned_paths(run, first_line: int, last_line: int) -> frozenset[str]:

@@ -72,11 +72,6 @@ BELOW_TARGET: dict[str, Gap] = {
         "(i + 1) % accum gating and no accumulate(); micro-batches in an inner chunk loop "
         "with the step after it are not an accumulation",
     ),
-    "TW017": Gap(
-        3,
-        "an optimizer re-bound by accelerator.prepare() is not tracked; an optimizer "
-        "built in train_one_epoch() called from the epoch loop of another method is not seen",
-    ),
     "TW027": Gap(
         2,
         "a patch through types.MethodType(named_function, model), and a save through "

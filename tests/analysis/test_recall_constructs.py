@@ -81,3 +81,50 @@ def test_unscale_in_a_micro_batch_loop_of_a_one_batch_step():
     source = ONE_BATCH_STEP.format(inner="        " + unscale, outer="")
     assert _lines("TW025", source) == [7]
     assert _lines("TW025", ONE_BATCH_STEP.format(inner="", outer="    " + unscale)) == []
+
+
+PER_FOLD = (
+    "import copy\n"
+    "import torch\n"
+    "from accelerate import Accelerator\n"
+    "def main(model, loader, folds):\n"
+    "    accelerator = Accelerator()\n"
+    "    for fold in range(folds):\n"
+    "        {rebind}\n"
+    "        optimizer = torch.optim.AdamW(model.parameters())\n"
+    "        model, optimizer = accelerator.prepare(model, optimizer)\n"
+    "        for x, y in loader:\n"
+    "            optimizer.zero_grad()\n"
+    "            torch.nn.functional.cross_entropy(model(x), y).backward()\n"
+    "            optimizer.step()\n"
+)
+
+
+def test_parameters_rebound_to_a_wrap_of_themselves_are_the_same_parameters():
+    assert _lines("TW017", PER_FOLD.format(rebind="pass")) == [8]
+
+
+def test_a_fresh_copy_per_fold_is_a_fresh_model():
+    assert _lines("TW017", PER_FOLD.format(rebind="model = copy.deepcopy(model)")) == []
+
+
+def test_an_optimizer_built_by_a_helper_the_epoch_loop_calls():
+    source = (
+        "import torch\n"
+        "class Trainer:\n"
+        "    def __init__(self, model, loader):\n"
+        "        self.model, self.loader = model, loader\n"
+        "    def epoch(self):\n"
+        "        self.opt = torch.optim.Adam(self.model.parameters())\n"
+        "        for x in self.loader:\n"
+        "            self.opt.zero_grad()\n"
+        "            self.model(x).sum().backward()\n"
+        "            self.opt.step()\n"
+        "    def fit(self, n):\n"
+        "        for _ in range(n):\n"
+        "            self.epoch()\n"
+    )
+    report = analyze_source(source, "train.py", LintSettings(select=("TW017",)))
+    [finding] = report.findings
+    assert finding.span.line == 13
+    assert [e.span.line for e in finding.evidence][:3] == [13, 12, 6]

@@ -139,6 +139,8 @@ class OptimizerInLoop(Rule):
             call = built.call
             if not built.loops or call is None or call.stateless or call.rebuilt_inputs:
                 continue
+            if built.in_helper_loop:
+                continue  # built in a loop of the helper: reported there, once
             loop = built.loops[-1]
             if any(gate.loop == loop for gate in built.gates) or built.span in reported:
                 continue

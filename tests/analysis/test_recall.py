@@ -72,11 +72,6 @@ BELOW_TARGET: dict[str, Gap] = {
         "(i + 1) % accum gating and no accumulate(); micro-batches in an inner chunk loop "
         "with the step after it are not an accumulation",
     ),
-    "TW027": Gap(
-        2,
-        "a patch through types.MethodType(named_function, model), and a save through "
-        "accelerator.unwrap_model(model).save_pretrained(...), are not followed",
-    ),
 }
 
 

@@ -128,3 +128,27 @@ def test_an_optimizer_built_by_a_helper_the_epoch_loop_calls():
     [finding] = report.findings
     assert finding.span.line == 13
     assert [e.span.line for e in finding.evidence][:3] == [13, 12, 6]
+
+
+PEFT_PATCH = (
+    "import types\n"
+    "from peft import get_peft_model, get_peft_model_state_dict\n"
+    "def {name}(self):\n"
+    "    return {body}\n"
+    "def main(base, config, accelerator, out):\n"
+    "    model = get_peft_model(base, config)\n"
+    "    model.state_dict = types.MethodType(adapter_only, model)\n"
+    "    accelerator.unwrap_model(model).save_pretrained(out)\n"
+)
+
+
+def test_a_named_patching_function_and_an_unwrapped_save():
+    source = PEFT_PATCH.format(name="adapter_only", body="get_peft_model_state_dict(self)")
+    assert _lines("TW027", source) == [7]
+
+
+def test_a_named_function_that_builds_no_adapter_state_is_no_patch():
+    source = PEFT_PATCH.format(name="adapter_only", body="{}") + (
+        "def unrelated(model):\n    return get_peft_model_state_dict(model)\n"
+    )
+    assert _lines("TW027", source) == []

@@ -314,14 +314,17 @@ def _moved(run, receiver: Value, method: str, node: ast.Call) -> str | None:
         return "model-to-host"
     if method == "cpu" or _to_host(method, node) or not _moves_device(method, node):
         return None
-    if receiver.kind is Kind.MODEL and receiver.confidence is Confidence.HIGH:
+    path = dotted(func.value)
+    # a model the function is handed (``def train(model, loader, ...)``) exists before any
+    # of its loops, however little the dataflow knows of its construction
+    handed_in = isinstance(func.value, ast.Name) and func.value.id in run.params
+    if receiver.kind is Kind.MODEL and (receiver.confidence is Confidence.HIGH or handed_in):
         # ``model = model.cuda()`` rebinds it to itself: what matters is that the model was
         # built before the loop (a fresh model per fold must be moved each time)
         loop = run.trace.loops[run.loops[-1]]
-        built_before = receiver.origin is not None and not loop.contains_line(
-            receiver.origin.span.line
+        built_before = handed_in or (
+            receiver.origin is not None and not loop.contains_line(receiver.origin.span.line)
         )
-        path = dotted(func.value)
         if not built_before or path is None or _bound_in_loop_to_another(run, path):
             return None
         return "model"
@@ -329,7 +332,8 @@ def _moved(run, receiver: Value, method: str, node: ast.Call) -> str | None:
     if isinstance(source, ast.Call):
         name = run.qualified(source.func)
         if name in _HOST_FACTORIES and all(
-            _is_constant(a) for a in [*source.args, *(k.value for k in source.keywords)]
+            _is_constant(a) or _untouched_parameter(run, a)
+            for a in [*source.args, *(k.value for k in source.keywords)]
         ):
             return "factory"
         return None
@@ -386,6 +390,25 @@ def _binds(statement: ast.stmt, path: str) -> bool:
         for target in targets
         for n in ast.walk(target)
     )
+
+
+def _untouched_parameter(run, node: ast.expr) -> bool:
+    """A parameter of the function (``class_weights``) that the innermost loop only hands
+    to this host factory: it holds the same values on every iteration. Any other use in the
+    loop (``class_weights.append(w)``, an assignment, another call) may change it."""
+    if not isinstance(node, ast.Name) or node.id not in run.params:
+        return False
+    loop = run.trace.loops[run.loops[-1]]
+    for statement in run.body:
+        for inner in ast.walk(statement):
+            if (
+                isinstance(inner, ast.Name)
+                and inner.id == node.id
+                and inner is not node
+                and loop.contains_line(inner.lineno)
+            ):
+                return False
+    return True
 
 
 def _is_constant(node: ast.expr) -> bool:

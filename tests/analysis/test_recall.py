@@ -61,11 +61,6 @@ BELOW_TARGET: dict[str, Gap] = {
         "known to be a tensor; a per-example loop in an HF compute_loss override, which "
         "runs no backward itself, is not a training step",
     ),
-    "TW013": Gap(
-        3,
-        "a model or a host list passed in as a parameter is not considered "
-        "(model.to(device) / torch.tensor(class_weights).cuda() per batch)",
-    ),
     "TW014": Gap(
         4,
         "a file that builds an Accelerator() is left alone even with manual "

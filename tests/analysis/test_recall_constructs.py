@@ -152,3 +152,42 @@ def test_a_named_function_that_builds_no_adapter_state_is_no_patch():
         "def unrelated(model):\n    return get_peft_model_state_dict(model)\n"
     )
     assert _lines("TW027", source) == []
+
+
+WEIGHTED = (
+    "import torch\n"
+    "def train(model, loader, optimizer, class_weights):\n"
+    "    for x, y in loader:\n"
+    "        weight = torch.tensor(class_weights).cuda()\n"
+    "{extra}"
+    "        optimizer.zero_grad()\n"
+    "        loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda(), weight=weight)\n"
+    "        loss.backward()\n"
+    "        optimizer.step()\n"
+)
+
+
+def test_a_host_factory_over_an_untouched_parameter_is_loop_invariant():
+    assert _lines("TW013", WEIGHTED.format(extra="")) == [4]
+
+
+def test_a_parameter_the_loop_changes_is_not_invariant():
+    changed = "        class_weights.append(1.0)\n"
+    assert _lines("TW013", WEIGHTED.format(extra=changed)) == []
+
+
+def test_a_model_handed_in_is_moved_once_not_per_batch():
+    source = (
+        "import torch\n"
+        "def train(model, loader, optimizer, device):\n"
+        "    for x, y in loader:\n"
+        "        model.to(device)\n"
+        "        optimizer.zero_grad()\n"
+        "        torch.nn.functional.cross_entropy(model(x.to(device)), y.to(device)).backward()\n"
+        "        optimizer.step()\n"
+    )
+    assert _lines("TW013", source) == [4]
+    per_fold = source.replace(
+        "        model.to(device)\n", "        model = make()\n        model.to(device)\n"
+    )
+    assert _lines("TW013", per_fold) == []

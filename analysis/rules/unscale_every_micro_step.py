@@ -127,6 +127,10 @@ def _more_often(trace: Trace, unscale: Event, step: Event) -> Evidence | None:
             return None
         return Evidence(gate.span, "the step is gated here, once every N micro-steps")
     depth = len(step.loops)
+    if depth == 0 and (unscale.via or step.via):
+        # no batch loop around the step: only a micro-batch loop written in this function
+        # counts, not two calls of a helper (one inside a loop, one outside)
+        return None
     if len(unscale.loops) > depth and unscale.loops[:depth] == step.loops:
         inner = unscale.loops[depth]
         if runs_backward(trace, inner):

@@ -191,3 +191,25 @@ def test_a_model_handed_in_is_moved_once_not_per_batch():
         "        model.to(device)\n", "        model = make()\n        model.to(device)\n"
     )
     assert _lines("TW013", per_fold) == []
+
+
+def test_two_calls_of_a_trainer_are_no_micro_batch_loop():
+    """A search loop calls the whole training function per candidate and the script calls
+    it once more outside the loop: the helper's unscale (in its own gated batch loop)
+    and the other call's step are not one micro-step loop."""
+    source = (
+        "import torch\n"
+        "def train(model, loader, optimizer, accum):\n"
+        "    scaler = torch.amp.GradScaler()\n"
+        "    for i, (x, y) in enumerate(loader):\n"
+        "        scaler.scale(model(x).sum()).backward()\n"
+        "        if (i + 1) % accum == 0:\n"
+        "            scaler.unscale_(optimizer)\n"
+        "            scaler.step(optimizer)\n"
+        "            scaler.update()\n"
+        "def main(model, loader, optimizer, candidates):\n"
+        "    train(model, loader, optimizer, 2)\n"
+        "    for accum in candidates:\n"
+        "        train(model, loader, optimizer, accum)\n"
+    )
+    assert _lines("TW025", source) == []

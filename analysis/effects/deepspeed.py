@@ -6,11 +6,15 @@ switch its mode), ``engine.backward(loss)`` divides the loss by the configured
 accumulation steps, and ``engine.step()`` steps the optimizer only at accumulation
 boundaries, steps the scheduler it was given and zeroes the gradients. Its events are
 tagged ``"deepspeed"``: the rules about zeroing, scaling and step order leave them to the
-engine. A loader built by ``initialize(training_data=...)`` is sharded by DeepSpeed.
+engine. A loader built by ``initialize(training_data=...)`` is sharded by DeepSpeed;
+``initialize`` itself is a ``DDP_WRAP``: every process trains a replica of the model (the
+engine is data-parallel, ZeRO-sharded or not), so a loader built by hand needs a
+``DistributedSampler`` as under DDP.
 """
 
 from __future__ import annotations
 
+from ..facts.events import EventKind
 from ..facts.values import Kind, LoaderFacts, Value
 from . import Adapter
 
@@ -26,6 +30,9 @@ class DeepSpeedAdapter(Adapter):
         if name != INITIALIZE:
             return None
         origin = run.evidence(node, f"`{run.text(node)}` is constructed here")
+        # the engine trains a replica on every process (data parallel, sharded or not)
+        model = kwargs.get("model") or (args[1] if len(args) > 1 else Value())
+        run.emit(EventKind.DDP_WRAP, node, target=model)
         return Value(
             kind=Kind.CONTAINER,
             elements=(

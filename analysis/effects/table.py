@@ -226,6 +226,13 @@ class LibraryEffects:
             if name != "__call__" and any(effect.effect == "backward" for effect in entry.effects)
         )
 
+    def model_unwrapping_methods(self) -> frozenset[str]:
+        """Methods that hand back the model their first argument wraps
+        (``accelerator.unwrap_model(model)``)."""
+        return frozenset(
+            name for (_, name), entry in self.methods.items() if entry.returns == "model"
+        )
+
     def argument_returning_methods(self) -> frozenset[str]:
         """Methods that hand back their first argument (a scaler's ``scale``)."""
         return frozenset(

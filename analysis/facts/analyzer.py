@@ -66,6 +66,7 @@ _REPLAYED = {
     EventKind.SET_EPOCH,
     EventKind.ITERATE,  # replayed as ITERATE_IN_CALL
     EventKind.FORWARD,  # ``self.compute_loss(batch)`` runs the model in the caller's loop
+    EventKind.OPTIMIZER_BUILT,  # ``self.train_one_epoch()`` builds its optimizer per epoch
 }
 
 

@@ -49,7 +49,6 @@ class EventKind(str, enum.Enum):
     CLIP_GRAD = "clip_grad"  # clip_grad_norm_ / clip_grad_value_
     SET_EPOCH = "set_epoch"
     COMPILE = "compile"  # torch.compile(...)
-    TORCH_LOAD = "torch_load"
     TRANSFER = "transfer"  # x.to(device) / x.cuda() / model.cpu(): what moved, see CallFacts.moved
     SYNC = (
         "sync"  # tensor.item()/.cpu()/.numpy()/.tolist() (target: the tensor), cuda.synchronize()
@@ -106,9 +105,9 @@ class CallFacts:
     workers_given: bool = False
     pin_memory: bool | None = None  # LOADER_BUILT: a literal pin_memory=
     pin_memory_given: bool = False
-    weights_only: bool | None = None  # TORCH_LOAD: a literal weights_only=
+    weights_only: bool | None = None  # torch.load (facts/loads.py): a literal weights_only=
     weights_only_given: bool = False
-    pickle_module_given: bool = False  # TORCH_LOAD: a pickle_module= (weights_only rejects it)
+    pickle_module_given: bool = False  # torch.load: a pickle_module= (weights_only rejects it)
     opaque_arguments: bool = False  # *args / **kwargs may pass anything
     # TRANSFER: "model", "factory" (a torch.tensor(...) of loop-invariant values), "invariant"
     # (a tensor bound outside the loop), "model-to-host"; None: anything else (a batch)

@@ -5,7 +5,8 @@ the second catalog (TW015-TW024) ask about a few more calls: where an optimizer 
 and whether its parameters are rebuilt in the same loop, where a scheduler or a
 ``GradScaler`` steps, where gradients are clipped, where a ``DistributedSampler`` is
 built and whether it shuffles, which loader it feeds and how that loader is tuned,
-where ``torch.compile`` and ``torch.load`` run, and where ``set_epoch`` is called.
+where ``torch.compile`` runs, and where ``set_epoch`` is called (``torch.load`` calls are
+read from the whole module by :mod:`.loads`).
 
 These hooks are called by :mod:`torchward.analysis.facts.calls` with arguments it has already
 evaluated; they never evaluate an expression themselves (that would record the events
@@ -75,18 +76,6 @@ def observe_api(
         run.emit(EventKind.SYNC, node)
     elif name == "torch.compile":
         run.emit(EventKind.COMPILE, node, target=args[0] if args else None)
-    elif name == "torch.load":
-        weights_only = _literal_argument(node, "weights_only", None)
-        run.emit(
-            EventKind.TORCH_LOAD,
-            node,
-            call=CallFacts(
-                weights_only=weights_only if isinstance(weights_only, bool) else None,
-                weights_only_given=weights_only is not _NOT_GIVEN,
-                pickle_module_given=keyword(node, "pickle_module", 2) is not None,
-                opaque_arguments=_has_unpacked_arguments(node),
-            ),
-        )
 
 
 def observe_method(run, receiver: Value, method: str, node: ast.Call) -> None:
@@ -105,12 +94,25 @@ def observe_method(run, receiver: Value, method: str, node: ast.Call) -> None:
     # a scaler's scale / unscale_ / step: the library-effects table (effects/library.py)
 
 
+def torch_load_facts(node: ast.Call) -> CallFacts:
+    """What a ``torch.load(...)`` call's arguments say about unpickling (read by
+    :mod:`.loads`, which finds the calls in the whole module, not only in training code)."""
+    weights_only = _literal_argument(node, "weights_only", None)
+    return CallFacts(
+        weights_only=weights_only if isinstance(weights_only, bool) else None,
+        weights_only_given=weights_only is not _NOT_GIVEN,
+        pickle_module_given=keyword(node, "pickle_module", 2) is not None,
+        opaque_arguments=_has_unpacked_arguments(node),
+    )
+
+
 def _optimizer_facts(run, name: str, node: ast.Call) -> CallFacts:
     params = keyword(node, "params", 0)
     momentum = _literal_argument(node, "momentum", 2)
     stateless = name in _STATELESS_WITHOUT_MOMENTUM and momentum in (_NOT_GIVEN, 0, 0.0)
     return CallFacts(
-        rebuilt_inputs=params is not None and _rebound_in_loop(run, params),
+        rebuilt_inputs=params is not None
+        and _rebound_in_loop(run, params, wraps_keep_objects=True),
         stateless=stateless,
     )
 
@@ -182,14 +184,21 @@ def _has_unpacked_arguments(node: ast.Call) -> bool:
     )
 
 
-def _rebound_in_loop(run, expression: ast.expr) -> bool:
+def _rebound_in_loop(run, expression: ast.expr, *, wraps_keep_objects: bool = False) -> bool:
     """Whether a variable ``expression`` reads is (re)assigned inside the innermost loop
     enclosing the call: then each iteration may hand the call different objects (a fresh
-    model per fold, a fresh leaf tensor per guidance step)."""
+    model per fold, a fresh leaf tensor per guidance step).
+
+    ``wraps_keep_objects``: a path rebound only to a call that is handed the path itself
+    (``model, opt = accelerator.prepare(model, opt)``, ``model = DDP(model)``,
+    ``model = model.to(device)``) still holds the same parameters, so it does not count
+    (a copy, ``copy.deepcopy(model)`` or ``model.clone()``, does)."""
     if not run.loops:
         return False
     loop = run.trace.loops[run.loops[-1]]
     assigned = _assigned_paths(run, loop.span.line, loop.end_line)
+    if wraps_keep_objects:
+        assigned = assigned - _only_self_wrapped(run, loop.span.line, loop.end_line)
     for node in ast.walk(expression):
         path = dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
         if path is None:
@@ -198,6 +207,37 @@ def _rebound_in_loop(run, expression: ast.expr) -> bool:
         if any(".".join(parts[: i + 1]) in assigned for i in range(len(parts))):
             return True
     return False
+
+
+_COPYING = {"deepcopy", "copy", "clone"}
+
+
+def _only_self_wrapped(run, first_line: int, last_line: int) -> frozenset[str]:
+    """Paths whose every assignment between the two lines is ``x = f(..., x, ...)`` or
+    ``x = x.method(...)`` (alone or in a tuple target): a wrap of the object itself."""
+    wrapped: set[str] = set()
+    other: set[str] = set()
+    for node in ast.walk(ast.Module(body=list(run.body), type_ignores=[])):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if not isinstance(node, ast.Assign) or not first_line <= node.lineno <= last_line:
+            continue
+        value = node.value
+        handed: set[str] = set()
+        if isinstance(value, ast.Call):
+            func = value.func
+            leaf = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if leaf not in _COPYING:
+                handed = {p for p in map(dotted, value.args) if p}
+                if isinstance(func, ast.Attribute) and dotted(func.value):
+                    handed.add(dotted(func.value))  # type: ignore[arg-type]
+        for target in node.targets:
+            elements = target.elts if isinstance(target, ast.Tuple) else [target]
+            for element in elements:
+                path = dotted(element)
+                if path:
+                    (wrapped if path in handed else other).add(path)
+    return frozenset(wrapped - other)
 
 
 def _assigned_paths(run, first_line: int, last_line: int) -> frozenset[str]:
@@ -274,14 +314,17 @@ def _moved(run, receiver: Value, method: str, node: ast.Call) -> str | None:
         return "model-to-host"
     if method == "cpu" or _to_host(method, node) or not _moves_device(method, node):
         return None
-    if receiver.kind is Kind.MODEL and receiver.confidence is Confidence.HIGH:
+    path = dotted(func.value)
+    # a model the function is handed (``def train(model, loader, ...)``) exists before any
+    # of its loops, however little the dataflow knows of its construction
+    handed_in = isinstance(func.value, ast.Name) and func.value.id in run.params
+    if receiver.kind is Kind.MODEL and (receiver.confidence is Confidence.HIGH or handed_in):
         # ``model = model.cuda()`` rebinds it to itself: what matters is that the model was
         # built before the loop (a fresh model per fold must be moved each time)
         loop = run.trace.loops[run.loops[-1]]
-        built_before = receiver.origin is not None and not loop.contains_line(
-            receiver.origin.span.line
+        built_before = handed_in or (
+            receiver.origin is not None and not loop.contains_line(receiver.origin.span.line)
         )
-        path = dotted(func.value)
         if not built_before or path is None or _bound_in_loop_to_another(run, path):
             return None
         return "model"
@@ -289,7 +332,8 @@ def _moved(run, receiver: Value, method: str, node: ast.Call) -> str | None:
     if isinstance(source, ast.Call):
         name = run.qualified(source.func)
         if name in _HOST_FACTORIES and all(
-            _is_constant(a) for a in [*source.args, *(k.value for k in source.keywords)]
+            _is_constant(a) or _untouched_parameter(run, a)
+            for a in [*source.args, *(k.value for k in source.keywords)]
         ):
             return "factory"
         return None
@@ -346,6 +390,25 @@ def _binds(statement: ast.stmt, path: str) -> bool:
         for target in targets
         for n in ast.walk(target)
     )
+
+
+def _untouched_parameter(run, node: ast.expr) -> bool:
+    """A parameter of the function (``class_weights``) that the innermost loop only hands
+    to this host factory: it holds the same values on every iteration. Any other use in the
+    loop (``class_weights.append(w)``, an assignment, another call) may change it."""
+    if not isinstance(node, ast.Name) or node.id not in run.params:
+        return False
+    loop = run.trace.loops[run.loops[-1]]
+    for statement in run.body:
+        for inner in ast.walk(statement):
+            if (
+                isinstance(inner, ast.Name)
+                and inner.id == node.id
+                and inner is not node
+                and loop.contains_line(inner.lineno)
+            ):
+                return False
+    return True
 
 
 def _is_constant(node: ast.expr) -> bool:

@@ -21,6 +21,7 @@ import re
 
 import attrs
 
+from ..effects import table as library_effects
 from ..syntax.names import ImportTable, dotted, qualified_name
 from . import catalog
 from .semantic import ModuleIndex
@@ -55,7 +56,9 @@ class PlainContainer:
 
 
 def plain_module_containers(index: ModuleIndex, source: str) -> list[PlainContainer]:
-    if "Module" not in source or "self." not in source or _CANDIDATE.search(source) is None:
+    if not _may_define_a_module(source) or "self." not in source:
+        return []
+    if _CANDIDATE.search(source) is None:
         return []
     found = []
     for name, info in index.classes.items():
@@ -65,6 +68,17 @@ def plain_module_containers(index: ModuleIndex, source: str) -> list[PlainContai
             continue
         found.extend(_in_class(index, name, info.node))
     return found
+
+
+def _may_define_a_module(source: str) -> bool:
+    """A cheap text test: a module class names ``Module`` in its bases (``nn.Module``,
+    ``LightningModule``) or derives from a package whose classes are model bases
+    (``transformers.PreTrainedModel``: the table's ``[models] base_packages``), which the
+    file then names in an import."""
+    if "Module" in source:
+        return True
+    packages = library_effects.current().model_base_packages
+    return any(package.split(".")[0] in source for package in packages)
 
 
 def _in_class(index: ModuleIndex, class_name: str, node: ast.ClassDef) -> list[PlainContainer]:

@@ -12,7 +12,8 @@ class DdpWithoutDistributedSampler(Rule):
     """
     ## What it does
     Flags a `DataLoader` built without a sampler that trains a model wrapped in
-    `DistributedDataParallel` (or FSDP), in any import spelling.
+    `DistributedDataParallel` (or FSDP, or a DeepSpeed engine from
+    `deepspeed.initialize`), in any import spelling.
 
     ## Why is this bad?
     Every rank then iterates the whole dataset in the same order: N GPUs compute the
@@ -41,7 +42,9 @@ class DdpWithoutDistributedSampler(Rule):
     samplers, a sampler that is distributed on some path, a `BatchSampler` over a
     `DistributedSampler`); torch's own `RandomSampler` or `SequentialSampler` does not
     shard and is reported. Quiet for iterable datasets (which shard themselves), for loaders passed through
-    `accelerator.prepare` (which shards them), and for loaders only used for evaluation.
+    `accelerator.prepare` (which shards them), for the loader `deepspeed.initialize`
+    builds from `training_data=` (DeepSpeed shards it), and for loaders only used for
+    evaluation.
     """
 
     code = "TW012"

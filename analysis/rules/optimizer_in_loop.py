@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..facts.events import EventKind
+from ..facts.events import Event, EventKind
 from ..facts.structure import events, is_framework_step, loop_header
-from ..finding import Applicability, Evidence, Severity
+from ..finding import Applicability, Evidence, Severity, Span
 from ..rule import Fixed, Invalid, Rule
 
 
@@ -58,7 +58,11 @@ class OptimizerInLoop(Rule):
     unfreezing), when the parameters it is given are rebound in the same loop (a fresh
     model per fold or trial, a fresh leaf tensor per guidance step), for plain
     `torch.optim.SGD` without momentum (which keeps no state: rebuilding it only costs
-    time), and for optimizers built by a helper or by a framework.
+    time), and for optimizers built by a framework. An optimizer built by a helper that
+    the loop calls (`self.train_one_epoch()` in the epoch loop) is reported at the call.
+    Parameters rebound in the loop only to a wrap of themselves
+    (`model, optimizer = accelerator.prepare(model, optimizer)`) are the same parameters,
+    and the rebuilt optimizer is reported.
     """
 
     code = "TW017"
@@ -135,6 +139,8 @@ class OptimizerInLoop(Rule):
             call = built.call
             if not built.loops or call is None or call.stateless or call.rebuilt_inputs:
                 continue
+            if built.in_helper_loop:
+                continue  # built in a loop of the helper: reported there, once
             loop = built.loops[-1]
             if any(gate.loop == loop for gate in built.gates) or built.span in reported:
                 continue
@@ -146,7 +152,7 @@ class OptimizerInLoop(Rule):
                 and loop in step.loops
                 and step.target is not None
                 and step.target.origin is not None
-                and step.target.origin.span == built.span
+                and step.target.origin.span == _construction(built)
             ]
             if not steps:
                 continue
@@ -171,7 +177,15 @@ class OptimizerInLoop(Rule):
                 evidence=[
                     Evidence(step.span, "the optimizer steps here"),
                     Evidence(loop_header(trace, loop), "the loop that rebuilds it"),
+                    *built.via,
                     *step.via,
                 ],
                 severity=None if every_step else Severity.WARNING,
             )
+
+
+def _construction(built: Event) -> Span:
+    """Where the optimizer was constructed: the event's own span, or, for one a called
+    helper builds (``self.train_one_epoch()`` in the epoch loop), the innermost step of
+    its ``via`` chain, which is where the step's optimizer value has its origin."""
+    return built.via[-1].span if built.via else built.span

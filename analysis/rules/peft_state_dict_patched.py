@@ -55,8 +55,10 @@ class PeftStateDictPatched(Rule):
     The PEFT version the project installs is not read: the finding is a warning, right
     for any PEFT released since April 2023. Only an assignment to the `state_dict`
     attribute whose value calls `get_peft_model_state_dict` (resolved through the
-    file's imports) is seen, and only when the same model is saved with
-    `save_pretrained` or passed as `model=` to a `Trainer` in the file; a model saved
+    file's imports), directly or through a function of the file bound with
+    `types.MethodType(fn, model)`, is seen, and only when the same model is saved with
+    `save_pretrained` (also through `accelerator.unwrap_model(model)`) or passed as
+    `model=` to a `Trainer` in the file; a model saved
     with `torch.save(model.state_dict(), ...)` is fine and never flagged.
     """
 
@@ -109,6 +111,15 @@ class PeftStateDictPatched(Rule):
         imports = facts.index.imports
         trainers = library_effects()  # whose checkpoints call the model's save_pretrained
         patches: list[tuple[str, ast.Assign]] = []
+        # functions whose body builds the adapter's state dict (``def adapter_only(self):``
+        # bound with ``types.MethodType(adapter_only, model)``)
+        patching = {
+            node.name
+            for node in ast.walk(facts.analyzer.tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and _calls_peft(node, imports)
+        }
+        unwrapping = trainers.model_unwrapping_methods()
         saves: dict[str, tuple[ast.AST, str]] = {}  # model path -> where and how it is saved
         for node in ast.walk(facts.analyzer.tree):
             if isinstance(node, ast.Assign):
@@ -116,12 +127,12 @@ class PeftStateDictPatched(Rule):
                     if not isinstance(target, ast.Attribute) or target.attr != "state_dict":
                         continue
                     path = dotted(target)
-                    if path and _calls_peft(node.value, imports):
+                    if path and _calls_peft(node.value, imports, patching):
                         patches.append((path[: -len(".state_dict")], node))
             elif isinstance(node, ast.Call):
                 func = node.func
                 if isinstance(func, ast.Attribute) and func.attr == "save_pretrained":
-                    owner = dotted(func.value)
+                    owner = dotted(_unwrapped(func.value, unwrapping))
                     if owner:
                         saves.setdefault(owner, (node, "the model is saved here"))
                 elif trainers.is_trainer(qualified_name(func, imports)):
@@ -144,8 +155,24 @@ class PeftStateDictPatched(Rule):
             )
 
 
-def _calls_peft(value: ast.expr, imports) -> bool:
+def _calls_peft(value: ast.AST, imports, patching: set[str] | frozenset[str] = frozenset()) -> bool:
+    """``value`` calls the PEFT adapter's state dict, or names a function of the file
+    (``patching``) that does."""
     return any(
-        isinstance(node, ast.Call) and _is_peft_state_dict(qualified_name(node.func, imports))
+        (isinstance(node, ast.Call) and _is_peft_state_dict(qualified_name(node.func, imports)))
+        or (isinstance(node, ast.Name) and node.id in patching)
         for node in ast.walk(value)
     )
+
+
+def _unwrapped(owner: ast.expr, unwrapping: frozenset[str]) -> ast.expr:
+    """The model a save is called on: ``accelerator.unwrap_model(model)`` (a method the
+    library-effects table says returns the model it is handed) saves ``model``."""
+    if (
+        isinstance(owner, ast.Call)
+        and isinstance(owner.func, ast.Attribute)
+        and owner.func.attr in unwrapping
+        and owner.args
+    ):
+        return owner.args[0]
+    return owner

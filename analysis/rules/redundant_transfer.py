@@ -50,7 +50,10 @@ class RedundantHostToDeviceTransfer(Rule):
     (`x.to(torch.float16)`) are never flagged; a model that the same loop also moves to
     the host (out and back around checkpoint saving, or to free memory) is not flagged;
     nor is a copy under an `if` in the loop. Tensors passed in as parameters are not
-    considered (they may differ per call of the function).
+    considered (they may differ per call of the function); a model passed in is (it
+    exists before the loop), and so is a host factory over a parameter that the loop
+    uses nowhere else (`torch.tensor(class_weights).cuda()`; a list the loop appends to
+    may change and is not flagged).
     """
 
     code = "TW013"

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import os
 
-from ..facts.events import EventKind
-from ..facts.structure import events
+from ..facts.loads import torch_loads
 from ..finding import Applicability, Evidence, Proof, Severity, Span
 from ..rule import Fixed, Invalid, Rule
 from ..workspace.checkpoints import Provenance, provenance
@@ -74,8 +73,8 @@ class UnsafeTorchLoad(Rule):
     their keyword arguments first). With several requirement files in the deciding
     folder the weakest lower bound decides. A `state_dict()` is taken to hold tensors
     and numbers only; a scheduler whose state holds a callable object is not told
-    apart. Files that contain no training code at all (pure inference scripts) are not
-    analysed.
+    apart. Every function of the module is read, training code or not (a resume helper, a
+    `load_checkpoint(self, path)` method, a `TrainerCallback` hook).
     """
 
     code = "TW023"
@@ -158,9 +157,9 @@ class UnsafeTorchLoad(Rule):
 
     def check(self, facts):
         loads = {}
-        for _, load in events(facts, EventKind.TORCH_LOAD):
+        for load in torch_loads(facts.index.tree, facts.index.imports, facts.lines):
             call = load.call
-            if call is None or call.opaque_arguments or load.span in loads:
+            if call.opaque_arguments:
                 continue
             explicit = call.weights_only is False or call.pickle_module_given
             if call.weights_only_given and not explicit:

@@ -15,7 +15,8 @@ class UnscaleEveryMicroStep(Rule):
     accumulation while `scaler.step(optimizer)` and `scaler.update()` run only on the
     accumulation boundary: the unscale is outside the `if (i + 1) % accum == 0:` that
     gates the step, or inside an inner micro-batch loop that runs backward while the step
-    comes after that loop.
+    comes after that loop (also in a `step(self, batch)` that handles one batch, with no
+    batch loop of its own around the micro-batch loop).
 
     ## Why is this bad?
     A `GradScaler` allows one `unscale_` per optimizer between two `update()` calls. The
@@ -119,15 +120,17 @@ class UnscaleEveryMicroStep(Rule):
 
 def _more_often(trace: Trace, unscale: Event, step: Event) -> Evidence | None:
     """Why ``unscale`` runs more often than ``step`` (None: it does not, as far as known)."""
-    if not step.loops:
-        return None
-    gate = accumulation_gate(step)
+    gate = accumulation_gate(step) if step.loops else None
     if unscale.loops == step.loops and gate is not None:
         innermost = step.loops[-1]
         if gate in unscale.gates or any(g.is_modulo and g.loop == innermost for g in unscale.gates):
             return None
         return Evidence(gate.span, "the step is gated here, once every N micro-steps")
     depth = len(step.loops)
+    if depth == 0 and (unscale.via or step.via):
+        # no batch loop around the step: only a micro-batch loop written in this function
+        # counts, not two calls of a helper (one inside a loop, one outside)
+        return None
     if len(unscale.loops) > depth and unscale.loops[:depth] == step.loops:
         inner = unscale.loops[depth]
         if runs_backward(trace, inner):

@@ -35,6 +35,27 @@ USERS = {
     "numpy": ("numpy.random.",),
     "random": ("random.",),
 }
+# torch's sampling functions that draw from its global generator (module-level torch.* only:
+# tensor methods and layers draw from it too, but are not told apart from the rest here)
+TORCH_GLOBAL_SAMPLERS = {
+    "torch.rand",
+    "torch.randn",
+    "torch.randint",
+    "torch.randperm",
+    "torch.rand_like",
+    "torch.randn_like",
+    "torch.randint_like",
+    "torch.bernoulli",
+    "torch.multinomial",
+    "torch.normal",
+    "torch.poisson",
+}
+# how to seed each library, for the message
+_SEED_CALLS = {
+    "torch": "`torch.manual_seed(...)`",
+    "numpy": "`np.random.seed(...)`",
+    "random": "`random.seed(...)`",
+}
 _NUMPY_NOT_GLOBAL = {
     "numpy.random.default_rng",
     "numpy.random.Generator",
@@ -55,7 +76,8 @@ def _calls_that_may_name_a_seed(tree: ast.Module, imports, source_lines: list[st
     whose lines cannot name a seed or a global-random call.
 
     Walking every node of the file costs more than the rest of an editor keystroke; a call
-    this rule counts names ``seed`` or ``random`` in its written text or through an import
+    this rule counts names ``seed``, ``rand`` (``random``, ``torch.randn``) or one of torch's
+    other sampling functions in its written text or through an import
     alias (``canonical`` adds neither), and an identifier never spans lines, so a statement
     none of whose lines holds such a word is skipped — at any depth (a training script's
     whole ``__main__`` block is one top-level statement). Dropping whole subtrees keeps the
@@ -63,7 +85,7 @@ def _calls_that_may_name_a_seed(tree: ast.Module, imports, source_lines: list[st
     if source_lines is None:
         yield from (node for node in ast.walk(tree) if isinstance(node, ast.Call))
         return
-    words = {"seed", "random"} | {
+    words = {"seed", "rand", "bernoulli", "multinomial", "normal", "poisson"} | {
         local.lower()
         for local, target in imports.names.items()
         if "seed" in target.lower() or "random" in target.lower()
@@ -115,6 +137,8 @@ def seeding_of(tree: ast.Module, imports, source_lines: list[str] | None = None)
         for library, prefixes in USERS.items():
             if name.startswith(prefixes):
                 used.setdefault(library, node)
+        if name in TORCH_GLOBAL_SAMPLERS:
+            used.setdefault("torch", node)
     return Seeding(seeded, used, opaque)
 
 
@@ -157,6 +181,9 @@ class UnseededRun(Rule):
     module of the project are not seen: the warning needs a seed call in this file, and
     the note needs the file to run training itself, to mention no seed at all and to
     import no module of its own project (whose setup helpers may seed).
+    torch counts as used through its module-level sampling functions (`torch.randn`,
+    `torch.rand_like`, `torch.randperm`, `torch.multinomial`, ...); layer initialisation
+    and dropout draw from its generator too but are not counted.
     Data-loader workers (`worker_init_fn`) and cuDNN determinism are out of scope.
     """
 
@@ -243,7 +270,7 @@ class UnseededRun(Rule):
                 facts.lines.span(call),
                 f"{_LIBRARY_NAMES[library]}'s global random state is used here but never seeded, while "
                 f"{seeded_names} is: runs with the same seed still differ. Seed it too "
-                f"({'`np.random.seed(...)`' if library == 'numpy' else '`random.seed(...)`'}).",
+                f"({_SEED_CALLS[library]}).",
                 evidence=[
                     Evidence(facts.lines.span(seeded_call), "the run is seeded here, partially")
                 ],

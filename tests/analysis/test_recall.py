@@ -61,49 +61,11 @@ BELOW_TARGET: dict[str, Gap] = {
         "known to be a tensor; a per-example loop in an HF compute_loss override, which "
         "runs no backward itself, is not a training step",
     ),
-    "TW008": Gap(
-        5,
-        "torch.randn/rand/randn_like are not counted as reads of torch's global state; "
-        "pl.Trainer(...).fit(...) in __main__ is not recognised as training",
-    ),
-    "TW012": Gap(
-        4, "a DeepSpeed engine (deepspeed.initialize) is not recognised as a data-parallel wrapper"
-    ),
-    "TW013": Gap(
-        3,
-        "a model or a host list passed in as a parameter is not considered "
-        "(model.to(device) / torch.tensor(class_weights).cuda() per batch)",
-    ),
     "TW014": Gap(
         4,
         "a file that builds an Accelerator() is left alone even with manual "
         "(i + 1) % accum gating and no accumulate(); micro-batches in an inner chunk loop "
         "with the step after it are not an accumulation",
-    ),
-    "TW017": Gap(
-        3,
-        "an optimizer re-bound by accelerator.prepare() is not tracked; an optimizer "
-        "built in train_one_epoch() called from the epoch loop of another method is not seen",
-    ),
-    "TW022": Gap(5, "a transformers PreTrainedModel subclass is not recognised as an nn.Module"),
-    "TW023": Gap(
-        1,
-        "a torch.load in a function or in a method of a class that is not a module is "
-        "reported only when the same function also calls .eval()/.train() on a model (missed: "
-        "an argparse resume helper, load_checkpoint(self), a hub download with "
-        "weights_only=False, pickle_module=, a TrainerCallback; a training loop elsewhere in "
-        "the file does not help)",
-    ),
-    "TW025": Gap(
-        4,
-        "unscale_ in an inner micro-batch loop is found only when an outer batch loop "
-        "surrounds it; a step(self, batch) that handles one batch, called per batch by its "
-        "caller, is missed",
-    ),
-    "TW027": Gap(
-        2,
-        "a patch through types.MethodType(named_function, model), and a save through "
-        "accelerator.unwrap_model(model).save_pretrained(...), are not followed",
     ),
 }
 

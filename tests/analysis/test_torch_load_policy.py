@@ -375,3 +375,31 @@ def test_a_field_of_the_namespace_is_not_the_namespace(tmp_path):
     (finding,) = _check(tmp_path, source)
     assert finding.severity is Severity.HINT
     assert "add_safe_globals" not in finding.message  # a call's arguments are not its result
+
+
+def _tw023_lines(source: str) -> list[int]:
+    report = analyze_source(source, "resume.py", LintSettings(select=("TW023",)))
+    return [f.span.line for f in report.findings if f.code == "TW023"]
+
+
+def test_a_load_outside_training_code_is_read():
+    """The calls are read from the whole module, not from the dataflow's training
+    functions: a resume helper that names no training word, a method of a plain class,
+    and an aliased import are all loads of a file whose origin is unknown."""
+    source = (
+        "import torch as th\n"
+        "from torch import load as tload\n"
+        "def resume(path):\n"
+        "    return th.load(path)\n"
+        "class Checkpoints:\n"
+        "    def restore(self, path):\n"
+        "        return tload(path, pickle_module=None)\n"
+    )
+    assert _tw023_lines(source) == [4, 7]
+
+
+def test_a_local_function_called_load_is_not_torch_load():
+    source = (
+        "import torch\ndef load(path):\n    return {}\ndef resume(path):\n    return load(path)\n"
+    )
+    assert _tw023_lines(source) == []

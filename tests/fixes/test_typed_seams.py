@@ -22,6 +22,7 @@ from torchward.analysis import fixes as fixes_package
 from torchward.analysis.finding import Applicability, Evidence, Finding
 from torchward.analysis.fixes import apply_edits, fixes_for
 from torchward.analysis.rules.missing_zero_grad_reset import ZeroGradReset
+from torchward.analysis.rules.pin_memory_without_workers import PinMemoryArguments
 
 CROSSFILE = Path(__file__).parents[1] / "analysis" / "fixtures" / "crossfile" / "project"
 STEP_WITHOUT_RESET = (
@@ -182,3 +183,62 @@ def test_a_process_that_did_not_run_the_rules_reads_the_payload_back():
         [sys.executable, "-c", script], input=data, capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "ZeroGradReset"
+
+
+LOADER = (
+    "from torch.utils.data import DataLoader\n"
+    "def make(ds):\n"
+    "    return DataLoader(ds, batch_size=8, pin_memory=True)\n"
+)
+
+
+def test_the_pinned_loader_finding_carries_its_argument_ranges_through_json(monkeypatch):
+    def no_tree(source):
+        raise AssertionError("a payload fixer parsed the file with LibCST")
+
+    monkeypatch.setattr(fixes_package, "source_tree", no_tree)
+    finding = _only(LOADER, "TW015")
+    assert isinstance(finding.payload, PinMemoryArguments)
+    carried = Finding.from_dict(json.loads(json.dumps(finding.to_dict())))
+    assert carried == finding
+    drop, add = fixes_for(LOADER, carried)
+    assert apply_edits(LOADER, drop.edits).endswith("DataLoader(ds, batch_size=8)\n")
+    assert apply_edits(LOADER, add.edits).endswith(
+        "DataLoader(ds, batch_size=8, pin_memory=True, num_workers=4)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("call", "dropped", "added"),
+    [
+        (
+            "DataLoader(\n        ds,\n        pin_memory=True\n    )",
+            "DataLoader(\n        ds)",
+            "DataLoader(\n        ds,\n        pin_memory=True,\n        num_workers=4\n    )",
+        ),
+        (
+            "DataLoader((ds), pin_memory=(True), num_workers=0)",
+            None,  # a parenthesised True is not the literal the fixer checks
+            None,
+        ),
+        (
+            "DataLoader(pin_memory=True, dataset=(ds))",
+            "DataLoader(dataset=(ds))",
+            "DataLoader(pin_memory=True, dataset=(ds), num_workers=4)",
+        ),
+    ],
+)
+def test_the_pinned_loader_fixes_keep_the_layout_of_the_other_arguments(call, dropped, added):
+    source = LOADER.replace("DataLoader(ds, batch_size=8, pin_memory=True)", call)
+    fixes = fixes_for(source, _only(source, "TW015"))
+    if dropped is None:
+        assert fixes == ()
+        return
+    drop, add = fixes
+    assert apply_edits(source, drop.edits) == source.replace(call, dropped)
+    assert apply_edits(source, add.edits) == source.replace(call, added)
+
+
+def test_a_pinned_loader_finding_without_its_payload_gets_no_fix():
+    finding = _only(LOADER, "TW015")
+    assert fixes_for(LOADER, attrs.evolve(finding, payload=None)) == ()

@@ -23,6 +23,7 @@ from torchward.analysis.finding import Applicability, Evidence, Finding
 from torchward.analysis.fixes import apply_edits, fixes_for
 from torchward.analysis.rules.missing_zero_grad_reset import ZeroGradReset
 from torchward.analysis.rules.pin_memory_without_workers import PinMemoryArguments
+from torchward.analysis.rules.zero_grad_move import ResetMove
 
 CROSSFILE = Path(__file__).parents[1] / "analysis" / "fixtures" / "crossfile" / "project"
 STEP_WITHOUT_RESET = (
@@ -242,3 +243,54 @@ def test_the_pinned_loader_fixes_keep_the_layout_of_the_other_arguments(call, dr
 def test_a_pinned_loader_finding_without_its_payload_gets_no_fix():
     finding = _only(LOADER, "TW015")
     assert fixes_for(LOADER, attrs.evolve(finding, payload=None)) == ()
+
+
+RESET_BEFORE_STEP = (
+    "import torch\n"
+    "def train(model, loader, crit):\n"
+    "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "    for x, y in loader:\n"
+    "        crit(model(x), y).backward()\n"
+    "\n"
+    "        # clear\n"
+    "        opt.zero_grad()  # too early\n"
+    "        opt.step()\n"
+)
+
+
+def test_the_early_reset_finding_carries_its_lines_through_json_and_moves_them(monkeypatch):
+    def no_tree(source):
+        raise AssertionError("a payload fixer parsed the file with LibCST")
+
+    monkeypatch.setattr(fixes_package, "source_tree", no_tree)
+    finding = _only(RESET_BEFORE_STEP, "TW019")
+    assert finding.payload == ResetMove(
+        first_line=6,
+        reset_line=8,
+        last_line=8,
+        after_line=9,
+        step=finding.evidence[0].span,
+        unseen=False,
+    )
+    carried = Finding.from_dict(json.loads(json.dumps(finding.to_dict())))
+    assert carried == finding
+    (fix,) = fixes_for(RESET_BEFORE_STEP, carried)
+    assert fix.applicability is Applicability.SAFE
+    assert apply_edits(RESET_BEFORE_STEP, fix.edits).endswith(
+        "backward()\n        opt.step()\n        opt.zero_grad()  # too early\n"
+    )
+
+
+def test_a_comment_of_a_nested_block_stays_where_it_is():
+    source = RESET_BEFORE_STEP.replace(
+        "        crit(model(x), y).backward()\n",
+        "        if x is not None:\n            crit(model(x), y).backward()\n            # deep\n",
+    )
+    (fix,) = fixes_for(source, _only(source, "TW019"))
+    fixed = apply_edits(source, fix.edits)  # the blank line above the reset goes with it
+    assert "            # deep\n        opt.step()\n        opt.zero_grad()" in fixed
+
+
+def test_an_early_reset_finding_without_its_payload_gets_no_fix():
+    finding = _only(RESET_BEFORE_STEP, "TW019")
+    assert fixes_for(RESET_BEFORE_STEP, attrs.evolve(finding, payload=None)) == ()

@@ -73,7 +73,10 @@ def _statement_of(tree: ast.Module, call: ast.Call) -> tuple[list[ast.stmt], int
     return None
 
 
-def _first_leading_line(lines: LineIndex, statement: ast.stmt, floor: int) -> int:
+def first_leading_line(lines: LineIndex, statement: ast.stmt, floor: int) -> int:
+    """The first of the blank and comment lines right above ``statement`` (after line
+    ``floor``) that LibCST counts as its leading lines, or its own first line: a comment
+    indented deeper than it ends the previous block and is not among them."""
     indent = len(lines.line_text(statement.lineno)) - len(
         lines.line_text(statement.lineno).lstrip()
     )
@@ -115,7 +118,7 @@ def reset_move(tree: ast.Module, lines: LineIndex, reset: Span, step: Span) -> R
     statement = block[first]
     floor = (block[first - 1].end_lineno or 0) if first else 0
     return ResetMove(
-        first_line=_first_leading_line(lines, statement, floor),
+        first_line=first_leading_line(lines, statement, floor),
         reset_line=statement.lineno,
         last_line=statement.end_lineno or statement.lineno,
         after_line=block[last].end_lineno or block[last].lineno,

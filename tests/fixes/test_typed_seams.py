@@ -22,6 +22,7 @@ from torchward.analysis import fixes as fixes_package
 from torchward.analysis.finding import Applicability, Evidence, Finding
 from torchward.analysis.fixes import apply_edits, fixes_for
 from torchward.analysis.rules.missing_zero_grad_reset import ZeroGradReset
+from torchward.analysis.rules.mode_switch import EvalModeSwitch
 from torchward.analysis.rules.pin_memory_without_workers import PinMemoryArguments
 from torchward.analysis.rules.zero_grad_move import ResetMove
 
@@ -294,3 +295,50 @@ def test_a_comment_of_a_nested_block_stays_where_it_is():
 def test_an_early_reset_finding_without_its_payload_gets_no_fix():
     finding = _only(RESET_BEFORE_STEP, "TW019")
     assert fixes_for(RESET_BEFORE_STEP, attrs.evolve(finding, payload=None)) == ()
+
+
+def _evaluation(tail: str) -> str:
+    from torchward.analysis.rules.validation_in_train_mode import ValidationInTrainMode
+
+    net = ValidationInTrainMode.INVALID[0].source.split("def main")[0]
+    return (
+        net + "def main(train_loader, val_loader, opt):\n    model = Net()\n"
+        "    for epoch in range(3):\n        model.train()\n"
+        "        for x in train_loader:\n            model(x).sum().backward()\n"
+        "            opt.step()\n" + tail
+    )
+
+
+def test_the_train_mode_evaluation_finding_carries_where_the_switches_go_through_json(
+    monkeypatch,
+):
+    def no_tree(source):
+        raise AssertionError("a payload fixer parsed the file with LibCST")
+
+    monkeypatch.setattr(fixes_package, "source_tree", no_tree)
+    tail = (
+        "        with torch.no_grad():\n            # evaluate\n"
+        "            for x in val_loader:\n                model(x)\n                # deep\n"
+    )
+    source = _evaluation(tail)
+    finding = _only(source, "TW024")
+    assert isinstance(finding.payload, EvalModeSwitch)
+    assert (finding.payload.model, finding.payload.indent) == ("model", " " * 12)
+    carried = Finding.from_dict(json.loads(json.dumps(finding.to_dict())))
+    assert carried == finding
+    (fix,) = fixes_for(source, carried)
+    assert fix.applicability is Applicability.SAFE
+    assert apply_edits(source, fix.edits) == _evaluation(
+        "        with torch.no_grad():\n            model.eval()\n            # evaluate\n"
+        "            for x in val_loader:\n                model(x)\n                # deep\n"
+        "            model.train()\n"
+    )
+
+
+def test_a_train_mode_evaluation_finding_without_its_payload_gets_no_fix():
+    source = _evaluation(
+        "        with torch.no_grad():\n            for x in val_loader:\n                model(x)\n"
+    )
+    finding = _only(source, "TW024")
+    assert fixes_for(source, finding)
+    assert fixes_for(source, attrs.evolve(finding, payload=None)) == ()

@@ -38,6 +38,14 @@ def call_at(tree: ast.Module, lines: LineIndex, span: Span) -> ast.Call | None:
     )
 
 
+def written_text(lines: LineIndex, node: ast.AST) -> str:
+    """The text of ``node`` as written when it fits on one line ('' otherwise)."""
+    span = lines.span(node)
+    if span.line != span.end_line:
+        return ""
+    return lines.line_text(span.line)[span.column : span.end_column]
+
+
 def in_order(call: ast.Call) -> list[ast.expr | ast.keyword]:
     """The call's arguments as written: ``ast`` keeps positional and keyword ones apart."""
     return sorted([*call.args, *call.keywords], key=lambda a: (a.lineno, a.col_offset))

@@ -18,7 +18,7 @@ import attrs
 
 from ..finding import Payload, Span
 from ..syntax.positions import LineIndex
-from .call_arguments import call_at
+from .call_arguments import call_at, written_text
 from .zero_grad_move import first_leading_line
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -39,20 +39,13 @@ class EvalModeSwitch(Payload):
     switches_others: bool  # some ``.eval()``/``.train()`` in the file has another receiver
 
 
-def _text(lines: LineIndex, node: ast.AST) -> str:
-    span = lines.span(node)
-    if span.line != span.end_line:
-        return ""
-    return lines.line_text(span.line)[span.column : span.end_column]
-
-
 def _bound(lines: LineIndex, scope: ast.AST) -> set[str]:
     """Every name (or dotted path) bound inside ``scope``, as written."""
     found: set[str] = set()
 
     def targets(node: ast.AST | None) -> None:
         if isinstance(node, (ast.Name, ast.Attribute)):
-            found.add(_text(lines, node))
+            found.add(written_text(lines, node))
         elif isinstance(node, (ast.Tuple, ast.List)):
             for element in node.elts:
                 targets(element)
@@ -127,7 +120,7 @@ def eval_mode_switch(
     call = call_at(tree, lines, forward)
     if loop is None or call is None or not isinstance(call.func, (ast.Name, ast.Attribute)):
         return None  # obligation 1
-    model = _text(lines, call.func)
+    model = written_text(lines, call.func)
     if not model or model in _bound(lines, loop):
         return None  # obligation 1: rebound in the loop
     if _leaves_early(loop):
@@ -140,7 +133,7 @@ def eval_mode_switch(
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and node.func.attr in ("eval", "train")
-        and _text(lines, node.func.value) != model
+        and written_text(lines, node.func.value) != model
         for node in ast.walk(tree)
     )
     return EvalModeSwitch(

@@ -19,11 +19,12 @@ import attrs
 import pytest
 from torchward.analysis import LintSettings, analyze_source
 from torchward.analysis import fixes as fixes_package
-from torchward.analysis.finding import Applicability, Evidence, Finding
+from torchward.analysis.finding import Applicability, Evidence, Finding, Span
 from torchward.analysis.fixes import apply_edits, fixes_for
 from torchward.analysis.rules.missing_zero_grad_reset import ZeroGradReset
 from torchward.analysis.rules.mode_switch import EvalModeSwitch
 from torchward.analysis.rules.pin_memory_without_workers import PinMemoryArguments
+from torchward.analysis.rules.train_mode_restore import TrainModeRestore
 from torchward.analysis.rules.zero_grad_move import ResetMove
 
 CROSSFILE = Path(__file__).parents[1] / "analysis" / "fixtures" / "crossfile" / "project"
@@ -342,3 +343,53 @@ def test_a_train_mode_evaluation_finding_without_its_payload_gets_no_fix():
     finding = _only(source, "TW024")
     assert fixes_for(source, finding)
     assert fixes_for(source, attrs.evolve(finding, payload=None)) == ()
+
+
+STUCK_IN_EVAL = (
+    "import torch.nn as nn\n"
+    "def fit(loader, opt):\n"
+    "    model = nn.Linear(4, 1)\n"
+    "    for epoch in range(3):\n"
+    "        # one epoch\n"
+    "        for x in loader:\n"
+    "            opt.zero_grad()\n"
+    "            model(x).sum().backward()\n"
+    "            opt.step()\n"
+    "        model.eval()\n"
+)
+
+
+def test_the_stuck_eval_finding_carries_the_model_and_its_proof_through_json(monkeypatch):
+    def no_tree(source):
+        raise AssertionError("a payload fixer parsed the file with LibCST")
+
+    monkeypatch.setattr(fixes_package, "source_tree", no_tree)
+    finding = _only(STUCK_IN_EVAL, "TW011")
+    assert finding.payload == TrainModeRestore(
+        model="model",
+        indent="        ",
+        before_line=5,
+        loop="for epoch in …",
+        plain=True,
+        entry=Span(3, 12, 3, 27),
+        entry_text="nn.Linear(4, 1)",
+    )
+    carried = Finding.from_dict(json.loads(json.dumps(finding.to_dict())))
+    assert carried == finding
+    (fix,) = fixes_for(STUCK_IN_EVAL, carried)
+    assert fix.applicability is Applicability.SAFE
+    assert apply_edits(STUCK_IN_EVAL, fix.edits) == STUCK_IN_EVAL.replace(
+        "range(3):\n", "range(3):\n        model.train()\n"
+    )
+
+
+def test_a_stuck_eval_fix_on_a_text_without_the_proof_is_unsafe():
+    finding = _only(STUCK_IN_EVAL, "TW011")
+    edited = STUCK_IN_EVAL.replace("nn.Linear(4, 1)", "load_pretrained()")
+    (fix,) = fixes_for(edited, finding)
+    assert fix.applicability is Applicability.UNSAFE
+
+
+def test_a_stuck_eval_finding_without_its_payload_gets_no_fix():
+    finding = _only(STUCK_IN_EVAL, "TW011")
+    assert fixes_for(STUCK_IN_EVAL, attrs.evolve(finding, payload=None)) == ()

@@ -43,7 +43,7 @@ class StuckEvalModeFixer(PayloadFixer):
         if not isinstance(restore, TrainModeRestore):
             return
         line = restore.before_line
-        if not (1 < line <= len(lines.lines)) or not lines.line(line).startswith(restore.indent):
+        if not (1 < line <= len(lines.lines)) or ":" not in lines.line(line - 1):
             return  # not the text the finding was computed on
         ending = lines.ending(line - 1)
         code = f"{restore.model}.train()"

@@ -19,6 +19,7 @@ import attrs
 from ..finding import Payload, Span
 from ..syntax.positions import LineIndex
 from .call_arguments import call_at, written_text
+from .train_mode_restore import parents
 from .zero_grad_move import first_leading_line
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -39,7 +40,7 @@ class EvalModeSwitch(Payload):
     switches_others: bool  # some ``.eval()``/``.train()`` in the file has another receiver
 
 
-def _bound(lines: LineIndex, scope: ast.AST) -> set[str]:
+def bound_names(lines: LineIndex, scope: ast.AST) -> set[str]:
     """Every name (or dotted path) bound inside ``scope``, as written."""
     found: set[str] = set()
 
@@ -103,6 +104,14 @@ def _last_footer_line(lines: LineIndex, loop: ast.stmt, indent: int) -> int:
     return last
 
 
+def _first_in_block(tree: ast.Module, statement: ast.stmt) -> bool:
+    parent = parents(tree).get(statement)
+    return any(
+        getattr(parent, field, None) and getattr(parent, field)[0] is statement
+        for field in ("body", "orelse", "finalbody")
+    )
+
+
 def eval_mode_switch(
     tree: ast.Module, lines: LineIndex, header: Span, forward: Span
 ) -> EvalModeSwitch | None:
@@ -121,7 +130,7 @@ def eval_mode_switch(
     if loop is None or call is None or not isinstance(call.func, (ast.Name, ast.Attribute)):
         return None  # obligation 1
     model = written_text(lines, call.func)
-    if not model or model in _bound(lines, loop):
+    if not model or model in bound_names(lines, loop):
         return None  # obligation 1: rebound in the loop
     if _leaves_early(loop):
         return None  # obligation 2
@@ -139,7 +148,7 @@ def eval_mode_switch(
     return EvalModeSwitch(
         model=model,
         indent=indent,
-        before_line=first_leading_line(lines, loop, 0),
+        before_line=first_leading_line(lines, loop, 0, _first_in_block(tree, loop)),
         after_line=_last_footer_line(lines, loop, len(indent)),
         switches_others=switches_others,
     )

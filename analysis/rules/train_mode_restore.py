@@ -113,16 +113,16 @@ def _plain(node: ast.expr) -> bool:
 
 
 @lru_cache(maxsize=4)
-def _parents(tree: ast.Module) -> dict[ast.AST, ast.AST]:
+def parents(tree: ast.Module) -> dict[ast.AST, ast.AST]:
     return {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
 
 
-def _scope_of(tree: ast.Module, loop: ast.AST) -> ast.AST:
+def scope_of(tree: ast.Module, loop: ast.AST) -> ast.AST:
     """The innermost function around ``loop``, or the module."""
-    parents = _parents(tree)
-    node = parents.get(loop)
+    up = parents(tree)
+    node = up.get(loop)
     while node is not None and not isinstance(node, _FUNCTIONS):
-        node = parents.get(node)
+        node = up.get(node)
     return node if node is not None else tree
 
 
@@ -133,8 +133,8 @@ def _trains_on_entry(
     builds it fresh (by ``torch.nn`` or a class of this file)."""
     classes = {node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
     start = (loop.lineno, loop.col_offset)
-    scope = _scope_of(tree, loop)
-    parents = _parents(tree)
+    scope = scope_of(tree, loop)
+    up = parents(tree)
     for call in _in_order([c for c in ast.walk(scope) if isinstance(c, ast.Call)]):
         if (call.lineno, call.col_offset) >= start:
             continue
@@ -147,7 +147,7 @@ def _trains_on_entry(
             values = [*call.args, *(k.value for k in call.keywords)]
             if not values or _is_literal(values[0], True):
                 return call
-        assign = parents.get(call)
+        assign = up.get(call)
         if (
             isinstance(assign, ast.Assign)
             and assign.value is call
@@ -206,7 +206,7 @@ def train_mode_restore(
     return TrainModeRestore(
         model=name,
         indent=indent,
-        before_line=first_leading_line(lines, first, loop.lineno),
+        before_line=first_leading_line(lines, first, loop.lineno, first_in_block=True),
         loop=header,
         plain=_plain(model),
         entry=lines.span(entry) if entry is not None else None,

@@ -73,10 +73,13 @@ def _statement_of(tree: ast.Module, call: ast.Call) -> tuple[list[ast.stmt], int
     return None
 
 
-def first_leading_line(lines: LineIndex, statement: ast.stmt, floor: int) -> int:
+def first_leading_line(
+    lines: LineIndex, statement: ast.stmt, floor: int, first_in_block: bool = False
+) -> int:
     """The first of the blank and comment lines right above ``statement`` (after line
     ``floor``) that LibCST counts as its leading lines, or its own first line: a comment
-    indented deeper than it ends the previous block and is not among them."""
+    indented deeper than it ends the previous block and is not among them, unless the
+    statement is the first of its block (then every such line above it is its own)."""
     indent = len(lines.line_text(statement.lineno)) - len(
         lines.line_text(statement.lineno).lstrip()
     )
@@ -84,7 +87,8 @@ def first_leading_line(lines: LineIndex, statement: ast.stmt, floor: int) -> int
     while line - 1 > floor:
         text = lines.line_text(line - 1)
         stripped = text.lstrip()
-        if stripped and not (stripped.startswith("#") and len(text) - len(stripped) <= indent):
+        deeper = len(text) - len(stripped) > indent and not first_in_block
+        if stripped and not (stripped.startswith("#") and not deeper):
             break
         line -= 1
     return line

@@ -21,6 +21,7 @@ from torchward.analysis import LintSettings, analyze_source
 from torchward.analysis import fixes as fixes_package
 from torchward.analysis.finding import Applicability, Evidence, Finding, Span
 from torchward.analysis.fixes import apply_edits, fixes_for
+from torchward.analysis.rules.epoch_reseed import EpochReseed
 from torchward.analysis.rules.missing_zero_grad_reset import ZeroGradReset
 from torchward.analysis.rules.mode_switch import EvalModeSwitch
 from torchward.analysis.rules.pin_memory_without_workers import PinMemoryArguments
@@ -393,3 +394,41 @@ def test_a_stuck_eval_fix_on_a_text_without_the_proof_is_unsafe():
 def test_a_stuck_eval_finding_without_its_payload_gets_no_fix():
     finding = _only(STUCK_IN_EVAL, "TW011")
     assert fixes_for(STUCK_IN_EVAL, attrs.evolve(finding, payload=None)) == ()
+
+
+EPOCHS_WITHOUT_RESEED = (
+    "import torch\n"
+    "from torch.utils.data import DataLoader, DistributedSampler\n"
+    "def train(model, ds, opt, epochs):\n"
+    "    loader = DataLoader(ds, batch_size=8, sampler=DistributedSampler(ds))\n"
+    "    for epoch in range(epochs):\n"
+    "\n"
+    "        # one epoch\n"
+    "        for x in loader:\n"
+    "            opt.zero_grad()\n"
+    "            model(x).sum().backward()\n"
+    "            opt.step()\n"
+)
+
+
+def test_the_missing_set_epoch_finding_carries_loader_and_counter_through_json(monkeypatch):
+    def no_tree(source):
+        raise AssertionError("a payload fixer parsed the file with LibCST")
+
+    monkeypatch.setattr(fixes_package, "source_tree", no_tree)
+    finding = _only(EPOCHS_WITHOUT_RESEED, "TW021")
+    assert finding.payload == EpochReseed(
+        loader="loader", epoch="epoch", indent="        ", before_line=6, distributed=True
+    )
+    carried = Finding.from_dict(json.loads(json.dumps(finding.to_dict())))
+    assert carried == finding
+    (fix,) = fixes_for(EPOCHS_WITHOUT_RESEED, carried)
+    assert fix.applicability is Applicability.SAFE
+    assert apply_edits(EPOCHS_WITHOUT_RESEED, fix.edits) == EPOCHS_WITHOUT_RESEED.replace(
+        "range(epochs):\n", "range(epochs):\n        loader.sampler.set_epoch(epoch)\n"
+    )
+
+
+def test_a_missing_set_epoch_finding_without_its_payload_gets_no_fix():
+    finding = _only(EPOCHS_WITHOUT_RESEED, "TW021")
+    assert fixes_for(EPOCHS_WITHOUT_RESEED, attrs.evolve(finding, payload=None)) == ()

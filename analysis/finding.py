@@ -159,8 +159,8 @@ class Payload:
     facts the fix needs, so the fixer never re-reads them from the text.
 
     A rule with a fixable finding defines one frozen ``attrs`` subclass next to itself, with
-    a unique ``kind`` and fields of ``str``, ``int``, ``bool`` or :class:`Span` only: a
-    finding travels as JSON (the cache, an LSP diagnostic's ``data``), and
+    a unique ``kind`` and fields of ``str``, ``int``, ``bool``, :class:`Span` or
+    ``Span | None`` only: a finding travels as JSON (the cache, an LSP diagnostic's ``data``), and
     :meth:`to_dict` / :meth:`from_dict` carry the payload by its ``kind``; a process that
     reads findings it did not compute (the CLI's main process, from its workers or the
     cache) loads the rules to know the kinds. A payload whose ``kind`` is still unknown
@@ -197,7 +197,8 @@ class Payload:
         values = {}
         for field in attrs.fields(kind):  # type: ignore[arg-type]
             value = data[field.name]
-            values[field.name] = Span(*value) if field.type in (Span, "Span") else value
+            spans = field.type in (Span, "Span", "Span | None") and value is not None
+            values[field.name] = Span(*value) if spans else value
         return kind(**values)
 
 

@@ -1,80 +1,57 @@
 """TW015 pin-memory-without-workers: drop ``pin_memory=True``, or add ``num_workers=4``.
 
-The finding's span is the ``DataLoader(...)`` call. Proof obligations: ``pin_memory`` is
-passed by keyword as the literal ``True`` (a positional one is left alone: removing it
-would shift the arguments after it), and for the second fix ``num_workers`` is absent or
-a keyword ``0``. Both fixes are unsafe (see the rule's Fix safety): dropping the flag
-makes ``non_blocking`` copies synchronous; workers need a picklable dataset and
-``__main__`` guards.
+The finding's span is the ``DataLoader(...)`` call. The rule hands over a
+:class:`~torchward.analysis.rules.pin_memory_without_workers.PinMemoryArguments`
+payload: where the keyword is, the range that drops it with its comma (the arguments
+around it keep their layout), the value of a ``num_workers=`` keyword and where a new
+last argument goes. Proof obligations: ``pin_memory`` is passed by keyword as the
+literal ``True`` (a positional one gets no payload: removing it would shift the
+arguments after it), and for the second fix ``num_workers`` is absent or a keyword
+``0``. Both fixes are unsafe (see the rule's Fix safety): dropping the flag makes
+``non_blocking`` copies synchronous; workers need a picklable dataset and ``__main__``
+guards.
 """
 
 from __future__ import annotations
 
-import libcst as cst
+import re
+from collections.abc import Iterator
 
-from ..finding import Applicability
-from .fixer import Fixer
-from .tree import Rewrite
+from ..finding import Applicability, Edit, Finding, Fix
+from ..rules.pin_memory_without_workers import PinMemoryArguments
+from .edits import SourceLines
+from .fixer import PayloadFixer
+
+_PINNED = re.compile(r"pin_memory\s*=\s*True")
 
 
-def _keyword(call: cst.Call, name: str) -> cst.Arg | None:
-    return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
-
-
-class PinMemoryWithoutWorkersFixer(Fixer):
+class PinMemoryWithoutWorkersFixer(PayloadFixer):
     code = "TW015"
 
-    def build(self, tree, finding):
-        call = tree.at(finding.span, cst.Call)
-        if call is None:
+    def build_from_payload(self, lines: SourceLines, finding: Finding) -> Iterator[Fix]:
+        arguments = finding.payload
+        if not isinstance(arguments, PinMemoryArguments):
+            return  # pin_memory passed by position, or a layout the rule could not measure
+        if not _PINNED.fullmatch(lines.text_of(arguments.pin_memory)):
+            return  # not the literal True, or not the text the finding was computed on
+        if not lines.text_of(finding.span).endswith(")"):
             return
-        pin = _keyword(call, "pin_memory")
-        if pin is None or not (isinstance(pin.value, cst.Name) and pin.value.value == "True"):
-            return
-        drop = Rewrite(tree)
-        drop.replace(call, lambda node: _without(node, "pin_memory"))
-        yield self.fix("Drop `pin_memory=True`", Applicability.UNSAFE, drop)
-        workers = _keyword(call, "num_workers")
-        if workers is not None and not (
-            isinstance(workers.value, cst.Integer) and workers.value.value == "0"
-        ):
-            return
-        add = Rewrite(tree)
-        if workers is not None:
-            add.replace(workers.value, cst.Integer("4"))
-        else:
-            add.replace(call, _with_workers)
-        yield self.fix("Load in worker processes: `num_workers=4`", Applicability.UNSAFE, add)
+        yield Fix("Drop `pin_memory=True`", Applicability.UNSAFE, (Edit(arguments.drop, ""),))
+        add = _workers(lines, arguments)
+        if add is not None:
+            yield Fix("Load in worker processes: `num_workers=4`", Applicability.UNSAFE, (add,))
 
 
-def _without(call: cst.CSTNode, name: str) -> cst.CSTNode:
-    """``call`` without its keyword argument ``name``; when that was the last argument, the
-    one before it takes over its comma (or lack of one), so the layout stays as written."""
-    assert isinstance(call, cst.Call)
-    args = list(call.args)
-    index = next(i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value == name)
-    removed = args.pop(index)
-    if index == len(args) and args:
-        args[-1] = args[-1].with_changes(comma=removed.comma)
-    return call.with_changes(args=args)
-
-
-def _with_workers(call: cst.CSTNode) -> cst.CSTNode:
-    """``call`` with ``num_workers=4`` appended in the layout of its other arguments."""
-    assert isinstance(call, cst.Call)
-    args = list(call.args)
-    last = args[-1]
-    separator = (
-        args[-2].comma
-        if len(args) > 1 and isinstance(args[-2].comma, cst.Comma)
-        else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-    )
-    added = cst.Arg(
-        keyword=cst.Name("num_workers"),
-        value=cst.Integer("4"),
-        equal=cst.AssignEqual(
-            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
-        ),
-        comma=last.comma,
-    )
-    return call.with_changes(args=[*args[:-1], last.with_changes(comma=separator), added])
+def _workers(lines: SourceLines, arguments: PinMemoryArguments) -> Edit | None:
+    """``num_workers=0`` made ``4``, or ``num_workers=4`` appended after the last argument
+    with the separator written before it (``, `` after a single argument)."""
+    if arguments.workers_value is not None:
+        if lines.text_of(arguments.workers_value) != "0":
+            return None  # workers given another way: nothing to turn on
+        return Edit(arguments.workers_value, "4")
+    if arguments.append_at is None:
+        return None
+    separator = ", " if arguments.separator is None else lines.text_of(arguments.separator)
+    if not separator.lstrip().startswith(","):
+        return None
+    return Edit(arguments.append_at, f"{separator}num_workers=4")

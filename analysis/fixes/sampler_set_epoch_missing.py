@@ -22,106 +22,35 @@ goes first in the epoch loop's body. Proof obligations (any failure: no fix):
    so it is offered as unsafe.
 
 The only change is then the shuffling order of every epoch after the first: safe.
+
+The rule checks 1 and 2 on its ``ast`` and records 4, in an
+:class:`~torchward.analysis.rules.epoch_reseed.EpochReseed` payload (none: no fix); the
+fixer writes one line, without LibCST.
 """
 
 from __future__ import annotations
 
-import libcst as cst
+from collections.abc import Iterator
 
-from ..finding import Applicability
-from .fixer import Fixer
-from .optimizer_in_loop import bound_names
-from .tree import Rewrite, statement_line
-
-_WRAPPERS = {"enumerate", "tqdm", "iter"}
-_COUNTERS = {"range", "trange"}
+from ..finding import Applicability, Edit, Finding, Fix, Span
+from ..rules.epoch_reseed import EpochReseed
+from .edits import SourceLines
+from .fixer import PayloadFixer
 
 
-def _unwrapped(node: cst.BaseExpression) -> cst.BaseExpression:
-    while isinstance(node, cst.Call):
-        func = node.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)
-        positional = [a for a in node.args if a.keyword is None and not a.star]
-        if name not in _WRAPPERS or not positional:
-            return node
-        node = positional[0].value
-    return node
-
-
-def _counts(loop: cst.For) -> bool:
-    iterable = loop.iter
-    if isinstance(iterable, cst.Call) and isinstance(iterable.func, (cst.Name, cst.Attribute)):
-        func = iterable.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else func.value
-        if name in _COUNTERS:
-            return True
-        if name == "tqdm" and iterable.args:
-            inner = iterable.args[0].value
-            return isinstance(inner, cst.Call) and getattr(inner.func, "value", None) == "range"
-    return False
-
-
-class SamplerSetEpochMissingFixer(Fixer):
+class SamplerSetEpochMissingFixer(PayloadFixer):
     code = "TW021"
 
-    def build(self, tree, finding):
-        if len(finding.evidence) < 2:
+    def build_from_payload(self, lines: SourceLines, finding: Finding) -> Iterator[Fix]:
+        reseed = finding.payload
+        if not isinstance(reseed, EpochReseed):
             return
-        header = finding.evidence[1].span
-        loops = tree.loops_around(finding.span)
-        epoch = next((lp for lp in loops if tree.spans[lp].line == header.line), None)
-        if not isinstance(epoch, cst.For) or not isinstance(epoch.target, cst.Name):
-            return
-        if not _counts(epoch) or not isinstance(epoch.body, cst.IndentedBlock):
-            return  # obligation 1
-        iterated = next(
-            (
-                lp.iter
-                for lp in tree.within(tree.spans[epoch], cst.For)
-                if tree.spans[lp.iter] == finding.span
-            ),
-            None,
+        line = reseed.before_line
+        if not (1 < line <= len(lines.lines)) or ":" not in lines.line(line - 1):
+            return  # not the text the finding was computed on
+        code = f"{reseed.loader}.sampler.set_epoch({reseed.epoch})"
+        yield Fix(
+            f"Call `{code}` at the start of each epoch",
+            Applicability.SAFE if reseed.distributed else Applicability.UNSAFE,
+            (Edit(Span(line, 0, line, 0), f"{reseed.indent}{code}{lines.ending(line - 1)}"),),
         )
-        loader = _unwrapped(iterated) if iterated is not None else None
-        if not isinstance(loader, (cst.Name, cst.Attribute)):
-            return  # obligation 2
-        name = tree.text(loader)
-        if name in bound_names(tree, epoch.body):
-            return  # obligation 2: rebound in the epoch loop
-        rewrite = Rewrite(tree)
-        rewrite.insert_before(
-            epoch.body.body[0],
-            statement_line(f"{name}.sampler.set_epoch({epoch.target.value})"),
-        )
-        yield self.fix(
-            f"Call `{name}.sampler.set_epoch({epoch.target.value})` at the start of each epoch",
-            Applicability.SAFE if always_distributed(tree, finding) else Applicability.UNSAFE,
-            rewrite,
-        )
-
-
-def always_distributed(tree, finding) -> bool:
-    """Obligation 4: the ``DistributedSampler(...)`` in the evidence is the loader's
-    sampler on every path (passed straight as ``sampler=``, or bound to a name that is
-    assigned nowhere else in its function)."""
-    for item in finding.evidence:
-        call = tree.at(item.span, cst.Call) if not item.path else None
-        if call is None or not tree.text(call.func).endswith("DistributedSampler"):
-            continue
-        parent = tree.parents.get(call)
-        if isinstance(parent, cst.Arg):
-            return parent.keyword is not None and parent.keyword.value == "sampler"
-        if not isinstance(parent, cst.Assign) or len(parent.targets) != 1:
-            return False
-        target = parent.targets[0].target
-        if not isinstance(target, (cst.Name, cst.Attribute)):
-            return False
-        bound = tree.text(target)
-        scope = tree.function_of(parent)
-        others = [
-            assign
-            for assign in tree.within(tree.spans[scope], cst.AssignTarget)
-            if tree.text(assign.target) == bound and assign is not parent.targets[0]
-        ]
-        return not others
-    return False

@@ -352,11 +352,3 @@ def parenthesized(node: cst.BaseExpression) -> cst.BaseExpression:
         if is_atomic(node)
         else node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     )
-
-
-def is_plain_reference(node: cst.BaseExpression) -> bool:
-    """``name`` or ``name.attr.attr``: nothing evaluated on the way, so writing it again
-    is harmless."""
-    while isinstance(node, cst.Attribute):
-        node = node.value
-    return isinstance(node, cst.Name)

@@ -1,7 +1,9 @@
 """TW024 validation-in-train-mode: ``model.eval()`` before the pass, ``model.train()`` after.
 
 The finding's span is the header of the evaluation loop; its first evidence is the
-forward call inside it. Proof obligations, checked on the source (any failure: no fix):
+forward call inside it. The rule checks the obligations below on its ``ast`` and hands
+over a :class:`~torchward.analysis.rules.mode_switch.EvalModeSwitch` payload when 1 and
+2 hold (no payload: no fix); the fixer writes two lines, without LibCST.
 
 1. The model is called as a plain name or attribute (``model(x)``, ``self.net(x)``), and
    the loop binds that name nowhere, so the inserted calls switch the model the loop runs.
@@ -21,68 +23,44 @@ its running statistics): safe — provided also that
 
 from __future__ import annotations
 
-import libcst as cst
+from collections.abc import Iterator
 
-from ..finding import Applicability
-from .fixer import Fixer
-from .optimizer_in_loop import bound_names
-from .tree import LOOPS, Rewrite, statement_line
-
-_LEAVING = (cst.Return, cst.Raise, cst.Yield)
+from ..finding import Applicability, Edit, Finding, Fix, Span
+from ..rules.mode_switch import EvalModeSwitch
+from .edits import SourceLines
+from .fixer import PayloadFixer
 
 
-def _leaves_early(tree, loop: cst.CSTNode) -> bool:
-    for node in tree.within(tree.spans[loop], cst.CSTNode):
-        if isinstance(node, _LEAVING) and tree.enclosing(node, (cst.FunctionDef, cst.Lambda)) is (
-            tree.enclosing(loop, (cst.FunctionDef, cst.Lambda))
-        ):
-            return True
-    return False
-
-
-class ValidationInTrainModeFixer(Fixer):
+class ValidationInTrainModeFixer(PayloadFixer):
     code = "TW024"
 
-    def build(self, tree, finding):
-        start = (finding.span.line, finding.span.column)
-        loop = next(
-            (
-                node
-                for node in tree.within(tree.spans[tree.module], cst.CSTNode)
-                if isinstance(node, LOOPS)
-                and (tree.spans[node].line, tree.spans[node].column) == start
-            ),
-            None,
-        )
-        if loop is None or not finding.evidence:
+    def build_from_payload(self, lines: SourceLines, finding: Finding) -> Iterator[Fix]:
+        switch = finding.payload
+        if not isinstance(switch, EvalModeSwitch):
             return
-        forward = tree.at(finding.evidence[0].span, cst.Call)
-        if forward is None or not isinstance(forward.func, (cst.Name, cst.Attribute)):
-            return  # obligation 1
-        model = tree.text(forward.func)
-        if model in bound_names(tree, loop):
-            return  # obligation 1: rebound in the loop
-        if _leaves_early(tree, loop):
-            return  # obligation 2
-        rewrite = Rewrite(tree)
-        rewrite.insert_before(loop, statement_line(f"{model}.eval()"))
-        rewrite.insert_after(loop, statement_line(f"{model}.train()"))
-        yield self.fix(
-            f"Run the evaluation in eval mode: `{model}.eval()` before it, `{model}.train()` after",
-            Applicability.UNSAFE if _switches_other_modes(tree, model) else Applicability.SAFE,
-            rewrite,
-        )
-
-
-def _switches_other_modes(tree, model: str) -> bool:
-    """Obligation 3 fails: some ``.eval()`` / ``.train(...)`` in the file switches a
-    receiver other than ``model`` (a submodule, a loop over modules, another model)."""
-    for call in tree.within(tree.spans[tree.module], cst.Call):
-        func = call.func
-        if (
-            isinstance(func, cst.Attribute)
-            and func.attr.value in ("eval", "train")
-            and tree.text(func.value) != model
+        model, indent = switch.model, switch.indent
+        header = lines.line(finding.span.line)
+        if not (
+            switch.before_line <= finding.span.line <= switch.after_line <= len(lines.lines)
+            and header.startswith(indent)
+            and header[len(indent) :].startswith(("for", "async", "while"))
         ):
-            return True
-    return False
+            return  # not the text the finding was computed on
+        ending = lines.ending(switch.after_line)
+        before = Edit(
+            Span(switch.before_line, 0, switch.before_line, 0), f"{indent}{model}.eval(){ending}"
+        )
+        if lines.lines[switch.after_line - 1].endswith(("\n", "\r")):
+            at = switch.after_line + 1
+            after = Edit(Span(at, 0, at, 0), f"{indent}{model}.train(){ending}")
+        else:  # the loop ends the text without a line break
+            end = len(lines.line(switch.after_line))
+            after = Edit(
+                Span(switch.after_line, end, switch.after_line, end),
+                f"{ending}{indent}{model}.train()",
+            )
+        yield Fix(
+            f"Run the evaluation in eval mode: `{model}.eval()` before it, `{model}.train()` after",
+            Applicability.UNSAFE if switch.switches_others else Applicability.SAFE,
+            (before, after),
+        )

@@ -1,7 +1,9 @@
 """TW019 zero-grad-between-backward-and-step: move the reset to just after the step.
 
 The finding's span is the reset call (``opt.zero_grad()``); its first evidence is the
-step it precedes. Proof obligations, each checked on the source (any failure: no fix):
+step it precedes. The rule checks the obligations below on its ``ast`` and hands over a
+:class:`~torchward.analysis.rules.zero_grad_move.ResetMove` payload when they hold (no
+payload: no fix); the fixer moves whole lines, without LibCST.
 
 1. The reset and the step are each alone on a statement line (``opt.zero_grad()`` and
    ``opt.step()`` / ``scaler.step(opt)``, nothing else on the line), in the same block.
@@ -16,73 +18,48 @@ step it precedes. Proof obligations, each checked on the source (any failure: no
 
 Moving the reset then changes only what the step (and any clipping or logging between)
 sees: the computed gradients instead of zeros. That is the bug, so the fix is safe.
+The reset's leading blank and comment lines go away with it; its own lines (a trailing
+comment included) are written again after the step's.
 """
 
 from __future__ import annotations
 
-import libcst as cst
+from collections.abc import Iterator
 
-from ..finding import Applicability
-from .fixer import Fixer
-from .missing_no_grad import TRAINING_CALL, callee_name
-from .tree import Rewrite
-
-GRADIENT_CALLS = {"backward", "step", "zero_grad", "grad"}
+from ..finding import Applicability, Edit, Finding, Fix, Span
+from ..rules.zero_grad_move import ResetMove
+from .edits import SourceLines
+from .fixer import PayloadFixer
 
 
-def _lone_call(statement: cst.CSTNode, call: cst.Call) -> bool:
-    return (
-        isinstance(statement, cst.SimpleStatementLine)
-        and len(statement.body) == 1
-        and isinstance(statement.body[0], cst.Expr)
-        and statement.body[0].value is call
-    )
-
-
-def _touches_gradients(tree, statement: cst.CSTNode) -> bool:
-    for call in tree.within(tree.spans[statement], cst.Call):
-        func = call.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
-        if name in GRADIENT_CALLS:
-            return True
-    return False
-
-
-class ZeroGradBeforeStepFixer(Fixer):
+class ZeroGradBeforeStepFixer(PayloadFixer):
     code = "TW019"
 
-    def build(self, tree, finding):
-        reset = tree.at(finding.span, cst.Call)
-        if reset is None or not finding.evidence:
+    def build_from_payload(self, lines: SourceLines, finding: Finding) -> Iterator[Fix]:
+        move = finding.payload
+        if not isinstance(move, ResetMove):
             return
-        step = tree.at(finding.evidence[0].span, cst.Call)
-        if step is None:
-            return
-        reset_line, step_line = tree.statement(reset), tree.statement(step)
-        if not (_lone_call(reset_line, reset) and _lone_call(step_line, step)):
-            return  # obligation 1
-        block = tree.parents.get(reset_line)
-        if block is None or tree.parents.get(step_line) is not block:
-            return  # obligation 1: the same block
-        body = list(getattr(block, "body", ()))
-        if reset_line not in body or step_line not in body:
-            return
-        first, last = body.index(reset_line), body.index(step_line)
-        if first >= last:
-            return  # obligation 2
-        if any(_touches_gradients(tree, s) for s in body[first + 1 : last]):
-            return  # obligation 3
-        between = body[first + 1 : last]
-        unseen = any(
-            TRAINING_CALL.search(callee_name(call)) or "loss" in callee_name(call).lower()
-            for statement in between
-            for call in tree.within(tree.spans[statement], cst.Call)
-        )
-        rewrite = Rewrite(tree)
-        rewrite.replace(reset_line, cst.RemovalSentinel.REMOVE)  # type: ignore[arg-type]  # Rewrite passes the sentinel on to LibCST, which removes the statement
-        rewrite.insert_after(step_line, reset_line.with_changes(leading_lines=()))
-        yield self.fix(
-            f"Reset the gradients after the step: move `{tree.text(reset)}` below `{tree.text(step)}`",
-            Applicability.UNSAFE if unseen else Applicability.SAFE,
-            rewrite,
+        reset, step = lines.text_of(finding.span), lines.text_of(move.step)
+        if not (
+            move.first_line <= move.reset_line <= finding.span.line <= move.last_line
+            and move.last_line < move.step.line <= move.after_line < len(lines.lines) + 1
+            and "zero_grad" in reset
+            and ".step" in step
+        ):
+            return  # not the text the finding was computed on
+        moved = "".join(lines.lines[move.reset_line - 1 : move.last_line])
+        removal = Edit(Span(move.first_line, 0, move.last_line + 1, 0), "")
+        ending = lines.ending(move.after_line)
+        if lines.lines[move.after_line - 1].endswith(("\n", "\r")):
+            insertion = Edit(Span(move.after_line + 1, 0, move.after_line + 1, 0), moved)
+        else:  # the step ends the text without a line break
+            end = len(lines.line(move.after_line))
+            insertion = Edit(
+                Span(move.after_line, end, move.after_line, end),
+                ending + moved.rstrip("\r\n"),
+            )
+        yield Fix(
+            f"Reset the gradients after the step: move `{reset}` below `{step}`",
+            Applicability.UNSAFE if move.unseen else Applicability.SAFE,
+            (removal, insertion),
         )

@@ -2,12 +2,32 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
+import attrs
+
 from ..facts.events import EventKind
 from ..facts.structure import events
 from ..facts.values import Kind, Value
-from ..finding import Applicability, Evidence, Finding, Severity, Span
+from ..finding import Applicability, Evidence, Finding, Payload, Severity, Span
 from ..rule import Fixed, Invalid, Rule
+from .call_arguments import append_point, call_at, keyword, removal
 from .dataloader_tuning import loads_samples
+
+
+@attrs.frozen
+class PinMemoryArguments(Payload):
+    """TW015: where ``pin_memory=True`` is and how to drop it; where ``num_workers`` goes.
+
+    Present only when ``pin_memory`` is passed by keyword (a positional one is left alone:
+    removing it would shift the arguments after it)."""
+
+    kind: ClassVar[str] = "pin-memory-arguments"
+    pin_memory: Span  # the keyword argument ``pin_memory=True`` as written
+    drop: Span  # what to delete to drop it with its comma, the layout kept
+    workers_value: Span | None  # the value of a ``num_workers=`` keyword, if there is one
+    append_at: Span | None  # where a new last argument goes (empty), None: layout unknown
+    separator: Span | None  # the separator before the last argument, which a new one copies
 
 
 class PinMemoryWithoutWorkers(Rule):
@@ -150,11 +170,11 @@ class PinMemoryWithoutWorkers(Rule):
             (costly if _loads_its_items(facts, built.value) else cheap).add(built.span)
         cheap -= costly  # one loader seen over both (two paths): the note decides
         if costly:
-            yield self._finding(sorted(costly), Severity.NOTE)
+            yield self._finding(facts, sorted(costly), Severity.NOTE)
         if cheap:
-            yield self._finding(sorted(cheap), Severity.HINT)
+            yield self._finding(facts, sorted(cheap), Severity.HINT)
 
-    def _finding(self, flagged: list[Span], severity: Severity) -> Finding:
+    def _finding(self, facts, flagged: list[Span], severity: Severity) -> Finding:
         # one per file and severity: the first loader, the others as its evidence
         others = [Evidence(span, "another loader pinned without workers") for span in flagged[1:]]
         more = f" ({len(others)} more loader(s) in this file do the same.)" if others else ""
@@ -173,7 +193,29 @@ class PinMemoryWithoutWorkers(Rule):
             "(`num_workers=4`) or drop `pin_memory`." + more,
             evidence=others,
             severity=severity,
+            payload=_arguments(facts, flagged[0]),
         )
+
+
+def _arguments(facts, span: Span) -> PinMemoryArguments | None:
+    """The payload of the finding at the ``DataLoader(...)`` call ``span``."""
+    lines = facts.lines
+    call = call_at(facts.analyzer.tree, lines, span)
+    pin = keyword(call, "pin_memory") if call is not None else None
+    if call is None or pin is None:
+        return None
+    drop = removal(lines, call, pin)
+    if drop is None:
+        return None
+    workers = keyword(call, "num_workers")
+    appended = append_point(lines, call)
+    return PinMemoryArguments(
+        pin_memory=lines.span(pin),
+        drop=drop,
+        workers_value=lines.span(workers.value) if workers is not None else None,
+        append_at=appended[0] if appended is not None else None,
+        separator=appended[1] if appended is not None else None,
+    )
 
 
 def _loads_its_items(facts, dataset: Value | None) -> bool:

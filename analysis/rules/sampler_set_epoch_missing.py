@@ -7,6 +7,7 @@ from ..facts.structure import events, loop_header, runs_backward
 from ..finding import Applicability, Confidence, Evidence, Severity, Span
 from ..rule import Fixed, Invalid, Rule
 from ..workspace.boundary import constructed_inside, foreign_events, foreign_sources
+from .epoch_reseed import epoch_reseed
 
 
 class SamplerSetEpochMissing(Rule):
@@ -193,17 +194,19 @@ class SamplerSetEpochMissing(Rule):
             brought: list[Evidence] = (
                 [next(o for o in origins if site in _places(facts, o))] if module else []
             )
+            evidence = [
+                Evidence(sampler.span, "the DistributedSampler is built here", module),
+                Evidence(loop_header(trace, epoch_loop), "the epoch loop"),
+                *iterate.via,
+                *brought,
+            ]
             yield self.finding(
                 iterate.span,
                 "this DataLoader's DistributedSampler shuffles with `seed + epoch`, but `set_epoch` is never "
                 "called: every epoch replays the same order on every rank. Call "
                 "`sampler.set_epoch(epoch)` at the start of each epoch.",
-                evidence=[
-                    Evidence(sampler.span, "the DistributedSampler is built here", module),
-                    Evidence(loop_header(trace, epoch_loop), "the epoch loop"),
-                    *iterate.via,
-                    *brought,
-                ],
+                evidence=evidence,
+                payload=epoch_reseed(facts.analyzer.tree, facts.lines, iterate.span, evidence),
             )
 
 

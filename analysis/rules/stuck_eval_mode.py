@@ -7,6 +7,7 @@ from ..facts.structure import events
 from ..facts.values import Mode
 from ..finding import Applicability, Evidence, Severity
 from ..rule import Fixed, Invalid, Rule
+from .train_mode_restore import train_mode_restore
 
 
 def _switches_back(trace, loop: int) -> bool:
@@ -131,11 +132,15 @@ class StuckEvalMode(Rule):
                 f"the next training step: {later} train with dropout off and batch-norm statistics frozen. "
                 f"Call `model.train()` at the start of each {each}."
             )
+            evidence = [
+                stuck.evidence,
+                Evidence(backward.span, "the next iteration trains here in eval mode"),
+            ]
             yield self.finding(
                 stuck.evidence.span,
                 message,
-                evidence=[
-                    stuck.evidence,
-                    Evidence(backward.span, "the next iteration trains here in eval mode"),
-                ],
+                evidence=evidence,
+                payload=train_mode_restore(
+                    facts.analyzer.tree, facts.lines, stuck.evidence.span, evidence
+                ),
             )

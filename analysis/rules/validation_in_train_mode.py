@@ -12,6 +12,7 @@ from ..finding import Applicability, Confidence, Evidence, Severity, Span
 from ..rule import Fixed, Invalid, Rule
 from ..syntax.names import qualified_name
 from ..workspace.models import project_classes
+from .mode_switch import eval_mode_switch
 
 
 class ValidationInTrainMode(Rule):
@@ -212,6 +213,11 @@ class ValidationInTrainMode(Rule):
                     "normalises with (and updates its statistics from) the evaluation batches. `no_grad()` "
                     "does not change the mode: call `model.eval()` before the pass and `model.train()` after.",
                     evidence=evidence,
+                    payload=eval_mode_switch(
+                        facts.analyzer.tree, facts.lines, header, evidence[0].span
+                    )
+                    if evidence and evidence[0].path is None
+                    else None,
                 )
 
 

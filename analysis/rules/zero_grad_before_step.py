@@ -7,6 +7,7 @@ from ..facts.structure import call_parts, is_framework_step, iteration
 from ..facts.values import Kind
 from ..finding import Applicability, Evidence, Severity
 from ..rule import Fixed, Invalid, Rule
+from .zero_grad_move import reset_move
 
 
 def stepped_optimizer(facts, step: Event, scaler_steps: set) -> str | None:
@@ -187,6 +188,7 @@ class ZeroGradBetweenBackwardAndStep(Rule):
                 Evidence(step.span, "the optimizer steps here, on the reset gradients"),
                 Evidence(backward.span, "the gradients it should apply are computed here"),
             ],
+            payload=reset_move(facts.analyzer.tree, facts.lines, reset.span, step.span),
         )
 
     @staticmethod

@@ -19,9 +19,14 @@ import attrs
 import pytest
 from torchward.analysis import LintSettings, analyze_source
 from torchward.analysis import fixes as fixes_package
-from torchward.analysis.finding import Applicability, Evidence, Finding
+from torchward.analysis.finding import Applicability, Evidence, Finding, Span
 from torchward.analysis.fixes import apply_edits, fixes_for
+from torchward.analysis.rules.epoch_reseed import EpochReseed
 from torchward.analysis.rules.missing_zero_grad_reset import ZeroGradReset
+from torchward.analysis.rules.mode_switch import EvalModeSwitch
+from torchward.analysis.rules.pin_memory_without_workers import PinMemoryArguments
+from torchward.analysis.rules.train_mode_restore import TrainModeRestore
+from torchward.analysis.rules.zero_grad_move import ResetMove
 
 CROSSFILE = Path(__file__).parents[1] / "analysis" / "fixtures" / "crossfile" / "project"
 STEP_WITHOUT_RESET = (
@@ -182,3 +187,248 @@ def test_a_process_that_did_not_run_the_rules_reads_the_payload_back():
         [sys.executable, "-c", script], input=data, capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "ZeroGradReset"
+
+
+LOADER = (
+    "from torch.utils.data import DataLoader\n"
+    "def make(ds):\n"
+    "    return DataLoader(ds, batch_size=8, pin_memory=True)\n"
+)
+
+
+def test_the_pinned_loader_finding_carries_its_argument_ranges_through_json(monkeypatch):
+    def no_tree(source):
+        raise AssertionError("a payload fixer parsed the file with LibCST")
+
+    monkeypatch.setattr(fixes_package, "source_tree", no_tree)
+    finding = _only(LOADER, "TW015")
+    assert isinstance(finding.payload, PinMemoryArguments)
+    carried = Finding.from_dict(json.loads(json.dumps(finding.to_dict())))
+    assert carried == finding
+    drop, add = fixes_for(LOADER, carried)
+    assert apply_edits(LOADER, drop.edits).endswith("DataLoader(ds, batch_size=8)\n")
+    assert apply_edits(LOADER, add.edits).endswith(
+        "DataLoader(ds, batch_size=8, pin_memory=True, num_workers=4)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("call", "dropped", "added"),
+    [
+        (
+            "DataLoader(\n        ds,\n        pin_memory=True\n    )",
+            "DataLoader(\n        ds)",
+            "DataLoader(\n        ds,\n        pin_memory=True,\n        num_workers=4\n    )",
+        ),
+        (
+            "DataLoader((ds), pin_memory=(True), num_workers=0)",
+            None,  # a parenthesised True is not the literal the fixer checks
+            None,
+        ),
+        (
+            "DataLoader(pin_memory=True, dataset=(ds))",
+            "DataLoader(dataset=(ds))",
+            "DataLoader(pin_memory=True, dataset=(ds), num_workers=4)",
+        ),
+    ],
+)
+def test_the_pinned_loader_fixes_keep_the_layout_of_the_other_arguments(call, dropped, added):
+    source = LOADER.replace("DataLoader(ds, batch_size=8, pin_memory=True)", call)
+    fixes = fixes_for(source, _only(source, "TW015"))
+    if dropped is None:
+        assert fixes == ()
+        return
+    drop, add = fixes
+    assert apply_edits(source, drop.edits) == source.replace(call, dropped)
+    assert apply_edits(source, add.edits) == source.replace(call, added)
+
+
+def test_a_pinned_loader_finding_without_its_payload_gets_no_fix():
+    finding = _only(LOADER, "TW015")
+    assert fixes_for(LOADER, attrs.evolve(finding, payload=None)) == ()
+
+
+RESET_BEFORE_STEP = (
+    "import torch\n"
+    "def train(model, loader, crit):\n"
+    "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "    for x, y in loader:\n"
+    "        crit(model(x), y).backward()\n"
+    "\n"
+    "        # clear\n"
+    "        opt.zero_grad()  # too early\n"
+    "        opt.step()\n"
+)
+
+
+def test_the_early_reset_finding_carries_its_lines_through_json_and_moves_them(monkeypatch):
+    def no_tree(source):
+        raise AssertionError("a payload fixer parsed the file with LibCST")
+
+    monkeypatch.setattr(fixes_package, "source_tree", no_tree)
+    finding = _only(RESET_BEFORE_STEP, "TW019")
+    assert finding.payload == ResetMove(
+        first_line=6,
+        reset_line=8,
+        last_line=8,
+        after_line=9,
+        step=finding.evidence[0].span,
+        unseen=False,
+    )
+    carried = Finding.from_dict(json.loads(json.dumps(finding.to_dict())))
+    assert carried == finding
+    (fix,) = fixes_for(RESET_BEFORE_STEP, carried)
+    assert fix.applicability is Applicability.SAFE
+    assert apply_edits(RESET_BEFORE_STEP, fix.edits).endswith(
+        "backward()\n        opt.step()\n        opt.zero_grad()  # too early\n"
+    )
+
+
+def test_a_comment_of_a_nested_block_stays_where_it_is():
+    source = RESET_BEFORE_STEP.replace(
+        "        crit(model(x), y).backward()\n",
+        "        if x is not None:\n            crit(model(x), y).backward()\n            # deep\n",
+    )
+    (fix,) = fixes_for(source, _only(source, "TW019"))
+    fixed = apply_edits(source, fix.edits)  # the blank line above the reset goes with it
+    assert "            # deep\n        opt.step()\n        opt.zero_grad()" in fixed
+
+
+def test_an_early_reset_finding_without_its_payload_gets_no_fix():
+    finding = _only(RESET_BEFORE_STEP, "TW019")
+    assert fixes_for(RESET_BEFORE_STEP, attrs.evolve(finding, payload=None)) == ()
+
+
+def _evaluation(tail: str) -> str:
+    from torchward.analysis.rules.validation_in_train_mode import ValidationInTrainMode
+
+    net = ValidationInTrainMode.INVALID[0].source.split("def main")[0]
+    return (
+        net + "def main(train_loader, val_loader, opt):\n    model = Net()\n"
+        "    for epoch in range(3):\n        model.train()\n"
+        "        for x in train_loader:\n            model(x).sum().backward()\n"
+        "            opt.step()\n" + tail
+    )
+
+
+def test_the_train_mode_evaluation_finding_carries_where_the_switches_go_through_json(
+    monkeypatch,
+):
+    def no_tree(source):
+        raise AssertionError("a payload fixer parsed the file with LibCST")
+
+    monkeypatch.setattr(fixes_package, "source_tree", no_tree)
+    tail = (
+        "        with torch.no_grad():\n            # evaluate\n"
+        "            for x in val_loader:\n                model(x)\n                # deep\n"
+    )
+    source = _evaluation(tail)
+    finding = _only(source, "TW024")
+    assert isinstance(finding.payload, EvalModeSwitch)
+    assert (finding.payload.model, finding.payload.indent) == ("model", " " * 12)
+    carried = Finding.from_dict(json.loads(json.dumps(finding.to_dict())))
+    assert carried == finding
+    (fix,) = fixes_for(source, carried)
+    assert fix.applicability is Applicability.SAFE
+    assert apply_edits(source, fix.edits) == _evaluation(
+        "        with torch.no_grad():\n            model.eval()\n            # evaluate\n"
+        "            for x in val_loader:\n                model(x)\n                # deep\n"
+        "            model.train()\n"
+    )
+
+
+def test_a_train_mode_evaluation_finding_without_its_payload_gets_no_fix():
+    source = _evaluation(
+        "        with torch.no_grad():\n            for x in val_loader:\n                model(x)\n"
+    )
+    finding = _only(source, "TW024")
+    assert fixes_for(source, finding)
+    assert fixes_for(source, attrs.evolve(finding, payload=None)) == ()
+
+
+STUCK_IN_EVAL = (
+    "import torch.nn as nn\n"
+    "def fit(loader, opt):\n"
+    "    model = nn.Linear(4, 1)\n"
+    "    for epoch in range(3):\n"
+    "        # one epoch\n"
+    "        for x in loader:\n"
+    "            opt.zero_grad()\n"
+    "            model(x).sum().backward()\n"
+    "            opt.step()\n"
+    "        model.eval()\n"
+)
+
+
+def test_the_stuck_eval_finding_carries_the_model_and_its_proof_through_json(monkeypatch):
+    def no_tree(source):
+        raise AssertionError("a payload fixer parsed the file with LibCST")
+
+    monkeypatch.setattr(fixes_package, "source_tree", no_tree)
+    finding = _only(STUCK_IN_EVAL, "TW011")
+    assert finding.payload == TrainModeRestore(
+        model="model",
+        indent="        ",
+        before_line=5,
+        loop="for epoch in …",
+        plain=True,
+        entry=Span(3, 12, 3, 27),
+        entry_text="nn.Linear(4, 1)",
+    )
+    carried = Finding.from_dict(json.loads(json.dumps(finding.to_dict())))
+    assert carried == finding
+    (fix,) = fixes_for(STUCK_IN_EVAL, carried)
+    assert fix.applicability is Applicability.SAFE
+    assert apply_edits(STUCK_IN_EVAL, fix.edits) == STUCK_IN_EVAL.replace(
+        "range(3):\n", "range(3):\n        model.train()\n"
+    )
+
+
+def test_a_stuck_eval_fix_on_a_text_without_the_proof_is_unsafe():
+    finding = _only(STUCK_IN_EVAL, "TW011")
+    edited = STUCK_IN_EVAL.replace("nn.Linear(4, 1)", "load_pretrained()")
+    (fix,) = fixes_for(edited, finding)
+    assert fix.applicability is Applicability.UNSAFE
+
+
+def test_a_stuck_eval_finding_without_its_payload_gets_no_fix():
+    finding = _only(STUCK_IN_EVAL, "TW011")
+    assert fixes_for(STUCK_IN_EVAL, attrs.evolve(finding, payload=None)) == ()
+
+
+EPOCHS_WITHOUT_RESEED = (
+    "import torch\n"
+    "from torch.utils.data import DataLoader, DistributedSampler\n"
+    "def train(model, ds, opt, epochs):\n"
+    "    loader = DataLoader(ds, batch_size=8, sampler=DistributedSampler(ds))\n"
+    "    for epoch in range(epochs):\n"
+    "\n"
+    "        # one epoch\n"
+    "        for x in loader:\n"
+    "            opt.zero_grad()\n"
+    "            model(x).sum().backward()\n"
+    "            opt.step()\n"
+)
+
+
+def test_the_missing_set_epoch_finding_carries_loader_and_counter_through_json(monkeypatch):
+    def no_tree(source):
+        raise AssertionError("a payload fixer parsed the file with LibCST")
+
+    monkeypatch.setattr(fixes_package, "source_tree", no_tree)
+    finding = _only(EPOCHS_WITHOUT_RESEED, "TW021")
+    assert finding.payload == EpochReseed(
+        loader="loader", epoch="epoch", indent="        ", before_line=6, distributed=True
+    )
+    carried = Finding.from_dict(json.loads(json.dumps(finding.to_dict())))
+    assert carried == finding
+    (fix,) = fixes_for(EPOCHS_WITHOUT_RESEED, carried)
+    assert fix.applicability is Applicability.SAFE
+    assert apply_edits(EPOCHS_WITHOUT_RESEED, fix.edits) == EPOCHS_WITHOUT_RESEED.replace(
+        "range(epochs):\n", "range(epochs):\n        loader.sampler.set_epoch(epoch)\n"
+    )
+
+
+def test_a_missing_set_epoch_finding_without_its_payload_gets_no_fix():
+    finding = _only(EPOCHS_WITHOUT_RESEED, "TW021")
+    assert fixes_for(EPOCHS_WITHOUT_RESEED, attrs.evolve(finding, payload=None)) == ()

@@ -239,6 +239,11 @@ class Resolver:
         training script that says so only through its helpers): a name it imports from
         one is called, or its attribute is (``train.run(...)``). A package's
         ``__init__`` that only re-exports calls nothing."""
+        if not self.summary.star_imports and all(
+            not binding.level and is_external(binding.module)
+            for binding in self.summary.bindings.values()
+        ):
+            return False  # imports nothing of the project (the text is not searched)
         called = set(_CALLED.findall(self.summary.source))
         if not called:
             return False

@@ -117,11 +117,16 @@ class ModuleSummary:
         self._syntax = weakref.ref(syntax)
         if keeper is not None:
             keeper.keep((path, digest), syntax)
-        self.relevant = mentions_training_words(source)
         self.bindings: dict[str, ImportBinding] = {}
         self.star_imports: list[ImportBinding] = []
         self._trains: dict[str, bool] = {}
         self._read_imports()
+
+    @functools.cached_property
+    def relevant(self) -> bool:
+        """Whether the module's text has training words (read only when asked: most
+        summaries are read for their names alone)."""
+        return mentions_training_words(self.source)
 
     @property
     def syntax(self) -> Syntax:

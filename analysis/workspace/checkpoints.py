@@ -185,11 +185,14 @@ def _modules(root: str) -> list[str]:
 
 
 def _scan(tree: ast.Module, imports: ImportTable, path: str) -> tuple[list[Write], list[Read]]:
-    module = _Module(tree)
+    calls = list(_calls(tree))
+    named = [(scope, call, qualified_name(call.func, imports)) for scope, call in calls]
+    if not any(name in (_SAVE, _LOAD) for _, _, name in named):
+        return [], []  # no save and no load: the module's bindings are not followed
+    module = _Module(tree, calls)
     writes: list[Write] = []
     reads: list[Read] = []
-    for scope, call in module.calls:
-        name = qualified_name(call.func, imports)
+    for scope, call, name in named:
         if name == _SAVE:
             saved = call.args[0] if call.args else _keyword(call, "obj")
             target = call.args[1] if len(call.args) >= 2 else _keyword(call, "f")
@@ -249,9 +252,9 @@ class _Module:
     parameters of its own functions to the arguments its own calls pass
     (``save_checkpoint({'epoch': ..., 'state_dict': ...}, filename)``)."""
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, calls: list[tuple[ast.AST, ast.Call]]) -> None:
         self.tree = tree
-        self.calls = list(_calls(tree))
+        self.calls = calls  # _calls(tree)
         self.callers: dict[str, list[tuple[ast.Call, ast.AST]]] = {}
         for scope, call in self.calls:
             func = call.func

@@ -26,9 +26,54 @@ from torchward.estimator import dependencies
 
 from ..syntax.parsing import parse_module
 from .resolve import MAX_MODULE_BYTES
-from .summary import ModuleSummary
+from .summary import ModuleSummary, Syntax
 
-MAX_SUMMARIES = 2048  # parsed modules kept in memory (least recently used dropped)
+MAX_SUMMARIES = 2048  # module summaries kept in memory (least recently used dropped)
+# syntax trees kept alive, of the summaries used last: at most this many, of at most this
+# many characters of text in all (a tree takes ~30 bytes per character of its text). Past
+# the bound a summary keeps its names and text, and parses the text again when a tree is
+# asked for. Measured on PyTorch's tree (bench/bench_torch_tree.py, one process): no
+# bound 1,030 MB peak; 2M characters 449 MB and 176 trees parsed again, CPU as without
+# the bound; 1M 408 MB but 462 parsed again (+20% CPU); 4M 507 MB, 34 parsed again.
+MAX_SYNTAX = 256
+MAX_SYNTAX_TEXT = 2_000_000
+
+
+class SyntaxBound:
+    """The syntax trees of the summaries used last, held strongly (a summary holds its
+    own only weakly): the index's memory grows with the bound, not with the project."""
+
+    def __init__(self, most: int = MAX_SYNTAX, most_text: int = MAX_SYNTAX_TEXT) -> None:
+        self.most = most
+        self.most_text = most_text
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[tuple[str, str], Syntax] = OrderedDict()
+        self._text = 0
+
+    def keep(self, key: tuple[str, str], syntax: Syntax) -> None:
+        with self._lock:
+            kept = self._kept.get(key)
+            if kept is syntax:
+                self._kept.move_to_end(key)
+                return
+            if kept is not None:
+                self._text -= len(kept.source)
+            self._kept[key] = syntax
+            self._kept.move_to_end(key)
+            self._text += len(syntax.source)
+            while len(self._kept) > 1 and (
+                len(self._kept) > self.most or self._text > self.most_text
+            ):
+                _, dropped = self._kept.popitem(last=False)
+                self._text -= len(dropped.source)
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    @property
+    def text(self) -> int:
+        """Characters of text whose trees are kept."""
+        return self._text
 
 
 class WorkspaceIndex:
@@ -37,6 +82,7 @@ class WorkspaceIndex:
         self._summaries: OrderedDict[tuple[str, str], ModuleSummary | None] = OrderedDict()
         self._overlays: dict[str, str] = {}
         self._reads: dict[str, frozenset[str]] = {}  # importer -> project modules it read
+        self.syntax = SyntaxBound()
 
     # --- texts --------------------------------------------------------------------------
     def set_overlay(self, path: str, text: str) -> None:
@@ -76,7 +122,7 @@ class WorkspaceIndex:
             if key in self._summaries:
                 self._summaries.move_to_end(key)
                 return self._summaries[key]
-        summary = _parse(path, digest, data)
+        summary = _parse(path, digest, data, self.syntax)
         with self._lock:
             self._summaries[key] = summary
             while len(self._summaries) > MAX_SUMMARIES:
@@ -114,7 +160,7 @@ class WorkspaceIndex:
             self._reads.pop(os.path.abspath(importer), None)
 
 
-def _parse(path: str, digest: str, data: bytes) -> ModuleSummary | None:
+def _parse(path: str, digest: str, data: bytes, keeper: SyntaxBound) -> ModuleSummary | None:
     try:
         source = data.decode("utf-8-sig")
         if "\x00" in source[:8192]:
@@ -124,7 +170,7 @@ def _parse(path: str, digest: str, data: bytes) -> ModuleSummary | None:
             tree = parse_module(source, path)
     except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError):
         return None
-    return ModuleSummary(path, digest, source, tree)
+    return ModuleSummary(path, digest, source, tree, keeper)
 
 
 WORKSPACE = WorkspaceIndex()

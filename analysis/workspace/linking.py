@@ -199,8 +199,7 @@ class Resolver:
         """``path`` inside ``module``, following re-exports (``from .resnet import ResNet``
         in a package's ``__init__``)."""
         name, _, rest = path.partition(".")
-        index = module.index
-        if name in index.top_functions or (name in index.classes and "." not in name):
+        if name in module.top_functions or name in module.top_classes:
             return Symbol(module, name) if not rest else None
         if name in module.bindings or (name not in module.defined and module.star_imports):
             return self.session.resolver_for(module).symbol(path)
@@ -240,6 +239,11 @@ class Resolver:
         training script that says so only through its helpers): a name it imports from
         one is called, or its attribute is (``train.run(...)``). A package's
         ``__init__`` that only re-exports calls nothing."""
+        if not self.summary.star_imports and all(
+            not binding.level and is_external(binding.module)
+            for binding in self.summary.bindings.values()
+        ):
+            return False  # imports nothing of the project (the text is not searched)
         called = set(_CALLED.findall(self.summary.source))
         if not called:
             return False
@@ -254,7 +258,7 @@ class Resolver:
                 if (
                     module is not None
                     and module.relevant
-                    and any(module.trains(n) for n in called & set(module.index.top_functions))
+                    and any(module.trains(n) for n in called & module.top_functions)
                 ):
                     return True
         for star in self.summary.star_imports:
@@ -314,7 +318,7 @@ class ProjectLinker(Resolver):
                 return None  # an unknown call, as before
             args, kwargs = run.arguments(node)
             return _unfollowed(function, args, kwargs)
-        if symbol.name not in symbol.summary.index.classes and (
+        if symbol.name not in symbol.summary.top_classes and (
             symbol.name not in symbol.summary.worth_following
         ):
             return None  # a utility (paths, logging, config): an unknown call, as before
@@ -411,9 +415,12 @@ class ForeignAnalyzer(FileAnalyzer):
     reported (its own check reports them); its evidence names its path."""
 
     def __init__(self, summary: ModuleSummary, session: ProjectSession) -> None:
-        self.__dict__["index"] = summary.index  # shared by every analysis of this text
+        # the tree and its model, held for this analysis, shared by every analysis of
+        # this text while the index's bound keeps them
+        self.syntax = summary.syntax
+        self.__dict__["index"] = self.syntax.index
         self.summary = summary
-        super().__init__(summary.tree, summary.source, summary.path, None)
+        super().__init__(self.syntax.tree, summary.source, summary.path, None)
         self.evidence_path = summary.path
         self.session = session
         self.project = ProjectLinker(self, summary, session)

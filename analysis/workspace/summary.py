@@ -18,6 +18,9 @@ from __future__ import annotations
 
 import ast
 import functools
+import warnings
+import weakref
+from typing import Protocol
 
 import attrs
 
@@ -27,6 +30,7 @@ from ..facts.relevance import TRAINING_KINDS, functions_worth_analysing, trainin
 from ..facts.semantic import ModuleIndex, mentions_training_words
 from ..facts.values import Kind
 from ..syntax.names import dotted, qualified_name
+from ..syntax.parsing import parse_module
 
 # packages whose names in a function's text say it may build a model
 _MODEL_PACKAGES = ("torch.nn", "torchvision.models", "transformers", "timm", "peft")
@@ -64,23 +68,87 @@ class Construction:
     )
 
 
-class ModuleSummary:
-    """One module's offer to its importers (immutable once built; shared between analyses)."""
+class Syntax:
+    """A module's syntax tree and the semantic model built on it, kept together (the
+    model's node lookups hold only for its own tree). Its summary refers to it weakly:
+    the workspace index's bound (:class:`~.index.SyntaxBound`) decides how many stay
+    alive, and a summary whose syntax was dropped parses its text again when asked."""
 
-    def __init__(self, path: str, digest: str, source: str, tree: ast.Module) -> None:
+    __slots__ = ("__weakref__", "_index", "source", "tree")
+
+    def __init__(self, tree: ast.Module, source: str) -> None:
+        self.tree = tree
+        self.source = source
+        self._index: ModuleIndex | None = None
+
+    @property
+    def index(self) -> ModuleIndex:
+        if self._index is None:
+            self._index = ModuleIndex(self.tree, self.source)
+        return self._index
+
+
+class SyntaxKeeper(Protocol):
+    """What keeps a bounded number of syntax trees alive (:class:`~.index.SyntaxBound`)."""
+
+    def keep(self, key: tuple[str, str], syntax: Syntax) -> None: ...
+
+
+class ModuleSummary:
+    """One module's offer to its importers (immutable once built; shared between analyses).
+
+    What it offers is plain data (names, classes, registries), computed once and kept;
+    its syntax tree is kept only while ``keeper`` holds it (none given: always)."""
+
+    def __init__(
+        self,
+        path: str,
+        digest: str,
+        source: str,
+        tree: ast.Module,
+        keeper: SyntaxKeeper | None = None,
+    ) -> None:
         self.path = path
         self.digest = digest
         self.source = source
-        self.tree = tree
-        self.relevant = mentions_training_words(source)
+        self._keeper = keeper
+        syntax = Syntax(tree, source)
+        self._held = syntax if keeper is None else None
+        self._syntax = weakref.ref(syntax)
+        if keeper is not None:
+            keeper.keep((path, digest), syntax)
         self.bindings: dict[str, ImportBinding] = {}
         self.star_imports: list[ImportBinding] = []
         self._trains: dict[str, bool] = {}
         self._read_imports()
 
     @functools.cached_property
+    def relevant(self) -> bool:
+        """Whether the module's text has training words (read only when asked: most
+        summaries are read for their names alone)."""
+        return mentions_training_words(self.source)
+
+    @property
+    def syntax(self) -> Syntax:
+        """The tree and its model: the same objects while anything holds them, parsed
+        again from the text once the bound dropped them (the text parsed before)."""
+        syntax = self._held or self._syntax()
+        if syntax is None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                syntax = Syntax(parse_module(self.source, self.path), self.source)
+            self._syntax = weakref.ref(syntax)
+        if self._keeper is not None:
+            self._keeper.keep((self.path, self.digest), syntax)
+        return syntax
+
+    @property
+    def tree(self) -> ast.Module:
+        return self.syntax.tree
+
+    @property
     def index(self) -> ModuleIndex:
-        return ModuleIndex(self.tree, self.source)
+        return self.syntax.index
 
     # --- names ------------------------------------------------------------------------
     def _read_imports(self) -> None:
@@ -116,6 +184,16 @@ class ModuleSummary:
                         if isinstance(leaf, ast.Name):
                             names.add(leaf.id)
         return frozenset(names)
+
+    @functools.cached_property
+    def top_functions(self) -> frozenset[str]:
+        """Names of the module's top-level functions (kept when its tree is not)."""
+        return frozenset(self.index.top_functions)
+
+    @functools.cached_property
+    def top_classes(self) -> frozenset[str]:
+        """Names of the module's top-level classes (kept when its tree is not)."""
+        return frozenset(name for name in self.index.classes if "." not in name)
 
     @functools.cached_property
     def public_names(self) -> frozenset[str] | None:

@@ -149,6 +149,15 @@ def _seconds(value: float | None) -> str:
     return f"{value:.2f} s" if value >= 0.01 else f"{value * 1000:.1f} ms"
 
 
+def _run_text(run: dict[str, Any] | None) -> str:
+    """The run's modelled hours and dollars, ``-`` without a step time."""
+    if not run or run.get("hours") is None:
+        return "-"
+    hours = run["hours"]
+    length = f"{hours:.1f} h" if hours >= 0.1 else f"{hours * 60:.0f} min"
+    return f"{length}, ${_money(run['usd'])}"
+
+
 def render_table(data: dict[str, Any], out: TextIO, top: int = 10) -> None:
     """The ranked table, cheapest first, and the assumptions under it."""
     head = (
@@ -172,6 +181,7 @@ def render_table(data: dict[str, Any], out: TextIO, top: int = 10) -> None:
                 "$/h",
                 "step~",
                 "$/1k steps~",
+                "run~",
                 "",
             )
         ]
@@ -189,6 +199,7 @@ def render_table(data: dict[str, Any], out: TextIO, top: int = 10) -> None:
                     _money(p["price"]["usd_per_hour"]) + (" STALE" if p["price"]["stale"] else ""),
                     _seconds((p["step_time"] or {}).get("seconds")),
                     _money(p["usd_per_1k_steps"]),
+                    _run_text(p["run"]),
                     "fastest" if p["fastest"] else "",
                 )
             )
@@ -240,6 +251,12 @@ def render_skypilot(data: dict[str, Any], out: TextIO, rank: int = 1) -> bool:
         print(
             f"# modelled (not measured): ~{step:.2f} s/step, "
             f"${chosen['usd_per_1k_steps']:.2f} per 1,000 steps",
+            file=out,
+        )
+    if "offload" in chosen["parallelism"]["name"]:
+        print(
+            "# the optimizer state lives in the instance's CPU memory (offload): host RAM "
+            "is not checked by the plan",
             file=out,
         )
     print("resources:", file=out)

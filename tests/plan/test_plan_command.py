@@ -67,6 +67,17 @@ def test_the_table_marks_times_as_modelled_and_names_its_assumptions():
     assert "prices: skypilot-org/skypilot-catalog@" in out
 
 
+def test_the_table_shows_the_modelled_run_of_each_plan():
+    job = ("--model", "gpt2", "--mode", "train", "--batch-size", "8", "--steps", "20000")
+    first = _json(*job)["plans"][0]
+    code, out, _ = _run(*job, "--top", "1")
+    assert code == 0 and "run~" in out.splitlines()[1]
+    row = out.splitlines()[2]
+    hours, usd = first["run"]["hours"], first["run"]["usd"]
+    length = f"{hours:.1f} h" if hours >= 0.1 else f"{hours * 60:.0f} min"
+    assert f"{length}, ${usd:,.2f}" in row
+
+
 def test_filters_keep_only_what_they_name():
     data = _json("--model", "gpt2", "--mode", "train", "--gpu", "h100", "--max-gpus", "2")
     assert data["plans"]

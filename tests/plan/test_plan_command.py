@@ -216,3 +216,18 @@ def test_a_degree_the_model_cannot_take_is_a_usage_error():
     assert "tensor parallelism of degree 5" in err.getvalue()
     code, _, err_text = _run("--model", "gpt2", "--mode", "train", "--tensor-parallel", "5")
     assert code == 2 and "does not divide the attention heads (12)" in err_text
+
+
+def test_an_offload_plan_says_what_it_puts_in_host_memory():
+    job = ("--model", "meta-llama/Llama-2-7b-hf", "--mode", "train", "--batch-size", "1")
+    job = (*job, "--seq-len", "1024", "--gpu", "a6000", "--max-gpus", "1")
+    (plan,) = _json(*job)["plans"]
+    assert plan["parallelism"]["name"] == "zero-3-offload-params"
+    offload = plan["offload"]
+    assert offload["host_bytes_per_node"] > 6.7e9 * 12
+    host = plan["price"]["host_memory_gib"]
+    assert offload["checked"] is (host is not None)
+    code, out, _ = _run(*job, "--format", "skypilot")
+    assert code == 0
+    gib = offload["host_bytes_per_node"] / 2**30
+    assert f"# offload: {gib:.1f} GiB per node of optimizer state and parameters" in out

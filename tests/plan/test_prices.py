@@ -31,6 +31,7 @@ def test_every_bundled_price_is_an_instance_the_catalog_knows_with_source_and_da
         assert len(entry["source"]["commit"]) == 40
         datetime.date.fromisoformat(entry["date"])
         assert entry["usd_per_hour"] > 0
+        assert entry["host_memory_gib"] > 0  # the catalog's MemoryGiB: offload plans need it
     assert len(prices.bundled_offers()) == len(TABLE["prices"])  # none dropped on loading
 
 

@@ -51,6 +51,10 @@ _PLANNED: weakref.WeakKeyDictionary[TorchwardServer, dict[str, tuple[GpuEstimate
 _CHOSEN: weakref.WeakKeyDictionary[TorchwardServer, dict[str, tuple[dict, dict]]] = (
     weakref.WeakKeyDictionary()
 )
+# server → uri → (document version, chosen plan, its remedy edits for that version's text)
+_BUILT: weakref.WeakKeyDictionary[TorchwardServer, dict[str, tuple[Any, dict, list]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def _plan_estimate(estimate: GpuEstimate) -> dict[str, Any]:
@@ -226,9 +230,15 @@ async def remedy_edits_of(server: TorchwardServer, document: Document) -> list:
 
     chosen, read = kept
     version, text = document.version, document.text
+    built = _BUILT.setdefault(server, {}).get(document.uri)
+    if built is not None and built[0] == version and built[1] is chosen:
+        return built[2]  # code actions are asked for at every cursor move: parse once
     loop = asyncio.get_running_loop()
     found = await loop.run_in_executor(server.executor, remedy_edits, text, chosen["changes"], read)
-    return found if document.version == version else []
+    if document.version != version:
+        return []
+    _BUILT[server][document.uri] = (version, chosen, found)
+    return found
 
 
 def register(server: TorchwardServer) -> None:

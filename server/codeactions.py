@@ -13,6 +13,9 @@ land in the wrong place. Per torchward diagnostic the client gets:
 
 And per document with a GPU fit, the source action "torchward: show GPU fit"
 (``torchward.showGpuFit``), so a client without code lenses or inlay hints (eglot) reaches it.
+Once a plan is chosen for the document (``torchward.choosePlan``, :mod:`.plan`), one
+rewrite per remedy of it that a change of the script applies ("torchward plan: apply
+gradient checkpointing"), kind ``refactor.rewrite.torchward.plan``.
 
 Fixes are built on demand (:mod:`.fixing`): the finding in ``data`` names the code and
 spans, the fixer builds the edits from the current text. ``source.fixAll.torchward``
@@ -36,6 +39,7 @@ if TYPE_CHECKING:  # the engine loads after the initialize reply (server start-u
 from .diagnostics import SOURCE, finding_of, text_edit
 from .documents import Document
 from .fixing import fix_all_edits, fixes_of
+from .plan import ACTION_PREFIX, REMEDY_ACTIONS, remedy_edits_of
 from .server import TorchwardServer
 from .suppression import suppression_edit
 
@@ -207,12 +211,24 @@ async def code_actions(
                 title=title, command=SHOW_GPU_FIT_COMMAND, arguments=[document.uri]
             )
             actions.append(types.CodeAction(title=title, kind=SHOW_GPU_FIT, command=command))
+    if _wanted(REMEDY_ACTIONS, only):
+        version = document.version
+        for remedy in await remedy_edits_of(server, document):
+            if document.version != version:
+                break
+            actions.append(
+                types.CodeAction(
+                    title=f"{ACTION_PREFIX}{remedy.title}",
+                    kind=REMEDY_ACTIONS,
+                    edit=_workspace_edit(server, document, list(remedy.edits)),
+                )
+            )
     return actions
 
 
 def register(server: TorchwardServer) -> None:
     options = types.CodeActionOptions(
-        code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL, SHOW_GPU_FIT],
+        code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL, SHOW_GPU_FIT, REMEDY_ACTIONS],
         resolve_provider=True,
     )
 

@@ -12,7 +12,13 @@
   instance becomes the session's GPU (as ``torchward.selectGpu`` does, so the document is
   estimated again on it) and the remedies the plan assumes are named with
   ``window/showMessage``: the estimate on the new GPU is of the script as written until they
-  are applied. ``{uri, status, gpu, remedies}``.
+  are applied. ``{uri, status, gpu, remedies, actions}``;
+- once a plan is chosen, its remedies that one change of the script applies (gradient
+  checkpointing, mixed precision, 8-bit AdamW, micro-batch and accumulation: see
+  :mod:`.plan_edits`) are offered as code actions of kind :data:`REMEDY_ACTIONS` on the
+  document, each until it is applied; ``actions`` lists their titles. The chosen plan stays
+  until another is chosen: choosing it re-estimates the document, which drops the plan
+  report but not the choice.
 
 Planning sizes dozens of variants of the job (0.05-0.5 s), so it runs on the executor and
 only when asked: the result is kept for the estimate it was made from and dropped when the
@@ -34,10 +40,19 @@ from .server import TorchwardServer
 
 PLAN = "torchward.plan"
 CHOOSE_PLAN = "torchward.choosePlan"
+REMEDY_ACTIONS = "refactor.rewrite.torchward.plan"
 TOP = 5
 
 # server → uri → (the estimate planned from, the plan report): per server, freed with it
 _PLANNED: weakref.WeakKeyDictionary[TorchwardServer, dict[str, tuple[GpuEstimate, dict]]] = (
+    weakref.WeakKeyDictionary()
+)
+# server → uri → (the chosen plan, the job as read: field → value)
+_CHOSEN: weakref.WeakKeyDictionary[TorchwardServer, dict[str, tuple[dict, dict]]] = (
+    weakref.WeakKeyDictionary()
+)
+# server → uri → (document version, chosen plan, its remedy edits for that version's text)
+_BUILT: weakref.WeakKeyDictionary[TorchwardServer, dict[str, tuple[Any, dict, list]]] = (
     weakref.WeakKeyDictionary()
 )
 
@@ -166,8 +181,9 @@ def hover_markdown(server: TorchwardServer, uri: str, line: int) -> str | None:
     )
 
 
-def choose_plan(server: TorchwardServer, uri: Any, rank: Any = 1) -> dict[str, Any]:
-    """Make the plan ranked ``rank`` the session's GPU, and say what it assumes."""
+async def choose_plan(server: TorchwardServer, uri: Any, rank: Any = 1) -> dict[str, Any]:
+    """Make the plan ranked ``rank`` the session's GPU, say what it assumes, and offer the
+    remedies a change of the script applies as code actions."""
     from .commands import select_gpu
 
     data = planned(server, uri) if isinstance(uri, str) else None
@@ -176,21 +192,53 @@ def choose_plan(server: TorchwardServer, uri: Any, rank: Any = 1) -> dict[str, A
         reason = "plan this document first (torchward.plan)" if data is None else f"no plan {rank}"
         _show(server, f"torchward: {reason}")
         return {"uri": uri, "status": "error", "reason": reason}
+    read = {name: field["value"] for name, field in (data or {}).get("config", {}).items()}
+    _CHOSEN.setdefault(server, {})[uri] = (chosen, read)
+    document = server.documents.get(uri)
+    offered = await remedy_edits_of(server, document) if document is not None else []
     nodes = f" × {chosen['nodes']} nodes" if chosen["nodes"] > 1 else ""
     answer = select_gpu(server, chosen["instance"])
     remedies = list(chosen["remedies"])
     assumed = f"; the plan assumes {', '.join(remedies)}" if remedies else ""
+    actions = [f"{ACTION_PREFIX}{remedy.title}" for remedy in offered]
+    available = f" (code actions: {', '.join(r.title for r in offered)})" if offered else ""
     _show(
         server,
         f"torchward: GPU set to {chosen['instance']}{nodes} ({chosen['parallelism']['label']})"
-        f"{assumed}",
+        f"{assumed}{available}",
     )
     return {
         "uri": uri,
         "status": answer.get("status"),
         "gpu": chosen["instance"],
         "remedies": remedies,
+        "actions": actions,
     }
+
+
+ACTION_PREFIX = "torchward plan: apply "
+
+
+async def remedy_edits_of(server: TorchwardServer, document: Document) -> list:
+    """The chosen plan's remedies that a change of ``document``'s current text applies
+    (:class:`.plan_edits.RemedyEdit`), built on the executor; empty when no plan was chosen
+    or the document changed meanwhile (edits for older text would land wrong)."""
+    kept = _CHOSEN.get(server, {}).get(document.uri)
+    if kept is None:
+        return []
+    from .plan_edits import remedy_edits
+
+    chosen, read = kept
+    version, text = document.version, document.text
+    built = _BUILT.setdefault(server, {}).get(document.uri)
+    if built is not None and built[0] == version and built[1] is chosen:
+        return built[2]  # code actions are asked for at every cursor move: parse once
+    loop = asyncio.get_running_loop()
+    found = await loop.run_in_executor(server.executor, remedy_edits, text, chosen["changes"], read)
+    if document.version != version:
+        return []
+    _BUILT[server][document.uri] = (version, chosen, found)
+    return found
 
 
 def register(server: TorchwardServer) -> None:
@@ -204,6 +252,6 @@ def register(server: TorchwardServer) -> None:
         return await plan_document(server, arguments[0] if arguments else None)
 
     @server.command(CHOOSE_PLAN)
-    def choose_plan_command(*arguments: Any) -> dict[str, Any]:
+    async def choose_plan_command(*arguments: Any) -> dict[str, Any]:
         uri = arguments[0] if arguments else None
-        return choose_plan(server, uri, arguments[1] if len(arguments) > 1 else 1)
+        return await choose_plan(server, uri, arguments[1] if len(arguments) > 1 else 1)

@@ -60,6 +60,9 @@ class Offer:
     commit's own date was not available), ``given`` or ``user``."""
     accelerator: str = ""
     """SkyPilot's accelerator name (``A100-80GB``), for ``--format skypilot``."""
+    host_memory_gib: float | None = None
+    """The instance's CPU memory (catalog ``MemoryGiB``): what an optimizer or parameters
+    offloaded to the CPU must fit in; ``None`` where the table does not say."""
 
     def age_days(self, today: datetime.date) -> int:
         return (today - self.date).days
@@ -78,6 +81,7 @@ class Offer:
             "date": self.date.isoformat(),
             "date_basis": self.date_basis,
             "accelerator": self.accelerator,
+            "host_memory_gib": self.host_memory_gib,
         }
 
 
@@ -112,6 +116,7 @@ def bundled_offers() -> tuple[Offer, ...]:
                 date=datetime.date.fromisoformat(entry["date"]),
                 date_basis=data.get("date_basis", "git"),
                 accelerator=entry.get("accelerator", ""),
+                host_memory_gib=entry.get("host_memory_gib"),
             )
         )
     return tuple(found)
@@ -166,5 +171,6 @@ def offers(
             date=datetime.date.fromisoformat(date) if date else today,
             date_basis="user",
             accelerator=table[name].accelerator if name in table else "",
+            host_memory_gib=table[name].host_memory_gib if name in table else None,
         )
     return tuple(table.values())

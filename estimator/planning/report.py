@@ -70,7 +70,21 @@ def _plan_dict(plan: Plan, rank: int, steps: int, fastest: bool) -> dict[str, An
         "step_time": plan.step.to_dict() if plan.step else None,
         "usd_per_1k_steps": plan.usd_per_1k_steps,
         "run": _run(plan, steps),
+        "offload": _offload(plan),
         "fastest": fastest,
+    }
+
+
+def _offload(plan: Plan) -> dict[str, Any] | None:
+    """What an offloading plan puts in each node's CPU memory, and whether the instance's
+    host RAM was known to check it against; ``None`` for a plan that offloads nothing."""
+    if plan.host_bytes is None:
+        return None
+    host = plan.offer.host_memory_gib
+    return {
+        "host_bytes_per_node": plan.host_bytes,
+        "host_memory_bytes": int(host * 2**30) if host is not None else None,
+        "checked": plan.host_checked,
     }
 
 
@@ -110,6 +124,14 @@ def plan_report(
     base = estimate_resolved(r, None)
     if not base.activations_modelled:  # the estimator gives no verdict: plan guesses none
         extra += [n for n in base.notes if n.startswith("unknown:")]
+    unchecked = sorted(
+        {p.offer.instance.name for p in plans if p.host_bytes is not None and not p.host_checked}
+    )
+    if unchecked:
+        extra.append(
+            "host RAM not checked for offload plans on "
+            f"{', '.join(unchecked)}: the price table does not give their CPU memory"
+        )
     if not r.shape.stacks:
         extra.append("no step time: training FLOPs are modelled for transformer stacks only")
     return {
@@ -149,6 +171,15 @@ def _seconds(value: float | None) -> str:
     return f"{value:.2f} s" if value >= 0.01 else f"{value * 1000:.1f} ms"
 
 
+def _run_text(run: dict[str, Any] | None) -> str:
+    """The run's modelled hours and dollars, ``-`` without a step time."""
+    if not run or run.get("hours") is None:
+        return "-"
+    hours = run["hours"]
+    length = f"{hours:.1f} h" if hours >= 0.1 else f"{hours * 60:.0f} min"
+    return f"{length}, ${_money(run['usd'])}"
+
+
 def render_table(data: dict[str, Any], out: TextIO, top: int = 10) -> None:
     """The ranked table, cheapest first, and the assumptions under it."""
     head = (
@@ -172,6 +203,7 @@ def render_table(data: dict[str, Any], out: TextIO, top: int = 10) -> None:
                 "$/h",
                 "step~",
                 "$/1k steps~",
+                "run~",
                 "",
             )
         ]
@@ -189,6 +221,7 @@ def render_table(data: dict[str, Any], out: TextIO, top: int = 10) -> None:
                     _money(p["price"]["usd_per_hour"]) + (" STALE" if p["price"]["stale"] else ""),
                     _seconds((p["step_time"] or {}).get("seconds")),
                     _money(p["usd_per_1k_steps"]),
+                    _run_text(p["run"]),
                     "fastest" if p["fastest"] else "",
                 )
             )
@@ -240,6 +273,20 @@ def render_skypilot(data: dict[str, Any], out: TextIO, rank: int = 1) -> bool:
         print(
             f"# modelled (not measured): ~{step:.2f} s/step, "
             f"${chosen['usd_per_1k_steps']:.2f} per 1,000 steps",
+            file=out,
+        )
+    offload = chosen.get("offload")
+    if offload is not None:
+        needed = offload["host_bytes_per_node"] / GIB
+        checked = (
+            f"checked against its {offload['host_memory_bytes'] / GIB:.0f} GiB"
+            if offload["checked"]
+            else "not checked: the price table does not give its host RAM"
+        )
+        print(
+            f"# offload: {needed:.1f} GiB per node of optimizer state"
+            + (" and parameters" if "params" in chosen["parallelism"]["name"] else "")
+            + f" in the instance's CPU memory ({checked})",
             file=out,
         )
     print("resources:", file=out)

@@ -22,6 +22,7 @@ same GPU is not sized twice.
 from __future__ import annotations
 
 import datetime
+import functools
 from collections.abc import Iterable
 from typing import Any
 
@@ -36,7 +37,7 @@ from .prices import DEFAULT_MAX_AGE_DAYS, Offer
 from .steptime import StepTime, step_time
 from .variants import Parallelism, Rung, ladders, parallelisms, tensor_parallel_degrees
 
-__all__ = ["DEFAULT_HEADROOM", "Plan", "Request", "config_of", "search"]
+__all__ = ["DEFAULT_HEADROOM", "Plan", "Request", "config_of", "host_bytes", "search"]
 
 DEFAULT_HEADROOM = 0.05
 """Share of the GPU's usable memory a plan leaves free beyond the estimator's interval."""
@@ -65,6 +66,13 @@ class Plan:
     estimate: Estimate
     step: StepTime | None
     stale: bool
+    host_bytes: int | None = None
+    """CPU memory per node the offloaded optimizer (and parameters) take; ``None`` without
+    offload. Checked against the instance's host RAM where the price table gives it."""
+
+    @property
+    def host_checked(self) -> bool:
+        return self.host_bytes is not None and self.offer.host_memory_gib is not None
 
     @property
     def gpus(self) -> int:
@@ -106,6 +114,32 @@ def _fits(e: Estimate, gpu: Gpu, headroom: float) -> bool:
     return e.verdict == "fits" and e.peak <= gpu.usable_bytes * (1 - headroom)
 
 
+def host_bytes(changes: dict[str, Any], gpu: Gpu, per_node: int, sized_on) -> int | None:
+    """The CPU memory per node an offloading variant needs: what the same job without
+    offload keeps on each GPU for the terms it moves (optimizer state and master weights;
+    the weights too when parameters are offloaded), times the node's GPUs. The estimator's
+    own terms: no second cost model. ``None`` for a variant that offloads nothing."""
+    offload = changes.get("offload") or "none"
+    if offload == "none":
+        return None
+    kept = sized_on({**changes, "offload": "none"}, gpu).terms
+    moved = kept["optimizer_state"] + kept["master_weights"]
+    if offload == "optimizer+params":
+        moved += kept["weights"]
+    return int(moved) * per_node
+
+
+def _host_ok(
+    changes: dict[str, Any], *, gpu: Gpu, per_node: int, offer: Offer, headroom: float, sized_on
+) -> bool:
+    """What ``changes`` offloads fits the instance's host RAM (with the same headroom), or
+    the table does not give its host RAM (then the plan says it was not checked)."""
+    needed = host_bytes(changes, gpu, per_node, sized_on)
+    if needed is None or offer.host_memory_gib is None:
+        return True
+    return needed <= offer.host_memory_gib * 2**30 * (1 - headroom)
+
+
 def _cheapest(offers: Iterable[Offer]) -> list[Offer]:
     """One offer per (cloud, GPU, count): the cheapest (ties: by name)."""
     best: dict[tuple, Offer] = {}
@@ -142,6 +176,14 @@ def search(r: Resolved, offers: Iterable[Offer], request: Request = Request()) -
                 break
             world = per_node * nodes
             degrees = (1, *tensor_parallel_degrees(r, gpu, per_node))
+            host_ok = functools.partial(
+                _host_ok,
+                gpu=gpu,
+                per_node=per_node,
+                offer=offer,
+                headroom=request.headroom,
+                sized_on=sized_on,
+            )
             # per degree: its parallelisms and its remedy ladders (the global batch split
             # over its data-parallel replicas), each ladder keyed by its family
             by_degree = [
@@ -154,7 +196,7 @@ def search(r: Resolved, offers: Iterable[Offer], request: Request = Request()) -
                 fewest: int | None = None  # remedies of the plan kept at a smaller degree
                 for _t, options, found in by_degree:
                     ladder = next((lad for lad in found if lad[0].family == family), [])
-                    fit = _first_fit(ladder, options, gpu, request.headroom, sized_on)
+                    fit = _first_fit(ladder, options, gpu, request.headroom, sized_on, host_ok)
                     # a larger degree only when it needs fewer remedies than every smaller
                     # one (or none of them fits): tensor parallelism costs time every layer
                     if fit is None or (fewest is not None and fit[0] >= fewest):
@@ -164,7 +206,9 @@ def search(r: Resolved, offers: Iterable[Offer], request: Request = Request()) -
                     step = step_time(
                         changed, gpu, per_node=per_node, nodes=nodes, hybrid=parallel.hybrid
                     )
-                    plans.append(Plan(offer, nodes, parallel, rung, est, step, stale))
+                    both = {**dict(rung.changes), **dict(parallel.changes)}
+                    host = host_bytes(both, gpu, per_node, sized_on)
+                    plans.append(Plan(offer, nodes, parallel, rung, est, step, stale, host))
                 if fewest is not None:
                     break
     return sorted(plans, key=Plan.sort_key)
@@ -180,20 +224,26 @@ def _families(found: Iterable[list[Rung]]) -> list[str]:
 
 
 def _first_fit(
-    ladder: list[Rung], options: list[Parallelism], gpu: Gpu, headroom: float, sized_on
+    ladder: list[Rung],
+    options: list[Parallelism],
+    gpu: Gpu,
+    headroom: float,
+    sized_on,
+    host_ok,
 ) -> tuple[int, Rung, Parallelism, Estimate] | None:
     """The lowest rung (its index: the remedies it adds), and on it the simplest
-    parallelism, that fits; ``None`` if none."""
+    parallelism, that fits (the GPU, and the host RAM what it offloads); ``None`` if none."""
     if not options:
         return None
     for index, rung in enumerate(ladder):
         # the last option keeps the least on each GPU (sharded and offloaded): when even it
-        # does not fit, no option on this rung does, and one estimate says so
+        # does not fit the GPU, no option on this rung does, and one estimate says so
         leanest = options[-1]
         if not _fits(sized_on({**dict(rung.changes), **dict(leanest.changes)}, gpu), gpu, headroom):
             continue
         for parallel in options:
-            est = sized_on({**dict(rung.changes), **dict(parallel.changes)}, gpu)
-            if _fits(est, gpu, headroom):
+            changes = {**dict(rung.changes), **dict(parallel.changes)}
+            est = sized_on(changes, gpu)
+            if _fits(est, gpu, headroom) and host_ok(changes):
                 return index, rung, parallel, est
     return None

@@ -5,7 +5,8 @@ cloud (schema v7: ``InstanceType, AcceleratorName, AcceleratorCount, ..., Price,
 SpotPrice, Region``), refreshed by its own CI. This module reads those CSVs from a local
 clone and keeps, per GPU instance type that the instance catalog (``instances.json``)
 knows, **one** price: the cheapest region's on-demand price (ties: the first region by
-name), and the cheapest spot price seen for that type, if any. Every entry carries where
+name), the cheapest spot price seen for that type, if any, and the instance's CPU memory
+(``MemoryGiB``: the host RAM an offloaded optimizer or parameters must fit in). Every entry carries where
 it came from (repository, commit, path) and the date of that commit; a table is only as
 current as its commit, and :mod:`.prices` flags entries older than the configured age.
 
@@ -41,7 +42,8 @@ CLOUDS = ("aws", "gcp", "azure", "lambda", "oci", "runpod")
 LICENCE = (
     "No LICENSE file was found in the stored copy of skypilot-org/skypilot-catalog; the "
     "SkyPilot project that publishes it (skypilot-org/skypilot) is Apache-2.0. The table "
-    "keeps facts only (instance type, GPU count, hourly price, region), no code and no CSV."
+    "keeps facts only (instance type, GPU count, hourly price, region, host memory), no code "
+    "and no CSV."
 )
 
 # SkyPilot accelerator names (vms.csv AcceleratorName) → gpus.json keys, for instance types
@@ -94,6 +96,7 @@ def cheapest_rows(rows: Iterable[Mapping[str, str]]) -> dict[str, dict]:
                 "price": price,
                 "region": region,
                 "spot": lowest_spot,
+                "memory": _number(row.get("MemoryGiB")),
             }
         if spot is not None and (best[name]["spot"] is None or spot < best[name]["spot"]):
             best[name]["spot"] = spot
@@ -154,6 +157,7 @@ def build_table(
                     "usd_per_hour": row["price"],
                     "spot_usd_per_hour": row["spot"],
                     "region": row["region"],
+                    "host_memory_gib": row["memory"],
                     "source": {"repository": REPOSITORY, "commit": pinned, "path": path},
                     "date": date,
                 }

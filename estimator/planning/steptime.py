@@ -26,7 +26,8 @@ A *modelled* time, never a measured one. Three parts:
   over the ``gpus / t`` replicas with each GPU's shard of the gradients;
 - **overlap**: DDP and FSDP overlap communication with the backward pass, so the step takes
   the longer of compute and communication, not their sum; an optimizer offloaded to the CPU
-  adds :data:`CPU_ADAM_PARAMS_PER_S` and the PCIe copies of gradients and weights.
+  adds :data:`CPU_ADAM_PARAMS_PER_S` and the PCIe copies of gradients and weights;
+  parameters offloaded too come over PCIe twice per micro-batch (forward and backward).
 """
 
 from __future__ import annotations
@@ -226,6 +227,11 @@ def step_time(
         offload = shard / CPU_ADAM_PARAMS_PER_S + 2 * shard * 2.0 / (
             hardware_extra.PCIE_FALLBACK_GB_S * 1e9
         )
+    if cfg.value("offload") == "optimizer+params":
+        # the GPU's parameter shard comes over PCIe for the forward and again for the
+        # backward, every micro-batch (16-bit weights)
+        shard = weights / (replicas if sharding in ("zero-3", "fsdp") else 1)
+        offload += 2 * accumulation * shard * 2.0 / (hardware_extra.PCIE_FALLBACK_GB_S * 1e9)
     seconds = max(compute, comm) + tensor + offload
     tokens = per_gpu_tokens * replicas
     return StepTime(seconds, compute, comm, offload, tokens, peak, dtype, tensor)

@@ -5,7 +5,9 @@ every plan is what :func:`..estimate.estimate_resolved` says for the changed job
 no second cost model. Two orders matter for the search (:mod:`.search`):
 
 - **parallelism** (:func:`parallelisms`), simplest first: DDP, ZeRO-1, ZeRO-2, ZeRO-3 /
-  FSDP full shard, FSDP hybrid shard across nodes, then optimizer offload to the CPU; and,
+  FSDP full shard, FSDP hybrid shard across nodes, then optimizer offload to the CPU, then
+  optimizer and parameter offload (ZeRO-Infinity's CPU tier; its host RAM is checked by
+  :mod:`.search`); and,
   per tensor-parallel degree (:func:`tensor_parallel_degrees`: within one node's NVLink
   GPUs, where the model's heads and MLP split evenly), tensor parallelism alone, with DDP
   or with FSDP over the replicas;
@@ -132,7 +134,8 @@ def parallelisms(r: Resolved, per_node: int, nodes: int, t: int = 1) -> list[Par
 
 
 def _data_parallel(r: Resolved, per_node: int, nodes: int) -> list[Parallelism]:
-    """Data parallelism alone: DDP, ZeRO, FSDP (and hybrid), CPU offload."""
+    """Data parallelism alone: DDP, ZeRO, FSDP (and hybrid), CPU offload of the optimizer,
+    then of the optimizer and the parameters."""
     world = per_node * nodes
     if r.config.value("mode") != "train":
         return [Parallelism("single", "1 GPU", (("gpus", 1),))] if world == 1 else []
@@ -145,6 +148,11 @@ def _data_parallel(r: Resolved, per_node: int, nodes: int) -> list[Parallelism]:
                 "zero-2-offload",
                 "ZeRO-2 + optimizer offload to CPU",
                 (("gpus", 1), ("sharding", "zero-2"), ("offload", "optimizer")),
+            ),
+            Parallelism(
+                "zero-3-offload-params",
+                "ZeRO-3 + optimizer and parameter offload to CPU (ZeRO-Infinity)",
+                (("gpus", 1), ("sharding", "zero-3"), ("offload", "optimizer+params")),
             ),
         ]
     found = [
@@ -167,6 +175,13 @@ def _data_parallel(r: Resolved, per_node: int, nodes: int) -> list[Parallelism]:
             "fsdp-offload",
             "ZeRO-3 / FSDP + optimizer offload to CPU",
             (("gpus", world), ("sharding", "zero-3"), ("offload", "optimizer")),
+        )
+    )
+    found.append(
+        Parallelism(
+            "fsdp-offload-params",
+            "ZeRO-3 / FSDP + optimizer and parameter offload to CPU (ZeRO-Infinity)",
+            (("gpus", world), ("sharding", "zero-3"), ("offload", "optimizer+params")),
         )
     )
     return found

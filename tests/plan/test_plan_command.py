@@ -67,6 +67,17 @@ def test_the_table_marks_times_as_modelled_and_names_its_assumptions():
     assert "prices: skypilot-org/skypilot-catalog@" in out
 
 
+def test_the_table_shows_the_modelled_run_of_each_plan():
+    job = ("--model", "gpt2", "--mode", "train", "--batch-size", "8", "--steps", "20000")
+    first = _json(*job)["plans"][0]
+    code, out, _ = _run(*job, "--top", "1")
+    assert code == 0 and "run~" in out.splitlines()[1]
+    row = out.splitlines()[2]
+    hours, usd = first["run"]["hours"], first["run"]["usd"]
+    length = f"{hours:.1f} h" if hours >= 0.1 else f"{hours * 60:.0f} min"
+    assert f"{length}, ${usd:,.2f}" in row
+
+
 def test_filters_keep_only_what_they_name():
     data = _json("--model", "gpt2", "--mode", "train", "--gpu", "h100", "--max-gpus", "2")
     assert data["plans"]
@@ -205,3 +216,18 @@ def test_a_degree_the_model_cannot_take_is_a_usage_error():
     assert "tensor parallelism of degree 5" in err.getvalue()
     code, _, err_text = _run("--model", "gpt2", "--mode", "train", "--tensor-parallel", "5")
     assert code == 2 and "does not divide the attention heads (12)" in err_text
+
+
+def test_an_offload_plan_says_what_it_puts_in_host_memory():
+    job = ("--model", "meta-llama/Llama-2-7b-hf", "--mode", "train", "--batch-size", "1")
+    job = (*job, "--seq-len", "1024", "--gpu", "a6000", "--max-gpus", "1")
+    (plan,) = _json(*job)["plans"]
+    assert plan["parallelism"]["name"] == "zero-3-offload-params"
+    offload = plan["offload"]
+    assert offload["host_bytes_per_node"] > 6.7e9 * 12
+    host = plan["price"]["host_memory_gib"]
+    assert offload["checked"] is (host is not None)
+    code, out, _ = _run(*job, "--format", "skypilot")
+    assert code == 0
+    gib = offload["host_bytes_per_node"] / 2**30
+    assert f"# offload: {gib:.1f} GiB per node of optimizer state and parameters" in out

@@ -31,6 +31,7 @@ def test_every_bundled_price_is_an_instance_the_catalog_knows_with_source_and_da
         assert len(entry["source"]["commit"]) == 40
         datetime.date.fromisoformat(entry["date"])
         assert entry["usd_per_hour"] > 0
+        assert entry["host_memory_gib"] > 0  # the catalog's MemoryGiB: offload plans need it
     assert len(prices.bundled_offers()) == len(TABLE["prices"])  # none dropped on loading
 
 
@@ -147,3 +148,21 @@ def test_prices_and_max_age_in_pyproject_are_validated(tmp_path):
     ):
         with pytest.raises(ConfigError):
             parse_table(str(tmp_path / "pyproject.toml"), bad)
+
+
+def test_generator_keeps_the_host_memory_of_the_row_it_prices(tmp_path):
+    header = [*HEADER, "MemoryGiB"]
+    rows = [
+        ["g5.xlarge", "A10G", "1.0", "1.10", "", "us-west-2", "15.0"],
+        ["g5.xlarge", "A10G", "1.0", "1.00", "", "us-east-1", "16.0"],
+        ["made-up-2x-l4", "L4", "2.0", "1.70", "", "us-east-1", ""],
+    ]
+    folder = tmp_path / "catalogs" / "v7" / "aws"
+    folder.mkdir(parents=True)
+    with open(folder / "vms.csv", "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        writer.writerows(rows)
+    table = skypilot_catalog.build_table(str(tmp_path), "c" * 40, "2026-01-02")
+    by_name = {e["instance"]: e["host_memory_gib"] for e in table["prices"]}
+    assert by_name == {"g5.xlarge": 16.0, "made-up-2x-l4": None}

@@ -85,11 +85,12 @@ def test_pruning_never_loses_a_plan_an_exhaustive_walk_finds():
     # (rung, parallelism) pair instead must find exactly the same plans
     from torchward.estimator.planning import search as module
 
-    def exhaustive(ladder, options, gpu, headroom, sized_on):
+    def exhaustive(ladder, options, gpu, headroom, sized_on, host_ok):
         for index, rung in enumerate(ladder):
             for parallel in options:
-                est = sized_on({**dict(rung.changes), **dict(parallel.changes)}, gpu)
-                if module._fits(est, gpu, headroom):
+                changes = {**dict(rung.changes), **dict(parallel.changes)}
+                est = sized_on(changes, gpu)
+                if module._fits(est, gpu, headroom) and host_ok(changes):
                     return index, rung, parallel, est
         return None
 
@@ -109,3 +110,32 @@ def test_pruning_never_loses_a_plan_an_exhaustive_walk_finds():
         assert found() == pruned
     finally:
         module._first_fit = original
+
+
+def _on_host_ram(gib):
+    import attrs
+
+    (a6000,) = _offers("gpu_1x_a6000")
+    return [attrs.evolve(a6000, host_memory_gib=gib)]
+
+
+def test_an_offload_plan_must_fit_the_instances_host_ram():
+    # Llama 2 7B on one 48 GB card: only with its optimizer and parameters in CPU memory
+    r = _job(model="meta-llama/Llama-2-7b-hf", batch_size=1, seq_len=1024)
+    (unknown,) = search(r, _on_host_ram(None))
+    assert unknown.parallelism.name == "zero-3-offload-params" and unknown.rung.titles == ()
+    # amp: fp32 weights (4 bytes) and Adam moments (8) of 6.7 B parameters
+    assert unknown.host_bytes > 6.7e9 * 12 and not unknown.host_checked
+    just = unknown.host_bytes / 2**30 / (1 - 0.05)
+    (roomy,) = search(r, _on_host_ram(just * 1.001))
+    assert roomy.parallelism.name == "zero-3-offload-params" and roomy.host_checked
+    assert roomy.host_bytes == unknown.host_bytes
+    short = search(r, _on_host_ram(just * 0.999))
+    # too little host RAM: the parameters stay on the GPU, so the plan needs remedies
+    assert all(p.parallelism.name != "zero-3-offload-params" or p.rung.titles for p in short)
+    assert all(p.host_bytes is None or p.host_bytes <= just * 0.999 * 2**30 * 0.95 for p in short)
+
+
+def test_plans_that_offload_nothing_need_no_host_ram():
+    plans = search(_job(model="gpt2", batch_size=8, seq_len=1024), _on_host_ram(1))
+    assert plans and all(p.host_bytes is None for p in plans if "offload" not in p.parallelism.name)

@@ -8,6 +8,7 @@ export const COMMANDS = {
   restart: 'torchward.restart',
   showLogs: 'torchward.showLogs',
   measureActive: 'torchward.measureActive',
+  planActive: 'torchward.planActive',
 } as const;
 
 /** Server-side commands (server/commands.py); vscode-languageclient registers proxies for them. */
@@ -17,6 +18,7 @@ export const SERVER_COMMANDS = {
   whyNoJob: 'torchward.whyNoJob',
   measure: 'torchward.measure',
   installTorch: 'torchward.installTorch',
+  plan: 'torchward.plan',
 } as const;
 
 export const GPU_FIT_NOTIFICATION = 'torchward/gpuFit';

@@ -345,6 +345,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         await vscode.commands.executeCommand(SERVER_COMMANDS.measure, editor.document.uri.toString());
       }
     }),
+    vscode.commands.registerCommand(COMMANDS.planActive, async () => {
+      const editor = vscode.window.activeTextEditor;
+      if (editor?.document.languageId !== 'python') {
+        void vscode.window.showInformationMessage('torchward: open a Python training script first.');
+        return;
+      }
+      // the server plans the job of the document's last estimate (server/plan.py): its answer
+      // comes back as a message, then as the code lens "cheapest fit: …" on the training entry
+      await vscode.commands.executeCommand(SERVER_COMMANDS.plan, editor.document.uri.toString());
+    }),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (needsRestart((section) => event.affectsConfiguration(section))) {
         void current.restart();

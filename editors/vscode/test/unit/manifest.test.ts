@@ -35,4 +35,12 @@ describe('Restricted Mode in the manifest', () => {
     const others = manifest.contributes.menus.commandPalette.filter((m: { command: string }) => m.command !== COMMANDS.measureActive);
     expect(others.every((m: { when?: string }) => !(m.when ?? '').includes('isWorkspaceTrusted'))).toBe(true);
   });
+
+  it('offers Plan This Job on Python files, trusted or not (it runs no user code)', () => {
+    const command = manifest.contributes.commands.find((c: { command: string }) => c.command === COMMANDS.planActive);
+    expect(command?.title).toMatch(/Plan/);
+    expect(command?.enablement ?? '').not.toContain('isWorkspaceTrusted');
+    const menu = manifest.contributes.menus.commandPalette.find((m: { command: string }) => m.command === COMMANDS.planActive);
+    expect(menu?.when).toBe('editorLangId == python');
+  });
 });

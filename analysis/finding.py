@@ -115,6 +115,13 @@ class Span:
     end_line: int
     end_column: int
 
+    def contains(self, inner: Span) -> bool:
+        """Whether ``inner`` lies wholly inside this range (ends included)."""
+        return (self.line, self.column) <= (inner.line, inner.column) and (
+            inner.end_line,
+            inner.end_column,
+        ) <= (self.end_line, self.end_column)
+
 
 @attrs.frozen
 class Evidence:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..finding import Applicability, Confidence, Finding
-from .tree import Rewrite, SourceTree, contains, parenthesized
+from .tree import Rewrite, SourceTree, parenthesized
 
 
 def activation_input(
@@ -89,7 +89,7 @@ def drop_activation(tree: SourceTree, finding: Finding, names: tuple[str, ...]):
         kept = _in_place_of(tree, call, source)
         rewrite = Rewrite(tree)
         rewrite.replace(call, lambda _node, new=kept: new)
-        inline = contains(finding.span, item.span)
+        inline = finding.span.contains(item.span)
         if _in_forward(tree, call):
             applicability = (
                 Applicability.UNSAFE
@@ -177,4 +177,4 @@ def _only_use_is_loss(tree: SourceTree, call: cst.Call, finding: Finding) -> boo
         for node in tree.within(tree.spans[scope], cst.Name)
         if node.value == name and node is not assign.targets[0].target
     ]
-    return all(contains(finding.span, tree.spans[node]) for node in uses)
+    return all(finding.span.contains(tree.spans[node]) for node in uses)

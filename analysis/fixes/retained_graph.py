@@ -37,7 +37,7 @@ import libcst as cst
 from ..facts.tensors import TENSOR_METHODS
 from ..finding import Applicability, Finding, Proof
 from .fixer import Fixer
-from .tree import Rewrite, SourceTree, contains, parenthesized
+from .tree import Rewrite, SourceTree, parenthesized
 
 STORING_METHODS = {"append": -1, "add": -1, "insert": 1, "appendleft": -1, "put": 0}
 NUMERIC_CALLS = {"print", "float", "int", "round", "str", "abs", "format", "max", "min", "len"}
@@ -103,7 +103,7 @@ def stored_expression(tree: SourceTree, finding: Finding):
 
 
 def _contains(tree: SourceTree, node: cst.CSTNode, finding: Finding) -> bool:
-    return contains(tree.spans[node], finding.span) or contains(finding.span, tree.spans[node])
+    return tree.spans[node].contains(finding.span) or finding.span.contains(tree.spans[node])
 
 
 def _is_number_accumulator(tree: SourceTree, container: cst.BaseExpression, statement) -> bool:
@@ -224,7 +224,7 @@ def _inert(tree: SourceTree, name: cst.Name, own) -> bool:
     if isinstance(parent, cst.AssignTarget):
         return True  # a rebinding (``c = []``) reads nothing
     if isinstance(parent, cst.AugAssign) and parent.target is name:
-        return contains(own, tree.spans[name])
+        return own.contains(tree.spans[name])
     if isinstance(parent, (cst.Del, cst.Global, cst.Nonlocal, cst.Param)):
         return True
     if isinstance(parent, (cst.For, cst.CompFor)) and parent.iter is name:

@@ -50,13 +50,6 @@ def span_of(code_range: CodeRange) -> Span:
     )
 
 
-def contains(outer: Span, inner: Span) -> bool:
-    return (outer.line, outer.column) <= (inner.line, inner.column) and (
-        inner.end_line,
-        inner.end_column,
-    ) <= (outer.end_line, outer.end_column)
-
-
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
@@ -125,7 +118,7 @@ class SourceTree:
             node
             for line in range(span.line, span.end_line + 1)
             for node in self._starting_on.get(line, ())
-            if isinstance(node, kind) and contains(span, self.spans[node])
+            if isinstance(node, kind) and span.contains(self.spans[node])
         ]
         found.sort(key=self._order.__getitem__)
         yield from found
@@ -159,8 +152,8 @@ class SourceTree:
         for line in range(span.line, 0, -1):
             best = None
             for node in self._starting_on.get(line, ()):
-                if isinstance(node, cst.BaseStatement) and contains(self.spans[node], span):
-                    if best is None or contains(self.spans[best], self.spans[node]):
+                if isinstance(node, cst.BaseStatement) and self.spans[node].contains(span):
+                    if best is None or self.spans[best].contains(self.spans[node]):
                         best = node
             if best is not None:
                 return best
@@ -175,7 +168,7 @@ class SourceTree:
         loops = [
             node
             for node in (innermost, *self.ancestors(innermost))
-            if isinstance(node, LOOPS) and contains(self.spans[node.body], span)
+            if isinstance(node, LOOPS) and self.spans[node.body].contains(span)
         ]
         loops.sort(key=lambda node: len(list(self.ancestors(node))), reverse=True)
         return loops

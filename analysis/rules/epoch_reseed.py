@@ -19,12 +19,11 @@ from ..finding import Evidence, Payload, Span
 from ..syntax.positions import LineIndex
 from .call_arguments import call_at, written_text
 from .mode_switch import bound_names
-from .train_mode_restore import parents, scope_of
+from .train_mode_restore import loops_holding, parents, scope_of
 from .zero_grad_move import first_leading_line
 
 _WRAPPERS = {"enumerate", "tqdm", "iter"}
 _COUNTERS = {"range", "trange"}
-_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 
 @attrs.frozen
@@ -78,13 +77,6 @@ def _counts(loop: ast.For | ast.AsyncFor) -> bool:
     return False
 
 
-def _contains(outer: Span, inner: Span) -> bool:
-    return (outer.line, outer.column) <= (inner.line, inner.column) and (
-        inner.end_line,
-        inner.end_column,
-    ) <= (outer.end_line, outer.end_column)
-
-
 def _always_distributed(tree: ast.Module, lines: LineIndex, evidence: list[Evidence]) -> bool:
     """Obligation 4: the ``DistributedSampler(...)`` in the evidence is passed straight as
     ``sampler=``, or bound to a name that is assigned nowhere else in its function."""
@@ -122,22 +114,7 @@ def epoch_reseed(
         return None
     header = evidence[1].span
     epoch = next(
-        (
-            node
-            for node in ast.walk(tree)
-            if isinstance(node, _LOOPS)
-            and node.lineno == header.line
-            and _contains(
-                Span(
-                    lines.span(node.body[0]).line,
-                    lines.span(node.body[0]).column,
-                    lines.span(node.body[-1]).end_line,
-                    lines.span(node.body[-1]).end_column,
-                ),
-                span,
-            )
-        ),
-        None,
+        (node for node in loops_holding(tree, lines, span) if node.lineno == header.line), None
     )
     if not isinstance(epoch, (ast.For, ast.AsyncFor)) or not isinstance(epoch.target, ast.Name):
         return None

@@ -51,11 +51,22 @@ def _in_order(nodes: list[_N]) -> list[_N]:
     return sorted(nodes, key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
 
 
-def _contains(outer: Span, inner: Span) -> bool:
-    return (outer.line, outer.column) <= (inner.line, inner.column) and (
-        inner.end_line,
-        inner.end_column,
-    ) <= (outer.end_line, outer.end_column)
+def loops_holding(
+    tree: ast.AST, lines: LineIndex, span: Span
+) -> list[ast.For | ast.AsyncFor | ast.While]:
+    """The loops whose body (not their header) holds ``span``, in the order of the walk."""
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, _LOOPS)
+        and node.body
+        and Span(
+            lines.span(node.body[0]).line,
+            lines.span(node.body[0]).column,
+            lines.span(node.body[-1]).end_line,
+            lines.span(node.body[-1]).end_column,
+        ).contains(span)
+    ]
 
 
 def _is_literal(node: ast.AST, value: bool) -> bool:
@@ -169,24 +180,10 @@ def train_mode_restore(
     model = _switched(call) or _model_through_helper(tree, call)
     if model is None:
         return None
-    others = [e.span for e in evidence if not e.path and not _contains(span, e.span)]
-    around = [
-        node
-        for node in ast.walk(tree)
-        if isinstance(node, _LOOPS)
-        and node.body
-        and _contains(
-            Span(
-                lines.span(node.body[0]).line,
-                lines.span(node.body[0]).column,
-                lines.span(node.body[-1]).end_line,
-                lines.span(node.body[-1]).end_column,
-            ),
-            span,
-        )
-    ]
+    others = [e.span for e in evidence if not e.path and not span.contains(e.span)]
+    around = loops_holding(tree, lines, span)
     around.sort(key=lambda node: (node.lineno, node.col_offset), reverse=True)  # innermost first
-    loop = next((lp for lp in around if all(_contains(lines.span(lp), s) for s in others)), None)
+    loop = next((lp for lp in around if all(lines.span(lp).contains(s) for s in others)), None)
     if loop is None:
         return None
     first = loop.body[0]

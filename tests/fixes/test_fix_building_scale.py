@@ -16,7 +16,7 @@ import libcst as cst
 import pytest
 from torchward.analysis import all_rules, analyze_source
 from torchward.analysis.fixes import edits_between, with_fixes
-from torchward.analysis.fixes.tree import LOOPS, Rewrite, SourceTree, contains
+from torchward.analysis.fixes.tree import LOOPS, Rewrite, SourceTree
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
@@ -141,18 +141,18 @@ def test_indexed_lookups_equal_a_scan_of_every_node(name):
     for span in _spans_to_ask(tree):
         for kind in (cst.Name, cst.Call, cst.If):
             assert list(tree.within(span, kind)) == [
-                n for n, s in nodes if isinstance(n, kind) and contains(span, s)
+                n for n, s in nodes if isinstance(n, kind) and span.contains(s)
             ]
         innermost = None
         for node, node_span in nodes:
-            if isinstance(node, cst.BaseStatement) and contains(node_span, span):
-                if innermost is None or contains(tree.spans[innermost], node_span):
+            if isinstance(node, cst.BaseStatement) and node_span.contains(span):
+                if innermost is None or tree.spans[innermost].contains(node_span):
                     innermost = node
         assert tree.innermost_statement_at(span) is innermost
         loops = [
             n
             for n, s in nodes
-            if isinstance(n, LOOPS) and contains(s, span) and contains(tree.spans[n.body], span)
+            if isinstance(n, LOOPS) and s.contains(span) and tree.spans[n.body].contains(span)
         ]
         loops.sort(key=lambda n: len(list(tree.ancestors(n))), reverse=True)
         assert tree.loops_around(span) == loops

@@ -227,8 +227,7 @@ class FunctionRun:
 
     # A demand run (:class:`~torchward.analysis.job.launch_demand.DemandRun`) overrides
     # these three to answer from the bindings that reach one statement. The folding asks
-    # the run for calls and ``locals()``; attributes it folds itself (see ``_FOLDERS`` in
-    # :mod:`.launch`), so ``_fold_attribute`` is reached only by the override's ``super()``.
+    # the run for calls, attributes and ``locals()`` (see ``_FOLDERS`` in :mod:`.launch`).
     def _fold_attribute(self, node: ast.Attribute) -> tuple[Hashable, PathCondition]:
         return self.folding.fold_attribute(node)
 

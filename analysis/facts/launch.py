@@ -379,8 +379,7 @@ _FOLDERS: dict[type, Any] = {
     ast.IfExp: LaunchFolding._fold_choice,
     ast.Subscript: LaunchFolding._fold_subscript,
     ast.Call: LaunchFolding._fold_call_node,
-    # an attribute folds here, not through ``run._fold_attribute``: as before the mixins went
-    # (the table held the base method), a demand run's override is not asked (issue 29's
-    # report: routing it through the run changes one corpus script's model count)
-    ast.Attribute: LaunchFolding.fold_attribute,
+    # through the run: a demand run answers ``args.batch_size`` rebound by an assignment
+    # before the base folding looks the name up
+    ast.Attribute: lambda folding, node: folding.run._fold_attribute(node),
 }

@@ -384,3 +384,44 @@ def test_a_large_source_finds_call_sites_through_its_index_as_a_small_one_does()
         fact = demand.constant(node)
         assert fact is not None and fact.value == 32, padding[:10]
         assert demand.condition(statement) is DEFAULT
+
+
+@pytest.mark.parametrize(
+    ("source", "value"),
+    [
+        pytest.param(
+            """
+            import argparse
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--batch-size", type=int, default=32)
+            args = parser.parse_args()
+            args.batch_size = 8
+            probe(args.batch_size * 2)
+            """,
+            16,
+            id="a flag the script overwrites after parsing, inside an expression",
+        ),
+        pytest.param(
+            """
+            import torch
+            class Decoder(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.embedding_dim = 768
+                    probe([self.embedding_dim, 4])
+            """,
+            (768, 4),
+            id="an attribute the constructor set, inside a list",
+        ),
+    ],
+)
+def test_an_attribute_inside_an_expression_reads_its_latest_binding(source, value):
+    """The folding asks the run for attributes, so a demand run answers an attribute that
+    an assignment rebound (``args.batch_size = 8``) even as an operand: before, an operand
+    folded past the run and read the parser's default (64 here) or nothing."""
+    source = textwrap.dedent(source)
+    tree, node, _ = _question(source)
+    demand = DemandLaunch(FileAnalyzer(tree, source, "sample.py", launch=LaunchInputs()))
+    fact = demand.constant(node)
+    assert fact is not None
+    assert fact.value == value

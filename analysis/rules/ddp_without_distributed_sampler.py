@@ -125,8 +125,9 @@ class DdpWithoutDistributedSampler(Rule):
                     continue
                 reported.add(origin.span)
                 message = (
-                    "this DataLoader trains a DistributedDataParallel model but has no DistributedSampler: every "
-                    "rank iterates the whole dataset in the same order, so N GPUs compute the same batches. "
+                    "this DataLoader trains a data-parallel model (DDP, FSDP or a DeepSpeed engine) but has "
+                    "no DistributedSampler: every rank iterates the whole dataset in the same order, so N "
+                    "GPUs compute the same batches. "
                     "Pass `sampler=DistributedSampler(dataset)` (and call `sampler.set_epoch(epoch)` each epoch)."
                 )
                 yield self.finding(

@@ -55,7 +55,12 @@ EDITS = [
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path / "project"
     shutil.copytree(FIXTURE, root)
-    (root / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    # the project declares torch >= 2.6, so train.py's implicit torch.load is no finding and
+    # no scan of the project's modules for its writer: without it the installed torch
+    # decides, and where none is installed every new module is (rightly) read for a save
+    (root / "pyproject.toml").write_text(
+        "[project]\nname = 'demo'\ndependencies = ['torch>=2.6']\n"
+    )
     monkeypatch.chdir(root)
     monkeypatch.delenv("TORCHWARD_CACHE_DIR", raising=False)
     return root

@@ -151,6 +151,9 @@ def _quiet_transformers():
 
 @pytest.mark.parametrize("family", ORACLE.families(), ids=lambda f: f["model_type"])
 def test_the_count_equals_transformers_own_model_on_the_meta_device(family):
+    # the oracle builds transformers' model on torch's meta device: torch comes with the
+    # profile extra (CI installs it), not with the test extra alone
+    pytest.importorskip("torch")
     truth = ORACLE.meta_count(family["model_type"], family["cls"])
     ours, note = ORACLE.torchward_count(family["model_type"])
     assert ours == pytest.approx(truth, rel=0.001)

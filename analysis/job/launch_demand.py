@@ -8,7 +8,7 @@ forward pass, however driven, costs more than the reader's whole read (``docs/de
 analysis.md``, session 7). This module answers the same two questions backwards:
 
 - :meth:`DemandLaunch.constant`: the :class:`~.constants.ConstantFact` of an expression —
-  folded by the engine's own folding (:class:`~.launch.LaunchMixin`'s table, its calls,
+  folded by the engine's own folding (:class:`~torchward.analysis.facts.launch.LaunchFolding`'s table, its calls,
   parsers and dataclasses) in a run whose names are looked up on demand: the bindings
   that reach the expression through the blocks around it, each folded where it stands,
   under its own condition, and joined as the forward launch joins them (the branch a

@@ -29,7 +29,7 @@ it follows (helpers, the module's own methods) are one recursive walk over share
 environments, and ``ModuleCount`` / ``_bind`` are used by all three. The seams for the next
 change: the size-expression evaluator (``expr``, ``value``, ``_range*``) apart from the
 layer table, and the call following (``_helper``, ``_own_method``, ``_run_method``,
-``_imported_function``) as a mixin once ``ModuleCount`` and ``_bind`` live in a module of
+``_imported_function``) as a collaborator once ``ModuleCount`` and ``_bind`` live in a module of
 their own.
 """
 

@@ -3,7 +3,7 @@
 :class:`ReaderState` holds the field table (a field seen twice keeps the more confident
 value; on a tie the first: scripts configure before they run), the confidence ceiling of
 the path being read (:mod:`.runconfig_paths`) and the facts several readers use (signals,
-loads, freezes). The call readers are mixins over it: API families
+loads, freezes). The call readers are collaborators handed it: API families
 (:mod:`.runconfig_families`), conventional names (:mod:`.runconfig_conventions`), the
 launch (:mod:`.runconfig_launch`) and the job's structure (:mod:`.runconfig_structure`),
 combined by :class:`~.runconfig_calls.CallReader`.
